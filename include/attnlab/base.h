@@ -1,0 +1,42 @@
+/* attnlab/base.h -- status codes, error messages, memory accounting.
+ *
+ * Pure C11; nothing here knows about Lua. Every fallible core function returns an
+ * al_status and, on failure, leaves a message in a thread-local buffer that
+ * al_errmsg() returns (the Lua binding turns it into a Lua error). The core never
+ * calls abort(), exit() or lua_error(). */
+#ifndef ATTNLAB_BASE_H
+#define ATTNLAB_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+  AL_OK = 0,
+  AL_EINVAL = 1,   /* bad argument: shape, dtype, dim, value */
+  AL_ENOMEM = 2,   /* allocation failed */
+  AL_EIO = 3,      /* file missing, unreadable, truncated */
+  AL_EFORMAT = 4,  /* file present but malformed (bad magic, corrupt header) */
+  AL_ESTATE = 5,   /* wrong state: backward twice, grad of a non-scalar, ... */
+  AL_ENUM = 6      /* numerical failure: NaN/Inf where it must not be */
+} al_status;
+
+/* printf-style; returns `st` so callers can write `return al_seterr(AL_EINVAL, ...)`. */
+al_status al_seterr(al_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+const char *al_errmsg(void);      /* message of the last failure on this thread */
+const char *al_status_name(al_status st);
+
+/* Allocation through these is counted, so a binding can tell its garbage collector
+ * how many bytes of tensor storage are alive (Lua's GC does not see malloc). */
+void *al_malloc(size_t nbytes);   /* 64-byte aligned; NULL on failure (no message) */
+void *al_calloc(size_t nbytes);
+void al_free(void *p, size_t nbytes);
+size_t al_mem_live(void);         /* bytes currently allocated through al_malloc */
+size_t al_mem_peak(void);
+
+#define AL_MAXDIM 8
+
+#endif

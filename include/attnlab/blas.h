@@ -1,0 +1,33 @@
+/* attnlab/blas.h -- single-precision GEMM through OpenBLAS, loaded at run time.
+ *
+ * Why run-time loading: OpenBLAS picks its kernels once, when the library loads,
+ * from OPENBLAS_CORETYPE or its own CPU detection. Debian 12's 0.3.21 does not know
+ * recent Xeons and falls back to SSE3 kernels (5x slower). attnlab reads CPUID,
+ * tests a better core type in a child process (a quick sgemm self-check against a
+ * plain loop) and only then loads OpenBLAS with it -- never overriding a value the
+ * user set. If OpenBLAS is missing or fails the check, a portable C sgemm is used.
+ * al_blas_info() says what is in use. */
+#ifndef ATTNLAB_BLAS_H
+#define ATTNLAB_BLAS_H
+#include "base.h"
+
+/* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C.
+ * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); same for B. */
+void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
+              const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+              float *C, int64_t ldc);
+
+typedef struct {
+  const char *backend;      /* "openblas" or "builtin" */
+  const char *core;         /* OpenBLAS core name in use, e.g. "Cooperlake" */
+  const char *config;       /* openblas_get_config() */
+  const char *coretype_source; /* "user" (OPENBLAS_CORETYPE set), "attnlab" (chosen from CPUID), "openblas" (its own detection) */
+  const char *note;         /* why a choice was made or refused */
+  int threads;
+} al_blas_info_t;
+
+void al_blas_init(void);    /* idempotent; every al_sgemm calls it */
+const al_blas_info_t *al_blas_info(void);
+void al_blas_set_threads(int n);
+
+#endif

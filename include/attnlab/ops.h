@@ -1,0 +1,96 @@
+/* attnlab/ops.h -- differentiable tensor operations.
+ *
+ * Conventions: `out` first; on success *out holds a new reference. Dims are 0-based
+ * here (negative counts from the end); the Lua binding converts from Lua's 1-based
+ * dims. Every op records an autograd node when an input requires grad and grad mode
+ * is on. Broadcasting follows NumPy/PyTorch rules. Errors name the op and shapes. */
+#ifndef ATTNLAB_OPS_H
+#define ATTNLAB_OPS_H
+
+#include "autograd.h"
+
+/* ---- elementwise, broadcasting ---------------------------------------------- */
+typedef enum { AL_ADD, AL_SUB, AL_MUL, AL_DIV, AL_MAXIMUM, AL_MINIMUM,
+               AL_GT, AL_GE, AL_LT, AL_LE, AL_EQ, AL_NE } al_binop;
+al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b);
+al_status al_add(al_tensor **out, al_tensor *a, al_tensor *b);
+al_status al_sub(al_tensor **out, al_tensor *a, al_tensor *b);
+al_status al_mul(al_tensor **out, al_tensor *a, al_tensor *b);
+al_status al_div(al_tensor **out, al_tensor *a, al_tensor *b);
+
+typedef enum { AL_NEG, AL_EXP, AL_LOG, AL_SQRT, AL_TANH, AL_SIGMOID, AL_RELU, AL_GELU, AL_SILU,
+               AL_SOFTPLUS, AL_ABS, AL_SIN, AL_COS, AL_RSQRT, AL_LOG1P, AL_SIGN, AL_FLOOR,
+               AL_ROUND, AL_ERF, AL_UNARY_COUNT } al_unop;
+const char *al_unop_name(al_unop op);
+al_status al_unary(al_tensor **out, al_unop op, al_tensor *x);
+/* out = scale * x + shift (scalar arithmetic from Lua: x*2, x+1, 1-x, ...). */
+al_status al_affine(al_tensor **out, al_tensor *x, double scale, double shift);
+al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p);      /* x^p */
+al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x */
+al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi); /* +-inf = no bound */
+/* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. */
+al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b);
+/* float32 0/1 or int64 -> float32 copy, and float -> int64 (truncation). */
+al_status al_to_dtype(al_tensor **out, al_tensor *x, al_dtype dt);
+
+/* ---- reductions ----------------------------------------------------------- */
+al_status al_sum_all(al_tensor **out, al_tensor *x);
+al_status al_mean_all(al_tensor **out, al_tensor *x);
+al_status al_sum_dim(al_tensor **out, al_tensor *x, int dim, int keepdim);
+al_status al_mean_dim(al_tensor **out, al_tensor *x, int dim, int keepdim);
+/* values and (0-based, int64) indices of the max along dim; ties: lowest index. */
+al_status al_max_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim);
+al_status al_min_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim);
+al_status al_max_all(al_tensor **out, al_tensor *x);
+al_status al_min_all(al_tensor **out, al_tensor *x);
+al_status al_var_dim(al_tensor **out, al_tensor *x, int dim, int keepdim, int unbiased);
+/* Sum g down to `shape` (the reverse of broadcasting). */
+al_status al_sum_to_shape(al_tensor **out, al_tensor *g, int ndim, const int64_t *shape);
+
+/* ---- shape and indexing (views where possible) ----------------------------- */
+al_status al_reshape(al_tensor **out, al_tensor *x, int ndim, const int64_t *shape); /* -1 infers */
+al_status al_permute(al_tensor **out, al_tensor *x, const int *perm);
+al_status al_transpose(al_tensor **out, al_tensor *x, int d1, int d2);
+al_status al_narrow(al_tensor **out, al_tensor *x, int dim, int64_t start, int64_t len);
+al_status al_select(al_tensor **out, al_tensor *x, int dim, int64_t index);
+al_status al_expand(al_tensor **out, al_tensor *x, int ndim, const int64_t *shape);  /* -1 keeps */
+al_status al_squeeze(al_tensor **out, al_tensor *x, int dim);   /* dim = -100: all size-1 dims */
+al_status al_unsqueeze(al_tensor **out, al_tensor *x, int dim);
+al_status al_contiguous(al_tensor **out, al_tensor *x);   /* differentiable */
+al_status al_clone(al_tensor **out, al_tensor *x);        /* differentiable copy */
+al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim);
+al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim);
+/* idx: int64 (0-based) 1-D. */
+al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
+/* idx: int64 with x's ndim; out[i][j] = x[i][idx[i][j]] along dim. */
+al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
+/* weight (V,D), ids int64 any shape (0-based) -> (..., D). */
+al_status al_embedding(al_tensor **out, al_tensor *weight, al_tensor *ids);
+/* x with mask (broadcast to x; nonzero = fill) set to value. */
+al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double value);
+
+/* ---- linear algebra -------------------------------------------------------- */
+/* (..., M, K) @ (..., K, N) with broadcast batch dims; 1-D operands as in NumPy. */
+al_status al_matmul(al_tensor **out, al_tensor *a, al_tensor *b);
+/* x (..., IN) W (OUT, IN) b (OUT) or NULL -> (..., OUT). Fused backward. */
+al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b);
+
+/* ---- neural-network ops (fused forward and backward) ------------------------ */
+/* over the last dim; w, b (D) may be NULL. */
+al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b, double eps);
+al_status al_log_softmax(al_tensor **out, al_tensor *x, int dim);
+/* logits (B, C), labels int64 (B) 0-based (ignore_index < 0: none) -> mean loss (scalar). */
+al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels, double smoothing,
+                           int64_t ignore_index);
+al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b);   /* mean((a-b)^2) */
+struct al_rng;
+al_status al_dropout(al_tensor **out, al_tensor *x, double p, struct al_rng *rng);
+
+/* ---- attention normalizers along `dim` (see normalizers.h for the kernels) ----
+ * mask: NULL, or a tensor broadcastable to x, nonzero = keep. */
+typedef enum { AL_NORM_SOFTMAX, AL_NORM_SPARSEMAX, AL_NORM_ENTMAX15, AL_NORM_BISECT, AL_NORM_TOPK } al_norm_kind;
+al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask,
+                       double ratio /* topk */, al_tensor *alpha /* bisect: tensor or NULL */,
+                       double alpha_value /* bisect when alpha == NULL */, int max_iter);
+
+#endif

@@ -1,0 +1,28 @@
+/* attnlab/rng.h -- counter-based random numbers (Philox4x32-10, Salmon et al. 2011).
+ *
+ * A generator is (key = seed, counter). Drawing n numbers uses counters
+ * [counter, counter + ceil(n/4)) and advances the counter; element i depends only on
+ * (seed, counter + i/4), so results are bit-identical on every run, machine and
+ * thread count. Normals use Box-Muller on pairs of uniforms in double. */
+#ifndef ATTNLAB_RNG_H
+#define ATTNLAB_RNG_H
+#include "base.h"
+
+typedef struct al_rng {
+  uint64_t seed;
+  uint64_t counter;
+} al_rng;
+
+void al_rng_seed(al_rng *g, uint64_t seed);
+al_rng *al_rng_default(void);
+void al_rng_philox(uint32_t out[4], uint64_t seed, uint64_t counter);   /* the raw block */
+void al_rng_uniform(al_rng *g, float *out, int64_t n, float lo, float hi);  /* [lo, hi) */
+void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std);
+/* Uniform doubles in [0,1) with 53 random bits. */
+void al_rng_uniform_f64(al_rng *g, double *out, int64_t n);
+/* Integers in [0, n) without modulo bias (rejection). */
+void al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n);
+/* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
+void al_rng_permutation(al_rng *g, int64_t *out, int64_t n);
+
+#endif

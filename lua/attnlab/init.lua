@@ -1,0 +1,130 @@
+-- attnlab: tensors with autograd, attention normalizers and sequential mixers.
+--
+--   local al = require "attnlab"
+--   local x = al.randn({2, 3}, {requires_grad = true})
+--   local y = al.entmax15(x):sum(); y:backward(); print(x.grad)
+--
+-- This file joins the C core (attnlab.core) with the Lua half (nn, optim, data,
+-- stats, ...), which is loaded on first use: al.nn, al.optim, al.data, al.stats.
+local core = require "attnlab.core"
+
+local al = {}
+for k, v in pairs(core) do al[k] = v end
+package.loaded["attnlab"] = al
+
+al.float32, al.int64 = "float32", "int64"
+
+-- Run fn with autograd recording off (evaluation, optimizer updates).
+function al.no_grad(fn, ...)
+  local prev = core.set_grad_enabled(false)
+  local r = table.pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+function al.enable_grad(fn, ...)
+  local prev = core.set_grad_enabled(true)
+  local r = table.pack(pcall(fn, ...))
+  core.set_grad_enabled(prev)
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+function al.zeros_like(t, opts) return al.zeros(t:shape(), opts or { dtype = t:dtype() }) end
+function al.ones_like(t, opts) return al.ones(t:shape(), opts or { dtype = t:dtype() }) end
+function al.randn_like(t, opts) return al.randn(t:shape(), opts) end
+function al.full_like(t, v) return al.full(t:shape(), v, { dtype = t:dtype() }) end
+function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.Tensor"] end
+
+-- std over a dim (or all), from var.
+function al.std(t, dim, keepdim, opts) return al.sqrt(al.var(t, dim, keepdim, opts)) end
+al.Tensor.std = al.std
+
+-- Numerically check d(sum(w * fn(inputs...)))/d(input) against central differences.
+-- inputs: list of tensors (float32; those with requires_grad are checked).
+-- opts: eps (1e-3), atol (1e-3), rtol (1e-2), seed. Returns true, or false and a report.
+-- float32 finite differences are noisy; the defaults reject a wrong gradient (errors of
+-- 10% and more) while tolerating rounding. The loss is accumulated in double in Lua.
+function al.gradcheck(fn, inputs, opts)
+  opts = opts or {}
+  local eps, atol, rtol = opts.eps or 1e-3, opts.atol or 1e-3, opts.rtol or 1e-2
+  local gen = al.Generator(opts.seed or 7)
+  local out = fn(table.unpack(inputs))
+  local outs = al.is_tensor(out) and { out } or out
+  local weights = {}
+  for i, o in ipairs(outs) do weights[i] = al.randn(o:shape(), { generator = gen }) end
+  local function loss()
+    local s = 0
+    local r = fn(table.unpack(inputs))
+    local rs = al.is_tensor(r) and { r } or r
+    for i, o in ipairs(rs) do
+      local a, w = o:contiguous():reshape({ -1 }):totable(), weights[i]:reshape({ -1 }):totable()
+      for j = 1, #a do s = s + a[j] * w[j] end
+    end
+    return s
+  end
+  for _, x in ipairs(inputs) do if al.is_tensor(x) and x.requires_grad then x.grad = nil end end
+  local total = nil
+  for i, o in ipairs(outs) do
+    local l = al.sum(o * weights[i])
+    total = total and (total + l) or l
+  end
+  total:backward()
+  local report, ok = {}, true
+  for k, x in ipairs(inputs) do
+    if al.is_tensor(x) and x.requires_grad then
+      local flat = x:reshape({ -1 })
+      local n = x:numel()
+      local g = x.grad and x.grad:reshape({ -1 }):totable() or {}
+      local worst, wi, wa, wn = 0, 0, 0, 0
+      al.no_grad(function()
+        for j = 1, n do
+          local v = flat[j]:item()
+          flat[j] = v + eps
+          local lp = loss()
+          flat[j] = v - eps
+          local lm = loss()
+          flat[j] = v
+          local num = (lp - lm) / (2 * eps)
+          local ana = g[j] or 0
+          local err = math.abs(num - ana) / (atol + rtol * math.abs(num))
+          if err > worst then worst, wi, wa, wn = err, j, ana, num end
+        end
+      end)
+      if worst > 1 then
+        ok = false
+        report[#report + 1] = ("input %d element %d: analytic %.6g, numeric %.6g"):format(k, wi, wa, wn)
+      end
+    end
+  end
+  if ok then return true end
+  return false, table.concat(report, "; ")
+end
+
+-- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
+local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
+               s2s = true, train = true, debug = true, format = true, cli = true, plot = true }
+setmetatable(al, {
+  __index = function(t, k)
+    if lazy[k] then
+      local m = require("attnlab." .. k)
+      rawset(t, k, m)
+      return m
+    end
+  end,
+})
+
+function al.help()
+  print([[attnlab -- tensors with autograd, attention normalizers, sequential mixers.
+  tensors:     al.tensor{{1,2},{3,4}}  al.zeros{2,3}  al.randn{2,3}  t:shape()  t:reshape{...}
+  math:        a + b  a * b  al.matmul(a, b)  al.sum(t, dim)  al.exp(t)  (dims are 1-based)
+  autograd:    al.randn({3}, {requires_grad=true}); y:backward(); x.grad; al.no_grad(fn)
+  normalizers: al.softmax al.sparsemax al.entmax15 al.entmax_bisect al.topk_softmax
+  modules:     al.nn.Linear(4, 2)  al.nn.ViT{...}  al.nn.MultiHeadAttention{dim=,heads=,normalizer=}
+  training:    al.optim.AdamW(model:parameters(), {lr=1e-3})  opt:zero_grad() opt:step()
+  data:        al.data.fashion_mnist{split="train"}
+  config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)]])
+end
+
+return al

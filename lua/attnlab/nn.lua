@@ -1,0 +1,393 @@
+-- attnlab.nn -- modules in Lua on top of the differentiable C ops.
+--
+-- A module holds parameters (and child modules), never scratch buffers. Children and
+-- parameters are kept in registration order so state_dict() and parameters() are
+-- deterministic. Module names follow timm where a model is meant to load timm
+-- checkpoints (fc1/fc2, norm1, attn.qkv, ...).
+local al = require "attnlab"
+
+local nn = {}
+
+-- ---- classes ------------------------------------------------------------------
+function nn.class(name, parent)
+  local cls = {}
+  cls.__name = name
+  cls.__index = cls
+  cls.__call = function(self, ...) return self:forward(...) end
+  cls.__tostring = function(self) return self:tree() end
+  if parent then setmetatable(cls, { __index = parent, __call = function(c, ...) return c.new(...) end })
+  else setmetatable(cls, { __call = function(c, ...) return c.new(...) end }) end
+  cls.new = function(...)
+    local self = setmetatable({ _param_names = {}, _params = {}, _child_names = {}, _children = {},
+                                _buffer_names = {}, _buffers = {}, training = true }, cls)
+    if self.init then self:init(...) end
+    return self
+  end
+  cls.parent = parent
+  return cls
+end
+
+local Module = nn.class("Module")
+nn.Module = Module
+
+-- Register a parameter (a float32 tensor, made a leaf that requires grad).
+function Module:param(name, t)
+  assert(al.is_tensor(t), "param: expected a tensor for " .. name)
+  t = t:detach()
+  t:requires_grad_(true)
+  if self._params[name] == nil then table.insert(self._param_names, name) end
+  self._params[name] = t
+  rawset(self, name, t)
+  return t
+end
+
+-- A non-trainable tensor saved in state_dict (e.g. running statistics).
+function Module:buffer(name, t)
+  if self._buffers[name] == nil then table.insert(self._buffer_names, name) end
+  self._buffers[name] = t
+  rawset(self, name, t)
+  return t
+end
+
+-- Register (or replace) a child module.
+function Module:add(name, m)
+  name = tostring(name)
+  if self._children[name] == nil then table.insert(self._child_names, name) end
+  self._children[name] = m
+  rawset(self, name, m)
+  return m
+end
+
+function Module:children()
+  local out = {}
+  for _, n in ipairs(self._child_names) do out[#out + 1] = self._children[n] end
+  return out
+end
+
+-- Visit (prefix, module) depth-first in registration order.
+function Module:modules(prefix, out)
+  out = out or {}
+  prefix = prefix or ""
+  out[#out + 1] = { prefix, self }
+  for _, n in ipairs(self._child_names) do
+    self._children[n]:modules(prefix == "" and n or (prefix .. "." .. n), out)
+  end
+  return out
+end
+
+function Module:named_parameters()
+  local out, seen = {}, {}
+  for _, pm in ipairs(self:modules()) do
+    local prefix, m = pm[1], pm[2]
+    for _, n in ipairs(m._param_names) do
+      local t = m._params[n]
+      if not seen[t] then
+        seen[t] = true
+        out[#out + 1] = { prefix == "" and n or (prefix .. "." .. n), t }
+      end
+    end
+  end
+  return out
+end
+
+function Module:parameters()
+  local out = {}
+  for _, np in ipairs(self:named_parameters()) do out[#out + 1] = np[2] end
+  return out
+end
+
+function Module:num_parameters()
+  local n = 0
+  for _, p in ipairs(self:parameters()) do n = n + p:numel() end
+  return n
+end
+
+function Module:state_dict()
+  local sd = {}
+  for _, pm in ipairs(self:modules()) do
+    local prefix, m = pm[1], pm[2]
+    local function key(n) return prefix == "" and n or (prefix .. "." .. n) end
+    for _, n in ipairs(m._param_names) do sd[key(n)] = m._params[n] end
+    for _, n in ipairs(m._buffer_names) do sd[key(n)] = m._buffers[n] end
+  end
+  return sd
+end
+
+-- Copy values from sd into this module's tensors. strict (default true) raises on
+-- missing, unexpected or mis-shaped keys, listing all of them. Returns
+-- missing, unexpected (lists of names) when not strict.
+function Module:load_state_dict(sd, opts)
+  local strict = not (opts and opts.strict == false)
+  local own = self:state_dict()
+  local missing, unexpected, misshaped = {}, {}, {}
+  local function shape_str(t) return "(" .. table.concat(t:shape(), ",") .. ")" end
+  for k, t in pairs(own) do
+    local v = sd[k]
+    if v == nil then missing[#missing + 1] = k
+    elseif not al.is_tensor(v) then misshaped[#misshaped + 1] = k .. " (not a tensor)"
+    elseif shape_str(v) ~= shape_str(t) then
+      misshaped[#misshaped + 1] = ("%s: checkpoint %s, model %s"):format(k, shape_str(v), shape_str(t))
+    end
+  end
+  for k in pairs(sd) do if own[k] == nil then unexpected[#unexpected + 1] = k end end
+  table.sort(missing); table.sort(unexpected); table.sort(misshaped)
+  if #misshaped > 0 or (strict and (#missing > 0 or #unexpected > 0)) then
+    local parts = {}
+    if #missing > 0 then parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ") end
+    if #unexpected > 0 then parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ") end
+    if #misshaped > 0 then parts[#parts + 1] = "mis-shaped: " .. table.concat(misshaped, "; ") end
+    error("load_state_dict: " .. table.concat(parts, "; "), 2)
+  end
+  al.no_grad(function()
+    for k, t in pairs(own) do
+      local v = sd[k]
+      if v ~= nil then
+        if v:dtype() ~= t:dtype() then v = (t:dtype() == "int64") and v:long() or v:float() end
+        t:copy_(v)
+      end
+    end
+  end)
+  return missing, unexpected
+end
+
+function Module:train(on)
+  if on == nil then on = true end
+  for _, pm in ipairs(self:modules()) do pm[2].training = on end
+  return self
+end
+
+function Module:eval() return self:train(false) end
+
+function Module:zero_grad()
+  for _, p in ipairs(self:parameters()) do p.grad = nil end
+end
+
+function Module:apply(fn)
+  for _, pm in ipairs(self:modules()) do fn(pm[2], pm[1]) end
+  return self
+end
+
+-- Call a child, prefixing any error with the layer that failed:
+-- "in layer 3 (BiMamba): <message>".
+function Module:call_child(name, ...)
+  local m = self._children[tostring(name)] or error("no child " .. tostring(name))
+  local r = table.pack(pcall(m.forward, m, ...))
+  if not r[1] then
+    local msg = r[2]
+    if type(msg) == "string" then
+      error(("in layer %s (%s): %s"):format(tostring(name), m.__name or "?", msg), 0)
+    end
+    error(msg, 0)
+  end
+  return table.unpack(r, 2, r.n)
+end
+
+function Module:extra_repr() return "" end
+
+function Module:tree(indent)
+  indent = indent or ""
+  local own = 0
+  for _, n in ipairs(self._param_names) do own = own + self._params[n]:numel() end
+  local total = self:num_parameters()
+  local head = ("%s(%s)"):format(self.__name or "Module", self:extra_repr())
+  if #self._child_names == 0 then
+    return total > 0 and ("%s  [%s params]"):format(head, nn.format_count(total)) or head
+  end
+  local lines = { ("%s  [%s params]"):format(head, nn.format_count(total)) }
+  for _, n in ipairs(self._child_names) do
+    lines[#lines + 1] = indent .. "  (" .. n .. "): " .. self._children[n]:tree(indent .. "  ")
+  end
+  return table.concat(lines, "\n")
+end
+
+function nn.format_count(n)
+  local s = tostring(math.floor(n))
+  return (s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))
+end
+
+-- ---- initialisers (timm's ViT defaults) -------------------------------------------
+nn.init = {}
+
+-- Truncated normal N(mean, std) restricted to [a, b] (absolute bounds, as timm's
+-- trunc_normal_): out-of-range draws are redrawn.
+function nn.init.trunc_normal_(t, std, mean, a, b, gen)
+  std, mean = std or 1, mean or 0
+  a, b = a or -2, b or 2
+  al.no_grad(function()
+    local n = t:numel()
+    local vals = {}
+    local filled = 0
+    while filled < n do
+      local need = n - filled
+      local draw = al.randn({ need }, { generator = gen }):totable()
+      for i = 1, need do
+        local v = mean + std * draw[i]
+        if v >= a and v <= b then filled = filled + 1; vals[filled] = v end
+      end
+    end
+    t:copy_(al.tensor(vals):reshape(t:shape()))
+  end)
+  return t
+end
+
+function nn.init.normal_(t, mean, std, gen) return t:normal_(mean or 0, std or 1, gen) end
+function nn.init.uniform_(t, a, b, gen) return t:uniform_(a or 0, b or 1, gen) end
+function nn.init.zeros_(t) return t:zero_() end
+function nn.init.ones_(t) return t:fill_(1) end
+function nn.init.constant_(t, v) return t:fill_(v) end
+
+-- fan_in, fan_out of a weight (out, in, ...).
+function nn.init.fans(t)
+  local s = t:shape()
+  local recept = 1
+  for i = 3, #s do recept = recept * s[i] end
+  return (s[2] or 1) * recept, s[1] * recept
+end
+
+function nn.init.xavier_uniform_(t, gain, gen)
+  local fi, fo = nn.init.fans(t)
+  local a = (gain or 1) * math.sqrt(6 / (fi + fo))
+  return t:uniform_(-a, a, gen)
+end
+
+function nn.init.xavier_normal_(t, gain, gen)
+  local fi, fo = nn.init.fans(t)
+  return t:normal_(0, (gain or 1) * math.sqrt(2 / (fi + fo)), gen)
+end
+
+-- PyTorch's nn.Linear default: kaiming_uniform(a=sqrt(5)) = U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
+function nn.init.linear_default_(w, b, gen)
+  local fi = nn.init.fans(w)
+  local bound = 1 / math.sqrt(fi)
+  w:uniform_(-bound, bound, gen)
+  if b then b:uniform_(-bound, bound, gen) end
+end
+
+-- ---- layers -----------------------------------------------------------------------
+local Linear = nn.class("Linear", Module)
+nn.Linear = Linear
+function Linear:init(i, o, opts)
+  opts = opts or {}
+  assert(math.type(i) == "integer" and i > 0 and math.type(o) == "integer" and o > 0,
+    "Linear(in, out): sizes must be positive integers")
+  self.in_features, self.out_features = i, o
+  self:param("weight", al.empty({ o, i }))
+  if opts.bias ~= false then self:param("bias", al.zeros({ o })) end
+  nn.init.linear_default_(self.weight, self.bias, opts.generator)
+end
+function Linear:forward(x) return al.linear(x, self.weight, self.bias) end
+function Linear:extra_repr()
+  return ("%d -> %d%s"):format(self.in_features, self.out_features, self.bias and "" or ", no bias")
+end
+
+local LayerNorm = nn.class("LayerNorm", Module)
+nn.LayerNorm = LayerNorm
+function LayerNorm:init(d, opts)
+  opts = opts or {}
+  self.dim, self.eps = d, opts.eps or 1e-5
+  if opts.affine ~= false then
+    self:param("weight", al.ones({ d }))
+    self:param("bias", al.zeros({ d }))
+  end
+end
+function LayerNorm:forward(x) return al.layer_norm(x, self.weight, self.bias, self.eps) end
+function LayerNorm:extra_repr() return ("%d, eps=%g"):format(self.dim, self.eps) end
+
+local Embedding = nn.class("Embedding", Module)
+nn.Embedding = Embedding
+function Embedding:init(n, d, opts)
+  self.num, self.dim = n, d
+  self:param("weight", al.randn({ n, d }, { generator = opts and opts.generator }))
+end
+function Embedding:forward(ids) return al.embedding(self.weight, ids) end
+function Embedding:extra_repr() return ("%d, %d"):format(self.num, self.dim) end
+
+local Dropout = nn.class("Dropout", Module)
+nn.Dropout = Dropout
+function Dropout:init(p, opts)
+  p = p or 0.5
+  assert(type(p) == "number" and p >= 0 and p < 1, "Dropout: p must be in [0, 1)")
+  self.p = p
+  self.generator = opts and opts.generator
+end
+function Dropout:forward(x)
+  if not self.training or self.p == 0 then return x end
+  return al.dropout(x, self.p, true, self.generator)
+end
+function Dropout:extra_repr() return ("p=%g"):format(self.p) end
+
+local function activation(name, fn)
+  local cls = nn.class(name, Module)
+  cls.forward = function(_, x) return fn(x) end
+  nn[name] = cls
+  return cls
+end
+activation("GELU", al.gelu)
+activation("ReLU", al.relu)
+activation("SiLU", al.silu)
+activation("Tanh", al.tanh)
+activation("Sigmoid", al.sigmoid)
+activation("Identity", function(x) return x end)
+
+nn.activations = { gelu = nn.GELU, relu = nn.ReLU, silu = nn.SiLU, tanh = nn.Tanh, sigmoid = nn.Sigmoid,
+                   identity = nn.Identity }
+
+-- Sequential(m1, m2, ...): children are named "0", "1", ... as in PyTorch, so state
+-- dicts match; seq[i] (1-based) returns the i-th module.
+local Sequential = nn.class("Sequential", Module)
+nn.Sequential = Sequential
+function Sequential:init(...)
+  local ms = { ... }
+  if #ms == 1 and getmetatable(ms[1]) == nil and type(ms[1]) == "table" then ms = ms[1] end
+  for i, m in ipairs(ms) do self:add(tostring(i - 1), m) end
+end
+function Sequential:append(m) return self:add(tostring(#self._child_names), m) end
+function Sequential:get(i) return self._children[tostring(i - 1)] end
+function Sequential:forward(x)
+  for i, n in ipairs(self._child_names) do
+    local m = self._children[n]
+    local ok, r = pcall(m.forward, m, x)
+    if not ok then
+      if type(r) == "string" then error(("in layer %d (%s): %s"):format(i, m.__name or "?", r), 0) end
+      error(r, 0)
+    end
+    x = r
+  end
+  return x
+end
+
+-- MLP: fc1 -> act -> drop -> fc2 -> drop (timm's Mlp names).
+local MLP = nn.class("MLP", Module)
+nn.MLP = MLP
+function MLP:init(opts)
+  local i = assert(opts.in_features or opts.dim, "MLP: in_features is required")
+  local h = opts.hidden_features or opts.hidden or i * 4
+  local o = opts.out_features or i
+  self:add("fc1", nn.Linear(i, h))
+  local act = opts.act or "gelu"
+  self:add("act", (nn.activations[act] or error("MLP: unknown activation '" .. tostring(act) .. "'"))())
+  self:add("fc2", nn.Linear(h, o))
+  self.drop = opts.drop or 0
+  if self.drop > 0 then self:add("dropout", nn.Dropout(self.drop)) end
+end
+function MLP:forward(x)
+  x = self.act(self.fc1(x))
+  if self.dropout then x = self.dropout(x) end
+  x = self.fc2(x)
+  if self.dropout then x = self.dropout(x) end
+  return x
+end
+
+-- Further modules (attention, encoder blocks, ViT, mixers) live in their own files.
+local extra = { MultiHeadAttention = "attnlab.nn_attention", EncoderBlock = "attnlab.nn_attention",
+                Normalizer = "attnlab.nn_attention", ViT = "attnlab.nn_vit", BiLSTM = "attnlab.nn_mixers",
+                BiMamba = "attnlab.nn_mixers" }
+setmetatable(nn, { __index = function(t, k)
+  local mod = extra[k]
+  if mod then
+    require(mod)
+    return rawget(t, k)
+  end
+end })
+
+return nn

@@ -1,0 +1,45 @@
+/* lua/bind/bind.h -- helpers shared by the binding's files.
+ * The binding is thin: check arguments, convert Lua's 1-based dims and indices to
+ * the core's 0-based ones, call the core, and turn an al_status into a Lua error
+ * that carries the core's message (which names the op and the shapes). */
+#ifndef ATTNLAB_BIND_H
+#define ATTNLAB_BIND_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "attnlab/ops.h"
+
+#define TENSOR_MT "attnlab.Tensor"
+
+typedef struct { al_tensor *t; } l_tensor;
+
+al_tensor *l_checktensor(lua_State *L, int idx);
+al_tensor *l_totensor(lua_State *L, int idx);            /* NULL if not a tensor */
+/* A tensor from a tensor, a number (0-dim float32) or a nested table; new reference. */
+al_tensor *l_checktensorish(lua_State *L, int idx);
+/* Push t (taking over one reference); raises on NULL with al_errmsg(). */
+int l_pushtensor(lua_State *L, al_tensor *t);
+/* Raise "attnlab.<name>: <core message>". */
+int l_raise(lua_State *L, const char *name);
+/* 1-based (negative from the end) Lua dim -> 0-based-or-negative core dim. */
+int l_checkdim(lua_State *L, int idx, const char *fname);
+int l_optdim(lua_State *L, int idx, int def, const char *fname);
+/* Shape from a table {a,b,...} or numbers at idx..top. Returns ndim. */
+int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname);
+/* int64 tensor of 1-based indices -> new int64 tensor of 0-based indices (checked >= 1). */
+al_tensor *l_index_to0(lua_State *L, al_tensor *idx, const char *fname);
+
+void l_gc_pace(lua_State *L);
+
+void l_open_tensor(lua_State *L);   /* registers the metatable; fills module table at -1 */
+void l_open_ops(lua_State *L);
+void l_open_rng(lua_State *L);
+void l_open_io(lua_State *L);
+void l_open_json(lua_State *L);
+void l_open_mixers(lua_State *L);
+void l_open_optim(lua_State *L);
+
+#define L_TRY(L, name, expr) do { if ((expr) != AL_OK) return l_raise(L, name); } while (0)
+
+#endif

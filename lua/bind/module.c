@@ -1,0 +1,91 @@
+/* lua/bind/module.c -- luaopen_attnlab_core: the C half of `require "attnlab"`.
+ * Also: configuration report, threads, grad mode, clock, memory counters. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attnlab/blas.h"
+#include "attnlab/threads.h"
+#include "bind.h"
+
+#define ATTNLAB_VERSION "0.1.0"
+
+static int l_set_num_threads(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 1) return luaL_argerror(L, 1, "need at least 1 thread");
+  al_set_num_threads((int)n);
+  return 0;
+}
+
+static int l_get_num_threads(lua_State *L) { lua_pushinteger(L, al_get_num_threads()); return 1; }
+
+static int l_set_grad_enabled(lua_State *L) {
+  int prev = al_grad_enabled();
+  al_set_grad_enabled(lua_toboolean(L, 1));
+  lua_pushboolean(L, prev);
+  return 1;
+}
+
+static int l_is_grad_enabled(lua_State *L) { lua_pushboolean(L, al_grad_enabled()); return 1; }
+
+static int l_clock(lua_State *L) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  lua_pushnumber(L, (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec);
+  return 1;
+}
+
+static int l_mem(lua_State *L) {
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)al_mem_live());
+  lua_setfield(L, -2, "live");
+  lua_pushinteger(L, (lua_Integer)al_mem_peak());
+  lua_setfield(L, -2, "peak");
+  return 1;
+}
+
+static int l_config(lua_State *L) {
+  const al_blas_info_t *b = al_blas_info();
+  lua_createtable(L, 0, 8);
+  lua_pushliteral(L, ATTNLAB_VERSION);
+  lua_setfield(L, -2, "version");
+  lua_pushstring(L, b->backend);
+  lua_setfield(L, -2, "blas_backend");
+  lua_pushstring(L, b->core);
+  lua_setfield(L, -2, "blas");
+  lua_pushstring(L, b->config);
+  lua_setfield(L, -2, "blas_config");
+  lua_pushstring(L, b->coretype_source);
+  lua_setfield(L, -2, "blas_coretype_source");
+  lua_pushstring(L, b->note);
+  lua_setfield(L, -2, "blas_note");
+  lua_pushinteger(L, al_get_num_threads());
+  lua_setfield(L, -2, "threads");
+  lua_pushinteger(L, sysconf(_SC_NPROCESSORS_ONLN));
+  lua_setfield(L, -2, "cores");
+  return 1;
+}
+
+int luaopen_attnlab_core(lua_State *L) {
+  /* threads: ATTNLAB_NUM_THREADS, else OpenMP's default (the core count) */
+  const char *nt = getenv("ATTNLAB_NUM_THREADS");
+  int n = nt ? atoi(nt) : 0;
+  al_blas_init();
+  al_set_num_threads(n > 0 ? n : al_get_num_threads());
+  lua_newtable(L);
+  l_open_tensor(L);
+  l_open_ops(L);
+  l_open_rng(L);
+  l_open_io(L);
+  l_open_json(L);
+  l_open_mixers(L);
+  l_open_optim(L);
+  static const luaL_Reg fns[] = {{"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
+                                 {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled},
+                                 {"clock", l_clock}, {"mem", l_mem}, {"config", l_config}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+  lua_pushliteral(L, ATTNLAB_VERSION);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

@@ -1,0 +1,349 @@
+/* lua/bind/ops.c -- Lua functions for the differentiable ops (module functions,
+ * and the same functions as tensor methods where that reads naturally). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/rng.h"
+#include "bind.h"
+
+al_rng *l_optrng(lua_State *L, int idx);
+
+/* ---- unary ------------------------------------------------------------------------ */
+#define UNARY(fname, op)                                           \
+  static int u_##fname(lua_State *L) {                             \
+    al_tensor *x = l_checktensor(L, 1), *o = NULL;                 \
+    L_TRY(L, #fname, al_unary(&o, op, x));                         \
+    return l_pushtensor(L, o);                                     \
+  }
+UNARY(neg, AL_NEG) UNARY(exp, AL_EXP) UNARY(log, AL_LOG) UNARY(sqrt, AL_SQRT) UNARY(tanh, AL_TANH)
+UNARY(sigmoid, AL_SIGMOID) UNARY(relu, AL_RELU) UNARY(gelu, AL_GELU) UNARY(silu, AL_SILU)
+UNARY(softplus, AL_SOFTPLUS) UNARY(abs, AL_ABS) UNARY(sin, AL_SIN) UNARY(cos, AL_COS)
+UNARY(rsqrt, AL_RSQRT) UNARY(log1p, AL_LOG1P) UNARY(sign, AL_SIGN) UNARY(floor, AL_FLOOR)
+UNARY(round, AL_ROUND) UNARY(erf, AL_ERF)
+
+/* ---- binary ----------------------------------------------------------------------- */
+static int binary(lua_State *L, al_binop op, const char *name) {
+  al_tensor *a = l_checktensorish(L, 1), *b = l_checktensorish(L, 2), *o = NULL;
+  al_status st = al_binary(&o, op, a, b);
+  al_tensor_release(a);
+  al_tensor_release(b);
+  if (st) return l_raise(L, name);
+  return l_pushtensor(L, o);
+}
+#define BINARY(fname, op) static int l_##fname(lua_State *L) { return binary(L, op, #fname); }
+BINARY(add, AL_ADD) BINARY(sub, AL_SUB) BINARY(mul, AL_MUL) BINARY(div, AL_DIV)
+BINARY(maximum, AL_MAXIMUM) BINARY(minimum, AL_MINIMUM) BINARY(gt, AL_GT) BINARY(ge, AL_GE)
+BINARY(lt, AL_LT) BINARY(le, AL_LE) BINARY(eq, AL_EQ) BINARY(ne, AL_NE)
+
+static int l_pow(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  L_TRY(L, "pow", al_pow_scalar(&o, x, luaL_checknumber(L, 2)));
+  return l_pushtensor(L, o);
+}
+
+static int l_clamp(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  double lo = luaL_opt(L, luaL_checknumber, 2, -INFINITY), hi = luaL_opt(L, luaL_checknumber, 3, INFINITY);
+  L_TRY(L, "clamp", al_clamp(&o, x, lo, hi));
+  return l_pushtensor(L, o);
+}
+
+static int l_where(lua_State *L) {
+  al_tensor *c = l_checktensor(L, 1), *a = l_checktensorish(L, 2), *b = l_checktensorish(L, 3), *o = NULL;
+  al_status st = al_where(&o, c, a, b);
+  al_tensor_release(a);
+  al_tensor_release(b);
+  if (st) return l_raise(L, "where");
+  return l_pushtensor(L, o);
+}
+
+static int l_masked_fill(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *m = l_checktensor(L, 2), *o = NULL;
+  L_TRY(L, "masked_fill", al_masked_fill(&o, x, m, luaL_checknumber(L, 3)));
+  return l_pushtensor(L, o);
+}
+
+/* ---- reductions: f(t) over all, f(t, dim [, keepdim]) ----------------------------------- */
+static int reduce(lua_State *L, int mean, const char *name) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  if (lua_isnoneornil(L, 2)) { L_TRY(L, name, mean ? al_mean_all(&o, x) : al_sum_all(&o, x)); }
+  else {
+    int d = l_checkdim(L, 2, name), keep = lua_toboolean(L, 3);
+    L_TRY(L, name, mean ? al_mean_dim(&o, x, d, keep) : al_sum_dim(&o, x, d, keep));
+  }
+  return l_pushtensor(L, o);
+}
+static int l_sum(lua_State *L) { return reduce(L, 0, "sum"); }
+static int l_mean(lua_State *L) { return reduce(L, 1, "mean"); }
+
+/* max(t) -> value tensor; max(t, dim [, keepdim]) -> values, indices (1-based) */
+static int extreme(lua_State *L, int is_min, const char *name) {
+  al_tensor *x = l_checktensor(L, 1), *v = NULL, *i = NULL;
+  if (lua_isnoneornil(L, 2)) {
+    L_TRY(L, name, is_min ? al_min_all(&v, x) : al_max_all(&v, x));
+    return l_pushtensor(L, v);
+  }
+  int d = l_checkdim(L, 2, name), keep = lua_toboolean(L, 3);
+  L_TRY(L, name, is_min ? al_min_dim(&v, &i, x, d, keep) : al_max_dim(&v, &i, x, d, keep));
+  l_pushtensor(L, v);
+  al_tensor *i1 = NULL;
+  al_status st = al_affine(&i1, i, 1, 1);
+  al_tensor_release(i);
+  if (st) return l_raise(L, name);
+  l_pushtensor(L, i1);
+  return 2;
+}
+static int l_max(lua_State *L) { return extreme(L, 0, "max"); }
+static int l_min(lua_State *L) { return extreme(L, 1, "min"); }
+
+static int l_argmax(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *i = NULL, *i1 = NULL;
+  int d = l_optdim(L, 2, -1, "argmax"), keep = lua_toboolean(L, 3);
+  if (lua_isnoneornil(L, 2) && x->ndim != 1) {   /* flat argmax over all elements */
+    al_tensor *f = NULL;
+    int64_t n = al_numel(x);
+    L_TRY(L, "argmax", al_reshape(&f, x, 1, &n));
+    al_status st = al_max_dim(NULL, &i, f, 0, 0);
+    al_tensor_release(f);
+    if (st) return l_raise(L, "argmax");
+  } else {
+    L_TRY(L, "argmax", al_max_dim(NULL, &i, x, d, keep));
+  }
+  al_status st = al_affine(&i1, i, 1, 1);
+  al_tensor_release(i);
+  if (st) return l_raise(L, "argmax");
+  return l_pushtensor(L, i1);
+}
+
+static int l_var(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  int unbiased = 1, keep = 0;
+  int d;
+  if (lua_isnoneornil(L, 2)) {
+    al_tensor *f = NULL;
+    int64_t n = al_numel(x);
+    L_TRY(L, "var", al_reshape(&f, x, 1, &n));
+    if (lua_istable(L, 3)) { lua_getfield(L, 3, "unbiased"); if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1); }
+    al_status st = al_var_dim(&o, f, 0, 0, unbiased);
+    al_tensor_release(f);
+    if (st) return l_raise(L, "var");
+    return l_pushtensor(L, o);
+  }
+  d = l_checkdim(L, 2, "var");
+  keep = lua_toboolean(L, 3);
+  if (lua_istable(L, 4)) { lua_getfield(L, 4, "unbiased"); if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1); }
+  L_TRY(L, "var", al_var_dim(&o, x, d, keep, unbiased));
+  return l_pushtensor(L, o);
+}
+
+/* ---- linear algebra and nn ops -------------------------------------------------------- */
+static int l_matmul(lua_State *L) {
+  al_tensor *a = l_checktensor(L, 1), *b = l_checktensor(L, 2), *o = NULL;
+  L_TRY(L, "matmul", al_matmul(&o, a, b));
+  return l_pushtensor(L, o);
+}
+
+static int l_linear(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *w = l_checktensor(L, 2), *b = lua_isnoneornil(L, 3) ? NULL : l_checktensor(L, 3), *o = NULL;
+  L_TRY(L, "linear", al_linear(&o, x, w, b));
+  return l_pushtensor(L, o);
+}
+
+static int l_layer_norm(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1);
+  al_tensor *w = lua_isnoneornil(L, 2) ? NULL : l_checktensor(L, 2), *b = lua_isnoneornil(L, 3) ? NULL : l_checktensor(L, 3), *o = NULL;
+  double eps = luaL_optnumber(L, 4, 1e-6);
+  L_TRY(L, "layer_norm", al_layer_norm(&o, x, w, b, eps));
+  return l_pushtensor(L, o);
+}
+
+static int l_log_softmax(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  L_TRY(L, "log_softmax", al_log_softmax(&o, x, l_optdim(L, 2, -1, "log_softmax")));
+  return l_pushtensor(L, o);
+}
+
+/* cross_entropy(logits (B,C), labels (B) int64 1-based [, {label_smoothing=, ignore_index=}]) */
+static int l_cross_entropy(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *y = l_checktensor(L, 2), *o = NULL;
+  double eps = 0;
+  int64_t ignore = INT64_MIN;
+  if (lua_istable(L, 3)) {
+    lua_getfield(L, 3, "label_smoothing");
+    eps = luaL_optnumber(L, -1, 0);
+    lua_getfield(L, 3, "ignore_index");
+    if (!lua_isnil(L, -1)) ignore = luaL_checkinteger(L, -1) - 1;
+    lua_pop(L, 2);
+  }
+  al_tensor *y0 = l_index_to0(L, y, "cross_entropy");
+  al_status st = al_cross_entropy(&o, x, y0, eps, ignore);
+  al_tensor_release(y0);
+  if (st) return l_raise(L, "cross_entropy");
+  return l_pushtensor(L, o);
+}
+
+static int l_mse(lua_State *L) {
+  al_tensor *a = l_checktensor(L, 1), *b = l_checktensor(L, 2), *o = NULL;
+  L_TRY(L, "mse", al_mse(&o, a, b));
+  return l_pushtensor(L, o);
+}
+
+static int l_dropout(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  double p = luaL_checknumber(L, 2);
+  int training = lua_isnoneornil(L, 3) ? 1 : lua_toboolean(L, 3);
+  if (!training) { lua_settop(L, 1); return 1; }
+  L_TRY(L, "dropout", al_dropout(&o, x, p, l_optrng(L, 4)));
+  return l_pushtensor(L, o);
+}
+
+/* ---- shape ops taking lists ----------------------------------------------------------- */
+static al_tensor **tensor_list(lua_State *L, int idx, int *n, const char *name) {
+  luaL_checktype(L, idx, LUA_TTABLE);
+  *n = (int)luaL_len(L, idx);
+  if (*n < 1) { luaL_error(L, "attnlab.%s: needs a non-empty list of tensors", name); return NULL; }
+  al_tensor **xs = lua_newuserdatauv(L, sizeof(al_tensor *) * (size_t)*n, 0);   /* freed by GC */
+  for (int i = 1; i <= *n; i++) {
+    lua_geti(L, idx, i);
+    al_tensor *t = l_totensor(L, -1);
+    if (!t) { luaL_error(L, "attnlab.%s: element %d of the list is a %s, not a tensor", name, i, luaL_typename(L, -1)); return NULL; }
+    xs[i - 1] = t;
+    lua_pop(L, 1);
+  }
+  return xs;
+}
+
+static int l_cat(lua_State *L) {
+  int n;
+  al_tensor **xs = tensor_list(L, 1, &n, "cat"), *o = NULL;
+  L_TRY(L, "cat", al_cat(&o, xs, n, l_optdim(L, 2, 0, "cat")));
+  return l_pushtensor(L, o);
+}
+
+static int l_stack(lua_State *L) {
+  int n;
+  al_tensor **xs = tensor_list(L, 1, &n, "stack"), *o = NULL;
+  int d = 0;
+  if (!lua_isnoneornil(L, 2)) {
+    lua_Integer v = luaL_checkinteger(L, 2);
+    if (v == 0) return luaL_argerror(L, 2, "dim 0 is invalid: dims are 1-based");
+    d = v > 0 ? (int)v - 1 : (int)v;
+  }
+  L_TRY(L, "stack", al_stack(&o, xs, n, d));
+  return l_pushtensor(L, o);
+}
+
+static int l_index_select(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  int d = l_checkdim(L, 2, "index_select");
+  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 3), "index_select");
+  al_status st = al_index_select(&o, x, d, i0);
+  al_tensor_release(i0);
+  if (st) return l_raise(L, "index_select");
+  return l_pushtensor(L, o);
+}
+
+static int l_gather(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *o = NULL;
+  int d = l_checkdim(L, 2, "gather");
+  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 3), "gather");
+  al_status st = al_gather(&o, x, d, i0);
+  al_tensor_release(i0);
+  if (st) return l_raise(L, "gather");
+  return l_pushtensor(L, o);
+}
+
+/* embedding(weight (V,D), ids int64 1-based) */
+static int l_embedding(lua_State *L) {
+  al_tensor *w = l_checktensor(L, 1), *o = NULL;
+  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 2), "embedding");
+  al_status st = al_embedding(&o, w, i0);
+  al_tensor_release(i0);
+  if (st) return l_raise(L, "embedding");
+  return l_pushtensor(L, o);
+}
+
+/* ---- normalizers ---------------------------------------------------------------------
+ * f(x [, dim] [, opts]) with opts = {dim=, mask=}; mask broadcastable to x, nonzero keep. */
+static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *iters) {
+  int top = lua_gettop(L);
+  for (int i = first; i <= top; i++) {
+    if (lua_type(L, i) == LUA_TNUMBER) *dim = l_checkdim(L, i, "normalizer");
+    else if (lua_istable(L, i)) {
+      lua_getfield(L, i, "dim");
+      if (!lua_isnil(L, -1)) *dim = l_checkdim(L, lua_gettop(L), "normalizer");
+      lua_pop(L, 1);
+      lua_getfield(L, i, "mask");
+      if (!lua_isnil(L, -1)) *mask = l_checktensor(L, lua_gettop(L));
+      lua_pop(L, 1);   /* the tensor stays referenced by the options table */
+      lua_getfield(L, i, "iters");
+      if (!lua_isnil(L, -1)) *iters = (int)luaL_checkinteger(L, -1);
+      lua_pop(L, 1);
+    } else if (!lua_isnil(L, i)) {
+      luaL_argerror(L, i, "expected a dim (number) or an options table {dim=, mask=}");
+    }
+  }
+}
+
+static int normalizer(lua_State *L, al_norm_kind kind, const char *name) {
+  al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL;
+  int dim = -1, iters = 0;
+  double ratio = 0;
+  int first = 2;
+  if (kind == AL_NORM_TOPK) { ratio = luaL_checknumber(L, 2); first = 3; }
+  norm_opts(L, first, &dim, &mask, &iters);
+  L_TRY(L, name, al_normalize(&o, kind, x, dim, mask, ratio, NULL, 0, iters));
+  return l_pushtensor(L, o);
+}
+static int l_softmax(lua_State *L) { return normalizer(L, AL_NORM_SOFTMAX, "softmax"); }
+static int l_sparsemax(lua_State *L) { return normalizer(L, AL_NORM_SPARSEMAX, "sparsemax"); }
+static int l_entmax15(lua_State *L) { return normalizer(L, AL_NORM_ENTMAX15, "entmax15"); }
+static int l_topk_softmax(lua_State *L) { return normalizer(L, AL_NORM_TOPK, "topk_softmax"); }
+
+static int l_entmax_bisect(lua_State *L) {
+  al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL, *alpha = NULL;
+  double av = 1.5;
+  if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
+  else if (!lua_isnoneornil(L, 2)) alpha = l_checktensor(L, 2);
+  int dim = -1, iters = 0;
+  norm_opts(L, 3, &dim, &mask, &iters);
+  L_TRY(L, "entmax_bisect", al_normalize(&o, AL_NORM_BISECT, x, dim, mask, 0, alpha, av, iters));
+  return l_pushtensor(L, o);
+}
+
+static const luaL_Reg functions[] = {
+  {"neg", u_neg}, {"exp", u_exp}, {"log", u_log}, {"sqrt", u_sqrt}, {"tanh", u_tanh},
+  {"sigmoid", u_sigmoid}, {"relu", u_relu}, {"gelu", u_gelu}, {"silu", u_silu},
+  {"softplus", u_softplus}, {"abs", u_abs}, {"sin", u_sin}, {"cos", u_cos}, {"rsqrt", u_rsqrt},
+  {"log1p", u_log1p}, {"sign", u_sign}, {"floor", u_floor}, {"round", u_round}, {"erf", u_erf},
+  {"add", l_add}, {"sub", l_sub}, {"mul", l_mul}, {"div", l_div}, {"maximum", l_maximum},
+  {"minimum", l_minimum}, {"gt", l_gt}, {"ge", l_ge}, {"lt", l_lt}, {"le", l_le}, {"eq", l_eq},
+  {"ne", l_ne}, {"pow", l_pow}, {"clamp", l_clamp}, {"where", l_where}, {"masked_fill", l_masked_fill},
+  {"sum", l_sum}, {"mean", l_mean}, {"max", l_max}, {"min", l_min}, {"argmax", l_argmax}, {"var", l_var},
+  {"matmul", l_matmul}, {"linear", l_linear}, {"layer_norm", l_layer_norm},
+  {"log_softmax", l_log_softmax}, {"cross_entropy", l_cross_entropy}, {"mse", l_mse},
+  {"dropout", l_dropout}, {"cat", l_cat}, {"stack", l_stack}, {"index_select", l_index_select},
+  {"gather", l_gather}, {"embedding", l_embedding},
+  {"softmax", l_softmax}, {"sparsemax", l_sparsemax}, {"entmax15", l_entmax15},
+  {"entmax_bisect", l_entmax_bisect}, {"topk_softmax", l_topk_softmax},
+  {NULL, NULL}};
+
+/* Functions that also read naturally as methods: t:exp(), t:sum(2), t:matmul(b)... */
+static const char *as_methods[] = {
+  "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "abs", "sin", "cos",
+  "rsqrt", "log1p", "sign", "floor", "round", "erf", "neg", "add", "sub", "mul", "div", "maximum", "minimum",
+  "gt", "ge", "lt", "le", "eq", "ne", "pow", "clamp", "masked_fill", "sum", "mean", "max", "min",
+  "argmax", "var", "matmul", "log_softmax", "softmax", "sparsemax", "entmax15", "entmax_bisect",
+  "topk_softmax", "index_select", "gather", NULL};
+
+void l_open_ops(lua_State *L) {
+  luaL_setfuncs(L, functions, 0);
+  luaL_getmetatable(L, TENSOR_MT);
+  lua_getfield(L, -1, "methods");
+  for (int i = 0; as_methods[i]; i++) {
+    lua_getfield(L, -3, as_methods[i]);
+    lua_setfield(L, -2, as_methods[i]);
+  }
+  lua_pop(L, 2);
+}

@@ -1,0 +1,132 @@
+/* lua/bind/rng.c -- seeding, Generator objects and random tensors. */
+#include <string.h>
+
+#include "attnlab/rng.h"
+#include "bind.h"
+
+#define GEN_MT "attnlab.Generator"
+
+al_rng *l_optrng(lua_State *L, int idx) {
+  al_rng *g = luaL_testudata(L, idx, GEN_MT);
+  if (g) return g;
+  if (lua_istable(L, idx)) {
+    lua_getfield(L, idx, "generator");
+    g = luaL_testudata(L, -1, GEN_MT);
+    lua_pop(L, 1);   /* the options table keeps the generator alive */
+    if (g) return g;
+  }
+  return al_rng_default();
+}
+
+static uint64_t check_seed(lua_State *L, int idx) {
+  lua_Integer s = luaL_checkinteger(L, idx);
+  return (uint64_t)s;
+}
+
+static int l_manual_seed(lua_State *L) {
+  al_rng_seed(al_rng_default(), check_seed(L, 1));
+  return 0;
+}
+
+static int l_generator(lua_State *L) {
+  al_rng *g = lua_newuserdatauv(L, sizeof *g, 0);
+  al_rng_seed(g, lua_isnoneornil(L, 1) ? 0x5eed : check_seed(L, 1));
+  luaL_setmetatable(L, GEN_MT);
+  return 1;
+}
+
+static int g_seed(lua_State *L) {
+  al_rng *g = luaL_checkudata(L, 1, GEN_MT);
+  al_rng_seed(g, check_seed(L, 2));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int g_get_state(lua_State *L) {
+  al_rng *g = lua_isnoneornil(L, 1) ? al_rng_default() : luaL_checkudata(L, 1, GEN_MT);
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, (lua_Integer)g->seed);
+  lua_setfield(L, -2, "seed");
+  lua_pushinteger(L, (lua_Integer)g->counter);
+  lua_setfield(L, -2, "counter");
+  return 1;
+}
+
+static int g_set_state(lua_State *L) {
+  int tidx = lua_istable(L, 1) ? 1 : 2;
+  al_rng *g = tidx == 1 ? al_rng_default() : luaL_checkudata(L, 1, GEN_MT);
+  luaL_checktype(L, tidx, LUA_TTABLE);
+  lua_getfield(L, tidx, "seed");
+  lua_getfield(L, tidx, "counter");
+  g->seed = (uint64_t)luaL_checkinteger(L, -2);
+  g->counter = (uint64_t)luaL_checkinteger(L, -1);
+  return 0;
+}
+
+static int g_tostring(lua_State *L) {
+  al_rng *g = luaL_checkudata(L, 1, GEN_MT);
+  lua_pushfstring(L, "Generator(seed=%I, counter=%I)", (lua_Integer)g->seed, (lua_Integer)g->counter);
+  return 1;
+}
+
+static int random_tensor(lua_State *L, int kind) {
+  int64_t shape[AL_MAXDIM];
+  int nd = l_checkshape(L, 1, shape, kind ? "rand" : "randn");
+  int opts = lua_istable(L, lua_gettop(L)) && lua_gettop(L) > 1 ? lua_gettop(L) : 0;
+  al_rng *g = opts ? l_optrng(L, opts) : al_rng_default();
+  al_tensor *t = al_tensor_new(AL_F32, nd, shape);
+  if (!t) return l_raise(L, "randn");
+  if (kind == 0) al_rng_normal(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
+  else al_rng_uniform(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
+  l_pushtensor(L, t);
+  if (opts) {
+    lua_getfield(L, opts, "requires_grad");
+    t->requires_grad = (uint8_t)lua_toboolean(L, -1);
+    lua_pop(L, 1);
+  }
+  return 1;
+}
+static int l_randn(lua_State *L) { return random_tensor(L, 0); }
+static int l_rand(lua_State *L) { return random_tensor(L, 1); }
+
+/* randint(lo, hi, shape [, opts]) -> int64 uniform in [lo, hi] (inclusive, 1-based friendly). */
+static int l_randint(lua_State *L) {
+  lua_Integer lo = luaL_checkinteger(L, 1), hi = luaL_checkinteger(L, 2);
+  if (hi < lo) return luaL_argerror(L, 2, "hi must be >= lo");
+  int64_t shape[AL_MAXDIM];
+  int nd = l_checkshape(L, 3, shape, "randint");
+  al_rng *g = l_optrng(L, lua_gettop(L));
+  al_tensor *t = al_tensor_new(AL_I64, nd, shape);
+  if (!t) return l_raise(L, "randint");
+  int64_t n = al_numel(t), *p = al_i64(t);
+  al_rng_randint(g, p, n, hi - lo + 1);
+  for (int64_t i = 0; i < n; i++) p[i] += lo;
+  return l_pushtensor(L, t);
+}
+
+/* randperm(n [, gen]) -> int64 permutation of 1..n */
+static int l_randperm(lua_State *L) {
+  lua_Integer n = luaL_checkinteger(L, 1);
+  if (n < 0) return luaL_argerror(L, 1, "n must be >= 0");
+  al_rng *g = l_optrng(L, 2);
+  int64_t len = n;
+  al_tensor *t = al_tensor_new(AL_I64, 1, &len);
+  if (!t) return l_raise(L, "randperm");
+  al_rng_permutation(g, al_i64(t), n);
+  for (int64_t i = 0; i < n; i++) al_i64(t)[i] += 1;
+  return l_pushtensor(L, t);
+}
+
+void l_open_rng(lua_State *L) {
+  static const luaL_Reg gen_methods[] = {{"seed", g_seed}, {"get_state", g_get_state}, {"set_state", g_set_state}, {NULL, NULL}};
+  luaL_newmetatable(L, GEN_MT);
+  luaL_newlib(L, gen_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, g_tostring);
+  lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  static const luaL_Reg fns[] = {{"manual_seed", l_manual_seed}, {"Generator", l_generator}, {"randn", l_randn},
+                                 {"rand", l_rand}, {"randint", l_randint}, {"randperm", l_randperm},
+                                 {"get_rng_state", g_get_state}, {"set_rng_state", g_set_state}, {NULL, NULL}};
+  luaL_setfuncs(L, fns, 0);
+}

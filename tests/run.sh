@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# tests/run.sh -- run every C test binary and every Lua test file, count the
+# PASS/FAIL/SKIP lines they print, and end with one "N passed, N failed" line.
+# A program that exits non-zero (a crash, a sanitizer report) without printing
+# a FAIL line counts as one failure, so a crash can never pass silently.
+# Usage: tests/run.sh [BUILD_DIR]   (BUILD_DIR holds the C test binaries)
+set -u
+cd "$(dirname "$0")/.."
+build=${1:-build/tests}
+host=${ATTNLAB_HOST:-bin/attnlab}
+export ATTNLAB_NUM_THREADS=${ATTNLAB_NUM_THREADS:-1}
+pass=0; fail=0; skip=0
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+
+run_one() {  # label, command...
+  local label=$1; shift
+  local t0=$(date +%s.%N)
+  "$@" >"$log" 2>&1; local rc=$?
+  local p=$(grep -c '^PASS: ' "$log") f=$(grep -c '^FAIL: ' "$log") s=$(grep -c '^SKIP: ' "$log")
+  grep -E '^(FAIL|SKIP): ' "$log" | sed "s|^|  [$label] |"
+  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1; echo "  [$label] FAIL: exited with status $rc; last lines:"; tail -n 15 "$log" | sed 's/^/      /'
+  elif [ $rc -ne 0 ] || [ "$f" -gt 0 ]; then
+    grep -E 'ERROR|Sanitizer|runtime error' "$log" | head -5 | sed 's/^/      /'
+  fi
+  local dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')
+  printf '%-40s %4d passed %3d failed %3d skipped  %6.2fs\n' "$label" "$p" "$f" "$s" "$dt"
+  pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+}
+
+for t in "$build"/test_*; do
+  [ -x "$t" ] || continue
+  run_one "c/$(basename "$t")" "$t"
+done
+for t in tests/lua/test_*.lua; do
+  [ -f "$t" ] || continue
+  run_one "lua/$(basename "$t" .lua)" "$host" tests/lua/runner.lua "$t"
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
