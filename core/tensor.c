@@ -151,6 +151,44 @@ static inline int64_t f32_to_i64(float v) {
 
 /* Walk all indices of `shape` in row-major order calling body with element offsets
  * of dst and src. Dims are visited with an odometer; the innermost loop is tight. */
+/* Same shape and dtype: merge dims that are contiguous in both, then copy rows of the
+ * innermost merged dim with a tight loop (memcpy when both are unit-stride). */
+static void copy_same_shape(al_tensor *dst, const al_tensor *src) {
+  int64_t shape[AL_MAXDIM], ds[AL_MAXDIM], ss[AL_MAXDIM];
+  int m = 0;
+  for (int i = 0; i < dst->ndim; i++) {
+    if (dst->shape[i] == 1) continue;
+    if (m > 0 && ds[m - 1] == dst->stride[i] * dst->shape[i] && ss[m - 1] == src->stride[i] * dst->shape[i]) {
+      shape[m - 1] *= dst->shape[i];
+      ds[m - 1] = dst->stride[i];
+      ss[m - 1] = src->stride[i];
+      continue;
+    }
+    shape[m] = dst->shape[i]; ds[m] = dst->stride[i]; ss[m] = src->stride[i];
+    m++;
+  }
+  if (m == 0) { shape[0] = 1; ds[0] = ss[0] = 1; m = 1; }
+  size_t es = al_dtype_size(dst->dtype);
+  char *dbase = (char *)dst->storage->data + dst->offset * (int64_t)es;
+  const char *sbase = (const char *)src->storage->data + src->offset * (int64_t)es;
+  int64_t inner = shape[m - 1], di = ds[m - 1], si = ss[m - 1], rows = 1;
+  for (int i = 0; i < m - 1; i++) rows *= shape[i];
+  for (int64_t r = 0; r < rows; r++) {
+    int64_t doff = 0, soff = 0, rem = r;
+    for (int d = m - 2; d >= 0; d--) { int64_t k = rem % shape[d]; rem /= shape[d]; doff += k * ds[d]; soff += k * ss[d]; }
+    if (di == 1 && si == 1) memcpy(dbase + doff * (int64_t)es, sbase + soff * (int64_t)es, (size_t)inner * es);
+    else if (es == 4) {
+      float *o = (float *)dbase + doff;
+      const float *p = (const float *)sbase + soff;
+      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
+    } else {
+      int64_t *o = (int64_t *)dbase + doff;
+      const int64_t *p = (const int64_t *)sbase + soff;
+      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
+    }
+  }
+}
+
 al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
   int64_t n = al_numel(dst);
   if (n != al_numel(src)) {
@@ -158,6 +196,10 @@ al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
     return al_seterr(AL_EINVAL, "copy: sizes differ: %s vs %s", al_shape_str(dst, a, sizeof a), al_shape_str(src, b, sizeof b));
   }
   if (n == 0) return AL_OK;
+  if (dst->dtype == src->dtype && al_same_shape(dst, src)) {
+    copy_same_shape(dst, src);
+    return AL_OK;
+  }
   /* iterate in dst's shape; src is walked in its own shape (same numel, row-major order) */
   int64_t di[AL_MAXDIM] = {0}, si[AL_MAXDIM] = {0};
   int64_t doff = dst->offset, soff = src->offset;

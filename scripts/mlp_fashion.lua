@@ -7,9 +7,10 @@
 local al = require "attnlab"
 local nn = al.nn
 
+local as_library = (... == "mlp_fashion")   -- loadfile(path)("mlp_fashion") returns run()
 local opts = { epochs = 1, hidden = 256, batch = 64, lr = 1e-3, seed = 1, limit = nil, threads = nil }
 local i = 1
-while i <= #arg do
+while not as_library and i <= #arg do
   local k = arg[i]:match("^%-%-(.+)$")
   if not k or opts[k] == nil and k ~= "limit" and k ~= "threads" then error("unknown option " .. arg[i]) end
   opts[k] = tonumber(arg[i + 1]) or error("option --" .. k .. " needs a number")
@@ -53,7 +54,7 @@ local function run(o)
   return correct / test.n, train_time
 end
 
-if ... == "mlp_fashion" then return run end   -- used as a library by the tests
+if as_library then return run end
 local acc, secs = run { epochs = opts.epochs, hidden = opts.hidden, batch = opts.batch, lr = opts.lr,
                         seed = opts.seed, limit = opts.limit, verbose = true }
 print(("test accuracy %.4f after %d epoch(s), %.1f s training, %d threads"):format(acc, opts.epochs, secs, al.get_num_threads()))

@@ -161,13 +161,38 @@ function data.fashion_mnist(opts)
   return idx_dataset("fashion-mnist", { "fashion-mnist" }, FASHION_CLASSES, opts)
 end
 
+-- KMNIST. This copy lacks the canonical training images (shared/data/README.md), so the
+-- default protocol "auto" uses the canonical split when train-images is present and
+-- otherwise the README's re-split of the test split: records 1-8,000 for training and
+-- 8,001-10,000 for testing. protocol = "canonical" or "resplit" forces one.
 function data.kmnist(opts)
   opts = opts or {}
-  if (opts.split or "train") == "train" and opts.normalize ~= false then
-    -- KMNIST's training images are not available in this copy (see shared/data/README.md):
-    -- the error from find() says which file is missing.
+  local split = opts.split or "train"
+  local protocol = opts.protocol or "auto"
+  if protocol == "auto" then
+    local ok = pcall(data.find, "kmnist train images", gz_candidates({ "kmnist" }, "train-images-idx3-ubyte"))
+    protocol = ok and "canonical" or "resplit"
   end
-  return idx_dataset("kmnist", { "kmnist" }, KMNIST_CLASSES, opts)
+  if protocol == "canonical" then
+    local ds = idx_dataset("kmnist", { "kmnist" }, KMNIST_CLASSES, opts)
+    ds.protocol = "canonical"
+    return ds
+  end
+  if protocol ~= "resplit" then error("kmnist: protocol must be 'auto', 'canonical' or 'resplit', got " .. tostring(protocol), 2) end
+  local full = idx_dataset("kmnist", { "kmnist" }, KMNIST_CLASSES, { split = "test", normalize = false })
+  local tr_idx = al.arange(8000)
+  if opts.normalize ~= false then
+    -- train statistics = records 1-8,000 of the test file
+    local x = full:batch(tr_idx)
+    local m = al.mean(x):item()
+    full.mean, full.std = { m }, { math.sqrt(al.mean((x - m) ^ 2):item()) }
+  end
+  local ds
+  if split == "train" then ds = full:subset(tr_idx, "train")
+  elseif split == "test" then ds = full:subset(al.arange(8001, 10000), "test")
+  else error("kmnist: split must be 'train' or 'test', got " .. tostring(split), 2) end
+  ds.protocol = "resplit"
+  return ds
 end
 
 function data.cifar10(opts)
@@ -203,6 +228,15 @@ function data.cifar10(opts)
   return ds
 end
 
+-- ---- text datasets (lua/attnlab/data_text.lua) ------------------------------------------
+function data.newsgroups20(opts) return require("attnlab.data_text").newsgroups20(opts) end
+function data.marker(opts) return require("attnlab.data_text").marker(opts) end
+
+-- By name, for configs: "cifar10", "fashion_mnist", "kmnist", "newsgroups20", "marker".
+data.by_name = { cifar10 = data.cifar10, fashion_mnist = data.fashion_mnist, fmnist = data.fashion_mnist,
+                 kmnist = data.kmnist, newsgroups20 = data.newsgroups20, newsgroups = data.newsgroups20,
+                 marker = data.marker }
+
 -- ---- loader ------------------------------------------------------------------------------
 -- Seeded shuffling: the order of epoch e is a permutation drawn from a generator seeded
 -- with (seed, e), so it does not depend on anything else the run does.
@@ -231,7 +265,8 @@ function Loader:order(epoch)
   return al.arange(n)
 end
 
--- for x, y, b in loader:iter(epoch) do ... end  (b = batch number, 1-based)
+-- for x, y, b, extra in loader:iter(epoch) do ... end  (b = batch number, 1-based;
+-- extra = {key_mask = ...} for masked text, else nil)
 function Loader:iter(epoch)
   local order = self:order(epoch)
   local n = self.limit and math.min(self.limit, self.ds.n) or self.ds.n
@@ -243,8 +278,8 @@ function Loader:iter(epoch)
     local start = (b - 1) * self.batch_size + 1
     local len = math.min(self.batch_size, n - start + 1)
     local idx = order:narrow(1, start, len):contiguous()
-    local x, y = self.ds:batch(idx)
-    return x, y, b
+    local x, y, extra = self.ds:batch(idx)
+    return x, y, b, extra
   end
 end
 

@@ -1,5 +1,6 @@
 /* lua/bind/module.c -- luaopen_attnlab_core: the C half of `require "attnlab"`.
  * Also: configuration report, threads, grad mode, clock, memory counters. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -45,6 +46,27 @@ static int l_mem(lua_State *L) {
   return 1;
 }
 
+/* bench_sgemm(M, N, K, transA, transB, reps) -> seconds per call of raw al_sgemm on
+ * fresh buffers (the baseline the benchmark scripts compare ops against). */
+static int l_bench_sgemm(lua_State *L) {
+  lua_Integer M = luaL_checkinteger(L, 1), N = luaL_checkinteger(L, 2), K = luaL_checkinteger(L, 3);
+  int ta = lua_toboolean(L, 4), tb = lua_toboolean(L, 5);
+  lua_Integer reps = luaL_optinteger(L, 6, 10);
+  if (M < 1 || N < 1 || K < 1 || reps < 1) return luaL_error(L, "attnlab.bench_sgemm: sizes and reps must be >= 1");
+  float *A = al_calloc(sizeof(float) * (size_t)(M * K)), *B = al_calloc(sizeof(float) * (size_t)(K * N)), *C = al_calloc(sizeof(float) * (size_t)(M * N));
+  if (!A || !B || !C) { al_free(A, sizeof(float) * (size_t)(M * K)); al_free(B, sizeof(float) * (size_t)(K * N)); al_free(C, sizeof(float) * (size_t)(M * N)); return luaL_error(L, "attnlab.bench_sgemm: out of memory"); }
+  for (lua_Integer i = 0; i < M * K; i++) A[i] = (float)((i % 7) - 3) * 0.1f;
+  for (lua_Integer i = 0; i < K * N; i++) B[i] = (float)((i % 5) - 2) * 0.1f;
+  al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);   /* warm-up */
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (lua_Integer r = 0; r < reps; r++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  al_free(A, sizeof(float) * (size_t)(M * K)); al_free(B, sizeof(float) * (size_t)(K * N)); al_free(C, sizeof(float) * (size_t)(M * N));
+  lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)reps);
+  return 1;
+}
+
 static int l_config(lua_State *L) {
   const al_blas_info_t *b = al_blas_info();
   lua_createtable(L, 0, 8);
@@ -71,6 +93,11 @@ int luaopen_attnlab_core(lua_State *L) {
   /* threads: ATTNLAB_NUM_THREADS, else OpenMP's default (the core count) */
   const char *nt = getenv("ATTNLAB_NUM_THREADS");
   int n = nt ? atoi(nt) : 0;
+  /* Tensor buffers of a training step are freed and re-allocated every step. glibc
+   * serves large blocks with fresh mmaps, so every step would page-fault its whole
+   * working set again; keeping them in the heap makes the reuse free. */
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
   al_blas_init();
   al_set_num_threads(n > 0 ? n : al_get_num_threads());
   lua_newtable(L);
@@ -83,7 +110,7 @@ int luaopen_attnlab_core(lua_State *L) {
   l_open_optim(L);
   static const luaL_Reg fns[] = {{"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
                                  {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled},
-                                 {"clock", l_clock}, {"mem", l_mem}, {"config", l_config}, {NULL, NULL}};
+                                 {"clock", l_clock}, {"mem", l_mem}, {"config", l_config}, {"bench_sgemm", l_bench_sgemm}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_pushliteral(L, ATTNLAB_VERSION);
   lua_setfield(L, -2, "version");

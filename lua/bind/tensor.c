@@ -10,7 +10,7 @@
 #include "bind.h"
 
 /* ---- core glue -------------------------------------------------------------- */
-static size_t gc_threshold = (size_t)64 << 20;
+static size_t gc_threshold = (size_t)32 << 20;
 
 /* Lua's collector does not see tensor bytes (they are malloc'ed in the core), so
  * collect when the live tensor bytes double since the last collection. This keeps
@@ -20,7 +20,7 @@ void l_gc_pace(lua_State *L) {
   if (live > gc_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
     live = al_mem_live();
-    size_t floor = (size_t)64 << 20;
+    size_t floor = (size_t)32 << 20;
     gc_threshold = live * 2 > floor ? live * 2 : floor;
   }
 }
@@ -35,6 +35,7 @@ int l_raise(lua_State *L, const char *name) {
 
 al_tensor *l_totensor(lua_State *L, int idx) {
   l_tensor *u = luaL_testudata(L, idx, TENSOR_MT);
+  if (u && !u->t) luaL_error(L, "attnlab: argument #%d is a tensor that was released (closed)", idx);
   return u ? u->t : NULL;
 }
 
@@ -44,7 +45,7 @@ al_tensor *l_checktensor(lua_State *L, int idx) {
     luaL_typeerror(L, idx, "attnlab tensor");
     return NULL;
   }
-  if (!u->t) luaL_argerror(L, idx, "tensor was released (closed)");
+  if (!u->t) luaL_argerror(L, idx, "tensor was released (closed); it cannot be used any more");
   return u->t;
 }
 
@@ -86,7 +87,7 @@ int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname) {
   }
   int top = lua_gettop(L);
   for (int i = idx; i <= top; i++) {
-    if (lua_istable(L, i)) break;   /* an options table after the sizes */
+    if (lua_istable(L, i) || lua_isuserdata(L, i)) break;   /* options table or Generator after the sizes */
     if (nd >= AL_MAXDIM) return luaL_argerror(L, i, "too many dims");
     shape[nd++] = luaL_checkinteger(L, i);
   }
@@ -126,15 +127,15 @@ static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t
       if (!lua_istable(L, -1)) luaL_error(L, "attnlab.tensor: ragged nested table (expected a table at depth %d)", depth + 2);
       table_fill(L, lua_gettop(L), depth + 1, ndim, shape, t, pos);
     } else {
-      int isnum;
+      /* numbers only: Lua would also convert strings such as "3", silently */
+      int isnum = lua_type(L, -1) == LUA_TNUMBER;
       if (t->dtype == AL_I64) {
-        lua_Integer v = lua_tointegerx(L, -1, &isnum);
-        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %s", luaL_typename(L, -1));
+        lua_Integer v = isnum ? lua_tointegerx(L, -1, &isnum) : 0;
+        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %s %s at position %d", luaL_typename(L, -1), lua_isnumber(L, -1) ? lua_tostring(L, -1) : "", (int)*pos + 1);
         al_i64(t)[(*pos)++] = v;
       } else {
-        lua_Number v = lua_tonumberx(L, -1, &isnum);
-        if (!isnum) luaL_error(L, "attnlab.tensor: expected numbers, got %s", luaL_typename(L, -1));
-        al_f32(t)[(*pos)++] = (float)v;
+        if (!isnum) luaL_error(L, "attnlab.tensor: expected numbers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
+        al_f32(t)[(*pos)++] = (float)lua_tonumber(L, -1);
       }
     }
     lua_pop(L, 1);
@@ -165,22 +166,27 @@ static void opt_requires_grad(lua_State *L, int opts, al_tensor *t) {
   lua_pop(L, 1);
 }
 
+/* Borrowed: a tensor argument itself, or a new tensor anchored in a userdata pushed
+ * on the stack -- never a reference the caller must release, so an error raised
+ * between two conversions cannot leak the first one. */
 al_tensor *l_checktensorish(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
   al_tensor *t = l_totensor(L, idx);
-  if (t) return al_tensor_retain(t);
+  if (t) return t;
   if (lua_type(L, idx) == LUA_TNUMBER) {
-    al_tensor *s = al_tensor_new(AL_F32, 0, NULL);
-    if (!s) luaL_error(L, "attnlab: out of memory");
-    al_f32(s)[0] = (float)lua_tonumber(L, idx);
-    return s;
+    t = al_tensor_new(AL_F32, 0, NULL);
+    if (!t) l_raise(L, "tensor");
+    al_f32(t)[0] = (float)lua_tonumber(L, idx);
+    l_pushtensor(L, t);
+    return t;
   }
   if (lua_istable(L, idx)) {
     int nd = 0;
     int64_t shape[AL_MAXDIM];
-    idx = lua_absindex(L, idx);
     table_shape(L, idx, 0, &nd, shape);
-    al_tensor *t = al_tensor_new(AL_F32, nd, shape);
-    if (!t) luaL_error(L, "attnlab: %s", al_errmsg());
+    t = al_tensor_new(AL_F32, nd, shape);
+    if (!t) l_raise(L, "tensor");
+    l_pushtensor(L, t);   /* anchored before filling can raise */
     int64_t pos = 0;
     table_fill(L, idx, 0, nd, shape, t, &pos);
     return t;
@@ -193,12 +199,13 @@ static int l_tensor_new(lua_State *L) {
   al_dtype dt = opt_dtype(L, 2, AL_F32);
   al_tensor *t;
   if (lua_type(L, 1) == LUA_TNUMBER) {
+    int isint = 0;
+    lua_Integer iv = lua_tointegerx(L, 1, &isint);
+    if (dt == AL_I64 && !isint) return luaL_argerror(L, 1, "int64 tensor needs an integer");
     t = al_tensor_new(dt, 0, NULL);
     if (!t) return l_raise(L, "tensor");
-    if (dt == AL_I64) {
-      if (!lua_isinteger(L, 1) && lua_tonumber(L, 1) != floor(lua_tonumber(L, 1))) return luaL_argerror(L, 1, "int64 tensor needs an integer");
-      al_i64(t)[0] = (int64_t)lua_tonumber(L, 1);
-    } else al_f32(t)[0] = (float)lua_tonumber(L, 1);
+    if (dt == AL_I64) al_i64(t)[0] = iv;
+    else al_f32(t)[0] = (float)lua_tonumber(L, 1);
   } else if (lua_istable(L, 1)) {
     int nd = 0;
     int64_t shape[AL_MAXDIM];
@@ -432,12 +439,20 @@ static int m_requires_grad_(lua_State *L) {
   return 1;
 }
 
+/* t:backward([gradient] [, {retain_graph=}]) -- the options may come second. */
 static int m_backward(lua_State *L) {
-  al_tensor *t = l_checktensor(L, 1);
-  al_tensor *g = lua_isnoneornil(L, 2) ? NULL : l_checktensor(L, 2);
-  int retain = 0;
-  if (lua_istable(L, 3)) { lua_getfield(L, 3, "retain_graph"); retain = lua_toboolean(L, -1); lua_pop(L, 1); }
-  else if (lua_istable(L, 2)) { lua_getfield(L, 2, "retain_graph"); retain = lua_toboolean(L, -1); lua_pop(L, 1); }
+  al_tensor *t = l_checktensor(L, 1), *g = NULL;
+  int opts = 0, retain = 0;
+  if (lua_istable(L, 2)) opts = 2;
+  else {
+    if (!lua_isnoneornil(L, 2)) g = l_checktensor(L, 2);
+    if (lua_istable(L, 3)) opts = 3;
+  }
+  if (opts) { lua_getfield(L, opts, "retain_graph"); retain = lua_toboolean(L, -1); lua_pop(L, 1); }
+  if (g && g->dtype != AL_F32) {
+    char b[128];
+    return luaL_error(L, "attnlab.backward: the gradient must be float32, got %s", al_shape_str(g, b, sizeof b));
+  }
   L_TRY(L, "backward", al_backward(t, g, retain));
   return 0;
 }
@@ -472,14 +487,21 @@ static int m_add_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   double alpha = luaL_optnumber(L, 3, 1.0);
   if (t->dtype != AL_F32) return luaL_error(L, "attnlab.add_: float32 tensors only");
-  al_tensor *s = l_checktensorish(L, 2), *sc = NULL, *e = NULL;
+  al_tensor *s = l_checktensorish(L, 2), *sf = NULL, *sc = NULL, *e = NULL;
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
-  al_status st = al_affine(&sc, s, alpha, 0);
-  if (!st) st = al_expand(&e, sc, t->ndim, t->shape);
+  al_status st = al_to_dtype(&sf, s, AL_F32);   /* int64 sources too: the sum is float */
+  if (!st) st = al_affine(&sc, sf, alpha, 0);
+  if (!st) {
+    st = al_expand(&e, sc, t->ndim, t->shape);
+    if (st) {
+      char a[128], b[128];
+      st = al_seterr(AL_EINVAL, "add_: %s does not broadcast to the tensor %s", al_shape_str(s, a, sizeof a), al_shape_str(t, b, sizeof b));
+    }
+  }
   if (!st) st = al_accumulate(t, e);
   al_set_grad_enabled(was);
-  al_tensor_release(s); al_tensor_release(sc); al_tensor_release(e);
+  al_tensor_release(sf); al_tensor_release(sc); al_tensor_release(e);
   if (st) return l_raise(L, "add_");
   lua_settop(L, 1);
   return 1;
@@ -505,6 +527,10 @@ static int m_normal_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   double mean = luaL_optnumber(L, 2, 0), std = luaL_optnumber(L, 3, 1);
   al_rng *g = l_optrng(L, 4);
+  if (t->dtype != AL_F32) {
+    char sb[128];
+    return luaL_error(L, "attnlab.normal_: float32 tensors only, got %s", al_shape_str(t, sb, sizeof sb));
+  }
   al_tensor *tmp = al_tensor_new_like(t);
   if (!tmp) return l_raise(L, "normal_");
   al_rng_normal(g, al_f32(tmp), al_numel(tmp), (float)mean, (float)std);
@@ -518,6 +544,10 @@ static int m_uniform_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   double a = luaL_optnumber(L, 2, 0), b = luaL_optnumber(L, 3, 1);
   al_rng *g = l_optrng(L, 4);
+  if (t->dtype != AL_F32) {
+    char sb[128];
+    return luaL_error(L, "attnlab.uniform_: float32 tensors only, got %s", al_shape_str(t, sb, sizeof sb));
+  }
   al_tensor *tmp = al_tensor_new_like(t);
   if (!tmp) return l_raise(L, "uniform_");
   al_rng_uniform(g, al_f32(tmp), al_numel(tmp), (float)a, (float)b);
@@ -570,7 +600,8 @@ static int mt_gc(lua_State *L) {
 }
 
 static int mt_tostring(lua_State *L) {
-  al_tensor *t = l_totensor(L, 1);
+  l_tensor *u = luaL_checkudata(L, 1, TENSOR_MT);
+  al_tensor *t = u->t;
   if (!t) { lua_pushliteral(L, "Tensor(released)"); return 1; }
   /* prefer the Lua pretty-printer; fall back to a one-line summary */
   lua_getglobal(L, "require");
@@ -590,12 +621,11 @@ static int arith(lua_State *L, al_binop op, const char *name) {
   if (a && b) st = al_binary(&o, op, a, b);
   else if (a && lua_type(L, 2) == LUA_TNUMBER) {
     double v = lua_tonumber(L, 2);
-    switch (op) {
+    switch (op) {   /* x / v is a true division (x * (1/v) can differ in the last bit) */
       case AL_ADD: st = al_affine(&o, a, 1, v); break;
       case AL_SUB: st = al_affine(&o, a, 1, -v); break;
       case AL_MUL: st = al_affine(&o, a, v, 0); break;
-      case AL_DIV: st = al_affine(&o, a, 1.0 / v, 0); break;
-      default: { al_tensor *s = l_checktensorish(L, 2); st = al_binary(&o, op, a, s); al_tensor_release(s); }
+      default: st = al_binary(&o, op, a, l_checktensorish(L, 2));
     }
   } else if (b && lua_type(L, 1) == LUA_TNUMBER) {
     double v = lua_tonumber(L, 1);
@@ -603,8 +633,7 @@ static int arith(lua_State *L, al_binop op, const char *name) {
       case AL_ADD: st = al_affine(&o, b, 1, v); break;
       case AL_SUB: st = al_affine(&o, b, -1, v); break;
       case AL_MUL: st = al_affine(&o, b, v, 0); break;
-      case AL_DIV: { al_tensor *r = NULL; st = al_pow_scalar(&r, b, -1); if (!st) st = al_affine(&o, r, v, 0); al_tensor_release(r); break; }
-      default: { al_tensor *s = l_checktensorish(L, 1); st = al_binary(&o, op, s, b); al_tensor_release(s); }
+      default: st = al_binary(&o, op, l_checktensorish(L, 1), b);
     }
   } else {
     return luaL_error(L, "attnlab.%s: cannot apply to %s and %s", name, luaL_typename(L, 1), luaL_typename(L, 2));
@@ -671,7 +700,21 @@ static int mt_newindex(lua_State *L) {
     L_TRY(L, "index", al_select(&v, t, 0, i > 0 ? i - 1 : i));
     al_status st;
     if (lua_type(L, 3) == LUA_TNUMBER) { al_fill(v, lua_tonumber(L, 3)); st = AL_OK; }
-    else { al_tensor *s = l_checktensorish(L, 3), *e = NULL; st = al_expand(&e, s, v->ndim, v->shape); if (!st) st = al_copy_into(v, e); al_tensor_release(e); al_tensor_release(s); }
+    else {
+      al_tensor *s = NULL, *e = NULL;
+      l_tensor *anchor = lua_newuserdatauv(L, sizeof *anchor, 0);   /* v must not leak if the value is bad */
+      anchor->t = v;
+      luaL_setmetatable(L, TENSOR_MT);
+      s = l_checktensorish(L, 3);
+      st = al_expand(&e, s, v->ndim, v->shape);
+      if (st) {
+        char a[128], b[128];
+        st = al_seterr(AL_EINVAL, "index: cannot assign %s to t[%lld], which is %s", al_shape_str(s, a, sizeof a), (long long)i, al_shape_str(v, b, sizeof b));
+      }
+      if (!st) st = al_copy_into(v, e);
+      al_tensor_release(e);
+      v = al_tensor_retain(v);   /* the anchor keeps its own reference until collected */
+    }
     al_tensor_release(v);
     if (st) return l_raise(L, "index");
     return 0;
@@ -680,7 +723,10 @@ static int mt_newindex(lua_State *L) {
   if (!strcmp(k, "grad")) {
     if (lua_isnil(L, 3)) { al_tensor_release(t->grad); t->grad = NULL; return 0; }
     al_tensor *g = l_checktensor(L, 3);
-    if (!al_same_shape(g, t)) return luaL_error(L, "attnlab: assigned grad has a different shape");
+    if (!al_same_shape(g, t) || g->dtype != AL_F32) {
+      char a[128], b[128];
+      return luaL_error(L, "attnlab: assigned grad %s does not match the tensor %s (want float32, same shape)", al_shape_str(g, a, sizeof a), al_shape_str(t, b, sizeof b));
+    }
     al_tensor *c = al_tensor_new_like(g);
     if (!c) return l_raise(L, "grad");
     al_copy_into(c, g);
@@ -705,7 +751,7 @@ static const luaL_Reg methods[] = {
   {"float", m_float}, {"long", m_long}, {"requires_grad_", m_requires_grad_}, {"backward", m_backward},
   {"copy_", m_copy_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"add_", m_add_}, {"mul_", m_mul_},
   {"normal_", m_normal_}, {"uniform_", m_uniform_}, {"sumsq", m_sumsq}, {"has_nonfinite", m_has_nonfinite},
-  {"storage_id", m_storage_id},
+  {"storage_id", m_storage_id}, {"__close", mt_gc}, {"release", mt_gc},
   {NULL, NULL}};
 
 static const luaL_Reg metamethods[] = {

@@ -1,0 +1,197 @@
+-- attnlab.nn_attention -- the attention normalizer as a module, multi-head attention
+-- that takes any normalizer, and the pre-LN encoder block whose token mixer can be
+-- swapped for a sequential mixer (BiMamba, BiLSTM).
+local al = require "attnlab"
+local nn = al.nn
+
+-- ---- Normalizer ------------------------------------------------------------------------
+-- Names: softmax, sparsemax, entmax15, hae (per-head adaptive entmax, learned
+-- alpha_h = 1.05 + 0.9 sigmoid(a_h), a_h = 0 at init so alpha starts at 1.5),
+-- entmax:<alpha> (fixed alpha by bisection), topk:<ratio> (k = max(1, ceil(ratio*n))).
+local Normalizer = nn.class("Normalizer", nn.Module)
+nn.Normalizer = Normalizer
+Normalizer.NAMES = { "softmax", "sparsemax", "entmax15", "hae", "entmax:<alpha>", "topk:<ratio>" }
+
+-- Parse a normalizer name into {kind=, alpha=, ratio=}; errors list the valid names.
+function Normalizer.parse(name)
+  local function bad(why)
+    error(("unknown normalizer '%s'%s; valid: %s"):format(tostring(name), why or "",
+      table.concat(Normalizer.NAMES, ", ")), 3)
+  end
+  if type(name) ~= "string" then bad(" (not a string)") end
+  if name == "softmax" or name == "sparsemax" or name == "entmax15" or name == "hae" then return { kind = name } end
+  local a = name:match("^entmax:(.+)$")
+  if a then
+    local v = tonumber(a)
+    if not v or v <= 1 or v ~= v or v == math.huge then bad(" (alpha must be a number > 1)") end
+    return { kind = "entmax", alpha = v }
+  end
+  local r = name:match("^topk:(.+)$")
+  if r then
+    local v = tonumber(r)
+    if not v or not (v > 0 and v <= 1) then bad(" (ratio must be in (0, 1])") end
+    return { kind = "topk", ratio = v }
+  end
+  bad()
+end
+
+function Normalizer:init(opts)
+  opts = type(opts) == "string" and { name = opts } or opts
+  self.name = opts.name or "softmax"
+  self.spec = Normalizer.parse(self.name)
+  self.heads = opts.heads
+  self.iters = opts.iters or 50
+  if self.spec.kind == "hae" then
+    assert(self.heads, "Normalizer: hae needs heads")
+    self:param("pre_alpha", al.zeros({ self.heads }))
+  end
+end
+
+-- alpha per head, in (1.05, 1.95); nil for the other normalizers.
+function Normalizer:alpha()
+  if self.spec.kind == "hae" then return 1.05 + 0.9 * al.sigmoid(self.pre_alpha) end
+  if self.spec.kind == "entmax" then return self.spec.alpha end
+  if self.spec.kind == "entmax15" then return 1.5 end
+end
+
+-- scores (B,H,N,N); mask: nil or broadcastable to scores, nonzero = keep.
+function Normalizer:forward(scores, mask)
+  local k = self.spec.kind
+  local o = mask and { mask = mask } or nil
+  if k == "softmax" then return al.softmax(scores, o) end
+  if k == "sparsemax" then return al.sparsemax(scores, o) end
+  if k == "entmax15" then return al.entmax15(scores, o) end
+  if k == "topk" then return al.topk_softmax(scores, self.spec.ratio, o) end
+  local oo = { mask = mask, iters = self.iters }
+  if k == "entmax" then return al.entmax_bisect(scores, self.spec.alpha, oo) end
+  local h = self.heads
+  return al.entmax_bisect(scores, self:alpha():reshape({ h, 1, 1 }), oo)
+end
+
+function Normalizer:extra_repr() return self.name end
+
+-- ---- MultiHeadAttention ----------------------------------------------------------------
+-- x (B,N,D) -> (B,N,D). qkv: Linear(D, 3D) laid out as timm's (3, heads, head_dim);
+-- proj: Linear(D, D). forward(x, {key_mask=, keep=}): key_mask (B,N) nonzero = a real
+-- key (padding masked); keep (B,N) per-token keep mask (halted tokens are masked as keys).
+local MHA = nn.class("MultiHeadAttention", nn.Module)
+nn.MultiHeadAttention = MHA
+
+function MHA:init(opts)
+  local dim, heads = opts.dim, opts.heads
+  assert(math.type(dim) == "integer" and math.type(heads) == "integer" and heads > 0 and dim % heads == 0,
+    "MultiHeadAttention: dim must be a positive multiple of heads")
+  self.dim, self.heads, self.head_dim = dim, heads, dim // heads
+  self.scale = self.head_dim ^ -0.5
+  self:add("qkv", nn.Linear(dim, 3 * dim, { bias = opts.qkv_bias ~= false }))
+  self:add("normalizer", nn.Normalizer { name = opts.normalizer or "softmax", heads = heads, iters = opts.iters })
+  self:add("proj", nn.Linear(dim, dim))
+  self.keep_attention = opts.keep_attention or false   -- keep the last weights (diagnostics)
+  self.track_support = false
+end
+
+function MHA:alphas() return self.normalizer:alpha() end
+
+local function key_mask_of(opts, B, N)
+  if not opts then return nil end
+  local m = opts.key_mask
+  if opts.keep then m = m and (m * opts.keep) or opts.keep end
+  if not m then return nil end
+  return m:reshape({ B, 1, 1, N })
+end
+
+function MHA:forward(x, opts)
+  local s = x:shape()
+  local B, N, D = s[1], s[2], s[3]
+  if #s ~= 3 or D ~= self.dim then
+    error(("MultiHeadAttention: expected x (B,N,%d), got (%s)"):format(self.dim, table.concat(s, ",")), 2)
+  end
+  local H, dh = self.heads, self.head_dim
+  local qkv = self.qkv(x):reshape({ B, N, 3, H, dh }):permute({ 3, 1, 4, 2, 5 })   -- (3,B,H,N,dh)
+  local q, k, v = qkv[1], qkv[2], qkv[3]
+  local scores = al.matmul(q, k:transpose(3, 4)) * self.scale                      -- (B,H,N,N)
+  local mask = key_mask_of(opts, B, N)
+  local p = self.normalizer(scores, mask)
+  if self.keep_attention then self.last_attention = p:detach() end
+  if self.track_support then self:_accumulate_support(p, opts) end
+  local o = al.matmul(p, v):transpose(2, 3):reshape({ B, N, D })
+  return self.proj(o)
+end
+
+-- Support statistics: per head, the fraction of nonzero weights over all (query, key)
+-- pairs ("all"), and over real keys only ("real": padding and halted keys excluded) --
+-- with no mask the two are equal.
+function MHA:_accumulate_support(p, opts)
+  al.no_grad(function()
+    local s = p:shape()
+    local B, H, N = s[1], s[2], s[3]
+    local function per_head(t) return al.sum(t:reshape({ B, H, N * N }):permute({ 2, 1, 3 }):reshape({ H, B * N * N }), 2) end
+    local nz = al.gt(p, 0)                                                   -- (B,H,N,N)
+    local st = self.support or { nonzero = al.zeros({ H }), pairs = 0, nonzero_real = al.zeros({ H }), pairs_real = 0 }
+    st.nonzero = st.nonzero + per_head(nz)
+    st.pairs = st.pairs + B * N * N
+    local m = opts and opts.key_mask
+    if opts and opts.keep then m = m and (m * opts.keep) or opts.keep end
+    if m then   -- real (query, key) pairs only
+      local km, qm = m:reshape({ B, 1, 1, N }), m:reshape({ B, 1, N, 1 })
+      st.nonzero_real = st.nonzero_real + per_head(nz * km * qm)
+      st.pairs_real = st.pairs_real + al.sum(qm * km):item()
+    else
+      st.nonzero_real = st.nonzero_real + per_head(nz)
+      st.pairs_real = st.pairs_real + B * N * N
+    end
+    self.support = st
+  end)
+end
+
+-- {all = {per head}, real = {per head}, mean_all=, mean_real=}; nil if not tracked.
+function MHA:support_stats()
+  local st = self.support
+  if not st then return nil end
+  local all = (st.nonzero / st.pairs):totable()
+  local real = (st.nonzero_real / math.max(st.pairs_real, 1)):totable()
+  local function mean(t) local s = 0 for _, v in ipairs(t) do s = s + v end return s / #t end
+  return { all = all, real = real, mean_all = mean(all), mean_real = mean(real) }
+end
+
+function MHA:reset_support() self.support = nil end
+
+function MHA:extra_repr()
+  return ("dim=%d, heads=%d, normalizer=%s"):format(self.dim, self.heads, self.normalizer.name)
+end
+
+-- ---- EncoderBlock ---------------------------------------------------------------------------
+-- Pre-LN: x = x + mixer(norm1(x)); x = x + mlp(norm2(x)). The token mixer is the child
+-- "attn" (MultiHeadAttention by default); block:set_mixer(m) swaps it for any module
+-- with forward(x (B,N,D), opts) -> (B,N,D). With opts.keep (B,N), halted tokens are
+-- left unchanged: x = x + keep * f(...).
+local EncoderBlock = nn.class("EncoderBlock", nn.Module)
+nn.EncoderBlock = EncoderBlock
+
+function EncoderBlock:init(opts)
+  local dim = assert(opts.dim, "EncoderBlock: dim is required")
+  local eps = opts.eps or 1e-6
+  self.dim = dim
+  self:add("norm1", nn.LayerNorm(dim, { eps = eps }))
+  self:add("attn", opts.mixer or nn.MultiHeadAttention { dim = dim, heads = opts.heads, normalizer = opts.normalizer,
+                                                          qkv_bias = opts.qkv_bias, iters = opts.iters })
+  self:add("norm2", nn.LayerNorm(dim, { eps = eps }))
+  self.mlp_ratio = opts.mlp_ratio or 4
+  self:add("mlp", nn.MLP { in_features = dim, hidden_features = math.floor(dim * self.mlp_ratio), act = opts.act or "gelu",
+                           drop = opts.drop })
+end
+
+function EncoderBlock:set_mixer(m) self:add("attn", m) return self end
+
+-- Returns the new x, and the mixer's output (the distillation target in S2S).
+function EncoderBlock:forward(x, opts)
+  local mixed = self:call_child("attn", self.norm1(x), opts)
+  local keep = opts and opts.keep
+  local kk = keep and keep:reshape({ keep:shape()[1], keep:shape()[2], 1 })
+  x = x + (kk and mixed * kk or mixed)
+  local m = self:call_child("mlp", self.norm2(x))
+  x = x + (kk and m * kk or m)
+  return x, mixed
+end
+
+return nn

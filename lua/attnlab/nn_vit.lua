@@ -1,0 +1,161 @@
+-- attnlab.nn_vit -- the compact ViT-style classifier (and its text variant).
+--
+-- Parameter names are timm's (cls_token, pos_embed, patch_embed.proj.weight [D,C,P,P],
+-- blocks.<i>.norm1/attn.qkv/attn.proj/norm2/mlp.fc1/mlp.fc2, norm, head), LayerNorm eps
+-- 1e-6, exact-erf GELU, so checkpoints interoperate. The text variant embeds token ids
+-- (tok_embed.weight [V,D]) and prepends the class token the same way.
+--
+-- The study's preset: depth 2, heads 4, dim 64, mlp_ratio 4 (MLP width 256), patch 8 on
+-- 32x32 and 7 on 28x28 images (a 4x4 grid + class token: N = 17 tokens).
+local al = require "attnlab"
+local nn = al.nn
+
+local ViT = nn.class("ViT", nn.Module)
+nn.ViT = ViT
+
+ViT.PRESET = { dim = 64, depth = 2, heads = 4, mlp_ratio = 4, normalizer = "softmax", qkv_bias = true }
+
+function ViT:init(opts)
+  opts = opts or {}
+  local o = {}
+  for k, v in pairs(ViT.PRESET) do o[k] = v end
+  for k, v in pairs(opts) do o[k] = v end
+  self.cfg = o
+  local D = o.dim
+  assert(math.type(D) == "integer" and D > 0, "ViT: dim must be a positive integer")
+  assert(math.type(o.heads) == "integer" and D % o.heads == 0, ("ViT: dim %d is not divisible by heads %s"):format(D, tostring(o.heads)))
+  assert(math.type(o.num_classes) == "integer" and o.num_classes > 0, "ViT: num_classes is required")
+  -- all random draws come from one generator in a fixed order, so the same seed gives the
+  -- same initial weights whatever the normalizer (hae's own parameters start at 0)
+  local gen = o.generator or al.Generator(o.seed or 0)
+  if o.vocab_size then
+    self.text = true
+    self.seq_len = assert(o.seq_len, "ViT (text): seq_len is required")
+    self.num_tokens = self.seq_len + 1
+    self:add("tok_embed", nn.Embedding(o.vocab_size, D))
+    nn.init.trunc_normal_(self.tok_embed.weight, 0.02, 0, -2, 2, gen)
+  else
+    self.text = false
+    local S, P, C = o.image_size, o.patch_size, o.channels or 3
+    assert(S and P, "ViT: image_size and patch_size are required (or vocab_size and seq_len for text)")
+    if S % P ~= 0 then error(("ViT: image_size %d is not a multiple of patch_size %d"):format(S, P), 2) end
+    self.image_size, self.patch_size, self.channels = S, P, C
+    self.grid = S // P
+    self.num_tokens = self.grid * self.grid + 1
+    local pe = self:add("patch_embed", nn.Module())
+    pe.__name = "PatchEmbed"
+    pe:add("proj", nn.Module())
+    pe.proj.__name = "Conv2d"
+    pe.proj:param("weight", al.empty({ D, C, P, P }))
+    pe.proj:param("bias", al.zeros({ D }))
+    nn.init.linear_default_(pe.proj.weight, pe.proj.bias, gen)   -- PyTorch's Conv2d default
+  end
+  self:param("cls_token", al.zeros({ 1, 1, D }))
+  self:param("pos_embed", al.zeros({ 1, self.num_tokens, D }))
+  nn.init.trunc_normal_(self.pos_embed, 0.02, 0, -2, 2, gen)
+  nn.init.trunc_normal_(self.cls_token, 0.02, 0, -2, 2, gen)
+  local blocks = self:add("blocks", nn.Module())
+  blocks.__name = "Blocks"
+  for i = 0, o.depth - 1 do
+    blocks:add(tostring(i), nn.EncoderBlock { dim = D, heads = o.heads, mlp_ratio = o.mlp_ratio,
+                                              normalizer = o.normalizer, qkv_bias = o.qkv_bias, iters = o.iters })
+  end
+  self.depth = o.depth
+  self:add("norm", nn.LayerNorm(D, { eps = 1e-6 }))
+  self:add("head", nn.Linear(D, o.num_classes))
+  -- timm's _init_weights: trunc_normal(0.02) Linear weights, zero biases, LN (1, 0)
+  for _, pm in ipairs(self:modules()) do
+    local m = pm[2]
+    if getmetatable(m) == nn.Linear then
+      nn.init.trunc_normal_(m.weight, 0.02, 0, -2, 2, gen)
+      if m.bias then m.bias:zero_() end
+    end
+  end
+end
+
+function ViT:block(i) return self.blocks._children[tostring(i - 1)] end   -- 1-based
+
+function ViT:attention_layers()
+  local out = {}
+  for i = 1, self.depth do
+    local a = self:block(i).attn
+    if getmetatable(a) == nn.MultiHeadAttention then out[#out + 1] = a end
+  end
+  return out
+end
+
+-- Images (B,C,H,W) -> patch tokens (B, grid^2, D): the stride-P convolution as a
+-- reshape to (B, gh*gw, C*P*P) and a matmul with the (D, C*P*P) weight.
+function ViT:embed_patches(x)
+  local s = x:shape()
+  local B, C, H, W = s[1], s[2], s[3], s[4]
+  local P = self.patch_size
+  if #s ~= 4 or C ~= self.channels or H ~= self.image_size or W ~= self.image_size then
+    error(("ViT: expected images (B,%d,%d,%d), got (%s)"):format(self.channels, self.image_size, self.image_size,
+      table.concat(s, ",")), 3)
+  end
+  local g = self.grid
+  local patches = x:reshape({ B, C, g, P, g, P }):permute({ 1, 3, 5, 2, 4, 6 }):reshape({ B, g * g, C * P * P })
+  local w = self.patch_embed.proj.weight:reshape({ self.cfg.dim, C * P * P })
+  return al.linear(patches, w, self.patch_embed.proj.bias)
+end
+
+-- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
+-- opts: key_mask (B, N) with N = L+1 tokens (nonzero = real; the class token is real),
+--       keep (B, N) per-token keep mask. Returns logits (B, num_classes).
+function ViT:forward_features(x, opts)
+  local tokens
+  if self.text then
+    local s = x:shape()
+    if #s ~= 2 or s[2] ~= self.seq_len or x:dtype() ~= "int64" then
+      error(("ViT: expected token ids int64 (B,%d), got %s (%s)"):format(self.seq_len, x:dtype(), table.concat(s, ",")), 3)
+    end
+    tokens = self.tok_embed(x)
+  else
+    tokens = self:embed_patches(x)
+  end
+  local B = tokens:shape()[1]
+  local cls = self.cls_token:expand({ B, 1, self.cfg.dim })
+  local h = al.cat({ cls, tokens }, 2) + self.pos_embed
+  for i = 0, self.depth - 1 do
+    h = self.blocks:call_child(i, h, opts)
+  end
+  return self.norm(h)
+end
+
+function ViT:forward(x, opts)
+  local h = self:forward_features(x, opts)
+  return self.head(h:select(2, 1))
+end
+
+-- Attention support tracking over an evaluation pass: per layer, per head.
+function ViT:track_support(on)
+  for _, a in ipairs(self:attention_layers()) do a.track_support = on; if on then a:reset_support() end end
+end
+
+function ViT:support_stats()
+  local out = {}
+  for i, a in ipairs(self:attention_layers()) do out[i] = a:support_stats() end
+  return out
+end
+
+-- Learned alphas per layer (hae), as Lua lists.
+function ViT:alphas()
+  local out = {}
+  for i, a in ipairs(self:attention_layers()) do
+    local al_ = a:alphas()
+    out[i] = al.is_tensor(al_) and al_:totable() or al_
+  end
+  return out
+end
+
+function ViT:extra_repr()
+  if self.text then
+    return ("text: vocab=%d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s"):format(self.cfg.vocab_size,
+      self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer)
+  end
+  return ("image %dx%d, patch %d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s"):format(self.image_size,
+    self.image_size, self.patch_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer)
+end
+
+return nn

@@ -1,0 +1,74 @@
+-- scripts/bench_normalizers.lua -- attention normalizers and the attention layer,
+-- forward+backward, against our softmax and against the PyTorch reference
+-- (../shared/anchors/torch_ref.py) in the same run.
+--
+--   bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--no-torch]
+-- Scores {128,4,N,N} ~ N(0,1); hae = alpha-entmax by bisection with a learned per-head
+-- alpha {4,1,1} and its gradient. Attention layer: x (128, N, 64), 4 heads, qkv+proj.
+local al = require "attnlab"
+local bench = al.bench
+
+local threads, N, use_torch = 1, 65, true
+local i = 1
+while i <= #arg do
+  if arg[i] == "--threads" then threads = tonumber(arg[i + 1]); i = i + 2
+  elseif arg[i] == "--tokens" then N = tonumber(arg[i + 1]); i = i + 2
+  elseif arg[i] == "--no-torch" then use_torch = false; i = i + 1
+  else error("unknown argument " .. arg[i]) end
+end
+al.set_num_threads(threads)
+bench.header(("normalizers on {128,4,%d,%d}, forward+backward"):format(N, N))
+
+local NAMES = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" }
+local TORCH = { softmax = "softmax", sparsemax = "sparsemax", entmax15 = "entmax15", hae = "hae",
+                ["topk:0.125"] = "topk0.125", ["topk:0.25"] = "topk0.25", ["topk:0.5"] = "topk0.5" }
+
+al.manual_seed(0)
+local s = al.randn({ 128, 4, N, N })
+local g = al.randn({ 128, 4, N, N })
+local ours, layer = {}, {}
+for _, name in ipairs(NAMES) do
+  local norm = al.nn.Normalizer { name = name, heads = 4 }
+  local x = s:detach():requires_grad_(true)
+  ours[name] = bench.time(function()
+    local y = norm(x)
+    y:backward(g)
+    x.grad = nil
+    if norm.pre_alpha then norm.pre_alpha.grad = nil end
+  end)
+  local att = al.nn.MultiHeadAttention { dim = 64, heads = 4, normalizer = name }
+  local xa = al.randn({ 128, N, 64 }, { requires_grad = true })
+  layer[name] = bench.time(function()
+    local y = att(xa)
+    al.sum(y):backward()
+    xa.grad = nil
+    for _, p in ipairs(att:parameters()) do p.grad = nil end
+  end)
+end
+
+local torch_norm, torch_layer, why = {}, {}, nil
+if use_torch then
+  local names = {}
+  for _, n in ipairs(NAMES) do names[#names + 1] = TORCH[n] end
+  local r, err = bench.torch("norms", ("--shape 128,4,%d,%d --names %s"):format(N, N, table.concat(names, ",")), threads)
+  if r then for _, e in ipairs(r) do if e.name then torch_norm[e.name] = e.ms / 1e3 end end else why = err end
+  r = bench.torch("attn", ("--batch 128 --tokens %d --names %s"):format(N, table.concat(names, ",")), threads)
+  if r then for _, e in ipairs(r) do if e.name then torch_layer[e.name] = e.ms / 1e3 end end end
+end
+
+local rows = {}
+for _, name in ipairs(NAMES) do
+  local t, tt = ours[name], torch_norm[TORCH[name]]
+  rows[#rows + 1] = { name, ("%.2f"):format(t * 1e3), ("%.2fx"):format(t / ours.softmax),
+    tt and ("%.2f"):format(tt * 1e3) or "-", tt and ("%.1fx"):format(tt / t) or "-",
+    ("%.2f"):format(layer[name] * 1e3), ("%.2fx"):format(layer[name] / layer.softmax),
+    torch_layer[TORCH[name]] and ("%.1fx"):format(torch_layer[TORCH[name]] / layer[name]) or "-" }
+end
+bench.print_table({ "normalizer", "ours ms", "x our softmax", "PyTorch ms", "PyTorch/ours", "layer ms", "layer x softmax", "PyTorch layer/ours" }, rows)
+if why then print("(PyTorch column empty: " .. why .. ")") end
+-- softmax is memory-bound: forward reads x, writes y; backward reads y, g, writes gx
+local bytes = 128 * 4 * N * N * 4 * 5
+local tcopy = bench.time(function() local c = s:clone() end)
+print(("softmax fwd+bwd moves %.1f MB: %.1f GB/s; a plain copy of the scores (read+write %.1f MB) runs at %.1f GB/s")
+  :format(bytes / 1e6, bytes / ours.softmax / 1e9, 2 * 128 * 4 * N * N * 4 / 1e6, 2 * 128 * 4 * N * N * 4 / tcopy / 1e9))
+print("goals: sparsemax, entmax15, topk <= 2x softmax; hae <= 4x; each sparse normalizer >= 10x faster than PyTorch")

@@ -1,0 +1,192 @@
+-- nn modules, optimizers, schedules, checkpoints, and the compact ViT.
+local al = require "attnlab"
+local T = require "harness"
+local nn = al.nn
+
+local function tmpname() return os.tmpname() end
+
+local function flat(t) return t:contiguous():reshape({ -1 }):totable() end
+
+return {
+  { name = "Module registers parameters and children in order; state_dict names", fn = function()
+    local m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2, { bias = false }))
+    local names = {}
+    for _, np in ipairs(m:named_parameters()) do names[#names + 1] = np[1] end
+    T.eq(names, { "0.weight", "0.bias", "2.weight" })
+    T.eq(m:num_parameters(), 3 * 4 + 4 + 4 * 2)
+    assert(m:get(1) == m._children["0"])
+    assert(tostring(m):find("Linear(3 -> 4)", 1, true), tostring(m))
+  end },
+  { name = "state_dict round trip through safetensors (al.save / al.load)", fn = function()
+    al.manual_seed(3)
+    local a = nn.MLP { in_features = 5, hidden_features = 7, out_features = 3 }
+    local b = nn.MLP { in_features = 5, hidden_features = 7, out_features = 3 }
+    local path = tmpname()
+    al.save(path, a:state_dict(), { note = "test" })
+    local sd, meta = al.load(path)
+    os.remove(path)
+    T.eq(meta.note, "test")
+    b:load_state_dict(sd)
+    local x = al.randn({ 2, 5 })
+    T.eq(flat(b(x)), flat(a(x)))
+  end },
+  { name = "load_state_dict lists missing, unexpected and mis-shaped keys", fn = function()
+    local m = nn.Linear(3, 2)
+    local err = T.raises(function() m:load_state_dict({ weight = al.zeros({ 2, 4 }), extra = al.zeros({ 1 }) }) end, "load_state_dict")
+    assert(err:find("missing keys: bias", 1, true), err)
+    assert(err:find("unexpected keys: extra", 1, true), err)
+    assert(err:find("weight: checkpoint (2,4), model (2,3)", 1, true), err)
+    local missing, unexpected = m:load_state_dict({ weight = al.ones({ 2, 3 }) }, { strict = false })
+    T.eq(missing, { "bias" }); T.eq(unexpected, {})
+    T.eq(flat(m.weight), { 1, 1, 1, 1, 1, 1 })
+  end },
+  { name = "containers name the failing layer", fn = function()
+    local m = nn.Sequential(nn.Linear(3, 4), nn.Linear(5, 2))
+    local err = T.raises(function() m(al.randn({ 2, 3 })) end, "in layer 2 (Linear): ")
+    assert(err:find("attnlab.linear: input float32 (2,4) does not match weight float32 (2,5)", 1, true), err)
+  end },
+  { name = "AdamW matches the closed-form update over 3 steps", fn = function()
+    local p = al.tensor({ 0.5, -1.0, 2.0 })
+    local opt = al.optim.AdamW({ p }, { lr = 0.1, betas = { 0.9, 0.99 }, eps = 1e-8, weight_decay = 0.05 })
+    local grads = { { 0.1, -0.2, 0.3 }, { -0.5, 0.4, 0.0 }, { 1.0, 1.0, -1.0 } }
+    local ref, m, v = { 0.5, -1.0, 2.0 }, { 0, 0, 0 }, { 0, 0, 0 }
+    for t = 1, 3 do
+      p.grad = al.tensor(grads[t])
+      opt:step()
+      for i = 1, 3 do
+        local g = grads[t][i]
+        ref[i] = ref[i] * (1 - 0.1 * 0.05)
+        m[i] = 0.9 * m[i] + 0.1 * g
+        v[i] = 0.99 * v[i] + 0.01 * g * g
+        local mh, vh = m[i] / (1 - 0.9 ^ t), v[i] / (1 - 0.99 ^ t)
+        ref[i] = ref[i] - 0.1 * mh / (math.sqrt(vh) + 1e-8)
+      end
+    end
+    T.close(p:totable(), ref, 1e-6, 1e-5)
+  end },
+  { name = "SGD with momentum and nesterov matches the closed form", fn = function()
+    local p = al.tensor({ 1.0, -2.0 })
+    local opt = al.optim.SGD({ p }, { lr = 0.1, momentum = 0.9, nesterov = true, weight_decay = 0.01 })
+    local ref, buf = { 1.0, -2.0 }, { 0, 0 }
+    for t = 1, 3 do
+      local g = { 0.3 * t, -0.1 }
+      p.grad = al.tensor(g)
+      opt:step()
+      for i = 1, 2 do
+        local gi = g[i] + 0.01 * ref[i]
+        buf[i] = t == 1 and gi or 0.9 * buf[i] + gi
+        ref[i] = ref[i] - 0.1 * (gi + 0.9 * buf[i])
+      end
+    end
+    T.close(p:totable(), ref, 1e-6, 1e-5)
+  end },
+  { name = "cosine schedule with warmup", fn = function()
+    local opt = al.optim.SGD({ al.zeros({ 1 }) }, { lr = 1.0 })
+    local s = al.optim.CosineWarmup(opt, { warmup = 4, total = 14, min_lr = 0.1 })
+    T.close(opt.lr, 0.25, 1e-12)
+    local lrs = {}
+    for i = 1, 14 do lrs[i] = s:step() end
+    T.close(lrs[3], 1.0, 1e-12)                      -- end of warmup: t = 4 -> base
+    T.close(lrs[8], 0.1 + 0.45 * (1 + math.cos(math.pi * 0.4)), 1e-12)
+    T.close(lrs[14], 0.1, 1e-12)
+  end },
+  { name = "clip_grad_norm scales to max_norm and returns the old norm", fn = function()
+    local a, b = al.zeros({ 2 }), al.zeros({ 1 })
+    a.grad, b.grad = al.tensor({ 3, 0 }), al.tensor({ 4 })
+    local n = al.optim.clip_grad_norm({ a, b }, 1.0)
+    T.close(n, 5, 1e-6)
+    T.close(math.sqrt(a.grad:sumsq() + b.grad:sumsq()), 1.0, 1e-5)
+  end },
+  { name = "optimizer rejects bad options", fn = function()
+    T.raises(function() al.optim.AdamW({ al.zeros({ 1 }) }, { lr = -1 }) end, "lr must be a number")
+    T.raises(function() al.optim.SGD({ 1, 2 }) end, "not a tensor")
+  end },
+  { name = "trunc_normal_ stays in bounds with the right spread", fn = function()
+    local t = al.zeros({ 20000 })
+    nn.init.trunc_normal_(t, 1.0, 0, -1, 1, al.Generator(5))
+    local mx, mn = al.max(t):item(), al.min(t):item()
+    assert(mx <= 1 and mn >= -1, "out of bounds")
+    -- std of N(0,1) truncated to [-1,1] is 0.5376
+    T.close(math.sqrt(al.var(t):item()), 0.5376, 0.01)
+  end },
+  { name = "ViT: study preset is N = 17 tokens, timm names, logits shape", fn = function()
+    local m = nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, seed = 1 }
+    T.eq(m.num_tokens, 17)
+    local sd = m:state_dict()
+    for _, k in ipairs({ "cls_token", "pos_embed", "patch_embed.proj.weight", "blocks.0.norm1.weight",
+      "blocks.1.attn.qkv.weight", "blocks.1.attn.proj.bias", "blocks.0.mlp.fc1.weight", "blocks.0.mlp.fc2.bias",
+      "norm.weight", "head.weight" }) do assert(sd[k], "missing " .. k) end
+    T.eq(sd["patch_embed.proj.weight"]:shape(), { 64, 3, 8, 8 })
+    T.eq(sd["pos_embed"]:shape(), { 1, 17, 64 })
+    T.eq(m(al.randn({ 2, 3, 32, 32 })):shape(), { 2, 10 })
+    local f = nn.ViT { image_size = 28, patch_size = 7, channels = 1, num_classes = 10 }
+    T.eq(f.num_tokens, 17)
+  end },
+  { name = "ViT: matched seeds give identical weights for every normalizer", fn = function()
+    local ref = nn.ViT { image_size = 28, patch_size = 7, channels = 1, num_classes = 10, seed = 9 }:state_dict()
+    for _, name in ipairs({ "sparsemax", "hae", "topk:0.25" }) do
+      local sd = nn.ViT { image_size = 28, patch_size = 7, channels = 1, num_classes = 10, seed = 9, normalizer = name }:state_dict()
+      for k, v in pairs(ref) do T.eq(flat(sd[k]), flat(v), 0, name .. " " .. k) end
+    end
+  end },
+  { name = "ViT: patch embedding equals the strided convolution it stands for", fn = function()
+    al.manual_seed(2)
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 2, num_classes = 3, dim = 8, heads = 2, seed = 2 }
+    local x = al.randn({ 1, 2, 8, 8 })
+    local tok = m:embed_patches(x)                     -- (1, 4, 8)
+    local w, b = m.patch_embed.proj.weight, m.patch_embed.proj.bias
+    -- patch (row 2, col 1) is token 3 (row-major grid); channel d = sum_{c,i,j} w[d,c,i,j] x[c,4+i,j] + b[d]
+    local xt, wt, bt = x:totable()[1], w:totable(), b:totable()
+    for d = 1, 8 do
+      local s = bt[d]
+      for c = 1, 2 do for i = 1, 4 do for j = 1, 4 do s = s + wt[d][c][i][j] * xt[c][4 + i][j] end end end
+      T.close(tok:totable()[1][3][d], s, 1e-5, 1e-5)
+    end
+  end },
+  { name = "unknown normalizer lists the valid names", fn = function()
+    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "sparsmax" } end,
+      "unknown normalizer 'sparsmax'; valid: softmax, sparsemax, entmax15, hae, entmax:<alpha>, topk:<ratio>")
+    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "topk:1.5" } end, "ratio must be in (0, 1]")
+    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:0.9" } end, "alpha must be a number > 1")
+  end },
+  { name = "hae alphas start at 1.5 and are trained by the optimizer", fn = function()
+    al.manual_seed(4)
+    local a = nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "hae" }
+    T.close(a:alphas():totable(), { 1.5, 1.5 }, 1e-7)
+    local opt = al.optim.AdamW(a:parameters(), { lr = 0.1 })
+    local x = al.randn({ 2, 5, 8 })
+    local loss = al.sum(a(x) ^ 2)
+    loss:backward()
+    assert(a.normalizer.pre_alpha.grad, "pre_alpha got no gradient")
+    opt:step()
+    local al1 = a:alphas():totable()
+    assert(al1[1] ~= 1.5 and al1[1] > 1.05 and al1[1] < 1.95, "alpha did not move: " .. al1[1])
+  end },
+  { name = "attention with a key mask ignores masked keys exactly", fn = function()
+    al.manual_seed(5)
+    for _, name in ipairs({ "softmax", "sparsemax", "entmax15", "hae", "topk:0.5" }) do
+      local a = nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = name, keep_attention = true }
+      local x = al.randn({ 1, 4, 8 })
+      local mask = al.tensor({ { 1, 1, 1, 0 } })
+      local y = a(x, { key_mask = mask })
+      local p = a.last_attention:totable()[1]
+      for h = 1, 2 do for q = 1, 4 do T.eq(p[h][q][4], 0, 0, name .. " weight on a masked key") end end
+      -- changing the masked token's value leaves the real tokens' outputs unchanged
+      local x2 = x:clone(); x2[1][4] = al.randn({ 8 })
+      local y2 = a(x2, { key_mask = mask })
+      T.close(flat(y:narrow(2, 1, 3)), flat(y2:narrow(2, 1, 3)), 1e-6, 0, name)
+    end
+  end },
+  { name = "support statistics: softmax is dense, topk 0.25 of 17 keys keeps 5", fn = function()
+    al.manual_seed(6)
+    local m = nn.ViT { image_size = 28, patch_size = 7, channels = 1, num_classes = 10, normalizer = "topk:0.25", seed = 6 }
+    m:track_support(true)
+    al.no_grad(function() m(al.randn({ 3, 1, 28, 28 })) end)
+    local st = m:support_stats()
+    T.close(st[1].mean_all, 5 / 17, 1e-6)
+    local s = nn.ViT { image_size = 28, patch_size = 7, channels = 1, num_classes = 10, seed = 6 }
+    s:track_support(true)
+    al.no_grad(function() s(al.randn({ 3, 1, 28, 28 })) end)
+    T.close(s:support_stats()[2].mean_all, 1.0, 1e-6)
+  end },
+}
