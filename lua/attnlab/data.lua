@@ -14,7 +14,7 @@ local data = {}
 -- ---- locating files --------------------------------------------------------------------
 local function repo_root()
   local p = package.searchpath("attnlab", package.path) or ""
-  return p:match("^(.*)/lua/attnlab/init%.lua$") or p:match("^(.*)/lua/attnlab%.lua$")
+  return p:match("^(.*)/lua/attnlab/init%.lua$") or (p:match("^lua/attnlab/init%.lua$") and ".")
 end
 
 function data.search_path()

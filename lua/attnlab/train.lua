@@ -74,7 +74,8 @@ function train.machine()
 end
 
 function train.git_revision()
-  local root = (package.searchpath("attnlab", package.path) or ""):match("^(.*)/lua/attnlab/init%.lua$") or "."
+  local p = package.searchpath("attnlab", package.path) or ""
+  local root = p:match("^(.*)/lua/attnlab/init%.lua$") or "."
   local rev = sh("git -C '" .. root .. "' rev-parse HEAD")
   local dirty = sh("git -C '" .. root .. "' status --porcelain --untracked-files=no")
   return rev and (rev .. (dirty and "-dirty" or "")) or "unknown"
