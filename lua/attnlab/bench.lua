@@ -22,9 +22,7 @@ function bench.time(fn, opts)
   return times[(#times + 1) // 2]
 end
 
-local function root()
-  return (package.searchpath("attnlab", package.path) or ""):match("^(.*)/lua/attnlab/init%.lua$") or "."
-end
+local root = al.root
 
 -- Run scripts/bench/torch_ref_bench.py PART with the same BLAS kernels and threads as
 -- attnlab; returns a list of decoded JSON lines, or nil and a reason.

@@ -12,17 +12,12 @@ local al = require "attnlab"
 local data = {}
 
 -- ---- locating files --------------------------------------------------------------------
-local function repo_root()
-  local p = package.searchpath("attnlab", package.path) or ""
-  return p:match("^(.*)/lua/attnlab/init%.lua$") or (p:match("^lua/attnlab/init%.lua$") and ".")
-end
 
 function data.search_path()
   local dirs = {}
   local env = os.getenv("ATTNLAB_DATA")
   if env then for d in env:gmatch("[^:]+") do dirs[#dirs + 1] = d end end
-  local root = repo_root()
-  if root then dirs[#dirs + 1] = root .. "/../shared/data" end
+  dirs[#dirs + 1] = al.root() .. "/../shared/data"
   dirs[#dirs + 1] = "/usr/share/datasets"
   local home = os.getenv("HOME")
   if home then dirs[#dirs + 1] = home .. "/.cache/attnlab/data" end

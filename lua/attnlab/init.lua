@@ -14,6 +14,12 @@ package.loaded["attnlab"] = al
 
 al.float32, al.int64 = "float32", "int64"
 
+-- The checkout this module was loaded from (the folder holding lua/, scripts/, ...).
+function al.root()
+  local p = package.searchpath("attnlab", package.path) or ""
+  return p:match("^(.*)/lua/attnlab/init%.lua$") or (p:match("^lua/attnlab/init%.lua$") and ".") or "."
+end
+
 -- Run fn with autograd recording off (evaluation, optimizer updates).
 function al.no_grad(fn, ...)
   local prev = core.set_grad_enabled(false)
@@ -104,7 +110,7 @@ end
 
 -- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
 local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
-               s2s = true, train = true, debug = true, format = true, cli = true, plot = true }
+               s2s = true, train = true, debug = true, format = true, cli = true, plot = true, bench = true }
 setmetatable(al, {
   __index = function(t, k)
     if lazy[k] then

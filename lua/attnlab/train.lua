@@ -74,8 +74,7 @@ function train.machine()
 end
 
 function train.git_revision()
-  local p = package.searchpath("attnlab", package.path) or ""
-  local root = p:match("^(.*)/lua/attnlab/init%.lua$") or "."
+  local root = al.root()
   local rev = sh("git -C '" .. root .. "' rev-parse HEAD")
   local dirty = sh("git -C '" .. root .. "' status --porcelain --untracked-files=no")
   return rev and (rev .. (dirty and "-dirty" or "")) or "unknown"
