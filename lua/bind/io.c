@@ -303,7 +303,7 @@ static int l_load(lua_State *L) {
     al_tensor *t = al_tensor_new(is_float ? AL_F32 : AL_I64, e->ndim, e->shape);
     if (!t) { al_st_close(f); return l_raise(L, "load"); }
     al_status st = is_float ? al_st_to_f32(e, al_f32(t)) : al_st_to_i64(e, al_i64(t));
-    if (st) { al_tensor_release(t); al_st_close(f); return luaL_error(L, "attnlab.load: %s: tensor '%s': %s", path, e->name, al_errmsg()); }
+    if (st) { al_tensor_release(t); al_st_close(f); return luaL_error(L, "attnlab.load: %s", al_errmsg()); }
     l_pushtensor(L, t);
     lua_setfield(L, -2, e->name);
   }
