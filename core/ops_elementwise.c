@@ -67,7 +67,13 @@ static void bgeom_build(bgeom *g, int nops, const al_tensor *out, const al_tenso
     for (int o = 0; o < nops; o++) g->st[o][m] = st[o][i];
     m++;
   }
-  if (m == 0) { g->shape[0] = 1; for (int o = 0; o < 3; o++) g->st[o][0] = 0; m = 1; }
+  if (m == 0) {   /* a one-element output: one row of length 1 (output stride 1, so the
+                     * specialised inner loops apply) */
+    g->shape[0] = 1;
+    for (int o = 0; o < 3; o++) g->st[o][0] = 0;
+    g->st[0][0] = 1;
+    m = 1;
+  }
   g->ndim = m;
 }
 
@@ -90,19 +96,28 @@ static void row_offsets(const bgeom *g, int nops, int64_t r, int64_t *off) {
     else { for (int64_t i = 0; i < n; i++) { float x = pa[i * sa], y = pb[i * sb]; po[i * so] = (EXPR); } } \
   } while (0)
 
+static inline float binop_apply(al_binop op, float x, float y) {
+  switch (op) {
+    case AL_ADD: return x + y;
+    case AL_SUB: return x - y;
+    case AL_MUL: return x * y;
+    case AL_DIV: return x / y;
+    case AL_MAXIMUM: return (x != x || y != y) ? NAN : (x > y ? x : y);
+    case AL_MINIMUM: return (x != x || y != y) ? NAN : (x < y ? x : y);
+    case AL_GT: return x > y ? 1.0f : 0.0f;
+    case AL_GE: return x >= y ? 1.0f : 0.0f;
+    case AL_LT: return x < y ? 1.0f : 0.0f;
+    case AL_LE: return x <= y ? 1.0f : 0.0f;
+    case AL_EQ: return x == y ? 1.0f : 0.0f;
+    case AL_NE: return x != y ? 1.0f : 0.0f;
+  }
+  return NAN;
+}
+
 static void bin_inner(al_binop op, float *po, int64_t so, const float *pa, int64_t sa, const float *pb,
                       int64_t sb, int64_t n) {
-  if (so != 1) { sa = sa ? sa : 0; }
-  if (so != 1) {   /* generic strided output (only in-place accumulation uses this) */
-    for (int64_t i = 0; i < n; i++) {
-      float x = pa[i * sa], y = pb[i * sb], r = 0;
-      switch (op) {
-        case AL_ADD: r = x + y; break; case AL_SUB: r = x - y; break;
-        case AL_MUL: r = x * y; break; case AL_DIV: r = x / y; break;
-        default: r = 0;
-      }
-      po[i * so] = r;
-    }
+  if (so != 1) {   /* generic strided output (the output is contiguous: not reached today) */
+    for (int64_t i = 0; i < n; i++) po[i * so] = binop_apply(op, pa[i * sa], pb[i * sb]);
     return;
   }
   switch (op) {
@@ -245,7 +260,12 @@ static const char *unop_names[AL_UNARY_COUNT] = {
   "cos", "rsqrt", "log1p", "sign", "floor", "round", "erf"};
 const char *al_unop_name(al_unop op) { return op < AL_UNARY_COUNT ? unop_names[op] : "?"; }
 
-static inline float sigmoidf_(float x) { return 1.0f / (1.0f + al_fexp(-x)); }
+/* 1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0: the same e = exp(-|x|) serves both,
+ * never overflows, and keeps tiny results such as sigmoid(-100) = 3.8e-44 (not 0). */
+static inline float sigmoidf_(float x) {
+  float e = al_fexp(-fabsf(x)), r = 1.0f / (1.0f + e);
+  return x >= 0 ? r : e * r;
+}
 static inline float softplusf_(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 static void unary_fwd(al_unop op, float *o, const float *x, int64_t n) {
@@ -257,7 +277,7 @@ static void unary_fwd(al_unop op, float *o, const float *x, int64_t n) {
     case AL_TANH: for (int64_t i = 0; i < n; i++) o[i] = tanhf(x[i]); break;
     case AL_SIGMOID: for (int64_t i = 0; i < n; i++) o[i] = sigmoidf_(x[i]); break;
     case AL_RELU: for (int64_t i = 0; i < n; i++) o[i] = x[i] > 0 ? x[i] : (x[i] != x[i] ? x[i] : 0.0f); break;
-    case AL_GELU: for (int64_t i = 0; i < n; i++) o[i] = 0.5f * x[i] * (1.0f + al_ferf(x[i] * 0.70710678118654752f)); break;
+    case AL_GELU: for (int64_t i = 0; i < n; i++) o[i] = x[i] * al_fphi(x[i]); break;   /* exact (erf) GELU */
     case AL_SILU: for (int64_t i = 0; i < n; i++) o[i] = x[i] * sigmoidf_(x[i]); break;
     case AL_SOFTPLUS: for (int64_t i = 0; i < n; i++) o[i] = softplusf_(x[i]); break;
     case AL_ABS: for (int64_t i = 0; i < n; i++) o[i] = fabsf(x[i]); break;
@@ -268,7 +288,7 @@ static void unary_fwd(al_unop op, float *o, const float *x, int64_t n) {
     case AL_SIGN: for (int64_t i = 0; i < n; i++) o[i] = x[i] > 0 ? 1.0f : (x[i] < 0 ? -1.0f : x[i]); break;
     case AL_FLOOR: for (int64_t i = 0; i < n; i++) o[i] = floorf(x[i]); break;
     case AL_ROUND: for (int64_t i = 0; i < n; i++) o[i] = nearbyintf(x[i]); break;
-    case AL_ERF: for (int64_t i = 0; i < n; i++) o[i] = erff(x[i]); break;
+    case AL_ERF: for (int64_t i = 0; i < n; i++) o[i] = erff(x[i]); break;   /* libm: ~1 ulp */
     default: break;
   }
 }
@@ -286,7 +306,7 @@ static void unary_bwd_kernel(al_unop op, float *gi, const float *g, const float 
     case AL_GELU:   /* d/dx x*Phi(x) = Phi(x) + x*phi(x) */
       for (int64_t i = 0; i < n; i++) {
         float xi = x[i];
-        float cdf = 0.5f * (1.0f + al_ferf(xi * 0.70710678118654752f));
+        float cdf = al_fphi(xi);
         float pdf = 0.3989422804014327f * al_fexp(-0.5f * xi * xi);
         gi[i] = g[i] * (cdf + xi * pdf);
       }

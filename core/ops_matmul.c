@@ -28,9 +28,18 @@ static al_status sum_then_reshape(al_tensor **out, al_tensor *t, const al_tensor
   return st;
 }
 
-static al_status matmul_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
-  al_tensor *a = n->saved[0], *b = n->saved[1];
+static al_status matmul_bwd(al_node *n, al_tensor *g0, al_tensor **gin) {
+  al_tensor *a = n->saved[0], *b = n->saved[1], *g = NULL;
+  int drop_m = (int)n->k[0], drop_n = (int)n->k[1];
   al_status st = AL_OK;
+  if (drop_m || drop_n) {   /* give g back the size-1 dims of the 1-D operands: (..., M, N) */
+    int64_t sh[AL_MAXDIM];
+    int nb = g0->ndim - !drop_m - !drop_n, k = 0;
+    for (int i = 0; i < nb; i++) sh[k++] = g0->shape[i];
+    sh[k++] = drop_m ? 1 : g0->shape[nb];
+    sh[k++] = drop_n ? 1 : g0->shape[g0->ndim - 1];
+    AL_TRY(al_reshape(&g, g0, k, sh));
+  } else g = al_tensor_retain(g0);
   if (n->in[0].needs) {   /* ga = g @ b^T, summed over broadcast batch dims */
     al_tensor *bt = NULL, *t = NULL;
     st = al_transpose(&bt, b, -1, -2);
@@ -57,6 +66,7 @@ static al_status matmul_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
     if (!st) st = sum_then_reshape(&gin[1], t, b, n->in[1].ndim, n->in[1].shape);
     al_tensor_release(t);
   }
+  al_tensor_release(g);
   return st;
 }
 
@@ -148,22 +158,29 @@ al_status al_matmul(al_tensor **out, al_tensor *a0, al_tensor *b0) {
     }
     if (par) al_blas_set_threads(al_get_num_threads());
   }
-  {
-    al_tensor *ins[2] = {a0, b0};
-    al_node *n = al_node_new("matmul", matmul_bwd, 2, ins, &st);
-    if (st) { al_tensor_release(o); o = NULL; goto done; }
-    if (n) { al_node_save(n, a); al_node_save(n, b); al_node_attach(n, o); }
-  }
-  if (drop_m || drop_n) {
+  if (drop_m || drop_n) {   /* drop the dims the 1-D operands gained (a view, not a node) */
     al_tensor *r = NULL;
     int64_t rs[AL_MAXDIM];
     int rn = 0;
     for (int i = 0; i < bn; i++) rs[rn++] = bshape[i];
     if (!drop_m) rs[rn++] = M;
     if (!drop_n) rs[rn++] = N;
-    st = al_reshape(&r, o, rn, rs);
+    st = al_reshape(&r, o, rn, rs);   /* o records nothing yet */
     al_tensor_release(o);
     o = r;
+    if (st) goto done;
+  }
+  {
+    al_tensor *ins[2] = {a0, b0};
+    al_node *n = al_node_new("matmul", matmul_bwd, 2, ins, &st);
+    if (st) { al_tensor_release(o); o = NULL; goto done; }
+    if (n) {
+      n->k[0] = drop_m;
+      n->k[1] = drop_n;
+      al_node_save(n, a);
+      al_node_save(n, b);
+      al_node_attach(n, o);
+    }
   }
 done:
   al_tensor_release(ac); al_tensor_release(bc); al_tensor_release(a); al_tensor_release(b);

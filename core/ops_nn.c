@@ -72,6 +72,10 @@ static al_status layer_norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
       }
     }
     al_tensor *gw = need_w ? al_tensor_new(AL_F32, 1, &D) : NULL, *gb = need_b ? al_tensor_new(AL_F32, 1, &D) : NULL;
+    if ((need_w && !gw) || (need_b && !gb)) {
+      free(part); al_tensor_release(gw); al_tensor_release(gb); al_tensor_release(gc);
+      return AL_ENOMEM;
+    }
     for (int64_t j = 0; j < D; j++) {
       double sw = 0, sb = 0;
       for (int64_t bk = 0; bk < nblk; bk++) { sw += part[bk * 2 * D + j]; sb += part[bk * 2 * D + D + j]; }
@@ -116,11 +120,11 @@ al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *
   #pragma omp parallel for if (R * D >= AL_PAR_MIN_WORK) schedule(static)
   for (int64_t r = 0; r < R; r++) {
     const float *xr = px + r * D;
-    double s = 0, s2 = 0;
+    double s = 0, ss = 0;
     for (int64_t j = 0; j < D; j++) s += xr[j];
     double mu = s / D;
-    for (int64_t j = 0; j < D; j++) { double d = xr[j] - mu; s2 += d * d; }
-    float rs = (float)(1.0 / sqrt(s2 / D + eps));
+    for (int64_t j = 0; j < D; j++) { double d = xr[j] - mu; ss += d * d; }
+    float rs = (float)(1.0 / sqrt(ss / D + eps));
     float m = (float)mu;
     e->mu[r] = m;
     e->rstd[r] = rs;

@@ -164,13 +164,10 @@ static al_status select_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 static al_status reduce_max(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim, int is_min, int all) {
   const char *op = is_min ? "min" : "max";
   al_tensor *xc = NULL;
-  al_status st;
-  if (x->dtype == AL_I64) {
-    st = al_to_dtype(&xc, x, AL_F32);   /* exact for |v| < 2^24; ids and labels are */
-  } else st = al_contiguous_ref(&xc, x);
-  if (st) return st;
+  AL_TRY(al_contiguous_ref(&xc, x));
   int64_t outer = 1, len = 1, inner = 1, oshape[AL_MAXDIM];
   int ond = 0;
+  al_status st;
   if (all) len = al_numel(xc);
   else {
     st = al_wrap_dim(&dim, x->ndim, op);
@@ -180,33 +177,38 @@ static al_status reduce_max(al_tensor **values, al_tensor **indices, al_tensor *
       if (i != dim) oshape[ond++] = x->shape[i]; else if (keepdim) oshape[ond++] = 1;
     }
   }
-  if (len == 0) { al_tensor_release(xc); return al_seterr(AL_EINVAL, "%s: reducing an empty dimension", op); }
-  al_tensor *v = al_tensor_new(AL_F32, ond, oshape), *ix = al_tensor_new(AL_I64, ond, oshape);
+  if (len == 0) {
+    char b[128];
+    al_tensor_release(xc);
+    return al_seterr(AL_EINVAL, "%s: reducing an empty dimension of %s", op, al_shape_str(x, b, sizeof b));
+  }
+  /* values keep the input's dtype (int64 ids compare exactly, beyond 2^24) */
+  al_tensor *v = al_tensor_new(x->dtype, ond, oshape), *ix = al_tensor_new(AL_I64, ond, oshape);
   if (!v || !ix) { al_tensor_release(v); al_tensor_release(ix); al_tensor_release(xc); return AL_ENOMEM; }
-  const float *px = al_f32(xc);
-  float *pv = al_f32(v);
   int64_t *pi = al_i64(ix);
   for (int64_t r = 0; r < outer; r++)
     for (int64_t i = 0; i < inner; i++) {
-      const float *p = px + r * len * inner + i;
-      float best = p[0];
-      int64_t bi = 0;
-      for (int64_t l = 1; l < len && best == best; l++) {
-        float c = p[l * inner];
-        if (c != c) { best = c; bi = l; break; }          /* NaN wins, as in PyTorch */
-        if (is_min ? c < best : c > best) { best = c; bi = l; }
+      int64_t bi = 0, base = r * len * inner + i;
+      if (x->dtype == AL_F32) {
+        const float *p = al_f32(xc) + base;
+        float best = p[0];
+        for (int64_t l = 1; l < len && best == best; l++) {
+          float c = p[l * inner];
+          if (c != c) { best = c; bi = l; break; }          /* NaN wins, as in PyTorch */
+          if (is_min ? c < best : c > best) { best = c; bi = l; }
+        }
+        al_f32(v)[r * inner + i] = best;
+      } else {
+        const int64_t *p = al_i64(xc) + base;
+        int64_t best = p[0];
+        for (int64_t l = 1; l < len; l++)
+          if (is_min ? p[l * inner] < best : p[l * inner] > best) { best = p[l * inner]; bi = l; }
+        al_i64(v)[r * inner + i] = best;
       }
-      pv[r * inner + i] = best;
       pi[r * inner + i] = bi;
     }
   al_tensor_release(xc);
-  if (x->dtype == AL_I64) {   /* values keep the integer dtype */
-    al_tensor *vi = NULL;
-    st = al_to_dtype(&vi, v, AL_I64);
-    al_tensor_release(v);
-    if (st) { al_tensor_release(ix); return st; }
-    v = vi;
-  } else {
+  if (x->dtype == AL_F32) {
     al_node *n = al_node_new(op, select_bwd, 1, &x, &st);
     if (st) { al_tensor_release(v); al_tensor_release(ix); return st; }
     if (n) {

@@ -311,6 +311,7 @@ al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim) {
 /* ---- indexing ----------------------------------------------------------------- */
 static al_status check_index(const al_tensor *idx, int64_t limit, const char *op) {
   char b[128];
+  const char *what = strcmp(op, "embedding") ? "index" : "id";
   if (idx->dtype != AL_I64) return al_seterr(AL_EINVAL, "%s: indices must be int64, got %s", op, al_shape_str(idx, b, sizeof b));
   al_tensor *c = NULL;
   AL_TRY(al_contiguous_ref(&c, (al_tensor *)idx));
@@ -320,7 +321,8 @@ static al_status check_index(const al_tensor *idx, int64_t limit, const char *op
     if (p[i] < 0 || p[i] >= limit) {
       int64_t v = p[i];
       al_tensor_release(c);
-      return al_seterr(AL_EINVAL, "%s: index %lld out of range 1..%lld (1-based; 0-based value %lld)", op, (long long)(v + 1), (long long)limit, (long long)v);
+      return al_seterr(AL_EINVAL, "%s: %s %lld (element %lld) out of range 1..%lld (1-based)", op, what, (long long)(v + 1),
+                       (long long)(i + 1), (long long)limit);
     }
   al_tensor_release(c);
   return AL_OK;
@@ -388,6 +390,7 @@ al_status al_embedding(al_tensor **out, al_tensor *weight, al_tensor *ids) {
   char b[128];
   if (weight->ndim != 2) return al_seterr(AL_EINVAL, "embedding: weight must be (V,D), got %s", al_shape_str(weight, b, sizeof b));
   if (ids->dtype != AL_I64) return al_seterr(AL_EINVAL, "embedding: ids must be int64, got %s", al_shape_str(ids, b, sizeof b));
+  AL_TRY(check_index(ids, weight->shape[0], "embedding"));
   al_tensor *flat = NULL, *rows = NULL;
   int64_t m = al_numel(ids);
   AL_TRY(al_reshape(&flat, ids, 1, &m));
@@ -461,6 +464,14 @@ al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx) {
 }
 
 al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double value) {
+  /* the mask broadcasts to x; the result has x's shape (as torch.masked_fill) */
+  int nd;
+  int64_t shape[AL_MAXDIM];
+  if (broadcast_shape(&nd, shape, mask, x, "masked_fill") || nd != x->ndim ||
+      memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) {
+    char b1[128], b2[128];
+    return al_seterr(AL_EINVAL, "masked_fill: mask %s does not broadcast to x %s", al_shape_str(mask, b1, sizeof b1), al_shape_str(x, b2, sizeof b2));
+  }
   al_tensor *v = al_tensor_new(AL_F32, 0, NULL);
   if (!v) return AL_ENOMEM;
   al_f32(v)[0] = (float)value;

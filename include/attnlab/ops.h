@@ -9,7 +9,11 @@
 
 #include "autograd.h"
 
-/* ---- elementwise, broadcasting ---------------------------------------------- */
+/* ---- elementwise, broadcasting ----------------------------------------------
+ * float32 results, except int64 (op) int64 for + - * maximum minimum, which stays int64
+ * (wrapping on overflow). Division is always a true division (int64 / int64 -> float32,
+ * as PyTorch); comparisons give float32 0/1. maximum/minimum propagate NaN; their
+ * gradient goes to a on ties. */
 typedef enum { AL_ADD, AL_SUB, AL_MUL, AL_DIV, AL_MAXIMUM, AL_MINIMUM,
                AL_GT, AL_GE, AL_LT, AL_LE, AL_EQ, AL_NE } al_binop;
 al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b);
@@ -30,7 +34,9 @@ al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi); /* +-inf = no bound */
 /* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. */
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b);
-/* float32 0/1 or int64 -> float32 copy, and float -> int64 (truncation). */
+/* Conversion (a new contiguous tensor, or a new reference when x is already contiguous
+ * and of dtype dt). float -> int64 truncates toward zero; NaN, inf and |v| >= 2^63 are
+ * AL_EINVAL. Records no autograd node. */
 al_status al_to_dtype(al_tensor **out, al_tensor *x, al_dtype dt);
 
 /* ---- reductions ----------------------------------------------------------- */
@@ -66,7 +72,7 @@ al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx
 al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
 /* weight (V,D), ids int64 any shape (0-based) -> (..., D). */
 al_status al_embedding(al_tensor **out, al_tensor *weight, al_tensor *ids);
-/* x with mask (broadcast to x; nonzero = fill) set to value. */
+/* x with mask (broadcastable to x's shape; nonzero = fill) set to value; x's shape. */
 al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double value);
 
 /* ---- linear algebra -------------------------------------------------------- */

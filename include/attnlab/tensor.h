@@ -66,11 +66,13 @@ char *al_dims_str(int ndim, const int64_t *shape, char *buf, size_t n);
 
 /* Contiguous copy (or a new reference when already contiguous). */
 al_status al_contiguous_ref(al_tensor **out, al_tensor *t);
-/* dst[...] = src[...], same numel and shape, any strides, same dtype or f32<-i64. */
+/* dst[...] = src[...]: same numel (both walked in row-major order), any strides, any
+ * dtypes; float -> int64 truncates toward zero and saturates (NaN -> 0). */
 al_status al_copy_into(al_tensor *dst, const al_tensor *src);
 void al_fill(al_tensor *t, double v);
 
-/* Normalise a 0-based dim that may be negative (-1 = last). */
+/* Normalise a 0-based dim that may be negative (-1 = last). The error message speaks
+ * in the Lua API's 1-based dims ("dim 3 out of range" for a 0-based 2). */
 al_status al_wrap_dim(int *dim, int ndim, const char *what);
 
 #endif

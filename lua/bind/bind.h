@@ -15,8 +15,9 @@
 typedef struct { al_tensor *t; } l_tensor;
 
 al_tensor *l_checktensor(lua_State *L, int idx);
-al_tensor *l_totensor(lua_State *L, int idx);            /* NULL if not a tensor */
-/* A tensor from a tensor, a number (0-dim float32) or a nested table; new reference. */
+al_tensor *l_totensor(lua_State *L, int idx);            /* NULL if not a tensor; raises if released */
+/* A tensor from a tensor, a number (0-dim float32) or a nested table. Borrowed: a new
+ * tensor is anchored in a userdata pushed on the stack; do not release it. */
 al_tensor *l_checktensorish(lua_State *L, int idx);
 /* Push t (taking over one reference); raises on NULL with al_errmsg(). */
 int l_pushtensor(lua_State *L, al_tensor *t);

@@ -24,11 +24,8 @@ UNARY(round, AL_ROUND) UNARY(erf, AL_ERF)
 
 /* ---- binary ----------------------------------------------------------------------- */
 static int binary(lua_State *L, al_binop op, const char *name) {
-  al_tensor *a = l_checktensorish(L, 1), *b = l_checktensorish(L, 2), *o = NULL;
-  al_status st = al_binary(&o, op, a, b);
-  al_tensor_release(a);
-  al_tensor_release(b);
-  if (st) return l_raise(L, name);
+  al_tensor *a = l_checktensorish(L, 1), *b = l_checktensorish(L, 2), *o = NULL;   /* borrowed */
+  L_TRY(L, name, al_binary(&o, op, a, b));
   return l_pushtensor(L, o);
 }
 #define BINARY(fname, op) static int l_##fname(lua_State *L) { return binary(L, op, #fname); }
@@ -51,10 +48,7 @@ static int l_clamp(lua_State *L) {
 
 static int l_where(lua_State *L) {
   al_tensor *c = l_checktensor(L, 1), *a = l_checktensorish(L, 2), *b = l_checktensorish(L, 3), *o = NULL;
-  al_status st = al_where(&o, c, a, b);
-  al_tensor_release(a);
-  al_tensor_release(b);
-  if (st) return l_raise(L, "where");
+  L_TRY(L, "where", al_where(&o, c, a, b));
   return l_pushtensor(L, o);
 }
 
@@ -116,23 +110,33 @@ static int l_argmax(lua_State *L) {
   return l_pushtensor(L, i1);
 }
 
+/* var(t [, dim [, keepdim]] [, {unbiased=true}]) -- the options table may follow any of
+ * the positional arguments (std passes it fourth, var(t, {unbiased=false}) second). */
 static int l_var(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
-  int unbiased = 1, keep = 0;
-  int d;
-  if (lua_isnoneornil(L, 2)) {
+  int unbiased = 1, keep = 0, has_dim = 0, d = 0;
+  int top = lua_gettop(L);
+  for (int i = 2; i <= top && i <= 4; i++) {
+    if (lua_istable(L, i)) {
+      lua_getfield(L, i, "unbiased");
+      if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1);
+      lua_pop(L, 1);
+    } else if (i == 2 && !lua_isnil(L, 2)) {
+      d = l_checkdim(L, 2, "var");
+      has_dim = 1;
+    } else if (i == 3 && !lua_isnil(L, 3)) {
+      keep = lua_toboolean(L, 3);
+    }
+  }
+  if (!has_dim) {
     al_tensor *f = NULL;
     int64_t n = al_numel(x);
     L_TRY(L, "var", al_reshape(&f, x, 1, &n));
-    if (lua_istable(L, 3)) { lua_getfield(L, 3, "unbiased"); if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1); }
     al_status st = al_var_dim(&o, f, 0, 0, unbiased);
     al_tensor_release(f);
     if (st) return l_raise(L, "var");
     return l_pushtensor(L, o);
   }
-  d = l_checkdim(L, 2, "var");
-  keep = lua_toboolean(L, 3);
-  if (lua_istable(L, 4)) { lua_getfield(L, 4, "unbiased"); if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1); }
   L_TRY(L, "var", al_var_dim(&o, x, d, keep, unbiased));
   return l_pushtensor(L, o);
 }
@@ -206,30 +210,32 @@ static al_tensor **tensor_list(lua_State *L, int idx, int *n, const char *name) 
   al_tensor **xs = lua_newuserdatauv(L, sizeof(al_tensor *) * (size_t)*n, 0);   /* freed by GC */
   for (int i = 1; i <= *n; i++) {
     lua_geti(L, idx, i);
-    al_tensor *t = l_totensor(L, -1);
-    if (!t) { luaL_error(L, "attnlab.%s: element %d of the list is a %s, not a tensor", name, i, luaL_typename(L, -1)); return NULL; }
+    l_tensor *u = luaL_testudata(L, -1, TENSOR_MT);
+    if (!u) { luaL_error(L, "attnlab.%s: element %d of the list is a %s, not a tensor", name, i, luaL_typename(L, -1)); return NULL; }
+    if (!u->t) { luaL_error(L, "attnlab.%s: element %d of the list is a tensor that was released (closed)", name, i); return NULL; }
+    al_tensor *t = u->t;
     xs[i - 1] = t;
     lua_pop(L, 1);
   }
   return xs;
 }
 
+/* cat(list [, dim = 1]) -- the dim is read before tensor_list pushes its array. */
 static int l_cat(lua_State *L) {
-  int n;
+  int n, d = l_optdim(L, 2, 0, "cat");
   al_tensor **xs = tensor_list(L, 1, &n, "cat"), *o = NULL;
-  L_TRY(L, "cat", al_cat(&o, xs, n, l_optdim(L, 2, 0, "cat")));
+  L_TRY(L, "cat", al_cat(&o, xs, n, d));
   return l_pushtensor(L, o);
 }
 
 static int l_stack(lua_State *L) {
-  int n;
-  al_tensor **xs = tensor_list(L, 1, &n, "stack"), *o = NULL;
-  int d = 0;
+  int n, d = 0;
   if (!lua_isnoneornil(L, 2)) {
     lua_Integer v = luaL_checkinteger(L, 2);
     if (v == 0) return luaL_argerror(L, 2, "dim 0 is invalid: dims are 1-based");
     d = v > 0 ? (int)v - 1 : (int)v;
   }
+  al_tensor **xs = tensor_list(L, 1, &n, "stack"), *o = NULL;
   L_TRY(L, "stack", al_stack(&o, xs, n, d));
   return l_pushtensor(L, o);
 }

@@ -71,15 +71,20 @@ static int g_tostring(lua_State *L) {
 
 static int random_tensor(lua_State *L, int kind) {
   int64_t shape[AL_MAXDIM];
-  int nd = l_checkshape(L, 1, shape, kind ? "rand" : "randn");
-  int opts = lua_istable(L, lua_gettop(L)) && lua_gettop(L) > 1 ? lua_gettop(L) : 0;
+  const char *name = kind ? "rand" : "randn";
+  int nd = l_checkshape(L, 1, shape, name);
+  /* after the shape: an options table {generator=, requires_grad=} or a Generator */
+  int top = lua_gettop(L);
+  int opts = top > 1 && (lua_istable(L, top) || luaL_testudata(L, top, GEN_MT)) ? top : 0;
+  if (top > 1 && !opts && !lua_isnumber(L, top))
+    return luaL_argerror(L, top, "expected a size, an options table or a Generator");
   al_rng *g = opts ? l_optrng(L, opts) : al_rng_default();
   al_tensor *t = al_tensor_new(AL_F32, nd, shape);
-  if (!t) return l_raise(L, "randn");
+  if (!t) return l_raise(L, name);
   if (kind == 0) al_rng_normal(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
   else al_rng_uniform(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
   l_pushtensor(L, t);
-  if (opts) {
+  if (opts && lua_istable(L, opts)) {
     lua_getfield(L, opts, "requires_grad");
     t->requires_grad = (uint8_t)lua_toboolean(L, -1);
     lua_pop(L, 1);

@@ -61,7 +61,7 @@ int l_pushtensor(lua_State *L, al_tensor *t) {
 int l_checkdim(lua_State *L, int idx, const char *fname) {
   lua_Integer d = luaL_checkinteger(L, idx);
   if (d == 0) return luaL_argerror(L, idx, "dim 0 is invalid: dims are 1-based (-1 is the last)");
-  if (d > AL_MAXDIM || d < -AL_MAXDIM) return luaL_argerror(L, idx, "dim out of range");
+  if (d > AL_MAXDIM || d < -AL_MAXDIM) return luaL_argerror(L, idx, lua_pushfstring(L, "dim %I out of range (tensors have at most %d dims)", (LUAI_UACINT)d, AL_MAXDIM));
   return d > 0 ? (int)(d - 1) : (int)d;
 }
 
@@ -97,7 +97,8 @@ int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname) {
 al_tensor *l_index_to0(lua_State *L, al_tensor *idx, const char *fname) {
   if (idx->dtype != AL_I64) {
     char b[128];
-    luaL_error(L, "attnlab.%s: indices must be an int64 tensor (1-based), got %s", fname, al_shape_str(idx, b, sizeof b));
+    const char *what = !strcmp(fname, "cross_entropy") ? "labels" : !strcmp(fname, "embedding") ? "ids" : "indices";
+    luaL_error(L, "attnlab.%s: %s must be an int64 tensor (1-based), got %s", fname, what, al_shape_str(idx, b, sizeof b));
     return NULL;
   }
   al_tensor *o = NULL;
@@ -131,7 +132,9 @@ static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t
       int isnum = lua_type(L, -1) == LUA_TNUMBER;
       if (t->dtype == AL_I64) {
         lua_Integer v = isnum ? lua_tointegerx(L, -1, &isnum) : 0;
-        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %s %s at position %d", luaL_typename(L, -1), lua_isnumber(L, -1) ? lua_tostring(L, -1) : "", (int)*pos + 1);
+        if (!isnum && lua_type(L, -1) == LUA_TNUMBER)
+          luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %f at position %d", lua_tonumber(L, -1), (int)*pos + 1);
+        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
         al_i64(t)[(*pos)++] = v;
       } else {
         if (!isnum) luaL_error(L, "attnlab.tensor: expected numbers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
@@ -665,6 +668,16 @@ static int mt_len(lua_State *L) {
 }
 
 static int mt_index(lua_State *L) {
+  l_tensor *u = luaL_checkudata(L, 1, TENSOR_MT);
+  if (!u->t && lua_type(L, 2) == LUA_TSTRING) {   /* methods stay reachable: t:__close() twice */
+    const char *k = lua_tostring(L, 2);
+    if (strcmp(k, "grad") && strcmp(k, "requires_grad") && strcmp(k, "is_leaf") && strcmp(k, "grad_fn") && strcmp(k, "grad_fn_name")) {
+      lua_getmetatable(L, 1);
+      lua_getfield(L, -1, "methods");
+      lua_getfield(L, -1, k);
+      return 1;
+    }
+  }
   al_tensor *t = l_checktensor(L, 1);
   if (lua_type(L, 2) == LUA_TNUMBER) {   /* t[i] = t:select(1, i) */
     lua_Integer i = luaL_checkinteger(L, 2);

@@ -1,0 +1,296 @@
+-- tests/lua/test_autograd.lua -- the reverse pass itself: graphs with shared subexpressions
+-- and views, broadcasting and expansion in backward, gradient accumulation, no_grad,
+-- detach, retain_graph and the errors of misuse. Expected gradients are closed forms.
+local al = require "attnlab"
+local T = require "harness"
+
+local cases = {}
+local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+
+local function P(t) return al.tensor(t, { requires_grad = true }) end
+
+case("x*x + 3x: gradient 2x + 3", function()
+  local x = P { 1, -2, 0.5 }
+  local y = (x * x + x * 3):sum()
+  T.eq(y:item(), 1 + 4 + 0.25 + 3 * (1 - 2 + 0.5), 1e-6)
+  y:backward()
+  T.eq(x.grad:totable(), { 5, -1, 4 }, 1e-6)
+end)
+
+case("diamond: y = 2x used twice, z = y*y + y -> dz/dx = 2(2y + 1)", function()
+  local x = P { 1, 2, 3 }
+  local y = x * 2
+  local z = (y * y + y):sum()
+  z:backward()
+  T.eq(x.grad:totable(), { 2 * (4 + 1), 2 * (8 + 1), 2 * (12 + 1) }, 1e-5)
+end)
+
+case("a view used twice (narrow and select of the same tensor)", function()
+  local x = P { { 1, 2, 3 }, { 4, 5, 6 } }
+  local v = x:narrow(2, 2, 2)          -- {{2,3},{5,6}}
+  local y = (v * v):sum() + v:select(1, 2):sum() * 10
+  y:backward()
+  T.eq(x.grad:totable(), { { 0, 4, 6 }, { 0, 20, 22 } }, 1e-5)
+end)
+
+case("a transposed view in two paths accumulates (non-contiguous gradients)", function()
+  local x = P { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+  local t = x:transpose(1, 2)          -- (2,3), strided
+  local w = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  local y = (t * w):sum() + (t:contiguous() * 2):sum()
+  y:backward()
+  T.eq(x.grad:totable(), { { 3, 6 }, { 4, 7 }, { 5, 8 } }, 1e-6)
+end)
+
+case("expanded tensor: gradient sums over the expanded dims", function()
+  local x = P { { 1 }, { 2 }, { 3 } }      -- (3,1)
+  local e = x:expand(3, 4)
+  local w = al.tensor { { 1, 2, 3, 4 }, { 1, 1, 1, 1 }, { 0, 0, 0, 1 } }
+  al.sum(e * w):backward()
+  T.eq(x.grad:totable(), { { 10 }, { 4 }, { 1 } }, 1e-6)
+  local s = P { 2 }
+  local e2 = s:expand { 2, 3 }
+  al.sum(e2 * e2):backward()           -- d/ds sum(s^2 over 6 copies) = 12 s
+  T.eq(s.grad:totable(), { 24 }, 1e-5)
+end)
+
+case("broadcast in both directions: grads reduce to each operand's shape", function()
+  local a = P { { 1 }, { 2 } }          -- (2,1)
+  local b = P { 10, 20, 30 }            -- (3)
+  local y = a * b                       -- (2,3)
+  T.eq(y:shape(), { 2, 3 })
+  al.sum(y):backward()
+  T.eq(a.grad:totable(), { { 60 }, { 60 } }, 1e-5)
+  T.eq(b.grad:totable(), { 3, 3, 3 }, 1e-6)
+  T.eq(a.grad:shape(), { 2, 1 })
+end)
+
+case("a 0-dim scalar expanded and reused in another path", function()
+  local x = P { 1, 2, 3 }
+  local s = al.sum(x)                   -- 0-dim
+  local w = al.tensor { 1, 2, 3, 4 }
+  local y = (s:expand { 4 } * w):sum() + s * 3
+  y:backward()
+  T.eq(x.grad:totable(), { 13, 13, 13 }, 1e-5)
+end)
+
+case("gradients accumulate across two backward calls", function()
+  local x = P { 1, 2 }
+  al.sum(x * x):backward()
+  T.eq(x.grad:totable(), { 2, 4 })
+  local y = (x * 3):sum()
+  y:backward()
+  T.eq(x.grad:totable(), { 5, 7 })
+  x.grad = nil                          -- zero_grad
+  T.eq(x.grad, nil)
+  al.sum(x * x):backward()
+  T.eq(x.grad:totable(), { 2, 4 })
+end)
+
+case("x.grad is the accumulated tensor (in-place accumulation, like PyTorch)", function()
+  local x = P { 1, 1 }
+  x:sum():backward()
+  local g = x.grad
+  x:sum():backward()
+  T.eq(g:totable(), { 2, 2 })
+  T.eq(x.grad:storage_id(), g:storage_id())
+end)
+
+case("retain_graph: a second backward through the same graph works and accumulates", function()
+  local x = P { 1, 2, 3 }
+  local y = (al.exp(x) * x):sum()
+  y:backward({ retain_graph = true })
+  local g1 = x.grad:totable()
+  y:backward()
+  for i, v in ipairs(x.grad:totable()) do T.eq(v, 2 * g1[i], 1e-4 * math.abs(v)) end
+  for i, xi in ipairs { 1, 2, 3 } do T.eq(g1[i], math.exp(xi) * (1 + xi), 1e-4 * math.exp(xi)) end
+end)
+
+case("retain_graph passed after an explicit gradient", function()
+  local x = P { 1, 2 }
+  local y = x * x
+  y:backward(al.tensor { 1, 1 }, { retain_graph = true })
+  y:backward(al.tensor { 0.5, 2 })
+  T.eq(x.grad:totable(), { 2 + 1, 4 + 8 })
+end)
+
+case("backward twice without retain_graph: a clear error", function()
+  local x = P { 1, 2 }
+  local y = (al.exp(x) * x):sum()
+  y:backward()
+  T.raises(function() y:backward() end, "retain_graph")
+  local err = T.raises(function() y:backward() end, "second time")
+  T.truthy(err:find("backward"), err)
+end)
+
+case("backward of a non-scalar without a gradient: a clear error with the shape", function()
+  local x = P { 1, 2, 3 }
+  local y = x * 2
+  local err = T.raises(function() y:backward() end, "one-element")
+  T.truthy(err:find("(3)", 1, true), err)
+  T.raises(function() y:backward(al.ones { 2 }) end, "does not match")
+  T.raises(function() y:backward(al.tensor({ 1, 2, 3 }, { dtype = "int64" })) end, "float32")
+  y:backward(al.tensor { 1, 0, -1 })
+  T.eq(x.grad:totable(), { 2, 0, -2 })
+end)
+
+case("backward of a one-element non-scalar (shape {1,1}) needs no gradient", function()
+  local x = P { 3 }
+  local y = (x * x):reshape { 1, 1 }
+  y:backward()
+  T.eq(x.grad:totable(), { 6 })
+end)
+
+case("backward of a tensor that does not require grad: a clear error", function()
+  local x = al.tensor { 1, 2 }
+  T.raises(function() x:sum():backward() end, "does not require grad")
+end)
+
+case("backward on a leaf seeds its own gradient", function()
+  local x = P { 5 }
+  x:backward()
+  T.eq(x.grad:totable(), { 1 })
+end)
+
+case("no_grad: nothing is recorded; the results do not require grad", function()
+  local x = P { 1, 2 }
+  local y = al.no_grad(function() return (x * x):sum() end)
+  T.eq(y.requires_grad, false)
+  T.eq(y.grad_fn, nil)
+  T.raises(function() y:backward() end, "does not require grad")
+  T.eq(al.is_grad_enabled(), true)
+  -- the mode is restored after an error inside no_grad
+  pcall(al.no_grad, function() error("boom") end)
+  T.eq(al.is_grad_enabled(), true)
+  -- views made under no_grad are not connected either
+  local v = al.no_grad(function() return x:narrow(1, 1, 1) end)
+  T.eq(v.requires_grad, false)
+end)
+
+case("no_grad returns all results; enable_grad inside no_grad records", function()
+  local x = P { 2 }
+  local a, b = al.no_grad(function() return x * 2, x * 3 end)
+  T.eq({ a:item(), b:item() }, { 4, 6 })
+  local z = al.no_grad(function() return al.enable_grad(function() return x * x end) end)
+  T.eq(z.requires_grad, true)
+  z:sum():backward()
+  T.eq(x.grad:totable(), { 4 })
+end)
+
+case("detach: shares storage, stops the gradient", function()
+  local x = P { 1, 2 }
+  local d = x:detach()
+  T.eq(d.requires_grad, false)
+  T.eq(d:storage_id(), x:storage_id())
+  local y = (x * d):sum()               -- d/dx = d (d is a constant)
+  y:backward()
+  T.eq(x.grad:totable(), { 1, 2 })
+  -- detaching a non-leaf cuts the graph there
+  local x2 = P { 3 }
+  local h = x2 * x2
+  local z = (h:detach() * x2):sum()
+  z:backward()
+  T.eq(x2.grad:totable(), { 9 })
+end)
+
+case("leaves, non-leaves, grad_fn names, requires_grad_", function()
+  local x = P { 1, 2 }
+  T.eq(x.is_leaf, true)
+  local y = al.exp(x)
+  T.eq(y.is_leaf, false)
+  T.eq(y.grad_fn, "exp")
+  T.eq((x + x).grad_fn, "add")
+  T.eq(al.matmul(x, x).grad_fn, "matmul")   -- 1-D @ 1-D: no extra reshape node
+  y:sum():backward()
+  T.eq(y.grad, nil)                     -- non-leaves keep no .grad (as PyTorch)
+  T.raises(function() y:requires_grad_(false) end, "non-leaf")
+  local i = al.tensor({ 1, 2 }, { dtype = "int64" })
+  T.raises(function() i:requires_grad_() end, "float32")
+  T.raises(function() al.tensor({ 1 }, { dtype = "int64", requires_grad = true }) end, "float32")
+  local z = al.zeros { 2 }
+  T.eq(z.requires_grad, false)
+  z.requires_grad = true
+  T.eq(z.requires_grad, true)
+  z:requires_grad_(false)
+  T.eq(z.requires_grad, false)
+end)
+
+case("only inputs that require grad get gradients", function()
+  local a, b = P { 1, 2 }, al.tensor { 3, 4 }
+  al.sum(a * b):backward()
+  T.eq(a.grad:totable(), { 3, 4 })
+  T.eq(b.grad, nil)
+end)
+
+case("int64 inputs of differentiable ops are constants (embedding ids, gather index)", function()
+  local w = P { { 1, 2 }, { 3, 4 } }
+  local ids = al.tensor({ 2, 2, 1 }, { dtype = "int64" })
+  local y = al.embedding(w, ids):sum()
+  y:backward()
+  T.eq(w.grad:totable(), { { 1, 1 }, { 2, 2 } })
+end)
+
+case("assigning .grad: shape and dtype checked, value copied", function()
+  local x = P { 1, 2 }
+  local g = al.tensor { 5, 6 }
+  x.grad = g
+  g:fill_(0)
+  T.eq(x.grad:totable(), { 5, 6 })
+  T.raises(function() x.grad = al.tensor { 1, 2, 3 } end, "does not match")
+  T.raises(function() x.grad = al.tensor({ 1, 2 }, { dtype = "int64" }) end, "float32")
+end)
+
+case("a deep chain (20,000 ops) backpropagates and frees without recursion", function()
+  local x = P { 1 }
+  local y = x
+  for _ = 1, 20000 do y = y * 1.0001 end
+  y:sum():backward()
+  T.eq(x.grad:item(), 1.0001 ^ 20000, 1e-3 * 1.0001 ^ 20000)
+  y = nil
+  collectgarbage()
+end)
+
+case("graph memory is released when the outputs are collected", function()
+  collectgarbage(); collectgarbage()
+  local before = al.mem().live
+  do
+    local x = al.randn({ 64, 64 }, { requires_grad = true })
+    local w = al.randn({ 64, 64 }, { requires_grad = true })
+    for _ = 1, 5 do
+      local h = al.layer_norm(al.gelu(al.matmul(x, w)))
+      local loss = al.cross_entropy(h, al.randint(1, 64, { 64 }))
+      loss:backward()
+    end
+    x.grad, w.grad = nil, nil
+  end
+  collectgarbage(); collectgarbage()
+  T.eq(al.mem().live, before)
+end)
+
+case("in-place updates under no_grad keep the leaf a leaf (an optimizer step)", function()
+  local w = P { 1, 2 }
+  al.sum(w * w):backward()
+  al.no_grad(function() w:add_(w.grad, -0.5) end)
+  T.eq(w:totable(), { 0, 0 })
+  T.eq(w.is_leaf, true)
+  T.eq(w.requires_grad, true)
+end)
+
+case("gradients flow through every output of max (values) but not indices", function()
+  local x = P { { 1, 5, 2 }, { 7, 0, 3 } }
+  local v, i = al.max(x, 2)
+  T.eq(i.requires_grad, false)
+  T.eq(i:dtype(), "int64")
+  al.sum(v * al.tensor { 2, 3 }):backward()
+  T.eq(x.grad:totable(), { { 0, 2, 0 }, { 3, 0, 0 } })
+end)
+
+case("gradcheck catches a wrong gradient (a fake op with a 10% error)", function()
+  -- x*1.1 through a detached path pretends to be x: its gradient is missing
+  local fake = function(x) return x * x + (x * 0.1):detach() * x end
+  local ok = al.gradcheck(fake, { al.tensor({ 0.5, 1.5, -1 }, { requires_grad = true }) })
+  T.eq(ok, false)
+  T.eq(al.gradcheck(function(x) return x * x end, { al.tensor({ 0.5, 1.5, -1 }, { requires_grad = true }) }), true)
+end)
+
+return cases

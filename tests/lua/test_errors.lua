@@ -1,0 +1,266 @@
+-- tests/lua/test_errors.lua -- misuse of every public function family raises a Lua error
+-- that names the problem and the shapes involved -- never a crash, never a silent result.
+-- Each case lists text the message must contain (plain substrings).
+local al = require "attnlab"
+local T = require "harness"
+
+local cases = {}
+local function I(t) return al.tensor(t, { dtype = "int64" }) end
+
+-- err(name, fn, pattern...): fn() must raise, and the message must contain every pattern.
+local function err(name, fn, ...)
+  local pats = { ... }
+  cases[#cases + 1] = {
+    name = "error: " .. name,
+    fn = function()
+      local ok, e = pcall(fn)
+      if ok then error("no error raised", 0) end
+      e = tostring(e)
+      for _, p in ipairs(pats) do
+        if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
+      end
+    end,
+  }
+end
+
+-- ---- shapes ---------------------------------------------------------------------
+err("+ of shapes that do not broadcast", function() return al.ones { 2, 3 } + al.ones { 4 } end,
+  "attnlab.add", "do not broadcast", "(2,3)", "(4)")
+err("- of shapes that do not broadcast", function() return al.sub(al.ones { 2, 3 }, al.ones { 3, 2 }) end, "(2,3)", "(3,2)")
+err("* of shapes that do not broadcast", function() return al.ones { 5 } * al.ones { 2, 4 } end, "(5)", "(2,4)")
+err("matmul inner sizes", function() return al.matmul(al.ones { 2, 3 }, al.ones { 4, 5 }) end,
+  "attnlab.matmul", "inner sizes differ", "(2,3)", "(4,5)")
+err("matmul batch dims", function() return al.matmul(al.ones { 2, 3, 4 }, al.ones { 3, 4, 5 }) end,
+  "batch dims", "(2,3,4)", "(3,4,5)")
+err("matmul of a 0-dim tensor", function() return al.matmul(al.tensor(1), al.ones { 2 }) end, "at least 1 dim")
+err("matmul 1-D operands of different length", function() return al.matmul(al.ones { 3 }, al.ones { 4 }) end, "(3)", "(4)")
+err("linear input vs weight", function() return al.linear(al.ones { 2, 3 }, al.ones { 5, 4 }) end,
+  "attnlab.linear", "(2,3)", "(5,4)")
+err("linear bias", function() return al.linear(al.ones { 2, 4 }, al.ones { 5, 4 }, al.ones { 4 }) end, "bias", "(4)", "(5,4)")
+err("linear 1-D weight", function() return al.linear(al.ones { 2, 4 }, al.ones { 4 }) end, "weight", "(4)")
+err("layer_norm weight size", function() return al.layer_norm(al.ones { 2, 3 }, al.ones { 4 }) end, "weight", "(4)", "(2,3)")
+err("layer_norm negative eps", function() return al.layer_norm(al.ones { 2, 3 }, nil, nil, -1) end, "eps")
+err("mse shapes", function() return al.mse(al.ones { 2 }, al.ones { 3 }) end, "mse", "(2)", "(3)")
+err("where shapes", function() return al.where(al.ones { 3 }, al.ones { 2 }, al.ones { 2 }) end, "where", "(3)", "(2)")
+err("masked_fill mask shape", function() return al.masked_fill(al.ones { 2, 3 }, al.ones { 4 }, 0) end, "mask", "(4)", "(2,3)")
+err("masked_fill mask larger than x", function() return al.masked_fill(al.ones { 3 }, al.ones { 2, 3 }, 0) end, "(2,3)", "(3)")
+err("gather index rank", function() return al.gather(al.ones { 2, 3 }, 2, I { 1, 2 }) end, "gather", "(2)", "(2,3)")
+err("gather index too large", function() return al.gather(al.ones { 2, 3 }, 2, I { { 1 }, { 1 }, { 1 } }) end, "(3,1)", "(2,3)")
+err("cat of mismatched tensors", function() return al.cat { al.ones { 2, 3 }, al.ones { 2, 4 } } end,
+  "attnlab.cat", "(2,4)", "(2,3)")
+err("cat of mixed dtypes", function() return al.cat { al.ones { 2 }, I { 1, 2 } } end, "int64", "float32")
+err("cat of different ranks", function() return al.cat({ al.ones { 2, 3 }, al.ones { 3 } }, 2) end, "(3)", "(2,3)")
+err("cat of an empty list", function() return al.cat {} end, "non-empty")
+err("cat of a non-tensor", function() return al.cat { al.ones { 2 }, 5 } end, "element 2", "number")
+err("stack of mismatched tensors", function() return al.stack { al.ones { 2, 3 }, al.ones { 3, 2 } } end, "(3,2)", "(2,3)")
+err("reshape to a wrong size", function() return al.ones { 2, 3 }:reshape { 4, 2 } end, "attnlab.reshape", "(2,3)", "(4,2)")
+err("reshape with -1 that cannot divide", function() return al.ones { 2, 3 }:reshape { 4, -1 } end, "(2,3)", "(4,-1)")
+err("reshape with two -1", function() return al.ones { 2, 3 }:reshape { -1, -1 } end, "only one dim can be -1")
+err("reshape with a negative size", function() return al.ones { 2, 3 }:reshape { -2, -3 } end, "invalid size")
+err("expand of a non-1 dim", function() return al.ones { 2, 3 }:expand(4, 3) end, "expand", "(2,3)", "(4,3)")
+err("expand to fewer dims", function() return al.ones { 2, 3 }:expand(3) end, "expand", "(2,3)")
+err("expand to a negative size", function() return al.ones { 1, 3 }:expand(-2, 3) end, "invalid size")
+err("permute that is not a permutation", function() return al.ones { 2, 3 }:permute(1, 1) end, "permutation", "(2,3)")
+err("permute with the wrong count", function() return al.ones { 2, 3 }:permute(1, 2, 3) end, "3 dims", "2-dim")
+err("negative size", function() return al.zeros { 2, -1 } end, "negative size")
+err("too many dims", function() return al.zeros { 1, 1, 1, 1, 1, 1, 1, 1, 1 } end, "too many dims")
+err("add_ of a shape that does not broadcast", function() return al.zeros { 2, 3 }:add_(al.ones { 3, 3 }) end, "(3,3)", "(2,3)")
+err("copy_ of a different size", function() return al.zeros { 2, 3 }:copy_(al.ones { 5 }) end, "(2,3)", "(5)")
+err("t[i] = a wrong shape", function() local t = al.zeros { 2, 3 }; t[1] = al.ones { 4 } end, "(4)", "(3)")
+err("backward with a gradient of the wrong shape", function()
+  local y = al.ones({ 3 }, { requires_grad = true }) * 2
+  y:backward(al.ones { 2 })
+end, "(2)", "(3)")
+
+-- ---- dims and positions (1-based) -------------------------------------------------
+err("dim 0", function() return al.ones { 2, 3 }:sum(0) end, "dim 0 is invalid", "1-based")
+err("dim out of range (sum)", function() return al.ones { 2, 3 }:sum(3) end, "dim 3 out of range", "2-dim")
+err("dim out of range (negative)", function() return al.ones { 2, 3 }:mean(-3) end, "dim -3 out of range")
+err("dim out of range (transpose)", function() return al.ones { 2, 3 }:transpose(1, 5) end, "dim 5 out of range")
+err("dim out of range (softmax)", function() return al.softmax(al.ones { 2, 3 }, 3) end, "softmax", "dim 3 out of range")
+err("dim out of range (log_softmax)", function() return al.log_softmax(al.ones { 2, 3 }, -3) end, "log_softmax", "dim -3")
+err("dim out of range (cat)", function() return al.cat({ al.ones { 2 } }, 2) end, "cat", "dim 2 out of range")
+err("dim far out of range", function() return al.ones { 2 }:size(99) end, "dim 99 out of range")
+err("dim 0 in max", function() return al.max(al.ones { 2 }, 0) end, "dim 0 is invalid")
+err("unsqueeze out of range", function() return al.ones { 2, 3 }:unsqueeze(5) end, "unsqueeze", "(2,3)")
+err("narrow out of range", function() return al.ones { 3, 4 }:narrow(2, 3, 3) end,
+  "attnlab.narrow", "start 3", "length 3", "(3,4)", "<= 4")
+err("narrow start 0", function() return al.ones { 3, 4 }:narrow(1, 0, 1) end, "1-based")
+err("narrow negative length", function() return al.ones { 3, 4 }:narrow(1, 1, -1) end, "length -1")
+err("select out of range", function() return al.ones { 3, 4 }:select(2, 5) end, "select", "index 5", "(3,4)")
+err("select index 0", function() return al.ones { 3, 4 }:select(1, 0) end, "1-based")
+err("t[i] out of range", function() return al.ones { 3, 4 }[4] end, "index 4", "(3,4)")
+err("t[0]", function() return al.ones { 3 }[0] end, "1-based")
+err("t[-4] of 3 rows", function() return al.ones { 3 }[-4] end, "index -4")
+err("t[1.5]", function() return al.ones { 3 }[1.5] end, "integer")
+err("t[i] of a 0-dim tensor", function() return al.tensor(1)[1] end, "0-dim")
+
+-- ---- labels and indices (1-based) ---------------------------------------------------
+err("cross_entropy label 0", function() return al.cross_entropy(al.ones { 2, 3 }, I { 0, 1 }) end,
+  "label 0", "out of range 1..3", "1-based")
+err("cross_entropy label > C", function() return al.cross_entropy(al.ones { 2, 3 }, I { 1, 4 }) end, "label 4", "row 2", "1..3")
+err("cross_entropy float labels", function() return al.cross_entropy(al.ones { 2, 3 }, al.tensor { 1, 2 }) end,
+  "labels must be an int64", "float32 (2)")
+err("cross_entropy labels of the wrong length", function() return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2, 3 }) end, "(3)", "(2,3)")
+err("cross_entropy 3-D logits", function() return al.cross_entropy(al.ones { 2, 3, 4 }, I { 1, 2 }) end, "(B,C)", "(2,3,4)")
+err("cross_entropy smoothing > 1", function() return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { label_smoothing = 1.5 }) end,
+  "label_smoothing")
+err("cross_entropy NaN smoothing", function() return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { label_smoothing = 0 / 0 }) end,
+  "label_smoothing")
+err("index_select index 0", function() return al.index_select(al.ones { 2, 3 }, 1, I { 0 }) end, "index 0", "1..2", "1-based")
+err("index_select float indices", function() return al.index_select(al.ones { 2, 3 }, 1, al.tensor { 1 }) end, "int64")
+err("index_select 2-D indices", function() return al.index_select(al.ones { 2, 3 }, 1, I { { 1 } }) end, "1-D")
+err("gather index out of range", function() return al.gather(al.ones { 2, 3 }, 2, I { { 4 }, { 1 } }) end, "index 4", "1..3")
+err("embedding id out of range", function() return al.embedding(al.ones { 2, 3 }, I { 1, 3 }) end, "id 3", "1..2")
+err("embedding float ids", function() return al.embedding(al.ones { 2, 3 }, al.tensor { 1 }) end, "ids must be an int64")
+err("embedding 3-D weight", function() return al.embedding(al.ones { 2, 3, 4 }, I { 1 }) end, "(V,D)", "(2,3,4)")
+
+-- ---- dtypes ---------------------------------------------------------------------
+err("int64 into exp", function() return al.exp(I { 1, 2 }) end, "attnlab.exp", "float32", "int64 (2)")
+err("int64 into log (method)", function() return I { 1 }:log() end, "float32", "int64")
+err("int64 into sum", function() return al.sum(I { 1, 2 }) end, "sum", "int64")
+err("int64 into matmul", function() return al.matmul(I { { 1 } }, al.ones { 1, 1 }) end, "matmul", "int64")
+err("int64 into linear", function() return al.linear(I { { 1 } }, al.ones { 1, 1 }) end, "linear", "int64")
+err("int64 into layer_norm", function() return al.layer_norm(I { { 1, 2 } }) end, "layer_norm", "int64")
+err("int64 into softmax", function() return al.softmax(I { 1, 2 }) end, "softmax", "int64")
+err("int64 into log_softmax", function() return al.log_softmax(I { 1, 2 }) end, "log_softmax", "int64")
+err("requires_grad on int64", function() return I { 1 }:requires_grad_() end, "float32")
+err("normal_ on int64", function() return I { 1, 2 }:normal_() end, "float32", "int64")
+err("NaN to int64", function() return al.tensor({ 1, 0 / 0 }):long() end, "int64", "nan")
+err("inf to int64", function() return al.tensor({ 1 / 0 }):long() end, "int64", "inf")
+err("unknown dtype", function() return al.zeros({ 2 }, { dtype = "int8" }) end, "unknown dtype", "int8")
+err("non-integer into an int64 tensor", function() return al.tensor({ 1.5 }, { dtype = "int64" }) end, "integers", "1.5")
+err("non-integer 0-dim int64", function() return al.tensor(2.5, { dtype = "int64" }) end, "integer")
+
+-- ---- values ---------------------------------------------------------------------
+err("clamp min > max", function() return al.clamp(al.ones { 2 }, 1, 0) end, "min 1", "max 0")
+err("dropout p = 1", function() return al.dropout(al.ones { 2 }, 1) end, "dropout", "[0, 1)")
+err("dropout p NaN", function() return al.dropout(al.ones { 2 }, 0 / 0) end, "dropout")
+err("var of one element", function() return al.var(al.ones { 1 }) end, "var", "at least 2")
+err("max of an empty tensor", function() return al.max(al.zeros { 0 }) end, "empty", "(0)")
+err("max over an empty dim", function() return al.max(al.zeros { 2, 0 }, 2) end, "empty", "(2,0)")
+err("pow of a negative base", function() return (-2) ^ al.ones { 2 } end, "positive base")
+err("randint hi < lo", function() return al.randint(5, 1, { 2 }) end, "hi must be >= lo")
+err("randperm of a negative n", function() return al.randperm(-1) end, "n must be >= 0")
+err("arange step 0", function() return al.arange(1, 5, 0) end, "step")
+err("set_num_threads(0)", function() return al.set_num_threads(0) end, "at least 1")
+err("item of many elements", function() return al.ones({ 2, 2 }):item() end, "one-element", "(2,2)")
+err("topk ratio 0", function() return al.topk_softmax(al.ones { 3 }, 0) end, "ratio")
+err("entmax alpha 1", function() return al.entmax_bisect(al.ones { 3 }, 1.0) end, "alpha")
+err("entmax alpha NaN", function() return al.entmax_bisect(al.ones { 3 }, 0 / 0) end, "alpha")
+
+-- ---- released tensors -----------------------------------------------------------
+local function released()
+  local t = al.ones { 2, 3 }
+  t:__close()
+  return t
+end
+err("a released tensor in +", function() return released() + 1 end, "released")
+err("a released tensor on the right of +", function() return 1 + released() end, "released")
+err("a released tensor in exp", function() return al.exp(released()) end, "released")
+err("a released tensor's shape", function() return released():shape() end, "released")
+err("a released tensor in matmul", function() return al.matmul(al.ones { 3, 2 }, released()) end, "released")
+err("a released tensor in cat", function() return al.cat { al.ones { 2, 3 }, released() } end, "element 2", "released")
+err("a released tensor's grad", function() return released().grad end, "released")
+cases[#cases + 1] = { name = "closing twice, then collecting, is harmless", fn = function()
+  local t = al.ones { 2 }
+  t:__close()
+  t:__close()
+  getmetatable(t).__gc(t)
+  do local c <close> = al.ones { 3 } end   -- to-be-closed variable
+  collectgarbage()
+  T.eq(tostring(t), "Tensor(released)")
+end }
+
+-- ---- wrong argument types --------------------------------------------------------
+err("a string into exp", function() return al.exp("x") end, "tensor expected", "string")
+err("numbers into matmul", function() return al.matmul(1, 2) end, "tensor expected", "number")
+err("a table into matmul", function() return al.matmul({ 1 }, al.ones { 1 }) end, "tensor expected", "table")
+err("nil into linear", function() return al.linear(nil, al.ones { 1, 1 }) end, "tensor expected")
+err("a string into +", function() return al.ones { 2 } + "a" end, "attnlab.add")
+err("a boolean into *", function() return true * al.ones { 2 } end, "attnlab.mul")
+err("a function into al.add", function() return al.add(al.ones { 2 }, print) end, "tensor, number or table")
+err("a string in a tensor table", function() return al.tensor { 1, "2" } end, "expected numbers", "string", "position 2")
+err("a ragged nested table", function() return al.tensor { { 1, 2 }, { 3 } } end, "ragged")
+err("a table where a number belongs", function() return al.tensor { 1, { 2 } } end, "expected numbers", "table")
+err("a non-integer shape", function() return al.zeros { 2, 1.5 } end, "integers")
+err("a string shape", function() return al.zeros("a") end, "number expected")
+err("an unknown field assignment", function() local t = al.ones { 2 }; t.foo = 1 end, "cannot set field 'foo'")
+err("a tensor as dim", function() return al.sum(al.ones { 2 }, al.ones { 1 }) end, "number expected")
+err("cross_entropy with a string option table", function() return al.cross_entropy(al.ones { 2, 2 }, I { 1, 2 }, { label_smoothing = "x" }) end,
+  "number expected")
+err("backward with a non-tensor gradient", function()
+  local y = al.ones({ 2 }, { requires_grad = true }) * 2
+  y:backward(5)
+end, "tensor expected")
+
+-- ---- NaN where a result is defined (no error: these pin the behaviour) ----------------
+cases[#cases + 1] = { name = "NaN handling: defined results, no errors", fn = function()
+  local nan = 0 / 0
+  local x = al.tensor { 1, nan, 3 }
+  local v, i = al.max(x, 1)
+  T.truthy(v:item() ~= v:item(), "max of a NaN row is NaN")
+  T.eq(i:item(), 2)                    -- the NaN's position (1-based), as PyTorch
+  T.truthy(al.sum(x):item() ~= al.sum(x):item(), "sum propagates NaN")
+  T.eq(al.clamp(x, 0, 2):totable()[1], 1)
+  local c = al.clamp(x, 0, 2):totable()[2]
+  T.truthy(c ~= c, "clamp keeps NaN")
+  local s = al.softmax(al.tensor { 0, -1 / 0, 1 }):totable()
+  T.eq(s[2], 0)                        -- -inf logits get exactly 0
+  local l = al.log_softmax(al.tensor { -1 / 0, -1 / 0 }):totable()
+  T.eq(l, { -1 / 0, -1 / 0 })          -- an all -inf row: -inf, not NaN
+  local ce = al.cross_entropy(al.ones { 2, 3 }, I { -100, -100 }, { ignore_index = -100 }):item()
+  T.truthy(ce ~= ce, "cross_entropy with every row ignored is NaN (0/0, as PyTorch)")
+  T.eq(al.tensor({ nan }):has_nonfinite(), true)
+  T.eq(al.tensor({ 1 }):has_nonfinite(), false)
+end }
+
+-- ---- JSON and files ---------------------------------------------------------------
+err("json.decode of malformed text: line and column", function() return al.json.decode('{\n  "a": [1, 2,, 3]\n}') end,
+  "attnlab.json.decode", "line 2", "column 14")
+err("json.decode of truncated text", function() return al.json.decode('{"a": [1, 2') end, "line 1", "end of input")
+err("json.decode of trailing text", function() return al.json.decode('[1] [2]') end, "trailing", "column 5")
+err("json.decode of an empty string", function() return al.json.decode('') end, "line 1, column 1")
+err("json.decode of a bad escape", function() return al.json.decode('"\\q"') end, "escape")
+err("json.decode of a non-string", function() return al.json.decode({}) end, "string expected")
+err("json.encode of a function", function() return al.json.encode({ f = print }) end, "cannot encode a function")
+err("json.encode of a cycle", function() local t = {}; t[1] = t; return al.json.encode(t) end, "cycle")
+err("json.encode of invalid UTF-8", function() return al.json.encode("\xff\xfe") end, "UTF-8")
+err("al.load of a missing file", function() return al.load("/nonexistent/dir/model.safetensors") end,
+  "attnlab.load", "/nonexistent/dir/model.safetensors", "No such file")
+local function write_tmp(bytes)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "wb"))
+  f:write(bytes)
+  f:close()
+  return path
+end
+err("al.load of a corrupt header (size beyond the file)", function()
+  local p = write_tmp(string.pack("<I8", 64) .. '{"w": ')
+  local ok, e = pcall(al.load, p)
+  os.remove(p)
+  if not ok then error(e, 0) end
+end, "attnlab.load", "header")
+err("al.load of a header that is not JSON", function()
+  local h = '{"w": {"dtype": "F32", "shape": [2], oops}}'
+  local p = write_tmp(string.pack("<I8", #h) .. h .. string.rep("\0", 8))
+  local ok, e = pcall(al.load, p)
+  os.remove(p)
+  if not ok then error(e, 0) end
+end, "attnlab.load")
+err("al.load of a 3-byte file", function()
+  local p = write_tmp("abc")
+  local ok, e = pcall(al.load, p)
+  os.remove(p)
+  if not ok then error(e, 0) end
+end, "attnlab.load", "8-byte")
+
+-- every case above must also leave the library usable
+cases[#cases + 1] = { name = "the library still works after all those errors", fn = function()
+  local x = al.ones({ 2, 2 }, { requires_grad = true })
+  al.sum(al.matmul(x, x)):backward()
+  T.eq(x.grad:totable(), { { 4, 4 }, { 4, 4 } })
+  T.eq(al.is_grad_enabled(), true)
+end }
+
+return cases

@@ -1,0 +1,429 @@
+-- tests/lua/test_ops_grad.lua -- every differentiable core op: gradients against central
+-- differences (al.gradcheck, float32), and forward values and gradients against PyTorch
+-- (tests/ref/core_ops.json, written once by tests/ref/make_core_refs.py).
+--
+-- gradcheck compares d(sum(w * f(x)))/dx for a fixed random w with (L(x+e) - L(x-e)) / 2e,
+-- e = 1e-3; an element fails when |analytic - numeric| > atol + rtol*|numeric|. Inputs are
+-- well conditioned: away from kinks (relu, abs, clamp, max ties) and from the poles of
+-- log/sqrt/rsqrt/division, so the tolerances below (atol 1e-3, rtol 1e-2, i.e. a gradient
+-- off by 1% fails) hold in float32. Breaking a backward on purpose (e.g. dropping the
+-- x*pdf term of gelu's) makes these cases fail.
+local al = require "attnlab"
+local T = require "harness"
+
+local cases = {}
+local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+
+-- ---------------------------------------------------------------------------------
+-- inputs (a fixed generator per case, so a failure reproduces)
+
+local function leaf(t) return t:detach():requires_grad_() end
+-- uniform in [lo, hi)
+local function U(g, shape, lo, hi) return leaf(al.rand(shape, { generator = g }) * ((hi or 1) - (lo or -1)) + (lo or -1)) end
+-- |x| in [m, m+1), random sign: away from a kink at 0
+local function away(g, shape, m)
+  local u = al.rand(shape, { generator = g }) * 2 - 1
+  return leaf(al.sign(u) * (al.abs(u) + (m or 0.2)))
+end
+-- distinct values (a random permutation of a grid, spacing 0.3): no ties for max/min
+local function distinct(g, shape)
+  local n = 1
+  for _, s in ipairs(shape) do n = n * s end
+  local p = al.randperm(n, g):float()
+  return leaf(((p - (n + 1) / 2) * 0.3):reshape(shape))
+end
+local function I(t) return al.tensor(t, { dtype = "int64" }) end
+
+local function grad_case(name, fn, make, opts)
+  case("grad " .. name, function()
+    local g = al.Generator(20240601)
+    local inputs = make(g)
+    local ok, report = al.gradcheck(fn, inputs, opts)
+    if not ok then error(report, 0) end
+  end)
+end
+
+-- ---------------------------------------------------------------------------------
+-- binary ops, broadcasting in both directions, scalars on either side
+
+grad_case("add same shape", function(a, b) return a + b end, function(g) return { U(g, { 3, 4 }), U(g, { 3, 4 }) } end)
+grad_case("add broadcast (3,1)+(1,4)", function(a, b) return a + b end, function(g) return { U(g, { 3, 1 }), U(g, { 1, 4 }) } end)
+grad_case("add broadcast (2,3,4)+(4)", function(a, b) return a + b end, function(g) return { U(g, { 2, 3, 4 }), U(g, { 4 }) } end)
+grad_case("add broadcast (4)+(2,3,4)", function(a, b) return a + b end, function(g) return { U(g, { 4 }), U(g, { 2, 3, 4 }) } end)
+grad_case("add broadcast (2,1,4)+(3,1)", function(a, b) return al.add(a, b) end, function(g) return { U(g, { 2, 1, 4 }), U(g, { 3, 1 }) } end)
+grad_case("sub broadcast (2,3)-(3)", function(a, b) return a - b end, function(g) return { U(g, { 2, 3 }), U(g, { 3 }) } end)
+grad_case("sub broadcast (3)-(2,3)", function(a, b) return a - b end, function(g) return { U(g, { 3 }), U(g, { 2, 3 }) } end)
+grad_case("mul broadcast (2,3)*(2,1)", function(a, b) return a * b end, function(g) return { U(g, { 2, 3 }), U(g, { 2, 1 }) } end)
+grad_case("mul broadcast (1,3)*(4,1)", function(a, b) return al.mul(a, b) end, function(g) return { U(g, { 1, 3 }), U(g, { 4, 1 }) } end)
+grad_case("mul same tensor x*x", function(a) return a * a end, function(g) return { U(g, { 5 }) } end)
+grad_case("div broadcast (2,3)/(3)", function(a, b) return a / b end, function(g) return { U(g, { 2, 3 }), away(g, { 3 }, 0.5) } end)
+grad_case("div broadcast (3,1)/(2,3,4)", function(a, b) return al.div(a, b) end, function(g) return { U(g, { 3, 1 }), away(g, { 2, 3, 4 }, 0.5) } end)
+grad_case("tensor + number", function(a) return a + 2.5 end, function(g) return { U(g, { 4 }) } end)
+grad_case("tensor - number", function(a) return a - 2.5 end, function(g) return { U(g, { 4 }) } end)
+grad_case("tensor * number", function(a) return a * -3 end, function(g) return { U(g, { 4 }) } end)
+grad_case("tensor / number", function(a) return a / 3 end, function(g) return { U(g, { 4 }) } end)
+grad_case("number + tensor", function(a) return 2.5 + a end, function(g) return { U(g, { 4 }) } end)
+grad_case("number - tensor", function(a) return 2.5 - a end, function(g) return { U(g, { 4 }) } end)
+grad_case("number * tensor", function(a) return 3 * a end, function(g) return { U(g, { 4 }) } end)
+grad_case("number / tensor", function(a) return 3 / a end, function(g) return { away(g, { 4 }, 0.5) } end)
+grad_case("neg", function(a) return -a end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("al.neg", function(a) return al.neg(a) end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("maximum (broadcast)", function(a, b) return al.maximum(a, b) end,
+  function(g) return { distinct(g, { 3, 4 }), leaf(al.tensor({ 0.05, -0.4, 0.35, 1.1 })) } end)
+grad_case("minimum (broadcast)", function(a, b) return al.minimum(a, b) end,
+  function(g) return { leaf(al.tensor({ { 0.05 }, { -0.4 }, { 0.35 } })), distinct(g, { 3, 4 }) } end)
+
+-- ---------------------------------------------------------------------------------
+-- unary math
+
+local unary_inputs = {
+  exp = function(g) return U(g, { 3, 4 }, -2, 2) end,
+  log = function(g) return U(g, { 3, 4 }, 0.5, 3) end,
+  sqrt = function(g) return U(g, { 3, 4 }, 0.5, 3) end,
+  tanh = function(g) return U(g, { 3, 4 }, -2, 2) end,
+  sigmoid = function(g) return U(g, { 3, 4 }, -4, 4) end,
+  relu = function(g) return away(g, { 3, 4 }, 0.1) end,
+  gelu = function(g) return U(g, { 3, 4 }, -3, 3) end,
+  silu = function(g) return U(g, { 3, 4 }, -3, 3) end,
+  softplus = function(g) return U(g, { 3, 4 }, -5, 5) end,
+  abs = function(g) return away(g, { 3, 4 }, 0.1) end,
+  sin = function(g) return U(g, { 3, 4 }, -3, 3) end,
+  cos = function(g) return U(g, { 3, 4 }, -3, 3) end,
+  rsqrt = function(g) return U(g, { 3, 4 }, 0.5, 3) end,
+  log1p = function(g) return U(g, { 3, 4 }, -0.5, 3) end,
+  erf = function(g) return U(g, { 3, 4 }, -2, 2) end,
+}
+for _, name in ipairs { "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "abs",
+  "sin", "cos", "rsqrt", "log1p", "erf" } do
+  grad_case(name, function(x) return al[name](x) end, function(g) return { unary_inputs[name](g) } end)
+end
+grad_case("gelu (method, 3-D)", function(x) return x:gelu() end, function(g) return { U(g, { 2, 2, 3 }, -3, 3) } end)
+grad_case("softplus beyond its threshold", function(x) return al.softplus(x) end,
+  function() return { leaf(al.tensor { -30, -21, 19.5, 20.5, 25 }) } end)
+grad_case("pow x^2", function(x) return x ^ 2 end, function(g) return { U(g, { 5 }) } end)
+grad_case("pow x^3", function(x) return al.pow(x, 3) end, function(g) return { U(g, { 5 }) } end)
+grad_case("pow x^0.5", function(x) return x ^ 0.5 end, function(g) return { U(g, { 5 }, 0.5, 2) } end)
+grad_case("pow x^-1", function(x) return x ^ -1 end, function(g) return { away(g, { 5 }, 0.5) } end)
+grad_case("pow x^1.7", function(x) return x ^ 1.7 end, function(g) return { U(g, { 5 }, 0.5, 2) } end)
+grad_case("pow 2^x", function(x) return 2 ^ x end, function(g) return { U(g, { 5 }) } end)
+grad_case("clamp", function(x) return al.clamp(x, -0.5, 0.5) end,
+  function() return { leaf(al.tensor { -0.9, -0.7, -0.3, 0.0, 0.2, 0.45, 0.6, 1.2 }) } end)
+grad_case("clamp min only", function(x) return x:clamp(0) end, function(g) return { away(g, { 6 }, 0.1) } end)
+
+-- ---------------------------------------------------------------------------------
+-- where / masked_fill
+
+grad_case("where (broadcast a and b)", function(a, b)
+  local cond = al.tensor { { 1, 0, 1, 0 }, { 0, 0, 1, 1 }, { 1, 1, 0, 0 } }
+  return al.where(cond, a, b)
+end, function(g) return { U(g, { 3, 4 }), U(g, { 4 }) } end)
+grad_case("where (comparison mask)", function(a) return al.where(al.gt(a, 0), a * 2, a * a) end,
+  function(g) return { away(g, { 2, 5 }, 0.1) } end)
+grad_case("masked_fill", function(a)
+  return al.masked_fill(a, al.tensor { { 1, 0, 0 }, { 0, 1, 0 } }, -7)
+end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("masked_fill broadcast mask", function(a)
+  return a:masked_fill(al.tensor { 0, 1, 0 }, 0)
+end, function(g) return { U(g, { 2, 3 }) } end)
+
+-- ---------------------------------------------------------------------------------
+-- reductions
+
+grad_case("sum all", function(x) return al.sum(x) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("sum dim 1", function(x) return al.sum(x, 1) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("sum dim 2 keepdim", function(x) return x:sum(2, true) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("sum dim -1 of 3-D", function(x) return al.sum(x, -1) end, function(g) return { U(g, { 2, 3, 4 }) } end)
+grad_case("sum middle dim of 3-D", function(x) return al.sum(x, 2) end, function(g) return { U(g, { 2, 3, 4 }) } end)
+grad_case("mean all", function(x) return al.mean(x) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("mean dim 1 keepdim", function(x) return al.mean(x, 1, true) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("mean dim 2 of 3-D", function(x) return x:mean(2) end, function(g) return { U(g, { 2, 3, 4 }) } end)
+grad_case("max dim 2", function(x) return (al.max(x, 2)) end, function(g) return { distinct(g, { 3, 4 }) } end)
+grad_case("max dim 1 keepdim", function(x) return (al.max(x, 1, true)) end, function(g) return { distinct(g, { 3, 4 }) } end)
+grad_case("min dim 2 of 3-D", function(x) return (al.min(x, 2)) end, function(g) return { distinct(g, { 2, 3, 4 }) } end)
+grad_case("max all", function(x) return al.max(x) end, function(g) return { distinct(g, { 3, 4 }) } end)
+grad_case("min all", function(x) return x:min() end, function(g) return { distinct(g, { 3, 4 }) } end)
+grad_case("var dim 2 (unbiased)", function(x) return al.var(x, 2) end, function(g) return { U(g, { 3, 5 }) } end)
+grad_case("var dim 1 keepdim biased", function(x) return al.var(x, 1, true, { unbiased = false }) end,
+  function(g) return { U(g, { 4, 3 }) } end)
+grad_case("var all", function(x) return al.var(x) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("std dim 2", function(x) return al.std(x, 2) end, function(g) return { U(g, { 3, 5 }) } end)
+
+-- ---------------------------------------------------------------------------------
+-- matmul and linear
+
+grad_case("matmul 2-D", function(a, b) return al.matmul(a, b) end, function(g) return { U(g, { 3, 4 }), U(g, { 4, 5 }) } end)
+grad_case("matmul batched", function(a, b) return al.matmul(a, b) end,
+  function(g) return { U(g, { 2, 3, 4 }), U(g, { 2, 4, 2 }) } end)
+grad_case("matmul broadcast batch (2,1,3,4)@(3,4,2)", function(a, b) return al.matmul(a, b) end,
+  function(g) return { U(g, { 2, 1, 3, 4 }), U(g, { 3, 4, 2 }) } end)
+grad_case("matmul 3-D @ 2-D (folded batch)", function(a, b) return al.matmul(a, b) end,
+  function(g) return { U(g, { 2, 3, 4 }), U(g, { 4, 5 }) } end)
+grad_case("matmul 2-D @ 3-D", function(a, b) return al.matmul(a, b) end,
+  function(g) return { U(g, { 3, 4 }), U(g, { 2, 4, 2 }) } end)
+grad_case("matmul 1-D @ 2-D", function(a, b) return al.matmul(a, b) end, function(g) return { U(g, { 4 }), U(g, { 4, 3 }) } end)
+grad_case("matmul 2-D @ 1-D", function(a, b) return al.matmul(a, b) end, function(g) return { U(g, { 3, 4 }), U(g, { 4 }) } end)
+grad_case("matmul 1-D @ 1-D", function(a, b) return al.matmul(a, b) end, function(g) return { U(g, { 4 }), U(g, { 4 }) } end)
+grad_case("matmul 3-D @ 1-D", function(a, b) return a:matmul(b) end, function(g) return { U(g, { 2, 3, 4 }), U(g, { 4 }) } end)
+grad_case("matmul transposed views", function(a, b) return al.matmul(a:transpose(1, 2), b:transpose(1, 2)) end,
+  function(g) return { U(g, { 4, 3 }), U(g, { 5, 4 }) } end)
+grad_case("matmul batched transposed view", function(a, b) return al.matmul(a, b:transpose(2, 3)) end,
+  function(g) return { U(g, { 2, 3, 4 }), U(g, { 2, 5, 4 }) } end)
+grad_case("matmul narrowed (strided rows) operand", function(a, b) return al.matmul(a:narrow(2, 2, 4), b) end,
+  function(g) return { U(g, { 3, 6 }), U(g, { 4, 2 }) } end)
+grad_case("matmul expanded operand", function(a, b) return al.matmul(a:expand(3, 2, 4), b) end,
+  function(g) return { U(g, { 1, 2, 4 }), U(g, { 3, 4, 2 }) } end)
+grad_case("linear with bias", function(x, w, b) return al.linear(x, w, b) end,
+  function(g) return { U(g, { 3, 4 }), U(g, { 5, 4 }), U(g, { 5 }) } end)
+grad_case("linear without bias", function(x, w) return al.linear(x, w) end,
+  function(g) return { U(g, { 3, 4 }), U(g, { 5, 4 }) } end)
+grad_case("linear 3-D input", function(x, w, b) return al.linear(x, w, b) end,
+  function(g) return { U(g, { 2, 3, 4 }), U(g, { 2, 4 }), U(g, { 2 }) } end)
+grad_case("linear transposed input", function(x, w, b) return al.linear(x:transpose(1, 2), w, b) end,
+  function(g) return { U(g, { 4, 3 }), U(g, { 2, 4 }), U(g, { 2 }) } end)
+
+-- ---------------------------------------------------------------------------------
+-- fused nn ops
+
+grad_case("layer_norm affine", function(x, w, b) return al.layer_norm(x, w, b) end,
+  function(g) return { U(g, { 3, 5 }, -2, 2), U(g, { 5 }, 0.5, 1.5), U(g, { 5 }) } end)
+grad_case("layer_norm no affine", function(x) return al.layer_norm(x) end, function(g) return { U(g, { 2, 3, 5 }, -2, 2) } end)
+grad_case("layer_norm weight only", function(x, w) return al.layer_norm(x, w) end,
+  function(g) return { U(g, { 3, 4 }, -2, 2), U(g, { 4 }, 0.5, 1.5) } end)
+grad_case("layer_norm bias only", function(x, b) return al.layer_norm(x, nil, b) end,
+  function(g) return { U(g, { 3, 4 }, -2, 2), U(g, { 4 }) } end)
+grad_case("layer_norm eps 1e-2, transposed input", function(x, w, b) return al.layer_norm(x:transpose(1, 2), w, b, 1e-2) end,
+  function(g) return { U(g, { 4, 3 }, -2, 2), U(g, { 4 }, 0.5, 1.5), U(g, { 4 }) } end)
+grad_case("log_softmax last dim", function(x) return al.log_softmax(x) end, function(g) return { U(g, { 3, 5 }, -2, 2) } end)
+grad_case("log_softmax dim 1", function(x) return al.log_softmax(x, 1) end, function(g) return { U(g, { 3, 5 }, -2, 2) } end)
+grad_case("log_softmax dim 2 of 3-D", function(x) return x:log_softmax(2) end, function(g) return { U(g, { 2, 3, 4 }, -2, 2) } end)
+grad_case("cross_entropy", function(x) return al.cross_entropy(x, I { 2, 1, 4 }) end,
+  function(g) return { U(g, { 3, 4 }, -2, 2) } end)
+grad_case("cross_entropy label smoothing", function(x) return al.cross_entropy(x, I { 2, 1, 4, 3 }, { label_smoothing = 0.1 }) end,
+  function(g) return { U(g, { 4, 4 }, -2, 2) } end)
+grad_case("cross_entropy ignore_index", function(x)
+  return al.cross_entropy(x, I { 2, -100, 4, 3 }, { ignore_index = -100, label_smoothing = 0.2 })
+end, function(g) return { U(g, { 4, 4 }, -2, 2) } end)
+grad_case("mse", function(a, b) return al.mse(a, b) end, function(g) return { U(g, { 3, 4 }), U(g, { 3, 4 }) } end)
+grad_case("dropout (fixed generator)", function(x)
+  local gen = al.Generator(99)
+  return al.dropout(x, 0.4, true, gen)
+end, function(g) return { U(g, { 4, 5 }) } end)
+grad_case("softmax along dim 1 (non-last)", function(x) return al.softmax(x, 1) end,
+  function(g) return { U(g, { 4, 3 }, -2, 2) } end)
+grad_case("softmax along dim 2 of 3-D", function(x) return al.softmax(x, { dim = 2 }) end,
+  function(g) return { U(g, { 2, 4, 3 }, -2, 2) } end)
+
+-- ---------------------------------------------------------------------------------
+-- shape ops and indexing (their backward works on non-contiguous gradients)
+
+grad_case("reshape", function(x) return x:reshape { 4, 3 } * al.arange(3):float() end, function(g) return { U(g, { 2, 6 }) } end)
+grad_case("view -1", function(x) return x:view { -1 } end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("reshape of a transposed view", function(x) return x:transpose(1, 2):reshape { 6 } end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("transpose (non-contiguous output)", function(x, w) return x:transpose(1, 2) * w end,
+  function(g) return { U(g, { 3, 4 }), U(g, { 4, 3 }) } end)
+grad_case("permute", function(x) return x:permute(3, 1, 2) end, function(g) return { U(g, { 2, 3, 4 }) } end)
+grad_case("permute then matmul", function(x, w) return al.matmul(x:permute { 2, 1, 3 }, w) end,
+  function(g) return { U(g, { 3, 2, 4 }), U(g, { 4, 2 }) } end)
+grad_case("narrow", function(x) return x:narrow(2, 2, 2) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("select", function(x) return x:select(1, 2) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("select negative index", function(x) return x:select(2, -1) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("t[i] indexing", function(x) return x[3] * x[1] end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("expand", function(x) return x:expand(3, 4) end, function(g) return { U(g, { 3, 1 }) } end)
+grad_case("expand new leading dims", function(x) return x:expand { 2, 3, 4 } end, function(g) return { U(g, { 4 }) } end)
+grad_case("squeeze", function(x) return x:squeeze() end, function(g) return { U(g, { 1, 3, 1 }) } end)
+grad_case("squeeze dim", function(x) return x:squeeze(3) end, function(g) return { U(g, { 1, 3, 1 }) } end)
+grad_case("unsqueeze", function(x) return x:unsqueeze(2) + x:unsqueeze(-1) end, function(g) return { U(g, { 3 }) } end)
+grad_case("contiguous of a transpose", function(x) return x:transpose(1, 2):contiguous() end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("clone", function(x) return x:clone() * x end, function(g) return { U(g, { 2, 3 }) } end)
+grad_case("cat dim 1", function(a, b) return al.cat({ a, b }, 1) end, function(g) return { U(g, { 2, 3 }), U(g, { 1, 3 }) } end)
+grad_case("cat dim 2 with a constant", function(a, b) return al.cat({ a, al.ones { 2, 2 }, b }, 2) end,
+  function(g) return { U(g, { 2, 3 }), U(g, { 2, 1 }) } end)
+grad_case("cat dim -1 of views", function(a) return al.cat({ a:narrow(2, 1, 2), a:transpose(1, 2):narrow(1, 1, 2):transpose(1, 2) }, -1) end,
+  function(g) return { U(g, { 3, 3 }) } end)
+grad_case("stack dim 1", function(a, b) return al.stack { a, b } end, function(g) return { U(g, { 2, 3 }), U(g, { 2, 3 }) } end)
+grad_case("stack dim -1", function(a, b) return al.stack({ a, b }, -1) end, function(g) return { U(g, { 2, 3 }), U(g, { 2, 3 }) } end)
+grad_case("index_select repeated indices", function(x) return al.index_select(x, 1, I { 3, 1, 3, 3 }) end,
+  function(g) return { U(g, { 3, 4 }) } end)
+grad_case("index_select dim 2", function(x) return x:index_select(2, I { 4, 4, 2 }) end, function(g) return { U(g, { 3, 4 }) } end)
+grad_case("gather dim 2", function(x) return al.gather(x, 2, I { { 1, 1, 3 }, { 2, 4, 4 }, { 3, 2, 1 } }) end,
+  function(g) return { U(g, { 3, 4 }) } end)
+grad_case("gather dim 1", function(x) return x:gather(1, I { { 3, 1, 2, 2 }, { 3, 3, 1, 2 } }) end,
+  function(g) return { U(g, { 3, 4 }) } end)
+grad_case("embedding repeated ids", function(w) return al.embedding(w, I { { 2, 5, 2 }, { 1, 2, 5 } }) end,
+  function(g) return { U(g, { 5, 3 }) } end)
+
+-- ---------------------------------------------------------------------------------
+-- closed forms the finite differences cannot tell apart from "close enough"
+
+case("var/std: unbiased and biased, options in any position", function()
+  local x = al.tensor { { 1, 2, 3, 4 }, { 2, 4, 6, 8 } }
+  T.eq(al.var(x:reshape { -1 }):item(), 37.5 / 7, 1e-6)           -- all 8 values, unbiased
+  T.eq(al.var(x, nil, nil, { unbiased = false }):item(), 4.6875, 1e-6)
+  T.eq(al.var(x, { unbiased = false }):item(), 4.6875, 1e-6)
+  T.eq(al.var(x, 2):totable(), { 5 / 3, 20 / 3 }, 1e-6)
+  T.eq(al.var(x, 2, { unbiased = false }):totable(), { 1.25, 5 }, 1e-6)   -- not keepdim
+  T.eq(al.var(x, 2, true, { unbiased = false }):shape(), { 2, 1 })
+  T.eq(al.std(x, 2, false, { unbiased = false }):totable(), { math.sqrt(1.25), math.sqrt(5) }, 1e-6)
+  T.eq(al.std(x, nil, nil, { unbiased = false }):item(), math.sqrt(4.6875), 1e-6)
+end)
+case("index_select repeated indices accumulate exactly", function()
+  local x = al.zeros({ 3, 2 }, { requires_grad = true })
+  al.index_select(x, 1, I { 3, 1, 3, 3 }):sum():backward()
+  T.eq(x.grad:totable(), { { 1, 1 }, { 0, 0 }, { 3, 3 } })
+end)
+case("embedding repeated ids accumulate exactly", function()
+  local w = al.zeros({ 4, 2 }, { requires_grad = true })
+  al.embedding(w, I { { 4, 4 }, { 2, 4 } }):sum():backward()
+  T.eq(w.grad:totable(), { { 0, 0 }, { 1, 1 }, { 0, 0 }, { 3, 3 } })
+end)
+case("max/min ties: gradient to the first (lowest index)", function()
+  local x = al.tensor({ { 1, 3, 3 }, { 2, 2, 0 } }, { requires_grad = true })
+  local v, i = al.max(x, 2)
+  T.eq(i:totable(), { 2, 1 })
+  v:sum():backward()
+  T.eq(x.grad:totable(), { { 0, 1, 0 }, { 1, 0, 0 } })
+  local y = al.tensor({ 5, 1, 1 }, { requires_grad = true })
+  y:min():backward()
+  T.eq(y.grad:totable(), { 0, 1, 0 })
+end)
+case("relu/abs/clamp gradients at the kink are 0 (as PyTorch)", function()
+  local x = al.tensor({ 0, 0, 0 }, { requires_grad = true })
+  local y0 = al.relu(x) + al.abs(x)
+  y0:sum():backward()
+  T.eq(x.grad:totable(), { 0, 0, 0 })
+  local y = al.tensor({ -1, 1, 0.5 }, { requires_grad = true })
+  al.clamp(y, -1, 1):sum():backward()   -- boundaries pass the gradient, like torch.clamp
+  T.eq(y.grad:totable(), { 1, 1, 1 })
+end)
+case("cross_entropy gradient closed form (p - q) / B", function()
+  local x = al.tensor({ { 1, 2, 3 }, { 0, 0, 0 } }, { requires_grad = true })
+  al.cross_entropy(x, I { 3, 1 }, { label_smoothing = 0.3 }):backward()
+  local g = x.grad:totable()
+  local e = math.exp
+  local z = e(1) + e(2) + e(3)
+  local p1 = { e(1) / z, e(2) / z, e(3) / z }
+  local want = { {}, {} }
+  for c = 1, 3 do
+    want[1][c] = (p1[c] - (0.1 + (c == 3 and 0.7 or 0))) / 2
+    want[2][c] = (1 / 3 - (0.1 + (c == 1 and 0.7 or 0))) / 2
+  end
+  T.close(g, want, 1e-6, 1e-5, "cross_entropy grad")
+end)
+case("dropout: fixed generator gives the same mask; kept values are scaled by 1/(1-p)", function()
+  local x = al.ones { 1000 }
+  local a = al.dropout(x, 0.25, true, al.Generator(5)):totable()
+  local b = al.dropout(x, 0.25, true, al.Generator(5)):totable()
+  T.eq(a, b)
+  local zeros = 0
+  for _, v in ipairs(a) do
+    if v == 0 then zeros = zeros + 1 else T.close(v, 1 / 0.75, 1e-6, 0, "scale") end
+  end
+  T.truthy(zeros > 200 and zeros < 300, "about a quarter dropped, got " .. zeros)
+  T.eq(al.dropout(x, 0.25, false):totable(), x:totable())   -- eval mode: identity
+end)
+
+-- ---------------------------------------------------------------------------------
+-- against PyTorch (tests/ref/core_ops.json)
+
+local function readfile(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function to_tensor(spec)
+  return al.tensor(spec.data, { dtype = spec.dtype or "float32" }):reshape(spec.shape)
+end
+
+-- flat list of a tensor's values
+local function flat(t) return t:contiguous():reshape({ -1 }):totable() end
+
+local function max_abs_diff(a, b)
+  local m = 0
+  for i = 1, #b do
+    local d = math.abs(a[i] - b[i])
+    if d ~= d then d = math.huge end
+    if d > m then m = d end
+  end
+  return m
+end
+
+-- Each op: a function of the reference's inputs (tensors, in order) returning the output.
+local ref_ops = {
+  gelu = function(x) return al.gelu(x) end,
+  erf = function(x) return al.erf(x) end,
+  exp = function(x) return al.exp(x) end,
+  sigmoid = function(x) return al.sigmoid(x) end,
+  silu = function(x) return al.silu(x) end,
+  softplus = function(x) return al.softplus(x) end,
+  tanh = function(x) return al.tanh(x) end,
+  layer_norm = function(x, w, b) return al.layer_norm(x, w, b, 1e-6) end,
+  layer_norm_plain = function(x) return al.layer_norm(x, nil, nil, 1e-6) end,
+  log_softmax_last = function(x) return al.log_softmax(x, -1) end,
+  log_softmax_dim1 = function(x) return al.log_softmax(x, 1) end,
+  cross_entropy = function(x, y) return al.cross_entropy(x, y) end,
+  cross_entropy_smooth = function(x, y) return al.cross_entropy(x, y, { label_smoothing = 0.1 }) end,
+  cross_entropy_ignore = function(x, y) return al.cross_entropy(x, y, { label_smoothing = 0.05, ignore_index = 3 }) end,
+  matmul_batched = function(a, b) return al.matmul(a, b) end,
+  matmul_broadcast = function(a, b) return al.matmul(a, b) end,
+  linear = function(x, w, b) return al.linear(x, w, b) end,
+  var_unbiased = function(x) return al.var(x, 2) end,
+  var_all = function(x) return al.var(x) end,
+  mean_dim = function(x) return al.mean(x, 1) end,
+  mse = function(a, b) return al.mse(a, b) end,
+  softmax_dim1 = function(x) return al.softmax(x, 1) end,
+  div_broadcast = function(a, b) return a / b end,
+  pow = function(x) return x ^ 1.5 end,
+}
+
+-- tolerances: exp/erf are polynomial approximations (~2 ulp, erf 2e-7 absolute);
+-- reductions (layer_norm, log_softmax, CE) round at the 1e-7 level.
+local function tolerance(name)   -- atol, rtol (gradients get 4x)
+  if name:find("^cross_entropy") or name:find("^layer_norm") or name:find("^var") or name == "mse" then return 5e-7, 1e-6 end
+  return 3e-7, 5e-7
+end
+
+local refs_text = readfile("tests/ref/core_ops.json")
+local refs = refs_text and al.json.decode(refs_text)
+if not refs then
+  case("reference vectors present", function() error("tests/ref/core_ops.json missing: run tests/ref/make_core_refs.py", 0) end)
+else
+  local names = {}
+  for name in pairs(refs.cases) do names[#names + 1] = name end
+  table.sort(names)
+  case("reference file covers every op the test knows", function()
+    for name in pairs(ref_ops) do T.truthy(refs.cases[name], "no reference case " .. name) end
+  end)
+  for _, name in ipairs(names) do
+    local r = refs.cases[name]
+    case("torch ref " .. name, function()
+      local fn = T.truthy(ref_ops[name], "no Lua op for reference case " .. name)
+      local inputs = {}
+      for i, spec in ipairs(r.inputs) do
+        inputs[i] = to_tensor(spec)
+        if spec.grad then inputs[i]:requires_grad_() end
+      end
+      local out = fn(table.unpack(inputs))
+      local atol, rtol = tolerance(name)
+      T.eq(out:shape(), r.output.shape, 0, "output shape")
+      local got = flat(out)
+      print(("#   %s: first %s want %s, max |diff| %.3g"):format(name, T.fmt({ table.unpack(got, 1, 3) }),
+        T.fmt({ table.unpack(r.output.data, 1, 3) }), max_abs_diff(got, r.output.data)))
+      T.close(got, r.output.data, atol, rtol, name .. " output")
+      if r.grad_output then   -- gradients of sum(out * grad_output)
+        local go = to_tensor(r.grad_output)
+        al.sum(out * go):backward()
+        for i, spec in ipairs(r.inputs) do
+          if spec.grad then
+            local gi = T.truthy(inputs[i].grad, "no gradient for input " .. i)
+            T.close(flat(gi), spec.grad, atol * 4, rtol * 4, name .. " grad of input " .. i)
+          end
+        end
+      end
+    end)
+  end
+end
+
+return cases
