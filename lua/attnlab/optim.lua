@@ -15,7 +15,10 @@ local function make_groups(params, defaults)
   assert(type(params) == "table", "optimizer: params must be a list of tensors or of groups")
   local groups = {}
   if params[1] ~= nil and not al.is_tensor(params[1]) then
-    for _, g in ipairs(params) do
+    for gi, g in ipairs(params) do
+      if type(g) ~= "table" or getmetatable(g) ~= nil or type(g.params) ~= "table" then
+        error(("optimizer: entry %d of params is a %s, not a tensor or a group {params = {...}}"):format(gi, type(g)), 3)
+      end
       local grp = {}
       for k, v in pairs(defaults) do grp[k] = v end
       for k, v in pairs(g) do grp[k] = v end
