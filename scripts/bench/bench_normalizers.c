@@ -1,0 +1,172 @@
+/* scripts/bench/bench_normalizers.c -- forward+backward time of every normalizer on an
+ * attention score tensor {B,H,T,T} = {128,4,65,65} (rows = B*H*T = 33280, n = 65), 1 thread.
+ *
+ * Prints the median over interleaved rounds (after warm-up) in microseconds, the ratio to our
+ * softmax,
+ * and softmax's memory traffic per second next to a plain memcpy moving the same bytes in the
+ * same run (the bound a softmax can approach: it must read x, gout, out, gin and write out,
+ * gin). Scores ~ N(0, scale^2) (scale 1 as in the PyTorch anchors), gout ~ N(0, 1); HAE-style
+ * per-head alpha = 1.05 + 0.9 sigmoid(a_h) with a_h ~ N(0, 1), with the alpha gradient.
+ *
+ * Build (standalone, from the repo root):
+ *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iinclude \
+ *       scripts/bench/bench_normalizers.c core/norm_*.c core/base.c -o build/bench_normalizers -lm
+ * Run:  build/bench_normalizers [--reps N] [--threads N] [--scale S] [--B B --H H --T T]
+ * Keep the machine quiet (other processes distort medians on a 2-core box). */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnlab/base.h"
+#include "attnlab/normalizers.h"
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static uint64_t rs = 0x2545F4914F6CDD1Dull;
+static double unif(void) {
+  rs ^= rs << 13; rs ^= rs >> 7; rs ^= rs << 17;
+  return ((rs >> 11) + 0.5) * 0x1p-53;
+}
+static double normal(void) { return sqrt(-2.0 * log(unif())) * cos(6.283185307179586 * unif()); }
+
+enum { SOFTMAX, SPARSEMAX, ENTMAX15, BISECT, TOPK };
+
+typedef struct {
+  const char *name;
+  int op;
+  double ratio;
+} bench_t;
+
+typedef struct {
+  float *x, *out, *gout, *gin, *alpha, *galpha;
+  int64_t rows, n;
+  int iters;
+} data_t;
+
+static void run(const bench_t *b, data_t *d) {
+  al_status st = AL_OK;
+  switch (b->op) {
+    case SOFTMAX:
+      st = al_softmax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      if (st == AL_OK) st = al_softmax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
+      break;
+    case SPARSEMAX:
+      st = al_sparsemax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      if (st == AL_OK) st = al_sparsemax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
+      break;
+    case ENTMAX15:
+      st = al_entmax15_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      if (st == AL_OK) st = al_entmax15_bwd(d->gin, d->gout, d->out, d->rows, d->n);
+      break;
+    case BISECT:
+      st = al_entmax_bisect_fwd(d->out, d->x, d->alpha, NULL, 1, d->rows, d->n, 50, &d->iters);
+      if (st == AL_OK)
+        st = al_entmax_bisect_bwd(d->gin, d->galpha, d->gout, d->out, d->alpha, d->rows, d->n);
+      break;
+    default:
+      st = al_topk_softmax_fwd(d->out, d->x, b->ratio, NULL, 1, d->rows, d->n);
+      if (st == AL_OK) st = al_topk_softmax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
+  }
+  if (st != AL_OK) {
+    fprintf(stderr, "%s: %s\n", b->name, al_errmsg());
+    exit(1);
+  }
+}
+
+static double median(double *t, int m) {
+  qsort(t, m, sizeof(double), cmp_double);
+  return m % 2 ? t[m / 2] : 0.5 * (t[m / 2 - 1] + t[m / 2]);
+}
+
+int main(int argc, char **argv) {
+  int reps = 21, threads = 1;
+  long B = 128, H = 4, T = 65;
+  double scale = 1.0;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--scale")) scale = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "--B")) B = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--H")) H = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--T")) T = atol(argv[i + 1]);
+    else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
+  }
+  if (reps < 1) reps = 1;
+  omp_set_num_threads(threads);
+  data_t d;
+  d.rows = B * H * T;
+  d.n = T;
+  int64_t N = d.rows * d.n;
+  size_t bytes = (size_t)N * sizeof(float);
+  d.x = malloc(bytes); d.out = malloc(bytes); d.gout = malloc(bytes); d.gin = malloc(bytes);
+  d.alpha = malloc(d.rows * sizeof(float)); d.galpha = malloc(d.rows * sizeof(float));
+  for (int64_t i = 0; i < N; i++) { d.x[i] = (float)(scale * normal()); d.gout[i] = (float)normal(); }
+  memset(d.out, 0, bytes); memset(d.gin, 0, bytes); memset(d.galpha, 0, d.rows * sizeof(float));
+  float ah[64];
+  for (long h = 0; h < H && h < 64; h++) ah[h] = (float)(1.05 + 0.9 / (1.0 + exp(-normal())));
+  for (int64_t r = 0; r < d.rows; r++) d.alpha[r] = ah[(r / T) % H % 64];
+
+  printf("attnlab normalizers: fwd+bwd on {%ld,%ld,%ld,%ld} (rows=%lld, n=%ld), %d thread(s), "
+         "scores ~ N(0,%g^2), median of %d\n", B, H, T, T, (long long)d.rows, T, threads, scale, reps);
+  const bench_t benches[] = {
+      {"softmax", SOFTMAX, 0},          {"sparsemax", SPARSEMAX, 0},
+      {"entmax15", ENTMAX15, 0},        {"entmax_bisect (per-head alpha, +dalpha)", BISECT, 0},
+      {"topk_softmax 0.125", TOPK, 0.125}, {"topk_softmax 0.25", TOPK, 0.25},
+      {"topk_softmax 0.5", TOPK, 0.5},
+  };
+  const int nb = sizeof benches / sizeof *benches;
+  /* Interleaved rounds: every normalizer (and the memcpy) once per round, so a slow phase of
+   * the machine hits all of them alike; medians over rounds. */
+  double traffic = 6.0 * (double)bytes;      /* softmax fwd: read x, write out; bwd: read
+                                                gout, out, gin, write gin */
+  size_t cbytes = 3 * bytes;                 /* memcpy of 3 tensors: 3 read + 3 written */
+  char *src = malloc(cbytes), *dst = malloc(cbytes);
+  memset(src, 1, cbytes); memset(dst, 0, cbytes);
+  double *t = malloc(sizeof(double) * (size_t)reps * (nb + 1));
+  int iters[16] = {0};
+  for (int w = 0; w < 2; w++) {
+    for (int i = 0; i < nb; i++) run(&benches[i], &d);
+    memcpy(dst, src, cbytes);
+  }
+  for (int r = 0; r < reps; r++) {
+    for (int i = 0; i < nb; i++) {
+      double t0 = now();
+      run(&benches[i], &d);
+      t[(size_t)i * reps + r] = now() - t0;
+      if (benches[i].op == BISECT && d.iters > iters[i]) iters[i] = d.iters;
+    }
+    double t0 = now();
+    memcpy(dst, src, cbytes);
+    t[(size_t)nb * reps + r] = now() - t0;
+    src[r % cbytes] ^= dst[cbytes - 1 - r % cbytes];   /* keep the copies observable */
+  }
+  double tsoft = median(t, reps);
+  for (int i = 0; i < nb; i++) {
+    double ti = i == 0 ? tsoft : median(t + (size_t)i * reps, reps);
+    printf("  %-42s %9.1f us  %5.2fx softmax", benches[i].name, ti * 1e6, ti / tsoft);
+    if (benches[i].op == BISECT) printf("  (max passes per row %d)", iters[i]);
+    printf("\n");
+  }
+  double tmem = median(t + (size_t)nb * reps, reps);
+  printf("  memory: softmax fwd+bwd moves %.1f MB in %.1f us = %.1f GB/s; memcpy of the same "
+         "%.1f MB (half read, half written) takes %.1f us = %.1f GB/s -> softmax at %.0f%% of "
+         "memcpy speed\n",
+         traffic / 1e6, tsoft * 1e6, traffic / tsoft / 1e9, traffic / 1e6, tmem * 1e6,
+         traffic / tmem / 1e9, 100.0 * tmem / tsoft);
+  free(t); free(src); free(dst);
+  free(d.x); free(d.out); free(d.gout); free(d.gin); free(d.alpha); free(d.galpha);
+  return 0;
+}

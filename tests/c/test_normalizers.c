@@ -1,0 +1,874 @@
+/* tests/c/test_normalizers.c -- the attention normalizer kernels (include/attnlab/normalizers.h).
+ *
+ * What is checked, for softmax, sparsemax, entmax15, entmax_bisect and top-k softmax:
+ *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps;
+ *   - closed forms derived by hand on tiny inputs;
+ *   - double-precision reference loops written here from the definitions (sort-based sparsemax
+ *     and entmax15, 200-step bisection, stable-sort top-k) on many shapes and scales, incl.
+ *     1000*randn, masks, n = 1 and n = 4096;
+ *   - reference vectors tests/ref/normalizers.json (made once from the shared PyTorch
+ *     definitions by tests/ref/make_normalizer_refs.py), forward, backward and d/dalpha;
+ *   - central finite differences of every backward (loss in double), incl. the alpha gradient,
+ *     skipping points where the support changes within eps; and a self-test that the check
+ *     rejects a gradient that is 2% off;
+ *   - identities: bisect(1.5) == entmax15, bisect(2) == sparsemax, bisect(1.001) ~ softmax,
+ *     shift invariance, topk(1) == softmax, masked == truncated, masked == -inf (bitwise),
+ *     all-masked rows -> 0, NaN handling, ties (top-k lower index wins), thread-count
+ *     independence (bitwise), backward accumulation, argument errors.
+ * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded unless stated. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "attnlab/base.h"
+#include "attnlab/normalizers.h"
+#include "attnlab/threads.h"
+#include "check.h"
+
+/* ---------------------------------------------------------------- random numbers */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rng_next(void) {   /* splitmix64 */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double rng_unif(void) { return (rng_next() >> 11) * 0x1p-53; }
+static double rng_normal(void) {
+  double u1 = rng_unif(), u2 = rng_unif();
+  if (u1 < 1e-300) u1 = 1e-300;
+  return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+static void fill_randn(float *x, long n, double scale) {
+  for (long i = 0; i < n; i++) x[i] = (float)(scale * rng_normal());
+}
+
+/* ---------------------------------------------------------------- the five ops */
+enum { SOFTMAX, SPARSEMAX, ENTMAX15, BISECT, TOPK, NOPS };
+static const char *op_name[NOPS] = {"softmax", "sparsemax", "entmax15", "entmax_bisect",
+                                    "topk_softmax"};
+static int last_iters;
+
+/* alpha: per-row array (BISECT); ratio (TOPK). */
+static al_status op_fwd(int op, float *out, const float *x, const uint8_t *keep, long mrows,
+                        long rows, long n, const float *alpha, double ratio) {
+  switch (op) {
+    case SOFTMAX: return al_softmax_fwd(out, x, keep, mrows, rows, n);
+    case SPARSEMAX: return al_sparsemax_fwd(out, x, keep, mrows, rows, n);
+    case ENTMAX15: return al_entmax15_fwd(out, x, keep, mrows, rows, n);
+    case BISECT: return al_entmax_bisect_fwd(out, x, alpha, keep, mrows, rows, n, 100, &last_iters);
+    default: return al_topk_softmax_fwd(out, x, ratio, keep, mrows, rows, n);
+  }
+}
+static al_status op_bwd(int op, float *gin, float *galpha, const float *gout, const float *out,
+                        long rows, long n, const float *alpha) {
+  switch (op) {
+    case SOFTMAX: return al_softmax_bwd(gin, gout, out, rows, n);
+    case SPARSEMAX: return al_sparsemax_bwd(gin, gout, out, rows, n);
+    case ENTMAX15: return al_entmax15_bwd(gin, gout, out, rows, n);
+    case BISECT: return al_entmax_bisect_bwd(gin, galpha, gout, out, alpha, rows, n);
+    default: return al_topk_softmax_bwd(gin, gout, out, rows, n);
+  }
+}
+
+/* ---------------------------------------------------------------- double references */
+typedef struct { double v; long i; } vi_t;
+static int cmp_desc(const void *a, const void *b) {   /* value desc, then index asc */
+  const vi_t *p = a, *q = b;
+  if (p->v != q->v) return p->v > q->v ? -1 : 1;
+  return p->i < q->i ? -1 : (p->i > q->i);
+}
+
+/* Gather kept finite entries of one row; returns how many. */
+static long gather(vi_t *v, const float *x, const uint8_t *kr, long n) {
+  long m = 0;
+  for (long j = 0; j < n; j++)
+    if ((!kr || kr[j]) && x[j] != -INFINITY) { v[m].v = x[j]; v[m].i = j; m++; }
+  return m;
+}
+
+/* Reference for one row in double; alpha for BISECT, ratio for TOPK. */
+static void ref_row(int op, double *o, const float *x, const uint8_t *kr, long n, double alpha,
+                    double ratio) {
+  vi_t *v = malloc(sizeof(vi_t) * (n ? n : 1));
+  for (long j = 0; j < n; j++) o[j] = 0.0;
+  long m = gather(v, x, kr, n);
+  if (m == 0) { free(v); return; }
+  qsort(v, m, sizeof *v, cmp_desc);
+  double mx = v[0].v;
+  if (op == SOFTMAX || op == TOPK) {
+    long k = m;
+    if (op == TOPK) {
+      double c = ceil(ratio * m - 1e-9 * fmax(1.0, ratio * m));
+      k = c < 1 ? 1 : (c > m ? m : (long)c);
+    }
+    double s = 0;
+    for (long i = 0; i < k; i++) s += exp(v[i].v - mx);
+    for (long i = 0; i < k; i++) o[v[i].i] = exp(v[i].v - mx) / s;
+  } else if (op == SPARSEMAX) {   /* Martins & Astudillo 2016, eq. 4 */
+    double cs = 0, tau = 0;
+    for (long i = 0; i < m; i++) {
+      cs += v[i].v;
+      if (1.0 + (i + 1) * v[i].v > cs) tau = (cs - 1.0) / (i + 1);
+    }
+    for (long i = 0; i < m; i++) o[v[i].i] = fmax(v[i].v - tau, 0.0);
+  } else if (op == ENTMAX15) {    /* Peters et al. 2019, sort-based closed form */
+    double s1 = 0, s2 = 0, tau = 0;
+    for (long i = 0; i < m; i++) {
+      double u = (v[i].v - mx) / 2;
+      s1 += u; s2 += u * u;
+      double k = i + 1, mean = s1 / k, ss = s2 - k * mean * mean;   /* k * var */
+      double delta = (1.0 - ss) / k;
+      double t = mean - sqrt(fmax(delta, 0.0));
+      if (t <= u) tau = t;
+    }
+    for (long i = 0; i < m; i++) {
+      double d = fmax((v[i].v - mx) / 2 - tau, 0.0);
+      o[v[i].i] = d * d;
+    }
+  } else {                        /* bisection on tau, 200 halvings, then renormalise */
+    double am1 = alpha - 1, lo = -1.0, hi = -pow(1.0 / n, am1), s = 0;
+    for (int it = 0; it < 200; it++) {
+      double t = 0.5 * (lo + hi);
+      s = 0;
+      for (long i = 0; i < m; i++) {
+        double d = am1 * (v[i].v - mx) - t;
+        if (d > 0) s += pow(d, 1.0 / am1);
+      }
+      if (s >= 1) lo = t; else hi = t;
+    }
+    double t = 0.5 * (lo + hi);
+    s = 0;
+    for (long i = 0; i < m; i++) {
+      double d = am1 * (v[i].v - mx) - t;
+      o[v[i].i] = d > 0 ? pow(d, 1.0 / am1) : 0.0;
+      s += o[v[i].i];
+    }
+    for (long i = 0; i < m; i++) o[v[i].i] /= s;
+  }
+  free(v);
+}
+
+/* max |a - b| / (atol + rtol |b|) against a double reference; *maxd gets max |a - b|. */
+static double cmp_ref(const float *a, const double *b, long n, double atol, double rtol,
+                      double *maxd) {
+  double r = 0, md = 0;
+  for (long i = 0; i < n; i++) {
+    double d = fabs((double)a[i] - b[i]);
+    if (isnan(a[i]) || isnan(b[i])) d = INFINITY;
+    if (d > md) md = d;
+    double q = d / (atol + rtol * fabs(b[i]));
+    if (q > r) r = q;
+  }
+  if (maxd) *maxd = md;
+  return r;
+}
+
+static float *falloc(long n) { return calloc(n > 0 ? n : 1, sizeof(float)); }
+static double *dalloc(long n) { return calloc(n > 0 ? n : 1, sizeof(double)); }
+
+/* ---------------------------------------------------------------- 1. vector math */
+static double ulps(float a, float ref) {
+  if (a == ref) return 0;
+  if (isnan(a) || isnan(ref) || isinf(a) || isinf(ref)) return INFINITY;
+  float u = nextafterf(fabsf(ref), INFINITY) - fabsf(ref);
+  return fabs((double)a - (double)ref) / u;
+}
+
+static void test_math(void) {
+  double me = 0, me0 = 0, ml = 0, ms = 0;
+  float we = 0, wl = 0, ws = 0;
+  long cnt = 0;
+  /* every 401st float of [-87.33, 88.72] by key: all exponents, ~5.6M mantissa patterns */
+  for (uint32_t k = al_fkey_(-87.33f); k <= al_fkey_(88.72f); k += 401) {
+    float x = al_fkey_inv_(k);
+    double e = ulps(al_expf(x), expf(x));
+    if (e > me) { me = e; we = x; }
+    if (x <= 0) { e = ulps(al_expf_le0(x), expf(x)); if (e > me0) me0 = e; }
+    cnt++;
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "max %.2f ulp at x=%g over %ld points", me, we, cnt);
+  printf("  al_expf vs expf on [-87.33, 88.72]: %s; al_expf_le0 on [-87.33, 0]: max %.2f ulp\n",
+         msg, me0);
+  CHECK("math: al_expf within 2 ulp of expf", me <= 2.0, "%s", msg);
+  CHECK("math: al_expf_le0 within 2 ulp of expf", me0 <= 2.0, "max %.2f ulp", me0);
+  CHECK("math: al_expf specials",
+        al_expf(-INFINITY) == 0.0f && al_expf(INFINITY) == INFINITY && isnan(al_expf(NAN)) &&
+        al_expf(0.0f) == 1.0f && al_expf(-100.0f) == 0.0f && al_expf(89.0f) == INFINITY &&
+        isfinite(al_expf(88.72f)) && al_expf_le0(-INFINITY) == 0.0f && isnan(al_expf_le0(NAN)) &&
+        al_expf_le0(0.0f) == 1.0f,
+        "exp(-inf)=%g exp(inf)=%g exp(0)=%g exp(88.72)=%g", al_expf(-INFINITY), al_expf(INFINITY),
+        al_expf(0.0f), al_expf(88.72f));
+  for (uint32_t k = al_fkey_(FLT_MIN); k < al_fkey_(FLT_MAX); k += 509) {
+    float x = al_fkey_inv_(k);
+    double e = ulps(al_logf(x), logf(x));
+    if (e > ml) { ml = e; wl = x; }
+    e = ulps(al_sqrtf(x), sqrtf(x));
+    if (e > ms) { ms = e; ws = x; }
+  }
+  printf("  al_logf vs logf on [FLT_MIN, FLT_MAX]: max %.2f ulp at %g; al_sqrtf: max %.2f ulp at %g\n",
+         ml, wl, ms, ws);
+  CHECK("math: al_logf within 2 ulp of logf", ml <= 2.0, "max %.2f ulp at %g", ml, wl);
+  CHECK("math: al_sqrtf within 1 ulp of sqrtf (and sqrt(0) = 0)", ms <= 1.0 && al_sqrtf(0.0f) == 0.0f,
+        "max %.2f ulp at %g", ms, ws);
+}
+
+/* ---------------------------------------------------------------- 2. closed forms */
+static void check_vec(const char *name, int op, const float *x, long n, const double *want,
+                      double alpha, double ratio, double atol) {
+  float *o = falloc(n), a = (float)alpha;
+  al_status st = op_fwd(op, o, x, NULL, 1, 1, n, &a, ratio);
+  double md;
+  double r = cmp_ref(o, want, n, atol, 0, &md);
+  CHECK(name, st == AL_OK && r <= 1, "got {%.7g, %.7g, %.7g...} want {%.7g, %.7g, %.7g...} max diff %.2e",
+        o[0], n > 1 ? o[1] : 0, n > 2 ? o[2] : 0, want[0], n > 1 ? want[1] : 0, n > 2 ? want[2] : 0, md);
+  free(o);
+}
+
+static void test_closed_forms(void) {
+  /* sparsemax {1,0,-1}: support {1}: tau = 0 -> {1,0,0}. */
+  check_vec("closed form: sparsemax{1,0,-1} = {1,0,0}", SPARSEMAX, (float[]){1, 0, -1}, 3,
+            (double[]){1, 0, 0}, 0, 0, 1e-7);
+  /* sparsemax {0.5,0.2,0}: all three in the support, tau = (0.7-1)/3 = -0.1 -> {.6,.3,.1}. */
+  check_vec("closed form: sparsemax{0.5,0.2,0} = {0.6,0.3,0.1}", SPARSEMAX, (float[]){0.5f, 0.2f, 0},
+            3, (double[]){0.6, 0.3, 0.1}, 0, 0, 1e-7);
+  /* sparsemax {1,0.2,0}: support {1,2}, tau = (1.2-1)/2 = 0.1 -> {0.9,0.1,0}. */
+  check_vec("closed form: sparsemax{1,0.2,0} = {0.9,0.1,0}", SPARSEMAX, (float[]){1, 0.2f, 0}, 3,
+            (double[]){0.9, 0.1, 0}, 0, 0, 1e-7);
+  /* entmax15 of {a, b}, D = (a-b)/2 < 1: p1 = (1 + D sqrt(2 - D^2))/2, p2 = 1 - p1
+   * (from (u1-tau)^2 + (u2-tau)^2 = 1); D >= 1 gives {1, 0}. */
+  {
+    double d = 0.5, s = sqrt(2 - d * d);
+    check_vec("closed form: entmax15{1,0} = {(1+D sqrt(2-D^2))/2, ...}, D=1/2", ENTMAX15,
+              (float[]){1, 0}, 2, (double[]){(1 + d * s) / 2, (1 - d * s) / 2}, 0, 0, 2e-7);
+    d = 0.15; s = sqrt(2 - d * d);
+    check_vec("closed form: entmax15{0.3,0} two-element formula", ENTMAX15, (float[]){0.3f, 0}, 2,
+              (double[]){(1 + d * s) / 2, (1 - d * s) / 2}, 0, 0, 2e-7);
+    check_vec("closed form: entmax15{2.5,0} = {1,0}", ENTMAX15, (float[]){2.5f, 0}, 2,
+              (double[]){1, 0}, 0, 0, 1e-7);
+    check_vec("closed form: entmax15 all equal (n=4) = 1/4", ENTMAX15, (float[]){7, 7, 7, 7}, 4,
+              (double[]){.25, .25, .25, .25}, 0, 0, 1e-7);
+  }
+  /* alpha = 2 on two elements is sparsemax: {(1+D)/2, (1-D)/2}, D = a - b. */
+  check_vec("closed form: entmax_bisect(alpha=2){0.4,0} = {0.7,0.3}", BISECT, (float[]){0.4f, 0}, 2,
+            (double[]){0.7, 0.3}, 2.0, 0, 1e-6);
+  /* alpha = 3, two elements: p = [2z - tau]^(1/2), so p1^2 - p2^2 = 2(a - b) and p1 + p2 = 1:
+   * p1 - p2 = 2(a-b) -> p1 = (1 + 2(a-b))/2 = 0.6 for a-b = 0.1. */
+  check_vec("closed form: entmax_bisect(alpha=3){0.1,0} = {0.6,0.4}", BISECT, (float[]){0.1f, 0},
+            2, (double[]){0.6, 0.4}, 3.0, 0, 1e-6);
+  /* softmax{0, ln2, ln3} = {1,2,3}/6 */
+  check_vec("closed form: softmax{0,ln2,ln3} = {1,2,3}/6", SOFTMAX,
+            (float[]){0, (float)log(2.0), (float)log(3.0)}, 3, (double[]){1 / 6.0, 2 / 6.0, 3 / 6.0},
+            0, 0, 2e-7);
+  /* top-k: {3,1,2,5,4}, ratio 0.4 -> k = 2: {5,4} -> {1, e^-1}/(1+e^-1) */
+  {
+    double e = exp(-1.0);
+    check_vec("closed form: topk{3,1,2,5,4}, ratio .4 -> softmax{5,4}", TOPK, (float[]){3, 1, 2, 5, 4}, 5,
+              (double[]){0, 0, 0, 1 / (1 + e), e / (1 + e)}, 0, 0.4, 2e-7);
+  }
+  /* ceil robustness: 0.3*10 -> 3 (not 4), 0.25*17 -> 5, 0.125*65 -> 9, ratio*n tiny -> 1 */
+  CHECK("topk count: ceil(0.3*10)=3, ceil(0.25*17)=5, ceil(0.125*65)=9, min 1, 1.0*n=n",
+        al_topk_count(0.3, 10) == 3 && al_topk_count(0.25, 17) == 5 && al_topk_count(0.125, 65) == 9 &&
+        al_topk_count(0.01, 5) == 1 && al_topk_count(1.0, 65) == 65 && al_topk_count(0.7, 10) == 7 &&
+        al_topk_count(0.5, 0) == 0,
+        "got %ld %ld %ld %ld %ld %ld", (long)al_topk_count(0.3, 10), (long)al_topk_count(0.25, 17),
+        (long)al_topk_count(0.125, 65), (long)al_topk_count(0.01, 5), (long)al_topk_count(1.0, 65),
+        (long)al_topk_count(0.7, 10));
+  /* n = 1 -> 1 for every op */
+  for (int op = 0; op < NOPS; op++) {
+    char name[80];
+    snprintf(name, sizeof name, "n=1: %s gives 1", op_name[op]);
+    check_vec(name, op, (float[]){-3.5f}, 1, (double[]){1}, 1.5, 0.1, 0);
+  }
+}
+
+/* ---------------------------------------------------------------- 3. vs reference loops */
+static const double op_alpha_list[] = {1.05, 1.25, 1.5, 1.75, 2.0, 2.6};
+
+static void test_vs_reference(void) {
+  static const long ns[] = {1, 2, 3, 5, 7, 16, 17, 31, 64, 65, 100, 257};
+  static const double scales[] = {0.1, 1.0, 3.0, 1000.0};
+  static const double ratios[] = {0.125, 0.25, 0.3, 0.5, 0.9, 1.0};
+  for (int op = 0; op < NOPS; op++) {
+    for (int masked = 0; masked < 2; masked++) {
+      double worst = 0, worst_d = 0, worst_sum = 0;
+      long worst_n = 0, nrows_total = 0;
+      int nonfinite = 0;
+      for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
+        for (size_t is = 0; is < sizeof scales / sizeof *scales; is++) {
+          long n = ns[in], rows = 12, mrows = 3;
+          float *x = falloc(rows * n), *o = falloc(rows * n), alpha[12];
+          uint8_t *keep = malloc(mrows * n);
+          double *ref = dalloc(n);
+          fill_randn(x, rows * n, scales[is]);
+          for (long i = 0; i < mrows * n; i++) keep[i] = rng_unif() > 0.25;
+          keep[0] = 1;
+          for (long i = 0; i < rows * n; i++)
+            if (masked && !keep[((i / n) / (rows / mrows)) * n + i % n]) x[i] = NAN;  /* garbage */
+          for (long r = 0; r < rows; r++) alpha[r] = (float)op_alpha_list[r % 6];
+          double ratio = ratios[(in + is) % 6];
+          al_status st = op_fwd(op, o, x, masked ? keep : NULL, mrows, rows, n, alpha, ratio);
+          if (st != AL_OK) { worst = INFINITY; break; }
+          for (long r = 0; r < rows; r++) {
+            const uint8_t *kr = masked ? keep + (r / (rows / mrows)) * n : NULL;
+            ref_row(op, ref, x + r * n, kr, n, alpha[r], ratio);
+            double md, q;
+            double atol = op == BISECT ? 2e-6 : 1e-6, rtol = op == BISECT ? 2e-5 : 1e-5;
+            q = cmp_ref(o + r * n, ref, n, atol, rtol, &md);
+            if (q > worst) { worst = q; worst_d = md; worst_n = n; }
+            double s = 0, want_s = 0;
+            for (long j = 0; j < n; j++) {
+              s += o[r * n + j];
+              want_s += ref[j];
+              nonfinite |= !isfinite(o[r * n + j]);
+            }
+            if (fabs(s - want_s) > worst_sum) worst_sum = fabs(s - want_s);   /* 1, or 0 if all masked */
+            nrows_total++;
+          }
+          free(x); free(o); free(keep); free(ref);
+        }
+      char name[120];
+      snprintf(name, sizeof name, "%s%s == double reference loop (n=1..257, scale 0.1..1000)",
+               op_name[op], masked ? " masked" : "");
+      printf("  %s: %ld rows, max |diff| %.2e (worst ratio %.2f at n=%ld), max |sum-1| %.2e\n",
+             name, nrows_total, worst_d, worst, worst_n, worst_sum);
+      CHECK(name, worst <= 1 && !nonfinite && worst_sum < 2e-6,
+            "worst |diff| %.2e (ratio %.2f at n=%ld), max |sum-1| %.2e, nonfinite %d", worst_d,
+            worst, worst_n, worst_sum, nonfinite);
+    }
+  }
+}
+
+/* n = 4096, +-1e4 inputs and rows with -inf entries: finite, sums to 1, equals the reference. */
+static void test_long_and_extreme(void) {
+  const long n = 4096, rows = 4;
+  float *x = falloc(rows * n), *o = falloc(rows * n), alpha[4] = {1.5f, 1.2f, 1.8f, 2.0f};
+  double *ref = dalloc(n);
+  for (int kind = 0; kind < 3; kind++) {
+    fill_randn(x, rows * n, kind == 1 ? 1e4 : 2.0);
+    if (kind == 1) for (long i = 0; i < rows * n; i += 7) x[i] = (i & 8) ? 1e4f : -1e4f;
+    if (kind == 2)
+      for (long r = 0; r < rows; r++)
+        for (long j = 0; j < n; j += 3) x[r * n + j] = -INFINITY;
+    for (int op = 0; op < NOPS; op++) {
+      al_status st = op_fwd(op, o, x, NULL, 1, rows, n, alpha, 0.25);
+      double worst = 0, worst_d = 0, worst_sum = 0;
+      int bad = 0;
+      for (long r = 0; r < rows; r++) {
+        ref_row(op, ref, x + r * n, NULL, n, alpha[r], 0.25);
+        double md, s = 0;
+        double q = cmp_ref(o + r * n, ref, n, 2e-6, 2e-5, &md);
+        if (q > worst) { worst = q; worst_d = md; }
+        for (long j = 0; j < n; j++) { s += o[r * n + j]; bad |= !isfinite(o[r * n + j]) || o[r * n + j] < 0; }
+        if (kind == 2) for (long j = 0; j < n; j += 3) bad |= o[r * n + j] != 0.0f;
+        if (fabs(s - 1) > worst_sum) worst_sum = fabs(s - 1);
+      }
+      char name[120];
+      snprintf(name, sizeof name, "%s n=4096 %s: finite, sums to 1, == reference", op_name[op],
+               kind == 0 ? "randn*2" : kind == 1 ? "+-1e4" : "with -inf entries");
+      CHECK(name, st == AL_OK && !bad && worst <= 1 && worst_sum < 4e-6,
+            "max |diff| %.2e (ratio %.2f), max |sum-1| %.2e, bad %d", worst_d, worst, worst_sum, bad);
+    }
+  }
+  free(x); free(o); free(ref);
+}
+
+/* ---------------------------------------------------------------- 4. JSON reference vectors */
+static float *json_floats(cJSON *arr, long *len) {
+  long n = cJSON_GetArraySize(arr);
+  float *v = falloc(n);
+  long i = 0;
+  cJSON *e;
+  cJSON_ArrayForEach(e, arr) v[i++] = (float)e->valuedouble;
+  if (len) *len = n;
+  return v;
+}
+static double *json_doubles(cJSON *arr) {
+  double *v = dalloc(cJSON_GetArraySize(arr));
+  long i = 0;
+  cJSON *e;
+  cJSON_ArrayForEach(e, arr) v[i++] = e->valuedouble;
+  return v;
+}
+
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long sz = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc(sz + 1);
+  if (fread(buf, 1, sz, f) != (size_t)sz) { free(buf); fclose(f); return NULL; }
+  buf[sz] = 0;
+  fclose(f);
+  return buf;
+}
+
+static void test_json_refs(void) {
+  const char *paths[] = {"tests/ref/normalizers.json", "../tests/ref/normalizers.json",
+                         "../../tests/ref/normalizers.json", "../../../tests/ref/normalizers.json"};
+  char *text = NULL;
+  const char *env = getenv("ATTNLAB_REF_DIR");
+  char envpath[1024];
+  if (env) {
+    snprintf(envpath, sizeof envpath, "%s/normalizers.json", env);
+    text = read_file(envpath);
+  }
+  for (size_t i = 0; !text && i < sizeof paths / sizeof *paths; i++) text = read_file(paths[i]);
+  if (!text) {
+    CHECK("reference vectors: tests/ref/normalizers.json readable", 0,
+          "not found from the current directory (run from the repo root or set ATTNLAB_REF_DIR)");
+    return;
+  }
+  cJSON *doc = cJSON_Parse(text);
+  cJSON *cases = doc ? cJSON_GetObjectItem(doc, "cases") : NULL;
+  CHECK("reference vectors: normalizers.json parses", cases && cJSON_GetArraySize(cases) > 0,
+        "bad JSON");
+  if (!cases) { cJSON_Delete(doc); free(text); return; }
+  cJSON *c;
+  cJSON_ArrayForEach(c, cases) {
+    const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
+    const char *ops = cJSON_GetObjectItem(c, "op")->valuestring;
+    int op = -1;
+    for (int k = 0; k < NOPS; k++) if (!strcmp(ops, op_name[k])) op = k;
+    long rows = (long)cJSON_GetObjectItem(c, "rows")->valuedouble;
+    long n = (long)cJSON_GetObjectItem(c, "n")->valuedouble, len;
+    float *x = json_floats(cJSON_GetObjectItem(c, "x"), &len);
+    float *g = json_floats(cJSON_GetObjectItem(c, "gout"), NULL);
+    double *want = json_doubles(cJSON_GetObjectItem(c, "out"));
+    double *wgin = json_doubles(cJSON_GetObjectItem(c, "gin"));
+    cJSON *jk = cJSON_GetObjectItem(c, "keep"), *ja = cJSON_GetObjectItem(c, "alpha");
+    cJSON *jr = cJSON_GetObjectItem(c, "ratio"), *jga = cJSON_GetObjectItem(c, "galpha");
+    uint8_t *keep = NULL;
+    if (jk) {
+      keep = malloc(rows * n);
+      long i = 0;
+      cJSON *e;
+      cJSON_ArrayForEach(e, jk) keep[i++] = (uint8_t)e->valueint;
+      for (i = 0; i < rows * n; i++) if (!keep[i]) x[i] = NAN;   /* must never be read */
+    }
+    float *alpha = ja ? json_floats(ja, NULL) : NULL;
+    double ratio = jr ? jr->valuedouble : 0;
+    float *o = falloc(rows * n), *gi = falloc(rows * n), *ga = falloc(rows);
+    al_status st = op_fwd(op, o, x, keep, rows, rows, n, alpha, ratio);
+    if (st == AL_OK) st = op_bwd(op, gi, ga, g, o, rows, n, alpha);
+    double md_o, md_g, md_a = 0;
+    int bis = op == BISECT;
+    double qo = cmp_ref(o, want, rows * n, bis ? 1e-6 : 5e-7, 1e-5, &md_o);
+    double qg = cmp_ref(gi, wgin, rows * n, bis ? 1e-5 : 2e-6, bis ? 1e-4 : 2e-5, &md_g);
+    double qa = 0;
+    if (jga) {
+      double *wga = json_doubles(jga);
+      qa = cmp_ref(ga, wga, rows, 1e-4, 1e-3, &md_a);
+      printf("  %-22s galpha %.6f %.6f (want %.6f %.6f)\n", name, ga[0], ga[1], wga[0], wga[1]);
+      free(wga);
+    }
+    printf("  %-22s out %.7f %.7f %.7f (want %.7f %.7f %.7f) max diff out %.1e gin %.1e galpha %.1e\n",
+           name, o[0], o[1], o[2], want[0], want[1], want[2], md_o, md_g, md_a);
+    char cname[120];
+    snprintf(cname, sizeof cname, "reference vectors: %s (fwd, bwd%s)", name, jga ? ", dalpha" : "");
+    CHECK(cname, op >= 0 && len == rows * n && st == AL_OK && qo <= 1 && qg <= 1 && qa <= 1,
+          "status %d, max diff out %.2e gin %.2e galpha %.2e", st, md_o, md_g, md_a);
+    free(x); free(g); free(want); free(wgin); free(keep); free(alpha); free(o); free(gi); free(ga);
+  }
+  cJSON_Delete(doc);
+  free(text);
+}
+
+/* ---------------------------------------------------------------- 5. finite differences */
+/* L(x, alpha) = sum_j w_j out_j in double. */
+static double loss(int op, const float *x, const uint8_t *keep, long rows, long n,
+                   const float *alpha, double ratio, const double *w, float *scratch,
+                   uint8_t *support) {
+  op_fwd(op, scratch, x, keep, keep ? rows : 1, rows, n, alpha, ratio);
+  double L = 0;
+  for (long i = 0; i < rows * n; i++) {
+    L += w[i] * scratch[i];
+    if (support) support[i] = scratch[i] > 0;
+  }
+  return L;
+}
+
+/* Returns the worst ratio |fd - an| / (atol + rtol |an|) over checked coordinates; counts. */
+static double gradcheck(int op, long rows, long n, double scale, int masked, double ratio,
+                        double eps, double atol, double rtol, double perturb, long *checked,
+                        long *skipped, double *worst_abs, double *alpha_ratio) {
+  float *x = falloc(rows * n), *o = falloc(rows * n), *gi = falloc(rows * n), *ga = falloc(rows);
+  float *tmp = falloc(rows * n), alpha[16];
+  double *w = dalloc(rows * n);
+  float *g = falloc(rows * n);
+  uint8_t *keep = masked ? malloc(rows * n) : NULL, *s1 = malloc(rows * n), *s2 = malloc(rows * n);
+  fill_randn(x, rows * n, scale);
+  for (long i = 0; i < rows * n; i++) { w[i] = rng_normal(); g[i] = (float)w[i]; }
+  if (keep) {
+    for (long i = 0; i < rows * n; i++) keep[i] = rng_unif() > 0.3;
+    for (long r = 0; r < rows; r++) keep[r * n] = 1;
+  }
+  for (long r = 0; r < rows; r++) alpha[r] = (float)(1.1 + 1.5 * rng_unif());   /* incl. > 2 */
+  op_fwd(op, o, x, keep, keep ? rows : 1, rows, n, alpha, ratio);
+  op_bwd(op, gi, ga, g, o, rows, n, alpha);
+  double worst = 0, wabs = 0;
+  *checked = *skipped = 0;
+  for (long i = 0; i < rows * n; i++) {
+    if (keep && !keep[i]) continue;
+    float x0 = x[i];
+    x[i] = x0 + (float)eps;
+    float xp = x[i];
+    double Lp = loss(op, x, keep, rows, n, alpha, ratio, w, tmp, s1);
+    x[i] = x0 - (float)eps;
+    float xm = x[i];
+    double Lm = loss(op, x, keep, rows, n, alpha, ratio, w, tmp, s2);
+    x[i] = x0;
+    if (memcmp(s1, s2, rows * n)) { (*skipped)++; continue; }   /* support changes */
+    double fd = (Lp - Lm) / ((double)xp - (double)xm);
+    double an = gi[i] * perturb;
+    double d = fabs(fd - an), q = d / (atol + rtol * fabs(an));
+    if (q > worst) worst = q;
+    if (d > wabs) wabs = d;
+    (*checked)++;
+  }
+  double aw = 0;
+  if (op == BISECT) {
+    for (long r = 0; r < rows; r++) {
+      float a0 = alpha[r];
+      alpha[r] = a0 + (float)eps;
+      float ap = alpha[r];
+      double Lp = loss(op, x, keep, rows, n, alpha, ratio, w, tmp, s1);
+      alpha[r] = a0 - (float)eps;
+      float am = alpha[r];
+      double Lm = loss(op, x, keep, rows, n, alpha, ratio, w, tmp, s2);
+      alpha[r] = a0;
+      if (memcmp(s1, s2, rows * n)) continue;
+      double fd = (Lp - Lm) / ((double)ap - (double)am);
+      double an = ga[r] * perturb;
+      double q = fabs(fd - an) / (atol + rtol * fabs(an));
+      if (q > aw) aw = q;
+    }
+  }
+  *alpha_ratio = aw;
+  *worst_abs = wabs;
+  free(x); free(o); free(gi); free(ga); free(tmp); free(w); free(g); free(keep); free(s1); free(s2);
+  return worst;
+}
+
+static void test_gradients(void) {
+  for (int op = 0; op < NOPS; op++) {
+    for (int masked = 0; masked < 2; masked++) {
+      long checked, skipped;
+      double wabs, aw;
+      double ratio = 0.4, eps = 1e-3, atol = 5e-4, rtol = 5e-3;
+      double q = gradcheck(op, 4, 11, 1.5, masked, ratio, eps, atol, rtol, 1.0, &checked, &skipped,
+                           &wabs, &aw);
+      char name[120];
+      snprintf(name, sizeof name, "gradcheck: %s%s d/dx%s vs central differences (eps 1e-3)",
+               op_name[op], masked ? " masked" : "", op == BISECT ? " and d/dalpha" : "");
+      printf("  %s: %ld coords checked, %ld skipped (support change), max |fd-an| %.2e, dalpha ratio %.2f\n",
+             name, checked, skipped, wabs, aw);
+      CHECK(name, q <= 1 && aw <= 1 && checked >= 20,
+            "worst ratio %.2f (max |fd-an| %.2e, atol %.0e rtol %.0e), alpha ratio %.2f, %ld checked",
+            q, wabs, atol, rtol, aw, checked);
+      if (!masked) {
+        /* The same check must reject a gradient that is 2% off. */
+        double q2 = gradcheck(op, 4, 11, 1.5, 0, ratio, eps, atol, rtol, 1.02, &checked, &skipped,
+                              &wabs, &aw);
+        snprintf(name, sizeof name, "gradcheck: %s rejects a gradient scaled by 1.02", op_name[op]);
+        CHECK(name, q2 > 1 && (op != BISECT || aw > 1), "worst ratio %.2f alpha ratio %.2f", q2, aw);
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------- 6. identities */
+static void test_identities(void) {
+  const long rows = 40, n = 65;
+  float *x = falloc(rows * n), *a = falloc(rows * n), *b = falloc(rows * n), alpha[40];
+  fill_randn(x, rows * n, 1.5);
+  double ma;
+  /* bisect(alpha = 1.5) == entmax15, bisect(2) == sparsemax */
+  for (long r = 0; r < rows; r++) alpha[r] = 1.5f;
+  al_entmax_bisect_fwd(a, x, alpha, NULL, 1, rows, n, 100, NULL);
+  al_entmax15_fwd(b, x, NULL, 1, rows, n);
+  ma = check_close_ratio(a, b, rows * n, 1e-6, 0, NULL) * 1e-6;
+  CHECK("identity: entmax_bisect(alpha=1.5) == entmax15", ma <= 1e-6, "max diff %.2e", ma);
+  printf("  entmax_bisect(1.5) vs entmax15: max diff %.2e\n", ma);
+  for (long r = 0; r < rows; r++) alpha[r] = 2.0f;
+  al_entmax_bisect_fwd(a, x, alpha, NULL, 1, rows, n, 100, NULL);
+  al_sparsemax_fwd(b, x, NULL, 1, rows, n);
+  ma = check_close_ratio(a, b, rows * n, 1e-6, 0, NULL) * 1e-6;
+  CHECK("identity: entmax_bisect(alpha=2) == sparsemax", ma <= 1e-6, "max diff %.2e", ma);
+  printf("  entmax_bisect(2) vs sparsemax: max diff %.2e\n", ma);
+  /* alpha -> 1 approaches softmax: the gap shrinks roughly linearly in alpha - 1 */
+  al_softmax_fwd(b, x, NULL, 1, rows, n);
+  double gap[3];
+  const float al1[3] = {1.1f, 1.01f, 1.001f};
+  for (int k = 0; k < 3; k++) {
+    for (long r = 0; r < rows; r++) alpha[r] = al1[k];
+    al_entmax_bisect_fwd(a, x, alpha, NULL, 1, rows, n, 100, NULL);
+    gap[k] = check_close_ratio(a, b, rows * n, 1, 0, NULL);
+  }
+  printf("  max |entmax_bisect(alpha) - softmax| at alpha = 1.1, 1.01, 1.001: %.2e %.2e %.2e\n",
+         gap[0], gap[1], gap[2]);
+  CHECK("identity: entmax_bisect(alpha=1.001) ~ softmax (gap < 2e-3, shrinking with alpha-1)",
+        gap[2] < 2e-3 && gap[1] < gap[0] * 0.3 && gap[2] < gap[1] * 0.3, "gaps %.2e %.2e %.2e",
+        gap[0], gap[1], gap[2]);
+  /* top-k with ratio 1 is softmax */
+  al_topk_softmax_fwd(a, x, 1.0, NULL, 1, rows, n);
+  ma = check_close_ratio(a, b, rows * n, 1e-7, 0, NULL) * 1e-7;
+  CHECK("identity: topk_softmax(ratio=1) == softmax", ma <= 1e-7, "max diff %.2e", ma);
+  /* shift invariance: f(x + c) == f(x) */
+  float *xs = falloc(rows * n);
+  for (long i = 0; i < rows * n; i++) xs[i] = x[i] + 3.25f;
+  for (long r = 0; r < rows; r++) alpha[r] = (float)op_alpha_list[r % 6];
+  for (int op = 0; op < NOPS; op++) {
+    op_fwd(op, a, x, NULL, 1, rows, n, alpha, 0.25);
+    op_fwd(op, b, xs, NULL, 1, rows, n, alpha, 0.25);
+    ma = check_close_ratio(a, b, rows * n, 2e-6, 0, NULL) * 2e-6;
+    char name[100];
+    snprintf(name, sizeof name, "identity: %s(x + 3.25) == %s(x)", op_name[op], op_name[op]);
+    CHECK(name, ma <= 2e-6, "max diff %.2e", ma);
+  }
+  /* all-equal rows: uniform for all but top-k; top-k gives the first k 1/k each */
+  for (long i = 0; i < n; i++) xs[i] = 0.75f;
+  for (int op = 0; op < NOPS; op++) {
+    op_fwd(op, a, xs, NULL, 1, 1, n, alpha, 0.25);
+    long k = op == TOPK ? al_topk_count(0.25, n) : n;
+    double md = 0;
+    for (long j = 0; j < n; j++) md = fmax(md, fabs(a[j] - (j < k ? 1.0 / k : 0.0)));
+    char name[100];
+    snprintf(name, sizeof name, "ties: %s of an all-equal row (n=65)%s", op_name[op],
+             op == TOPK ? ": first k=17 get 1/17" : " is uniform");
+    CHECK(name, md < 1e-7, "max diff %.2e, out[0]=%.8f out[64]=%.8f", md, a[0], a[n - 1]);
+  }
+  free(x); free(a); free(b); free(xs);
+}
+
+/* masked rows == truncated rows; keep == 0 == -inf (bitwise); all masked -> 0; NaN */
+static void test_masks(void) {
+  const long rows = 12, mrows = 4, n = 37;
+  float *x = falloc(rows * n), *xi = falloc(rows * n), *o = falloc(rows * n), *o2 = falloc(rows * n);
+  float *t = falloc(n), *to = falloc(n), alpha[12];
+  uint8_t *keep = malloc(mrows * n);
+  fill_randn(x, rows * n, 2.0);
+  for (long i = 0; i < mrows * n; i++) keep[i] = rng_unif() > 0.4;
+  memset(keep + 3 * n, 0, n);                        /* keep row 3 -> rows 9..11 all masked */
+  for (long r = 0; r < rows; r++) alpha[r] = (float)op_alpha_list[r % 6];
+  for (long i = 0; i < rows * n; i++) {
+    const uint8_t *kr = keep + ((i / n) / (rows / mrows)) * n;
+    xi[i] = kr[i % n] ? x[i] : -INFINITY;
+    if (!kr[i % n]) x[i] = (i & 1) ? NAN : 1e30f;   /* garbage where masked */
+  }
+  for (int op = 0; op < NOPS; op++) {
+    op_fwd(op, o, x, keep, mrows, rows, n, alpha, 0.3);
+    double md = 0;
+    int zeros = 1;
+    for (long r = 0; r < rows; r++) {
+      const uint8_t *kr = keep + (r / (rows / mrows)) * n;
+      long m = 0;
+      for (long j = 0; j < n; j++) if (kr[j]) t[m++] = x[r * n + j];
+      if (m) op_fwd(op, to, t, NULL, 1, 1, m, alpha + r, 0.3);
+      m = 0;
+      for (long j = 0; j < n; j++) {
+        float want = kr[j] ? to[m++] : 0.0f;
+        if (!kr[j] && o[r * n + j] != 0.0f) zeros = 0;
+        md = fmax(md, fabs(o[r * n + j] - want));
+        if (isnan(o[r * n + j])) md = INFINITY;
+      }
+    }
+    char name[120];
+    snprintf(name, sizeof name, "mask: %s masked (garbage/NaN underneath) == truncated rows", op_name[op]);
+    CHECK(name, md <= 1e-6 && zeros, "max diff %.2e, exact zeros %d", md, zeros);
+    int allz = 1;
+    for (long i = 9 * n; i < rows * n; i++) allz &= o[i] == 0.0f;
+    snprintf(name, sizeof name, "mask: %s all-masked rows give exact zeros", op_name[op]);
+    CHECK(name, allz, "nonzero or NaN in an all-masked row");
+    op_fwd(op, o2, xi, NULL, 1, rows, n, alpha, 0.3);
+    snprintf(name, sizeof name, "mask: %s with -inf entries == with keep=0 (bitwise)", op_name[op]);
+    CHECK(name, !memcmp(o, o2, rows * n * sizeof(float)), "outputs differ");
+    /* a kept NaN poisons its row (only) */
+    float y[6] = {1, 2, NAN, 0, 1, 2};
+    float yo[6];
+    op_fwd(op, yo, y, NULL, 1, 2, 3, alpha, 0.5);
+    snprintf(name, sizeof name, "NaN: %s kept NaN -> NaN row, other rows fine", op_name[op]);
+    CHECK(name, isnan(yo[0]) && isnan(yo[2]) && isfinite(yo[3]) && fabs(yo[3] + yo[4] + yo[5] - 1) < 1e-6,
+          "row0 %g %g %g row1 %g %g %g", yo[0], yo[1], yo[2], yo[3], yo[4], yo[5]);
+  }
+  free(x); free(xi); free(o); free(o2); free(t); free(to); free(keep);
+}
+
+static void test_topk_ties(void) {
+  float o[8];
+  /* {1,2,2,2,0}, k = 2: indices 1 and 2 win (lower index), exactly 1/2 each */
+  al_topk_softmax_fwd(o, (float[]){1, 2, 2, 2, 0}, 0.4, NULL, 1, 1, 5);
+  CHECK("ties: topk {1,2,2,2,0} k=2 -> {0,.5,.5,0,0}",
+        o[0] == 0 && o[1] == 0.5f && o[2] == 0.5f && o[3] == 0 && o[4] == 0,
+        "got {%g,%g,%g,%g,%g}", o[0], o[1], o[2], o[3], o[4]);
+  /* {5,3,3,3,3,1}, k = 3: 5 and the first two 3s */
+  al_topk_softmax_fwd(o, (float[]){5, 3, 3, 3, 3, 1}, 0.5, NULL, 1, 1, 6);
+  double e = exp(-2.0), s = 1 + 2 * e;
+  CHECK("ties: topk {5,3,3,3,3,1} k=3 -> {1,e^-2,e^-2,0,0,0}/(1+2e^-2)",
+        fabs(o[0] - 1 / s) < 1e-7 && fabs(o[1] - e / s) < 1e-7 && fabs(o[2] - e / s) < 1e-7 &&
+        o[3] == 0 && o[4] == 0 && o[5] == 0,
+        "got {%g,%g,%g,%g,%g,%g}", o[0], o[1], o[2], o[3], o[4], o[5]);
+  /* ties above the boundary, tie at the max: {4,4,4,0}, k = 2 -> {.5,.5,0,0} */
+  al_topk_softmax_fwd(o, (float[]){4, 4, 4, 0}, 0.5, NULL, 1, 1, 4);
+  CHECK("ties: topk {4,4,4,0} k=2 -> {.5,.5,0,0}", o[0] == 0.5f && o[1] == 0.5f && o[2] == 0 && o[3] == 0,
+        "got {%g,%g,%g,%g}", o[0], o[1], o[2], o[3]);
+  /* random rows with many repeated values: exactly k nonzeros and the reference's choice */
+  const long rows = 200, n = 40;
+  float *x = falloc(rows * n), *y = falloc(rows * n);
+  double *ref = dalloc(n);
+  for (long i = 0; i < rows * n; i++) x[i] = (float)floor(rng_unif() * 6);
+  int ok = 1;
+  double ratios[] = {0.1, 0.25, 0.5, 0.75};
+  for (int q = 0; q < 4; q++) {
+    al_topk_softmax_fwd(y, x, ratios[q], NULL, 1, rows, n);
+    for (long r = 0; r < rows; r++) {
+      ref_row(TOPK, ref, x + r * n, NULL, n, 0, ratios[q]);
+      long nz = 0;
+      for (long j = 0; j < n; j++) {
+        nz += y[r * n + j] > 0;
+        if ((y[r * n + j] > 0) != (ref[j] > 0) || fabs(y[r * n + j] - ref[j]) > 1e-6) ok = 0;
+      }
+      if (nz != al_topk_count(ratios[q], n)) ok = 0;
+    }
+  }
+  CHECK("ties: topk on rows of small integers (many ties): exactly k nonzeros, lower index wins", ok,
+        "mismatch with the stable-sort reference");
+  free(x); free(y); free(ref);
+}
+
+/* ---------------------------------------------------------------- 7. threads, bwd, errors */
+static void test_threads(void) {
+  const long rows = 700, n = 65;   /* rows*n >= AL_PAR_MIN_WORK: the parallel path */
+  float *x = falloc(rows * n), *g = falloc(rows * n), *o1 = falloc(rows * n), *o2 = falloc(rows * n);
+  float *g1 = falloc(rows * n), *g2 = falloc(rows * n), *a1 = falloc(rows), *a2 = falloc(rows);
+  float *alpha = falloc(rows);
+  uint8_t *keep = malloc(7 * n);
+  fill_randn(x, rows * n, 2.0);
+  fill_randn(g, rows * n, 1.0);
+  for (long i = 0; i < 7 * n; i++) keep[i] = rng_unif() > 0.2;
+  for (long r = 0; r < rows; r++) alpha[r] = (float)(1.05 + 0.9 * rng_unif());
+  for (int op = 0; op < NOPS; op++) {
+    al_set_num_threads(1);
+    op_fwd(op, o1, x, keep, 7, rows, n, alpha, 0.25);
+    memset(g1, 0, rows * n * 4); memset(a1, 0, rows * 4);
+    op_bwd(op, g1, a1, g, o1, rows, n, alpha);
+    al_set_num_threads(2);
+    op_fwd(op, o2, x, keep, 7, rows, n, alpha, 0.25);
+    memset(g2, 0, rows * n * 4); memset(a2, 0, rows * 4);
+    op_bwd(op, g2, a2, g, o2, rows, n, alpha);
+    al_set_num_threads(1);
+    char name[100];
+    snprintf(name, sizeof name, "threads: %s fwd+bwd identical with 1 and 2 threads (bitwise)", op_name[op]);
+    CHECK(name, !memcmp(o1, o2, rows * n * 4) && !memcmp(g1, g2, rows * n * 4) && !memcmp(a1, a2, rows * 4),
+          "results differ");
+  }
+  /* backward accumulates: two calls give twice one call */
+  for (int op = 0; op < NOPS; op++) {
+    op_fwd(op, o1, x, NULL, 1, 50, n, alpha, 0.25);
+    memset(g1, 0, 50 * n * 4); memset(a1, 0, 50 * 4);
+    op_bwd(op, g1, a1, g, o1, 50, n, alpha);
+    memcpy(g2, g1, 50 * n * 4); memcpy(a2, a1, 50 * 4);
+    op_bwd(op, g2, a2, g, o1, 50, n, alpha);
+    int ok = 1;
+    for (long i = 0; i < 50 * n; i++) ok &= g2[i] == 2 * g1[i];
+    for (long r = 0; r < 50; r++) ok &= a2[r] == 2 * a1[r];
+    char name[100];
+    snprintf(name, sizeof name, "backward: %s accumulates into gin (and galpha)", op_name[op]);
+    CHECK(name, ok, "second call did not add the same amount");
+  }
+  /* support counts */
+  al_sparsemax_fwd(o1, x, NULL, 1, rows, n);
+  int32_t *cnt = malloc(rows * sizeof(int32_t));
+  al_support_count(cnt, o1, rows, n);
+  int ok = 1;
+  for (long r = 0; r < rows; r++) {
+    int32_t c = 0;
+    for (long j = 0; j < n; j++) c += o1[r * n + j] > 0;
+    ok &= c == cnt[r] && c >= 1;
+  }
+  CHECK("al_support_count == count of out > 0", ok, "mismatch");
+  free(cnt); free(x); free(g); free(o1); free(o2); free(g1); free(g2); free(a1); free(a2);
+  free(alpha); free(keep);
+}
+
+static void test_bisect_iters(void) {
+  const long rows = 512, n = 65;
+  float *x = falloc(rows * n), *o = falloc(rows * n), *alpha = falloc(rows);
+  fill_randn(x, rows * n, 1.0);
+  for (long r = 0; r < rows; r++) alpha[r] = (float)(1.05 + 0.9 * rng_unif());
+  int used = -1;
+  al_status st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, rows, n, 100, &used);
+  printf("  entmax_bisect: max passes used over 512 rows (alpha in [1.05,1.95]): %d\n", used);
+  CHECK("entmax_bisect: converges in few passes (<= 10) for alpha in [1.05, 1.95]",
+        st == AL_OK && used >= 2 && used <= 10, "used %d", used);
+  st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, rows, n, 2, &used);
+  double ws = 0;
+  for (long r = 0; r < rows; r++) {
+    double s = 0;
+    for (long j = 0; j < n; j++) s += o[r * n + j];
+    ws = fmax(ws, fabs(s - 1));
+  }
+  CHECK("entmax_bisect: max_iter=2 is honoured and rows still sum to 1", st == AL_OK && used <= 2 && ws < 1e-6,
+        "used %d, max |sum-1| %.2e", used, ws);
+  free(x); free(o); free(alpha);
+}
+
+static void test_errors(void) {
+  float x[6] = {0}, o[6], alpha[2] = {1.5f, 1.0f};
+  uint8_t keep[6] = {1, 1, 1, 1, 1, 1};
+  al_status st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, 2, 3, 50, NULL);
+  CHECK("errors: alpha = 1 -> AL_EINVAL naming alpha[1] = 1",
+        st == AL_EINVAL && strstr(al_errmsg(), "alpha[1] = 1"), "status %d msg '%s'", st, al_errmsg());
+  alpha[1] = NAN;
+  st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, 2, 3, 50, NULL);
+  CHECK("errors: alpha = NaN -> AL_EINVAL", st == AL_EINVAL && strstr(al_errmsg(), "alpha[1]"),
+        "status %d msg '%s'", st, al_errmsg());
+  alpha[1] = 1.2f;
+  st = al_entmax_bisect_bwd(o, NULL, x, x, (float[]){0.5f, 2.0f}, 2, 3);
+  CHECK("errors: bisect backward checks alpha too", st == AL_EINVAL && strstr(al_errmsg(), "alpha[0] = 0.5"),
+        "status %d msg '%s'", st, al_errmsg());
+  st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, 2, 3, 0, NULL);
+  CHECK("errors: max_iter = 0 -> AL_EINVAL", st == AL_EINVAL, "status %d", st);
+  double bad_r[] = {0.0, -0.5, 1.5, NAN};
+  int ok = 1;
+  for (int i = 0; i < 4; i++) ok &= al_topk_softmax_fwd(o, x, bad_r[i], NULL, 1, 2, 3) == AL_EINVAL;
+  CHECK("errors: topk ratio 0, -0.5, 1.5, NaN -> AL_EINVAL naming the ratio",
+        ok && strstr(al_errmsg(), "ratio"), "msg '%s'", al_errmsg());
+  st = al_softmax_fwd(o, x, keep, 4, 6, 1);
+  CHECK("errors: rows % mrows != 0 -> AL_EINVAL with shapes", st == AL_EINVAL && strstr(al_errmsg(), "(4, 1)"),
+        "status %d msg '%s'", st, al_errmsg());
+  st = al_sparsemax_fwd(o, x, NULL, 1, 2, -3);
+  CHECK("errors: negative n -> AL_EINVAL", st == AL_EINVAL && strstr(al_errmsg(), "n=-3"), "status %d msg '%s'",
+        st, al_errmsg());
+  st = al_entmax15_fwd(NULL, x, NULL, 1, 2, 3);
+  CHECK("errors: NULL output -> AL_EINVAL", st == AL_EINVAL, "status %d", st);
+  CHECK("errors: empty input (rows=0 or n=0) is fine",
+        al_softmax_fwd(o, x, NULL, 1, 0, 3) == AL_OK && al_entmax15_fwd(o, x, NULL, 1, 3, 0) == AL_OK &&
+        al_topk_softmax_fwd(o, x, 0.5, NULL, 1, 0, 0) == AL_OK,
+        "nonzero status");
+}
+
+int main(void) {
+  al_set_num_threads(1);
+  printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
+  test_math();
+  test_closed_forms();
+  test_vs_reference();
+  test_long_and_extreme();
+  test_json_refs();
+  test_gradients();
+  test_identities();
+  test_masks();
+  test_topk_ties();
+  test_threads();
+  test_bisect_iters();
+  test_errors();
+  CHECK_EXIT();
+}
