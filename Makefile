@@ -87,6 +87,13 @@ build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(HEADERS)
 	clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude \
 	  $(DEPS_CFLAGS) -o $@ $< $(CORE_SRC) $(DEPS_LIBS) -ldl -lm -fopenmp
 
+# C micro-benchmarks (scripts/bench/*.c): build/bench/<name>
+BENCH_SRC := $(wildcard scripts/bench/*.c)
+bench: $(BENCH_SRC:scripts/bench/%.c=$(BUILD)/bench/%)
+$(BUILD)/bench/%: scripts/bench/%.c $(BUILD)/libattnlab.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libattnlab.a $(LDLIBS)
+
 demo: deps all
 	bin/attnlab scripts/demo.lua
 

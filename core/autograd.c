@@ -140,6 +140,13 @@ static al_status accumulate_into(al_tensor **acc, al_tensor *g) {
 }
 
 static al_status leaf_accumulate(al_tensor *leaf, al_tensor *g) {
+  /* a fresh gradient nobody else holds becomes .grad as it is (no copy) */
+  if (!leaf->grad && g->refcount == 1 && g->storage->refcount == 1 && g->offset == 0 && al_is_contiguous(g) &&
+      !g->grad_fn && !g->requires_grad && g->dtype == AL_F32 &&
+      (size_t)al_numel(g) * sizeof(float) == g->storage->nbytes) {
+    leaf->grad = al_tensor_retain(g);
+    return AL_OK;
+  }
   if (!leaf->grad) {
     al_tensor *c = al_tensor_new(AL_F32, leaf->ndim, leaf->shape);
     if (!c) return AL_ENOMEM;
