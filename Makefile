@@ -71,7 +71,7 @@ asan-test: deps
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  $(ASAN_BUILD)/attnlab $(TEST_SRC:tests/c/%.c=$(ASAN_BUILD)/tests/%)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=tests/lsan.supp:print_suppressions=0 \
-	  ATTNLAB_HOST=$(ASAN_BUILD)/attnlab tests/run.sh $(ASAN_BUILD)/tests
+	  ATTNLAB_SANITIZED=1 ATTNLAB_HOST=$(ASAN_BUILD)/attnlab tests/run.sh $(ASAN_BUILD)/tests
 
 # valgrind does not know AVX-512: build for a portable x86-64 target.
 VG_BUILD = build/valgrind

@@ -12,7 +12,7 @@
 
 static int check_failures = 0;
 
-static void check_report(int ok, const char *name, const char *fmt, ...) {
+static inline void check_report(int ok, const char *name, const char *fmt, ...) {
   if (ok) {
     printf("PASS: %s\n", name);
   } else {
@@ -29,13 +29,13 @@ static void check_report(int ok, const char *name, const char *fmt, ...) {
   fflush(stdout);
 }
 
-static void check_skip(const char *name, const char *why) {
+static inline void check_skip(const char *name, const char *why) {
   printf("SKIP: %s (%s)\n", name, why);
   fflush(stdout);
 }
 
 /* max |a-b| / (atol + rtol*|b|) over n values; <= 1 means close. */
-static double check_close_ratio(const float *a, const float *b, long n, double atol, double rtol,
+static inline double check_close_ratio(const float *a, const float *b, long n, double atol, double rtol,
                                 long *worst) {
   double r = 0;
   for (long i = 0; i < n; i++) {
