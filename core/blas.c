@@ -189,6 +189,10 @@ void al_blas_init(void) {
                own_ok ? "" : " failed the self-check");
     }
   }
+  /* OpenBLAS's pthread workers spin for 2^28 cycles (~0.1 s) after every GEMM and
+   * then compete with our OpenMP loops for the same cores (OpenBLAS issue #3187): at 2
+   * threads that made steps 3-10x slower. Let them sleep early unless the user chose. */
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   void *h = load_openblas();
   if (h) {
     p_sgemm = (sgemm_fn)dlsym(h, "cblas_sgemm");

@@ -17,7 +17,7 @@
  * - Backward takes the SAME inputs and parameters as the forward (they are not copied
  *   into the workspace) and consumes the workspace (its buffers are reused as scratch):
  *   a second backward on one workspace returns AL_ESTATE. The workspace is freed only
- *   by *_ws_free (also after a failed or skipped backward); free(NULL) is a no-op.
+ *   by *_ws_free (also after a failed or skipped backward); *_ws_free(NULL) is a no-op.
  * - Backward ACCUMULATES into every non-NULL gradient pointer (dx, dz, each parameter
  *   gradient); NULL gradient pointers are skipped (frozen parameters, no input grad).
  * - Threads: OpenMP over independent recurrences with al_get_num_threads() threads,
