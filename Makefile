@@ -51,12 +51,13 @@ $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libattnlab.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/libattnlab.a $(LDLIBS)
 
+# copy then rename: a running bin/attnlab ("text file busy") is left alone
 bin/attnlab: $(BUILD)/attnlab
-	@mkdir -p bin; cp $< $@
+	@mkdir -p bin; cp $< $@.tmp && mv -f $@.tmp $@
 lib/attnlab/core.so: $(BUILD)/core.so
-	@mkdir -p lib/attnlab; cp $< $@
+	@mkdir -p lib/attnlab; cp $< $@.tmp && mv -f $@.tmp $@
 lib/libattnlab.a: $(BUILD)/libattnlab.a
-	@mkdir -p lib; cp $< $@
+	@mkdir -p lib; cp $< $@.tmp && mv -f $@.tmp $@
 
 tests: $(TEST_BIN)
 

@@ -94,8 +94,17 @@ function train.datasets(c)
   if c.dataset == "cifar10" and c.cifar_exact_test then te.exact_records = 1000 end
   local val
   if c.val and c.val > 0 then tr, val = al.data.train_val_split(tr, { val = c.val, seed = c.seed }) end
-  if c.train_limit and c.train_limit < tr.n then tr = tr:subset(al.arange(c.train_limit), tr.split) end
-  if c.test_limit and c.test_limit < te.n then te = te:subset(al.arange(c.test_limit), te.split) end
+  -- limits take a seeded random subset (not the first N: 20 Newsgroups is stored class by
+  -- class); the subset depends on the limit only, not on the run's seed, so every seed and
+  -- normalizer of a sweep sees the same examples. CIFAR's bit-exact first 1,000 test records
+  -- are only reported on the full test set.
+  local function limited(ds, limit, salt)
+    local idx = al.randperm(ds.n, al.Generator(1000003 * salt + limit)):narrow(1, 1, limit)
+    local sorted = al.tensor((function() local t = idx:totable() table.sort(t) return t end)(), { dtype = "int64" })
+    return ds:subset(sorted, ds.split)
+  end
+  if c.train_limit and c.train_limit < tr.n then tr = limited(tr, c.train_limit, 1) end
+  if c.test_limit and c.test_limit < te.n then te = limited(te, c.test_limit, 2); te.exact_records = nil end
   return tr, te, val
 end
 

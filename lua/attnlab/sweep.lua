@@ -1,0 +1,915 @@
+-- attnlab.sweep -- seed sweeps of the normalizer study: every (dataset, normalizer, seed) of
+-- an experiment runs as its own process (`bin/attnlab scripts/train.lua ...`), N at a time on
+-- this machine, or as a Slurm job array past it. Each run writes one JSON record atomically to
+--   DIR/<dataset>__<normalizer>__seed<k>.json        (':' and other odd characters -> '-')
+-- so a sweep is resumable by construction: a rerun skips every finished record, retries
+-- error records, and a run that was stopped mid-way resumes from DIR/ckpt/<name>.ckpt (the
+-- checkpoint train.lua writes after each epoch). Nothing is ever appended to a record, so
+-- nothing can be duplicated.
+--
+--   local exp  = al.sweep.load("experiments/normalizers/demo.lua")
+--   local summ = al.sweep.run(exp, { out = "results/demo", workers = 2 })
+--   al.sweep.write_slurm(exp, { out = "results/demo", cpus_per_task = 1 })  -- DIR/sweep.sbatch
+--
+-- An experiment is a Lua file returning a table:
+--   name        = "normalizers-main"                      (used for default folders and jobs)
+--   datasets    = { "cifar10", "fashion_mnist", { name = "newsgroups20_masked",
+--                   dataset = "newsgroups20", padding = "masked", study = false }, ... }
+--                 a string is a dataset of al.data.by_name; a table names a variant (its
+--                 other keys override the schedule; study = false keeps it out of the
+--                 default families)
+--   normalizers = { "softmax", "entmax15", "topk:0.25", ... }
+--   seeds       = { 1, 2, 3 }
+--   baseline    = "softmax"                               (default)
+--   schedule    = { epochs = 10, batch_size = 128, lr = 1e-3, train_limit = ..., ... }
+--                 any key of al.train.DEFAULTS
+--   overrides   = { cifar10 = { epochs = 20 } }           per-dataset schedule keys
+--   families    = { { name =, baseline =, normalizers = {...}, datasets = {...} }, ... }
+--                 the Holm families of the report (attnlab.report); default: every other
+--                 normalizer vs the baseline over every study dataset
+--   quick       = { seeds =, schedule =, overrides =, datasets =, normalizers = }
+--                 what --quick changes (tables merge key by key, lists replace)
+--   slurm       = { time = "02:00:00", mem = "4G", partition = "...", extra = { "--qos=..." } }
+--
+-- Runs are ordered seed-major (all runs of seed 1, then seed 2, ...), so a sweep stopped at
+-- any point leaves complete seed sets, which is what the paired tests need.
+--
+-- Files in DIR besides the records: experiment.json (the resolved experiment and what each
+-- record name stands for; the report reads it), commands.txt (every command line started,
+-- appended per invocation), ckpt/ (per-run checkpoints, removed when a run finishes),
+-- logs/<name>.out|.err, .state/ (pid and exit-status files of running workers), and for
+-- Slurm manifest.txt + sweep.sbatch.
+-- Stopping: Ctrl-C stops the workers too (their checkpoints stay); a SIGKILL/SIGTERM of the
+-- sweep alone leaves its workers running to the end, and a rerun meanwhile skips them.
+-- Two sweeps on one folder at once (or a sweep next to a Slurm array) do not lock runs
+-- against each other: records stay whole (atomic writes) but a run may be done twice.
+local al = require "attnlab"
+
+local sweep = {}
+
+-- ---- small helpers ------------------------------------------------------------------------
+local function copy(t)
+  local o = {}
+  for k, v in pairs(t or {}) do o[k] = v end
+  return o
+end
+
+local function merge(a, b)
+  local o = copy(a)
+  for k, v in pairs(b or {}) do o[k] = v end
+  return o
+end
+
+local function file_exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+local function read_all(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Single-quote s for sh unless it is made only of characters sh leaves alone.
+function sweep.shquote(s)
+  s = tostring(s)
+  if s ~= "" and s:match("^[%w%._/:=+,@%-]+$") then return s end
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+local q = sweep.shquote
+
+local function sh_ok(cmd)
+  local ok = os.execute(cmd)
+  return ok == true
+end
+
+local function mkdir_p(dir)
+  if not sh_ok("mkdir -p " .. q(dir)) then error(("sweep: cannot create folder %s"):format(dir), 0) end
+end
+
+-- Absolute path, with "." and ".." parts resolved lexically (no symlinks followed).
+local function abspath(p)
+  if p:sub(1, 1) ~= "/" then
+    local f = io.popen("pwd")
+    local cwd = f:read("l")
+    f:close()
+    p = cwd .. "/" .. p
+  end
+  local parts = {}
+  for part in p:gmatch("[^/]+") do
+    if part == ".." then
+      if #parts > 0 then parts[#parts] = nil end
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+sweep.abspath = abspath
+
+local function fmt_duration(s)
+  if s == nil or s ~= s or s == math.huge then return "?" end
+  s = math.floor(s + 0.5)
+  if s < 60 then return ("%ds"):format(s) end
+  if s < 3600 then return ("%dm%02ds"):format(s // 60, s % 60) end
+  return ("%dh%02dm"):format(s // 3600, (s % 3600) // 60)
+end
+sweep.fmt_duration = fmt_duration
+
+-- The checkout (the folder holding lua/attnlab/) and the host that runs scripts.
+function sweep.root()
+  local p = package.searchpath("attnlab", package.path) or ""
+  local r = p:match("^(.*)/lua/attnlab/init%.lua$")
+  if not r or r == "" then r = "." end
+  return abspath(r)
+end
+
+function sweep.host()
+  local h = os.getenv("ATTNLAB_HOST")
+  if h and h ~= "" then return abspath(h) end
+  local b = sweep.root() .. "/bin/attnlab"
+  if file_exists(b) then return b end
+  return abspath(arg and arg[-1] or "bin/attnlab")
+end
+
+-- Names in file names: anything but letters, digits, '.', '_' and '-' becomes '-'.
+function sweep.sanitize(s)
+  return (tostring(s):gsub("[^%w%._%-]", "-"))
+end
+
+function sweep.record_name(label, normalizer, seed)
+  return ("%s__%s__seed%d"):format(sweep.sanitize(label), sweep.sanitize(normalizer), seed)
+end
+
+-- ---- experiments ----------------------------------------------------------------------------
+local EXTRA_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true }
+local RUN_KEYS = { dataset = true, normalizer = true, seed = true, out = true, checkpoint = true }
+
+local function check_schedule(where, t)
+  if type(t) ~= "table" then error(("sweep: %s must be a table, got %s"):format(where, type(t)), 0) end
+  local defaults = al.train.DEFAULTS
+  for k in pairs(t) do
+    if type(k) ~= "string" or (defaults[k] == nil and not EXTRA_KEYS[k]) then
+      local names = {}
+      for n in pairs(defaults) do names[#names + 1] = n end
+      for n in pairs(EXTRA_KEYS) do names[#names + 1] = n end
+      table.sort(names)
+      error(("sweep: %s has unknown key '%s'; train keys are: %s"):format(where, tostring(k), table.concat(names, ", ")), 0)
+    end
+    if RUN_KEYS[k] then
+      error(("sweep: %s sets '%s', which the sweep sets per run"):format(where, k), 0)
+    end
+  end
+end
+
+-- Normalised dataset entries: { label =, dataset =, study =, overrides = {...} }.
+local function dataset_entries(list)
+  local out, seen = {}, {}
+  for i, d in ipairs(list) do
+    local e
+    if type(d) == "string" then
+      e = { label = d, dataset = d, study = true, overrides = {} }
+    elseif type(d) == "table" then
+      local label = d.name or d.label or d.dataset
+      if type(label) ~= "string" then error(("sweep: datasets[%d] needs a name"):format(i), 0) end
+      local ov = {}
+      for k, v in pairs(d) do
+        if k ~= "name" and k ~= "label" and k ~= "dataset" and k ~= "study" and k ~= "description" then ov[k] = v end
+      end
+      check_schedule(("datasets[%d] (%s)"):format(i, label), ov)
+      e = { label = label, dataset = d.dataset or label, study = d.study ~= false, overrides = ov,
+            description = d.description }
+    else
+      error(("sweep: datasets[%d] is a %s, want a name or a table"):format(i, type(d)), 0)
+    end
+    if seen[e.label] then error(("sweep: dataset '%s' is listed twice"):format(e.label), 0) end
+    seen[e.label] = true
+    out[#out + 1] = e
+  end
+  return out
+end
+
+-- Check an experiment table; returns it (with defaults filled in) or raises a message that
+-- names the offending field.
+function sweep.validate(exp, where)
+  where = where or "experiment"
+  if type(exp) ~= "table" then error(("sweep: %s did not return a table"):format(where), 0) end
+  local function list_of(key, kind)
+    local v = exp[key]
+    if type(v) ~= "table" or #v == 0 then error(("sweep: %s: '%s' must be a non-empty list"):format(where, key), 0) end
+    for i, x in ipairs(v) do
+      if kind == "integer" and math.type(x) ~= "integer" then
+        error(("sweep: %s: %s[%d] = %s, want an integer"):format(where, key, i, tostring(x)), 0)
+      elseif kind == "string" and type(x) ~= "string" then
+        error(("sweep: %s: %s[%d] = %s, want a string"):format(where, key, i, tostring(x)), 0)
+      end
+    end
+  end
+  list_of("datasets")
+  list_of("normalizers", "string")
+  list_of("seeds", "integer")
+  exp.name = exp.name or "sweep"
+  if type(exp.name) ~= "string" then error(("sweep: %s: name must be a string"):format(where), 0) end
+  exp.baseline = exp.baseline or "softmax"
+  exp.schedule = exp.schedule or {}
+  check_schedule(where .. ": schedule", exp.schedule)
+  for label, ov in pairs(exp.overrides or {}) do check_schedule(("%s: overrides.%s"):format(where, tostring(label)), ov) end
+  local entries = dataset_entries(exp.datasets)
+  local labels = {}
+  for _, e in ipairs(entries) do labels[e.label] = true end
+  for label in pairs(exp.overrides or {}) do
+    if not labels[label] then error(("sweep: %s: overrides.%s names no dataset of the experiment"):format(where, label), 0) end
+  end
+  local seen = {}
+  for _, n in ipairs(exp.normalizers) do
+    if seen[n] then error(("sweep: %s: normalizer '%s' is listed twice"):format(where, n), 0) end
+    seen[n] = true
+  end
+  seen = {}
+  for _, s in ipairs(exp.seeds) do
+    if seen[s] then error(("sweep: %s: seed %d is listed twice"):format(where, s), 0) end
+    seen[s] = true
+  end
+  for i, f in ipairs(exp.families or {}) do
+    if type(f) ~= "table" or type(f.name) ~= "string" then
+      error(("sweep: %s: families[%d] must be a table with a name"):format(where, i), 0)
+    end
+  end
+  return exp
+end
+
+-- Load an experiment file. `path` may also be a name under experiments/ ("normalizers/demo").
+function sweep.load(path)
+  local candidates = { path }
+  if not path:match("%.lua$") then candidates[#candidates + 1] = path .. ".lua" end
+  local root = sweep.root()
+  candidates[#candidates + 1] = root .. "/experiments/" .. path
+  candidates[#candidates + 1] = root .. "/experiments/" .. path .. ".lua"
+  for _, c in ipairs(candidates) do
+    if file_exists(c) then
+      local chunk, err = loadfile(c)
+      if not chunk then error("sweep: " .. err, 0) end
+      local ok, exp = pcall(chunk)
+      if not ok then error(("sweep: %s raised: %s"):format(c, tostring(exp)), 0) end
+      exp = sweep.validate(exp, c)
+      exp.file = abspath(c)
+      return exp
+    end
+  end
+  error(("sweep: experiment '%s' not found (looked for %s)"):format(path, table.concat(candidates, ", ")), 0)
+end
+
+-- The experiment with its --quick preset applied (tables merge key by key, lists replace).
+function sweep.resolve(exp, opts)
+  opts = opts or {}
+  local e = copy(exp)
+  e.schedule = copy(exp.schedule)
+  e.overrides = {}
+  for k, v in pairs(exp.overrides or {}) do e.overrides[k] = copy(v) end
+  if opts.quick then
+    local qk = exp.quick
+    if type(qk) ~= "table" then error(("sweep: experiment '%s' has no quick preset"):format(exp.name), 0) end
+    for k, v in pairs(qk) do
+      if k == "schedule" then
+        e.schedule = merge(e.schedule, v)
+      elseif k == "overrides" then
+        for label, ov in pairs(v) do e.overrides[label] = merge(e.overrides[label], ov) end
+      else
+        e[k] = v
+      end
+    end
+    e.quick_applied = true
+    sweep.validate(e, exp.name .. " (quick)")
+  end
+  return e
+end
+
+-- Every run of the (resolved) experiment, seed-major. opts: out (folder), threads, only
+-- (a Lua pattern matched against the record name; plain text if it is not a valid pattern).
+function sweep.runs(exp, opts)
+  opts = opts or {}
+  local dir = abspath(assert(opts.out, "sweep.runs: opts.out (the results folder) is required"))
+  local threads = opts.threads or 1
+  local entries = dataset_entries(exp.datasets)
+  local runs = {}
+  for _, seed in ipairs(exp.seeds) do
+    for _, e in ipairs(entries) do
+      for _, norm in ipairs(exp.normalizers) do
+        local name = sweep.record_name(e.label, norm, seed)
+        local keep = true
+        if opts.only then
+          local ok, hit = pcall(string.find, name, opts.only)
+          if not ok then hit = name:find(opts.only, 1, true) end
+          keep = hit ~= nil
+        end
+        if keep then
+          local cfg = merge(merge(exp.schedule, e.overrides), (exp.overrides or {})[e.label])
+          cfg.dataset, cfg.normalizer, cfg.seed, cfg.threads = e.dataset, norm, seed, threads
+          cfg.out = dir .. "/" .. name .. ".json"
+          cfg.checkpoint = dir .. "/ckpt/" .. name .. ".ckpt"
+          runs[#runs + 1] = {
+            name = name, label = e.label, dataset = e.dataset, normalizer = norm, seed = seed, config = cfg,
+            dir = dir, out = cfg.out, checkpoint = cfg.checkpoint,
+            log_out = dir .. "/logs/" .. name .. ".out", log_err = dir .. "/logs/" .. name .. ".err",
+          }
+        end
+      end
+    end
+  end
+  return runs
+end
+
+-- ---- command lines ----------------------------------------------------------------------------
+local function fmt_value(v)
+  if type(v) == "number" then
+    if math.type(v) == "integer" then return ("%d"):format(v) end
+    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%.1f"):format(v) end
+    for _, p in ipairs({ 15, 16, 17 }) do
+      local s = ("%." .. p .. "g"):format(v)
+      if tonumber(s) == v then return s end
+    end
+  end
+  return tostring(v)
+end
+
+local FIRST = { "dataset", "normalizer", "seed" }
+local LAST = { "threads", "out", "checkpoint" }
+
+-- The exact command line of a run: thread environment, host, scripts/train.lua, --key value.
+function sweep.command(run, host)
+  local c = run.config
+  local t = c.threads or 1
+  local parts = { ("OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ATTNLAB_NUM_THREADS=%d"):format(t, t, t),
+                  q(host or sweep.host()), q(sweep.root() .. "/scripts/train.lua") }
+  local placed = {}
+  local function add(k)
+    if c[k] ~= nil and not placed[k] then
+      parts[#parts + 1] = "--" .. k .. " " .. q(fmt_value(c[k]))
+    end
+    placed[k] = true
+  end
+  for _, k in ipairs(FIRST) do add(k) end
+  local rest = {}
+  for k in pairs(c) do
+    local last = false
+    for _, l in ipairs(LAST) do if l == k then last = true end end
+    if not placed[k] and not last then rest[#rest + 1] = k end
+  end
+  table.sort(rest)
+  for _, k in ipairs(rest) do add(k) end
+  for _, k in ipairs(LAST) do add(k) end
+  return table.concat(parts, " ")
+end
+
+-- Split a sh command line into words (single and double quotes, backslash escapes).
+function sweep.split_words(line)
+  local words, cur, i, n, have = {}, {}, 1, #line, false
+  while i <= n do
+    local ch = line:sub(i, i)
+    if ch == "'" then
+      local j = line:find("'", i + 1, true)
+      if not j then error("sweep: unbalanced ' in command line", 0) end
+      cur[#cur + 1] = line:sub(i + 1, j - 1)
+      have, i = true, j + 1
+    elseif ch == '"' then
+      i = i + 1
+      while i <= n and line:sub(i, i) ~= '"' do
+        local c2 = line:sub(i, i)
+        if c2 == "\\" and i < n then i = i + 1; c2 = line:sub(i, i) end
+        cur[#cur + 1] = c2
+        i = i + 1
+      end
+      if i > n then error('sweep: unbalanced " in command line', 0) end
+      have, i = true, i + 1
+    elseif ch == "\\" and i < n then
+      cur[#cur + 1] = line:sub(i + 1, i + 1)
+      have, i = true, i + 2
+    elseif ch:match("%s") then
+      if have then words[#words + 1] = table.concat(cur); cur, have = {}, false end
+      i = i + 1
+    else
+      cur[#cur + 1] = ch
+      have, i = true, i + 1
+    end
+  end
+  if have then words[#words + 1] = table.concat(cur) end
+  return words
+end
+
+-- The train config of a command line made by sweep.command (values typed as train.lua does).
+function sweep.parse_command(line)
+  local w = sweep.split_words(line)
+  local env, i = {}, 1
+  while w[i] and w[i]:match("^[%a_][%w_]*=") do
+    local k, v = w[i]:match("^([%a_][%w_]*)=(.*)$")
+    env[k] = v
+    i = i + 1
+  end
+  local host, script = w[i], w[i + 1]
+  i = i + 2
+  local cfg = {}
+  while i <= #w do
+    local k = w[i]:match("^%-%-([%w_]+)$")
+    if not k or w[i + 1] == nil then error(("sweep: cannot parse command line near '%s'"):format(tostring(w[i])), 0) end
+    local v = w[i + 1]
+    if v == "true" then v = true elseif v == "false" then v = false
+    else v = math.tointeger(tonumber(v)) or tonumber(v) or v end
+    cfg[k] = v
+    i = i + 2
+  end
+  return cfg, env, host, script
+end
+
+-- A run description from a command line (what a Slurm task knows).
+function sweep.run_from_command(line)
+  local cfg = sweep.parse_command(line)
+  if type(cfg.out) ~= "string" then error("sweep: command line has no --out: " .. line, 0) end
+  local dir, name = cfg.out:match("^(.*)/([^/]+)%.json$")
+  if not dir then error("sweep: --out must be a .json path: " .. cfg.out, 0) end
+  local label = name:match("^(.-)__") or cfg.dataset
+  return { name = name, label = label, dataset = cfg.dataset, normalizer = cfg.normalizer, seed = cfg.seed,
+           config = cfg, dir = dir, out = cfg.out, checkpoint = cfg.checkpoint, command = line,
+           log_out = dir .. "/logs/" .. name .. ".out", log_err = dir .. "/logs/" .. name .. ".err" }
+end
+
+-- ---- records and run states -------------------------------------------------------------------
+-- rec, nil for a readable record (a finished run or an error record); nil, why otherwise.
+function sweep.read_record(path)
+  local s = read_all(path)
+  if not s then return nil, "missing" end
+  local ok, rec = pcall(al.json.decode, s)
+  if not ok or type(rec) ~= "table" then return nil, "unreadable (" .. tostring(rec) .. ")" end
+  if rec.error == nil and type(rec.test_accuracy) ~= "number" then return nil, "no test_accuracy" end
+  return rec
+end
+
+-- Config keys that do not change a run's result.
+local IGNORED = { out = true, checkpoint = true, threads = true, progress = true }
+
+-- The first config key on which a finished record differs from what the run would use
+-- (keys missing from the run config are compared with train's defaults).
+local function config_change(rec, run)
+  local want = run.config
+  local got = rec.config or {}
+  local defaults = al.train.DEFAULTS
+  local keys = {}
+  for k in pairs(want) do keys[k] = true end
+  for k in pairs(got) do keys[k] = true end
+  local sorted = {}
+  for k in pairs(keys) do if not IGNORED[k] then sorted[#sorted + 1] = k end end
+  table.sort(sorted)
+  for _, k in ipairs(sorted) do
+    local a, b = got[k], want[k]
+    if b == nil then b = defaults[k] end
+    if k == "patch" and b == nil then b = a end     -- filled in by train from the dataset
+    if a ~= b and not (type(a) == "number" and type(b) == "number" and a == b) then
+      return ("%s: record has %s, experiment has %s"):format(k, tostring(a), tostring(b))
+    end
+  end
+end
+
+-- "done" | "error" | "partial" (a checkpoint exists) | "pending" | "changed", and the record.
+function sweep.state(run)
+  local rec = sweep.read_record(run.out)
+  if rec and not rec.error then
+    local why = config_change(rec, run)
+    if why then return "changed", rec, why end
+    return "done", rec
+  end
+  if rec and rec.error then return "error", rec end
+  if run.checkpoint and file_exists(run.checkpoint) then return "partial" end
+  return "pending"
+end
+
+local function tail_lines(path, n, max_chars)
+  local s = read_all(path)
+  if not s then return "" end
+  local lines = {}
+  for l in s:gmatch("[^\n]*") do lines[#lines + 1] = l end
+  while #lines > 0 and lines[#lines]:match("^%s*$") do lines[#lines] = nil end
+  local first = math.max(1, #lines - n + 1)
+  local t = table.concat(lines, "\n", first, #lines)
+  if #t > max_chars then t = "..." .. t:sub(-max_chars) end
+  return t
+end
+
+-- The most telling line of a failed run's stderr: train.lua's own message if there is one.
+local function error_message(stderr, rc)
+  local best
+  for l in stderr:gmatch("[^\n]+") do
+    if l:match("^train%.lua: ") then best = l:gsub("^train%.lua: ", "") end
+  end
+  if not best then
+    for l in stderr:gmatch("[^\n]+") do
+      if not l:match("^%s") and not l:match("^stack traceback") then best = l end
+    end
+  end
+  if best then best = best:gsub("^[^%s:]+%.lua:%d+: ", "") end   -- the Lua position adds nothing for users
+  return best or ("exited with status " .. tostring(rc) .. " and no message")
+end
+
+-- After a run's process ended with status rc: keep its record (and drop its checkpoint),
+-- or write an error record in its place. Returns "done" | "error", the record.
+function sweep.finish(run, rc)
+  local rec = sweep.read_record(run.out)
+  if rec and not rec.error then
+    if run.checkpoint then os.remove(run.checkpoint) end
+    return "done", rec
+  end
+  local stderr = tail_lines(run.log_err, 30, 4000)
+  local msg
+  if rc == 0 then
+    msg = "train.lua exited with status 0 but wrote no record at " .. run.out
+  elseif rc > 128 and not stderr:find("train%.lua: ") then
+    msg = ("killed by signal %d (exit status %d)%s"):format(rc - 128, rc,
+      rc == 137 and "; out of memory, or stopped by hand?" or "")
+  else
+    msg = error_message(stderr, rc)
+  end
+  local prev = rec and rec.error and rec or nil
+  local err = {
+    error = msg, exit_status = rc, stderr_tail = stderr, command = run.command, config = run.config,
+    run = { name = run.name, dataset = run.label, normalizer = run.normalizer, seed = run.seed },
+    attempts = (prev and prev.attempts or 0) + 1, finished = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    log = { stdout = run.log_out, stderr = run.log_err },
+  }
+  local ok, werr = al.write_atomic(run.out, al.json.encode(err, true) .. "\n")
+  if not ok then error(("sweep: cannot write the error record %s: %s"):format(run.out, werr), 0) end
+  return "error", err
+end
+
+-- ---- bookkeeping files --------------------------------------------------------------------------
+-- DIR/experiment.json: the resolved experiment and which dataset/normalizer/seed each record
+-- name stands for (the report reads it for dataset variants and families). Merged with what
+-- an earlier invocation wrote, so sweeps with --only add up.
+function sweep.write_experiment(exp, runs, dir)
+  local path = dir .. "/experiment.json"
+  local prev = {}
+  local s = read_all(path)
+  if s then
+    local ok, v = pcall(al.json.decode, s)
+    if ok and type(v) == "table" then prev = v end
+  end
+  local entries = dataset_entries(exp.datasets)
+  local ds = {}
+  for _, e in ipairs(entries) do
+    ds[#ds + 1] = { name = e.label, dataset = e.dataset, study = e.study, description = e.description }
+  end
+  local rmap = type(prev.runs) == "table" and prev.runs or {}
+  for _, r in ipairs(runs) do
+    rmap[r.name] = { dataset = r.label, normalizer = r.normalizer, seed = r.seed }
+  end
+  local doc = {
+    name = exp.name, file = exp.file, quick = exp.quick_applied or false, description = exp.description,
+    datasets = ds, normalizers = exp.normalizers, seeds = exp.seeds, baseline = exp.baseline,
+    families = exp.families, schedule = exp.schedule, overrides = exp.overrides, runs = rmap,
+  }
+  local ok, err = al.write_atomic(path, al.json.encode(doc, true) .. "\n")
+  if not ok then error("sweep: cannot write " .. path .. ": " .. err, 0) end
+  return path
+end
+
+local function append_commands(dir, header, lines)
+  local f = io.open(dir .. "/commands.txt", "a")
+  if not f then error("sweep: cannot write " .. dir .. "/commands.txt", 0) end
+  f:write("# ", header, "\n")
+  for _, l in ipairs(lines) do f:write(l, "\n") end
+  f:close()
+end
+
+-- Remove temporaries of atomic writes that a killed process left next to the records.
+local function remove_stale_temps(dir, runs)
+  local mine = {}
+  for _, r in ipairs(runs) do mine[r.name] = true end
+  local p = io.popen("ls -1 " .. q(dir) .. " 2>/dev/null")
+  for f in p:lines() do
+    local name = f:match("^(.+)%.json%.tmp%.%w+$")
+    if name and mine[name] then os.remove(dir .. "/" .. f) end
+  end
+  p:close()
+end
+
+-- ---- local execution ------------------------------------------------------------------------------
+-- A process that exists and is not a zombie (a killed worker whose parent is gone can stay
+-- a zombie when the machine's init does not reap it).
+local function pid_alive(pid)
+  if not pid then return false end
+  local s = read_all("/proc/" .. pid .. "/stat")
+  if not s then return false end
+  local state = s:match("%) (%a)")
+  return state ~= nil and state ~= "Z" and state ~= "X"
+end
+
+-- Start one run in the background, in its own session (so that it can be stopped as a
+-- group), its exit status landing in DIR/.state/<name>.rc when it ends.
+local function spawn(run, state_dir)
+  local rc = state_dir .. "/" .. run.name .. ".rc"
+  local pidf = state_dir .. "/" .. run.name .. ".pid"
+  os.remove(rc)
+  local inner = ("%s >%s 2>%s </dev/null; echo $? >%s; mv %s %s"):format(run.command, q(run.log_out), q(run.log_err),
+    q(rc .. ".w"), q(rc .. ".w"), q(rc))
+  local cmd = ("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $! >%s"):format(q(inner), q(pidf))
+  if not sh_ok(cmd) then error("sweep: cannot start " .. run.name, 0) end
+  local s = read_all(pidf)
+  run.pid = s and tonumber(s:match("%d+"))
+  run.rcfile, run.pidfile = rc, pidf
+end
+
+local function stop(run)
+  if run.pid and pid_alive(run.pid) then
+    -- "kill -TERM -PID" (not "kill -- -PID", which dash's kill rejects) signals the group
+    os.execute(("kill -TERM -%d 2>/dev/null || kill -TERM %d 2>/dev/null"):format(run.pid, run.pid))
+  end
+end
+
+-- The exit status of a started run, or nil while it runs. A worker that is gone without
+-- leaving its status (killed by hand, or its folder removed) counts as killed (status 137);
+-- the status file is read again after the liveness check, since the worker writes it last.
+local function poll_rc(run)
+  local s = read_all(run.rcfile)
+  if not s then
+    if not run.pid or pid_alive(run.pid) then return nil end
+    s = read_all(run.rcfile)
+    if not s then return 137 end
+  end
+  return tonumber(s:match("%-?%d+")) or -1
+end
+
+-- Sleep; returns false when the sleep was interrupted (Ctrl-C reaches the sleep process).
+local function sleep(s)
+  local ok, how, code = os.execute(("sleep %.3f"):format(s))
+  if ok then return true end
+  if how == "signal" then return false, code end
+  return true
+end
+
+local function describe_result(state, rec)
+  if state == "done" then
+    local extra = ""
+    if rec.alphas and rec.alphas[1] then
+      local lo, hi = math.huge, -math.huge
+      for _, layer in ipairs(rec.alphas) do
+        for _, a in ipairs(layer) do lo, hi = math.min(lo, a), math.max(hi, a) end
+      end
+      extra = (", alpha %.2f..%.2f"):format(lo, hi)
+    end
+    if rec.resumed_from_epoch then extra = extra .. (", resumed after epoch %d"):format(rec.resumed_from_epoch) end
+    return ("acc %.4f, density %.3f%s"):format(rec.test_accuracy, rec.support_density or 0 / 0, extra)
+  end
+  return "FAILED: " .. tostring(rec.error)
+end
+
+-- Run every pending run of `exp` (resolved) on this machine. opts:
+--   out (folder, required), workers (default: cores), threads (per run; default
+--   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
+--   differs from the experiment), log (function(line); default print), poll (seconds),
+--   dry_run (list what would run).
+-- Returns { total =, done_before =, done =, failed =, ran =, seconds =, failures = {...} }.
+function sweep.run(exp, opts)
+  opts = opts or {}
+  local log = opts.log or function(s) print(s) io.stdout:flush() end
+  local cores = al.config().cores or 1
+  local workers = opts.workers or cores
+  if math.type(workers) ~= "integer" or workers < 1 then error("sweep: workers must be a positive integer", 0) end
+  local threads = opts.threads or math.max(1, cores // workers)
+  local dir = abspath(assert(opts.out, "sweep.run: opts.out is required"))
+  local runs = sweep.runs(exp, { out = dir, threads = threads, only = opts.only })
+  if #runs == 0 then error(("sweep: no run of '%s' matches --only %s"):format(exp.name, tostring(opts.only)), 0) end
+  local host = opts.host or sweep.host()
+  for _, r in ipairs(runs) do r.command = sweep.command(r, host) end
+
+  -- warn early about normalizers the model will not accept (those runs will fail alone)
+  for _, n in ipairs(exp.normalizers) do
+    local ok, err = pcall(al.nn.Normalizer.parse, n)
+    if not ok then
+      local msg = tostring(err):gsub("^[^%s:]+:%d+: ", "")
+      log(("warning: %s -- its runs will fail and be recorded as errors"):format(msg))
+    end
+  end
+
+  local state_dir = dir .. "/.state"
+  mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir)
+
+  local todo, changed, done_before, retry, resume = {}, {}, 0, 0, 0
+  for _, r in ipairs(runs) do
+    local st, _, why = sweep.state(r)
+    if st == "done" then
+      done_before = done_before + 1
+    elseif st == "changed" then
+      changed[#changed + 1] = r.name .. " (" .. why .. ")"
+      if opts.redo_changed then
+        os.remove(r.checkpoint)
+        todo[#todo + 1] = r
+      end
+    else
+      -- a run still going from an earlier, killed sweep is left alone
+      local s = read_all(state_dir .. "/" .. r.name .. ".pid")
+      local pid = s and tonumber(s:match("%d+"))
+      local cmdline = pid and pid_alive(pid) and read_all("/proc/" .. pid .. "/cmdline")
+      if cmdline and cmdline:find(r.out, 1, true) and not file_exists(state_dir .. "/" .. r.name .. ".rc") then
+        log(("%s: still running from an earlier sweep (pid %d); skipped"):format(r.name, pid))
+      else
+        if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
+        todo[#todo + 1] = r
+      end
+    end
+  end
+  if #changed > 0 and not opts.redo_changed then
+    error(("sweep: %d finished record(s) in %s were made with a different config than the experiment now gives, e.g. %s.\n" ..
+      "Use a new --out folder, or pass --redo-changed to rerun them."):format(#changed, dir, changed[1]), 0)
+  end
+  remove_stale_temps(dir, todo)
+  sweep.write_experiment(exp, runs, dir)
+
+  log(("sweep %s: %d runs, %d finished before, %d to run (%d retried after an error, %d resumed from a checkpoint%s), " ..
+       "%d worker%s x %d thread%s -> %s"):format(exp.name, #runs, done_before, #todo, retry, resume,
+       #changed > 0 and (", %d rerun after a config change"):format(#changed) or "", workers,
+       workers == 1 and "" or "s", threads, threads == 1 and "" or "s", dir))
+  local summary = { total = #runs, done_before = done_before, done = 0, failed = 0, ran = 0, failures = {},
+                    out = dir, workers = workers, threads = threads }
+  if opts.dry_run then
+    for _, r in ipairs(todo) do log(r.command) end
+    return summary
+  end
+  if #todo == 0 then summary.seconds = 0 return summary end
+  local cmds = {}
+  for _, r in ipairs(todo) do cmds[#cmds + 1] = r.command end
+  append_commands(dir, ("%s  %s: %d runs, %d worker%s x %d thread%s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    exp.name, #todo, workers, workers == 1 and "" or "s", threads, threads == 1 and "" or "s"), cmds)
+
+  local t0 = al.clock()
+  local active, next_i, finished, sum_dur = {}, 1, 0, 0
+  local poll = opts.poll or 0.25
+  local function loop()
+    while next_i <= #todo or #active > 0 do
+      while #active < workers and next_i <= #todo do
+        local r = todo[next_i]
+        next_i = next_i + 1
+        r.t0 = al.clock()
+        spawn(r, state_dir)
+        active[#active + 1] = r
+      end
+      local still = {}
+      for _, r in ipairs(active) do
+        local rc = poll_rc(r)
+        if rc then
+          local st, rec = sweep.finish(r, rc)
+          os.remove(r.rcfile); os.remove(r.pidfile)
+          finished = finished + 1
+          summary.ran = summary.ran + 1
+          if st == "done" then summary.done = summary.done + 1
+          else
+            summary.failed = summary.failed + 1
+            summary.failures[#summary.failures + 1] = { name = r.name, error = rec.error }
+          end
+          -- ETA: the work left (runs not started, at the mean duration so far, plus what the
+          -- running ones still need) shared by the workers
+          local el = al.clock() - t0
+          r.seconds = al.clock() - r.t0
+          sum_dur = sum_dur + r.seconds
+          local avg = sum_dur / finished
+          local left = (#todo - next_i + 1) * avg
+          for _, o in ipairs(active) do
+            if o ~= r and not o.seconds then left = left + math.max(0, avg - (al.clock() - o.t0)) end
+          end
+          local eta = left / math.max(1, math.min(workers, #todo - finished))
+          log(("[%d/%d] %s %s seed %d: %s (%.1f s) | elapsed %s, ETA %s"):format(done_before + finished, #runs,
+            r.label, r.normalizer, r.seed, describe_result(st, rec), r.seconds, fmt_duration(el),
+            finished == #todo and "0s" or fmt_duration(eta)))
+        else
+          still[#still + 1] = r
+        end
+      end
+      active = still
+      if #active > 0 or next_i <= #todo then
+        local ok = sleep(poll)
+        if not ok then error("interrupted", 0) end
+      end
+    end
+  end
+  local ok, err = pcall(loop)
+  if not ok then
+    for _, r in ipairs(active) do stop(r) end
+    log(("sweep stopped (%s): %d run(s) interrupted; their checkpoints stay in %s/ckpt. Rerun the same command to resume.")
+      :format(tostring(err), #active, dir))
+    error(err, 0)
+  end
+  summary.seconds = al.clock() - t0
+  log(("sweep %s: %d finished, %d failed in %s; records in %s"):format(exp.name, summary.done, summary.failed,
+    fmt_duration(summary.seconds), dir))
+  return summary
+end
+
+-- ---- Slurm ----------------------------------------------------------------------------------------
+-- Write DIR/manifest.txt (one command line per pending run; array task i runs line i) and
+-- DIR/sweep.sbatch (a job array over it). opts: out, cpus_per_task (threads per run, default
+-- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... }.
+-- Returns { sbatch =, manifest =, n =, total = } (n = 0: nothing pending, no script written).
+function sweep.write_slurm(exp, opts)
+  opts = opts or {}
+  local dir = abspath(assert(opts.out, "sweep.write_slurm: opts.out is required"))
+  local cpus = opts.cpus_per_task or 1
+  local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
+  local host = opts.host or sweep.host()
+  mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
+  local pending, changed = {}, 0
+  for _, r in ipairs(runs) do
+    r.command = sweep.command(r, host)
+    local st = sweep.state(r)
+    if st == "changed" then
+      changed = changed + 1
+      if opts.redo_changed then pending[#pending + 1] = r end
+    elseif st ~= "done" then
+      pending[#pending + 1] = r
+    end
+  end
+  if changed > 0 and not opts.redo_changed then
+    error(("sweep: %d finished record(s) in %s were made with a different config; use a new --out folder or --redo-changed")
+      :format(changed, dir), 0)
+  end
+  sweep.write_experiment(exp, runs, dir)
+  local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs }
+  if #pending == 0 then return res end
+  local lines = {}
+  for i, r in ipairs(pending) do lines[i] = r.command end
+  local ok, err = al.write_atomic(res.manifest, table.concat(lines, "\n") .. "\n")
+  if not ok then error("sweep: cannot write " .. res.manifest .. ": " .. err, 0) end
+  append_commands(dir, ("%s  %s: %d runs as Slurm array tasks (%s)"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), exp.name,
+    #pending, res.sbatch), lines)
+
+  local sl = exp.slurm or {}
+  local sb = {
+    "#!/bin/sh",
+    ("# %s -- Slurm job array for the attnlab sweep '%s': %d of %d runs pending."):format(res.sbatch, exp.name,
+      #pending, #runs),
+    ("# Written by scripts/sweep.lua on %s. Submit: sbatch %s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), q(res.sbatch)),
+    "# Array task i runs line i of manifest.txt through `sweep.lua --task`: a run whose record",
+    "# exists is skipped, a failure leaves an error record, a stopped run resumes from its",
+    "# checkpoint in ckpt/. To resume or retry, rerun `sweep.lua ... --slurm` (it rewrites the",
+    "# manifest with what is still pending) and submit again; do not rewrite it while tasks wait.",
+    ("#SBATCH --job-name=%s"):format(sweep.sanitize("attnlab-" .. exp.name)),
+    ("#SBATCH --array=1-%d%s"):format(#pending, opts.max_parallel and ("%" .. opts.max_parallel) or ""),
+    "#SBATCH --ntasks=1",
+    ("#SBATCH --cpus-per-task=%d"):format(cpus),
+    ("#SBATCH --output=%s/logs/slurm-%%A_%%a.out"):format(dir),
+    ("#SBATCH --chdir=%s"):format(sweep.root()),
+  }
+  if sl.time then sb[#sb + 1] = "#SBATCH --time=" .. sl.time end
+  if sl.mem then sb[#sb + 1] = "#SBATCH --mem=" .. sl.mem end
+  if sl.partition then sb[#sb + 1] = "#SBATCH --partition=" .. sl.partition end
+  for _, x in ipairs(sl.extra or {}) do sb[#sb + 1] = "#SBATCH " .. x end
+  for _, x in ipairs(opts.sbatch or {}) do sb[#sb + 1] = "#SBATCH " .. x end
+  sb[#sb + 1] = ("exec %s %s --task %s \"$SLURM_ARRAY_TASK_ID\""):format(q(host), q(sweep.root() .. "/scripts/sweep.lua"),
+    q(res.manifest))
+  ok, err = al.write_atomic(res.sbatch, table.concat(sb, "\n") .. "\n")
+  if not ok then error("sweep: cannot write " .. res.sbatch .. ": " .. err, 0) end
+  os.execute("chmod +x " .. q(res.sbatch))
+  return res
+end
+
+-- Submit a written sbatch script; returns the job id. opts.wait: block until the array ends.
+function sweep.submit(sbatch_path, opts)
+  opts = opts or {}
+  local cmd = ("sbatch --parsable %s%s 2>&1"):format(opts.wait and "--wait " or "", q(sbatch_path))
+  local p = io.popen(cmd)
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  local id = out:match("^(%d+)")
+  if not id then
+    error(("sweep: sbatch failed (status %s): %s"):format(tostring(code), out:gsub("%s+$", "")), 0)
+  end
+  return id, ok, out
+end
+
+-- One Slurm array task: run line `index` of the manifest, then keep its record or write an
+-- error record. Returns the run's state ("done", "error", "skipped").
+function sweep.task(manifest, index)
+  local s = read_all(manifest)
+  if not s then error("sweep: cannot read the manifest " .. manifest, 0) end
+  local i, line = 0, nil
+  for l in s:gmatch("[^\n]+") do
+    i = i + 1
+    if i == index then line = l break end
+  end
+  if not line then error(("sweep: manifest %s has %d lines, no line %s"):format(manifest, i, tostring(index)), 0) end
+  local run = sweep.run_from_command(line)
+  if sweep.state(run) == "done" then
+    print(("%s: record already there; skipped"):format(run.name))
+    return "skipped"
+  end
+  mkdir_p(run.dir .. "/logs"); mkdir_p(run.dir .. "/ckpt")
+  print(("%s: %s"):format(run.name, line))
+  io.stdout:flush()
+  local t0 = al.clock()
+  local ok, how, code = os.execute(("%s >%s 2>%s </dev/null"):format(line, q(run.log_out), q(run.log_err)))
+  local rc = ok and 0 or (how == "exit" and code or 128 + (code or 0))
+  local st, rec = sweep.finish(run, rc)
+  print(("%s: %s (%.1f s)"):format(run.name, describe_result(st, rec), al.clock() - t0))
+  return st
+end
+
+return sweep

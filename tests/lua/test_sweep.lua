@@ -1,0 +1,340 @@
+-- Seed sweeps (lua/attnlab/sweep.lua, scripts/sweep.lua): experiment checking, command lines,
+-- a tiny real sweep on Fashion-MNIST (2 normalizers x 2 seeds, 500 images, 1 epoch) in a temp
+-- folder, rerun = no-op, a sweep killed mid-way resumes to the same records with no duplicate,
+-- a failing run leaves an error record while the others finish (and is retried), a changed
+-- config is refused, the Slurm files; and, with ATTNLAB_SLURM_TEST=1 (as root), the real
+-- one-node Slurm test tests/slurm/run_slurm_test.sh.
+local al = require "attnlab"
+local T = require "harness"
+
+local sweep = al.sweep
+local q = sweep.shquote
+
+local function sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+local function exists(path) return read(path) ~= nil end
+
+-- Kill a process group we started (by its leader's pid) and wait until the leader is gone.
+local function kill_group(pid)
+  if not pid then return end
+  pid = tostring(pid):match("%d+")
+  sh("kill -KILL -" .. pid)        -- dash's kill: no "--" before a negative pid
+  local t0 = al.clock()
+  while al.clock() - t0 < 10 do
+    local st = read("/proc/" .. pid .. "/stat")
+    if not st or st:match("%) (%a)") == "Z" then return end
+    sh("sleep 0.05")
+  end
+end
+
+local TMP = {}
+local function tmpdir()
+  local d = sh("mktemp -d /tmp/attnlab-test-sweep.XXXXXX"):gsub("%s+$", "")
+  TMP[#TMP + 1] = d
+  return d
+end
+
+local function have_fmnist()
+  return pcall(al.data.find, "fashion-mnist", { "fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-images-idx3-ubyte" })
+end
+
+local HOST = sweep.host()
+
+-- the tiny experiment of the real sweeps, written to a file as users do
+local function tiny_experiment(dir, normalizers, extra)
+  local path = dir .. "/tiny.lua"
+  write(path, ([[return {
+  name = "tiny", datasets = { "fashion_mnist" }, normalizers = { %s }, seeds = { 1, 2 },
+  schedule = { epochs = 1, batch_size = 100, train_limit = 500, test_limit = 300 %s },
+}
+]]):format('"' .. table.concat(normalizers, '", "') .. '"', extra or ""))
+  return path
+end
+
+local NAMES = { "fashion_mnist__softmax__seed1", "fashion_mnist__topk-0.25__seed1",
+                "fashion_mnist__softmax__seed2", "fashion_mnist__topk-0.25__seed2" }
+
+local function records(dir)
+  local out = {}
+  for _, n in ipairs(NAMES) do
+    local s = read(dir .. "/" .. n .. ".json")
+    out[n] = s and al.json.decode(s)
+  end
+  return out
+end
+
+-- the result fields of two records agree bit for bit (timings and dates excluded)
+local function same_results(a, b, what)
+  for _, k in ipairs({ "test_accuracy", "support", "support_density", "support_density_real", "params" }) do
+    T.eq(a[k], b[k], 0, what .. "." .. k)
+    if type(a[k]) == "number" then
+      assert(("%a"):format(a[k]) == ("%a"):format(b[k]), what .. "." .. k .. " differs in its bits")
+    end
+  end
+  T.eq(#a.epochs, #b.epochs, 0, what .. " epochs")
+  for e = 1, #a.epochs do T.eq(a.epochs[e].loss, b.epochs[e].loss, 0, what .. " loss of epoch " .. e) end
+end
+
+local function json_files(dir)
+  local out = sh("ls -1 " .. q(dir))
+  local n, tmp = 0, 0
+  for f in out:gmatch("[^\n]+") do
+    if f:match("%.json$") and f ~= "experiment.json" then n = n + 1 end
+    if f:match("%.tmp%.") then tmp = tmp + 1 end
+  end
+  return n, tmp
+end
+
+local A_DIR     -- the reference sweep's folder, made by the first real-sweep case
+
+local cases = {
+  -- ---- experiments and names (no training) ----------------------------------------------------
+  { "sanitize ':' in names", sweep.sanitize, { "topk:0.25" }, "topk-0.25" },
+  { "record name", sweep.record_name, { "newsgroups20_masked", "entmax:1.25", 7 }, "newsgroups20_masked__entmax-1.25__seed7" },
+  { name = "experiment errors name the field", fn = function()
+    local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } } end
+    local e = base(); e.normalizers = nil
+    T.raises(function() sweep.validate(e) end, "'normalizers' must be a non-empty list")
+    e = base(); e.seeds = { 1, 1.5 }
+    T.raises(function() sweep.validate(e) end, "seeds[2] = 1.5, want an integer")
+    e = base(); e.schedule = { epoch = 3 }
+    T.raises(function() sweep.validate(e) end, "unknown key 'epoch'")
+    e = base(); e.schedule = { seed = 3 }
+    T.raises(function() sweep.validate(e) end, "sets 'seed', which the sweep sets per run")
+    e = base(); e.normalizers = { "softmax", "softmax" }
+    T.raises(function() sweep.validate(e) end, "normalizer 'softmax' is listed twice")
+    e = base(); e.overrides = { cifar10 = { epochs = 2 } }
+    T.raises(function() sweep.validate(e) end, "overrides.cifar10 names no dataset")
+    T.raises(function() sweep.load("/nonexistent/exp.lua") end, "not found")
+    T.raises(function() sweep.resolve(sweep.validate(base()), { quick = true }) end, "has no quick preset")
+  end },
+  { name = "the study's experiment files load; main has 350 runs, --quick 105; kmnist 70; demo 12", fn = function()
+    local main = sweep.load("experiments/normalizers/main.lua")
+    T.eq(#sweep.runs(main, { out = "/tmp/x" }), 350)
+    T.eq(#sweep.runs(sweep.resolve(main, { quick = true }), { out = "/tmp/x" }), 105)
+    local fam = main.families[1]
+    T.eq(#fam.normalizers * #fam.datasets, 24, 0, "main's sparse-vs-softmax family")
+    local km = sweep.load("experiments/normalizers/kmnist.lua")
+    T.eq(#sweep.runs(km, { out = "/tmp/x" }), 70)
+    T.eq(#km.families[1].normalizers, 6, 0, "kmnist family")
+    T.eq(#sweep.runs(sweep.load("experiments/normalizers/demo.lua"), { out = "/tmp/x" }), 12)
+    -- seed-major order, the masked variant carries its padding, quick merges the schedule
+    local runs = sweep.runs(sweep.resolve(main, { quick = true }), { out = "/tmp/x", only = "masked" })
+    T.eq(#runs, 21)
+    T.eq({ runs[1].seed, runs[8].seed, runs[1].config.padding, runs[1].config.epochs, runs[1].config.batch_size },
+         { 1, 2, "masked", 1, 128 })
+  end },
+  { name = "command line: thread env, typed --key value, round trip through parse_command", fn = function()
+    local exp = sweep.validate({ name = "x", datasets = { { name = "nm", dataset = "newsgroups20", padding = "masked" } },
+      normalizers = { "topk:0.25" }, seeds = { 3 }, schedule = { lr = 0.001, warmup_epochs = 0.5, epochs = 2, progress = false } })
+    local r = sweep.runs(exp, { out = "/tmp/some dir", threads = 2 })[1]
+    local cmd = sweep.command(r, "/opt/my host/attnlab")
+    print("# " .. cmd)
+    assert(cmd:find("^OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 ATTNLAB_NUM_THREADS=2 '/opt/my host/attnlab' "), cmd)
+    assert(cmd:find("--dataset newsgroups20 --normalizer topk:0.25 --seed 3 ", 1, true), cmd)
+    assert(cmd:find("--out '/tmp/some dir/nm__topk-0.25__seed3.json'", 1, true), cmd)
+    local cfg, env, host = sweep.parse_command(cmd)
+    T.eq(host, "/opt/my host/attnlab")
+    T.eq(env.OMP_NUM_THREADS, "2")
+    for k, v in pairs(r.config) do T.eq(cfg[k], v, 0, "config." .. k) end
+    T.eq(math.type(cfg.epochs), "integer")
+    local run = sweep.run_from_command(cmd)
+    T.eq({ run.name, run.label, run.dir }, { "nm__topk-0.25__seed3", "nm", "/tmp/some dir" })
+  end },
+
+  -- ---- real sweeps ------------------------------------------------------------------------------
+  { name = "tiny real sweep through scripts/sweep.lua: 2 normalizers x 2 seeds, 2 workers", fn = function()
+    if not have_fmnist() then T.skip("Fashion-MNIST not found (apt-get install dataset-fashion-mnist)") end
+    local dir = tmpdir()
+    local exp = tiny_experiment(dir, { "softmax", "topk:0.25" })
+    A_DIR = dir .. "/a"
+    local out, rc = sh(("%s scripts/sweep.lua %s --workers 2 --out %s"):format(q(HOST), q(exp), q(A_DIR)))
+    print("# " .. out:gsub("\n", "\n# "))
+    T.eq(rc, 0, 0, "exit status")
+    assert(out:find("[4/4]", 1, true) and out:find("ETA", 1, true), "no progress line with ETA")
+    local recs = records(A_DIR)
+    for _, n in ipairs(NAMES) do
+      local r = T.truthy(recs[n], n .. ".json missing")
+      assert(type(r.test_accuracy) == "number" and r.test_accuracy > 0.1, n .. ": bad accuracy")
+      T.eq(r.config.threads, 1, 0, n .. " threads")
+    end
+    assert(recs[NAMES[2]].support_density < 0.5, "topk:0.25 should be sparse")
+    local n = select(2, read(A_DIR .. "/commands.txt"):gsub("scripts/train%.lua", ""))
+    T.eq(n, 4, 0, "command lines in commands.txt")
+    T.eq(json_files(A_DIR), 4, 0, "records")
+    T.eq(sh("ls " .. q(A_DIR .. "/ckpt")), "", 0, "checkpoints removed after success")
+  end },
+  { name = "rerun: every record is skipped, nothing changes", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local before = {}
+    for _, n in ipairs(NAMES) do before[n] = read(A_DIR .. "/" .. n .. ".json") end
+    local exp = sweep.load(A_DIR .. "/../tiny.lua")
+    local s = sweep.run(exp, { out = A_DIR, workers = 2, log = function() end })
+    T.eq({ s.ran, s.done_before, s.total }, { 0, 4, 4 })
+    for _, n in ipairs(NAMES) do T.eq(read(A_DIR .. "/" .. n .. ".json"), before[n], 0, n) end
+  end },
+  { name = "killed sweep resumes: --only half, a truncated record, stale temp and pid files", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local dir = A_DIR .. "/../b"
+    local exp = sweep.load(A_DIR .. "/../tiny.lua")
+    local s = sweep.run(exp, { out = dir, workers = 2, only = "seed1$", log = function() end })
+    T.eq({ s.ran, s.done }, { 2, 2 })
+    -- what a kill leaves behind: a half-written record (had the write not been atomic), the
+    -- temporary of an atomic write, the pid file of a worker that is gone
+    sh("mkdir -p " .. q(dir .. "/.state"))
+    write(dir .. "/" .. NAMES[3] .. ".json", '{"config": {"dataset": "fashion_mnist", "normal')
+    write(dir .. "/" .. NAMES[4] .. ".json.tmp.Ab12Cd", '{"test_accuracy": 0.1')
+    write(dir .. "/.state/" .. NAMES[4] .. ".pid", "999999999\n")
+    local lines = {}
+    s = sweep.run(exp, { out = dir, workers = 2, log = function(l) lines[#lines + 1] = l end })
+    T.eq({ s.ran, s.done, s.done_before }, { 2, 2, 2 })
+    local a, b = records(A_DIR), records(dir)
+    for _, n in ipairs(NAMES) do same_results(b[n], a[n], n) end
+    local nrec, ntmp = json_files(dir)
+    T.eq({ nrec, ntmp }, { 4, 0 }, 0, "records, temporaries")
+    print(("# resumed: %s acc %.4f == %.4f"):format(NAMES[3], b[NAMES[3]].test_accuracy, a[NAMES[3]].test_accuracy))
+  end },
+  { name = "a sweep killed with its workers resumes to the same records", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local dir = A_DIR .. "/../c"
+    local exp = A_DIR .. "/../tiny.lua"
+    -- start the CLI in the background, kill it and its running worker once the first record is there
+    local pid = sh(("setsid %s scripts/sweep.lua %s --workers 1 --out %s >%s 2>&1 </dev/null & echo $!")
+      :format(q(HOST), q(exp), q(dir), q(A_DIR .. "/../c.log"))):match("%d+")
+    local t0 = al.clock()
+    while not exists(dir .. "/" .. NAMES[1] .. ".json") and al.clock() - t0 < 30 do sh("sleep 0.1") end
+    kill_group(pid)                                          -- the sweep (its own session)
+    kill_group(read(dir .. "/.state/" .. NAMES[2] .. ".pid"))  -- the worker running the second run
+    local n_before = json_files(dir)
+    assert(n_before >= 1 and n_before < 4, ("kill came too late: %d records"):format(n_before))
+    local s = sweep.run(sweep.load(exp), { out = dir, workers = 2, log = function() end })
+    T.eq(s.done_before + s.done, 4, 0, "records after the resume")
+    local a, c = records(A_DIR), records(dir)
+    for _, n in ipairs(NAMES) do same_results(c[n], a[n], n) end
+    T.eq(json_files(dir), 4, 0, "no duplicate or stray record")
+    print(("# killed after %d record(s); the resume ran %d"):format(n_before, s.ran))
+  end },
+  { name = "a run killed after an epoch resumes from its checkpoint in DIR/ckpt to the same record", fn = function()
+    if not have_fmnist() then T.skip("Fashion-MNIST not found") end
+    local dir = tmpdir()
+    local exp = tiny_experiment(dir, { "hae" }, ", epochs = 3, train_limit = 600")
+    local only = "seed1$"
+    local ref = sweep.run(sweep.load(exp), { out = dir .. "/ref", workers = 1, only = only, log = function() end })
+    T.eq(ref.done, 1)
+    local out = dir .. "/killed"
+    local name = "fashion_mnist__hae__seed1"
+    local pid = sh(("setsid %s scripts/sweep.lua %s --workers 1 --only %s --out %s >%s 2>&1 </dev/null & echo $!")
+      :format(q(HOST), q(exp), q(only), q(out), q(dir .. "/killed.log"))):match("%d+")
+    local t0 = al.clock()
+    while not exists(out .. "/ckpt/" .. name .. ".ckpt") and al.clock() - t0 < 30 do sh("sleep 0.05") end
+    kill_group(pid)
+    kill_group(read(out .. "/.state/" .. name .. ".pid"))
+    assert(not exists(out .. "/" .. name .. ".json"), "the run finished before the kill; nothing to resume")
+    local run = sweep.runs(sweep.load(exp), { out = out, only = only })[1]
+    T.eq(sweep.state(run), "partial", 0, "state after the kill")
+    local lines = {}
+    local s = sweep.run(sweep.load(exp), { out = out, workers = 1, only = only, log = function(l) lines[#lines + 1] = l end })
+    T.eq(s.done, 1, 0, "resumed run: " .. table.concat(lines, "\n"))
+    local a = al.json.decode(read(dir .. "/ref/" .. name .. ".json"))
+    local b = al.json.decode(read(out .. "/" .. name .. ".json"))
+    assert(b.resumed_from_epoch and b.resumed_from_epoch >= 1, "the record does not say it resumed")
+    same_results(b, a, name)
+    T.eq(b.alphas, a.alphas, 0, "learned alphas")
+    T.eq(exists(out .. "/ckpt/" .. name .. ".ckpt"), false, 0, "checkpoint removed after success")
+    print(("# resumed from epoch %d: acc %.4f == %.4f, alpha[1][1] %.6f"):format(b.resumed_from_epoch, b.test_accuracy,
+      a.test_accuracy, b.alphas[1][1]))
+  end },
+  { name = "a failing run (unknown normalizer) leaves an error record; the other runs finish; rerun retries it", fn = function()
+    if not have_fmnist() then T.skip("Fashion-MNIST not found") end
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax", "bogus" }))
+    exp.seeds = { 1 }
+    local lines = {}
+    local s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function(l) lines[#lines + 1] = l end })
+    T.eq({ s.done, s.failed }, { 1, 1 })
+    assert(table.concat(lines, "\n"):find("warning: unknown normalizer 'bogus'", 1, true), "no early warning")
+    local err = al.json.decode(read(dir .. "/r/fashion_mnist__bogus__seed1.json"))
+    assert(err.error:find("unknown normalizer 'bogus'", 1, true), err.error)
+    T.eq({ err.config.normalizer, err.config.seed, err.exit_status, err.attempts }, { "bogus", 1, 1, 1 })
+    assert(err.stderr_tail:find("train.lua", 1, true), "stderr tail: " .. tostring(err.stderr_tail))
+    assert(err.command:find("--normalizer bogus", 1, true))
+    local ok = al.json.decode(read(dir .. "/r/fashion_mnist__softmax__seed1.json"))
+    assert(ok.test_accuracy > 0.1)
+    s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function() end })
+    T.eq({ s.ran, s.failed }, { 1, 1 }, 0, "the rerun retries only the error")
+    T.eq(al.json.decode(read(dir .. "/r/fashion_mnist__bogus__seed1.json")).attempts, 2)
+    -- the CLI reports the failure in its exit status
+    local out, rc = sh(("%s scripts/sweep.lua %s --out %s"):format(q(HOST), q(dir .. "/tiny.lua"), q(dir .. "/cli")))
+    T.eq(rc, 1, 0, "exit status with a failed run")
+    assert(out:find("2 run(s) failed", 1, true), out)
+  end },
+  { name = "a changed schedule is refused (use a new folder or --redo-changed)", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local exp = sweep.load(A_DIR .. "/../tiny.lua")
+    exp.schedule.epochs = 2
+    T.raises(function() sweep.run(exp, { out = A_DIR, log = function() end }) end, "epochs: record has 1, experiment has 2")
+  end },
+  { name = "--slurm files: manifest of the pending runs, job array over it; --task skips finished runs", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local dir = A_DIR .. "/../d"
+    sh(("mkdir -p %s && cp %s/%s.json %s/%s.json %s/"):format(q(dir), q(A_DIR), NAMES[1], q(A_DIR), NAMES[2], q(dir)))
+    local out, rc = sh(("%s scripts/sweep.lua %s --slurm --cpus-per-task 2 --max-parallel 3 --sbatch --partition=cpu --out %s")
+      :format(q(HOST), q(A_DIR .. "/../tiny.lua"), q(dir)))
+    T.eq(rc, 0, 0, out)
+    local man = read(dir .. "/manifest.txt")
+    local lines = {}
+    for l in man:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    T.eq(#lines, 2, 0, "manifest lines")
+    assert(lines[1]:find("--seed 2 ", 1, true) and lines[1]:find("--threads 2 ", 1, true), lines[1])
+    local sb = read(dir .. "/sweep.sbatch")
+    for _, want in ipairs({ "#SBATCH --array=1-2%3\n", "#SBATCH --cpus-per-task=2\n", "#SBATCH --partition=cpu\n",
+                            "--task " .. sweep.abspath(dir) .. "/manifest.txt \"$SLURM_ARRAY_TASK_ID\"" }) do
+      assert(sb:find(want, 1, true), "sweep.sbatch lacks " .. want .. ":\n" .. sb)
+    end
+    -- a task whose run is done by now does nothing
+    write(dir .. "/m.txt", sweep.command(sweep.runs(sweep.load(A_DIR .. "/../tiny.lua"), { out = dir })[1], HOST) .. "\n")
+    out, rc = sh(("%s scripts/sweep.lua --task %s 1"):format(q(HOST), q(dir .. "/m.txt")))
+    T.eq(rc, 0, 0, out)
+    assert(out:find("record already there; skipped", 1, true), out)
+    out, rc = sh(("%s scripts/sweep.lua %s --workers 0"):format(q(HOST), q(A_DIR .. "/../tiny.lua")))
+    T.eq(rc, 2, 0, "usage error status: " .. out)
+  end },
+  { name = "Slurm for real: one-node cluster, job array, records equal the local ones", fn = function()
+    if os.getenv("ATTNLAB_SLURM_TEST") ~= "1" then
+      T.skip("SKIPPED LOUDLY: the real Slurm test runs only with ATTNLAB_SLURM_TEST=1 (as root): sh tests/slurm/run_slurm_test.sh")
+    end
+    local out, rc = sh("ATTNLAB_HOST=" .. q(HOST) .. " sh tests/slurm/run_slurm_test.sh")
+    -- indent its lines so that tests/run.sh counts this case once
+    print("# " .. out:gsub("\n", "\n# "))
+    assert(not out:find("\nFAIL: ") and not out:find("^FAIL: "), "the Slurm test failed (see above)")
+    if out:find("SKIP: slurm") then T.skip(out:match("SKIP: ([^\n]*)")) end
+    T.eq(rc, 0, 0, "run_slurm_test.sh exit status")
+  end },
+  { name = "(cleanup of the temporary folders)", fn = function()
+    for _, d in ipairs(TMP) do
+      assert(d:match("^/tmp/attnlab%-test%-sweep%.%w+$"))
+      sh("rm -rf " .. q(d))
+    end
+  end },
+}
+
+return cases
