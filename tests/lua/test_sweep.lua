@@ -218,7 +218,7 @@ local cases = {
     local dir = A_DIR .. "/../c"
     local exp = A_DIR .. "/../tiny.lua"
     -- start the CLI in the background, kill it and its running worker once the first record is there
-    local pid = sh(("setsid %s scripts/sweep.lua %s --workers 1 --out %s >%s 2>&1 </dev/null & echo $!")
+    local pid = sh(("setsid %s scripts/sweep.lua %s --workers 1 --threads 1 --out %s >%s 2>&1 </dev/null & echo $!")
       :format(q(HOST), q(exp), q(dir), q(A_DIR .. "/../c.log"))):match("%d+")
     local t0 = al.clock()
     while not exists(dir .. "/" .. NAMES[1] .. ".json") and al.clock() - t0 < 30 do sh("sleep 0.1") end
