@@ -103,7 +103,8 @@ end
 -- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
 -- opts: key_mask (B, N) with N = L+1 tokens (nonzero = real; the class token is real),
 --       keep (B, N) per-token keep mask. Returns logits (B, num_classes).
-function ViT:forward_features(x, opts)
+-- The token sequence the blocks see: [class token; patches or words] + pos_embed, (B, N, D).
+function ViT:embed(x)
   local tokens
   if self.text then
     local s = x:shape()
@@ -116,7 +117,11 @@ function ViT:forward_features(x, opts)
   end
   local B = tokens:shape()[1]
   local cls = self.cls_token:expand({ B, 1, self.cfg.dim })
-  local h = al.cat({ cls, tokens }, 2) + self.pos_embed
+  return al.cat({ cls, tokens }, 2) + self.pos_embed
+end
+
+function ViT:forward_features(x, opts)
+  local h = self:embed(x)
   for i = 0, self.depth - 1 do
     h = self.blocks:call_child(i, h, opts)
   end

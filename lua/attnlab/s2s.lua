@@ -1,0 +1,429 @@
+-- attnlab.s2s -- Sparsity to Simplicity: layer-wise sparsity profiles of a ViT teacher,
+-- A-ViT token halting, and replacing attention by sequential mixers through layer-aligned
+-- distillation. The pieces live in s2s_halting.lua (halting math, masked and gathered
+-- execution), s2s_profile.lua (sparsity statistics, heatmaps), s2s_distill.lua
+-- (replace, stage 1/2 losses, the checkpointed training loop, evaluation, timing) and
+-- s2s_strategies.lua (which layers to replace); this file joins them and runs the
+-- pipelines that scripts/{profile,distill,s2s_strategies}.lua call.
+--
+--   local s2s = require "attnlab.s2s"              -- also al.s2s
+--   local teacher = s2s.load_model("results/s2s/teacher.safetensors")
+--   local prof = s2s.profile(teacher, test_set, {limit = 500})
+--   local student = s2s.replace(teacher, s2s.strategies.layer_aware(teacher.depth, 3), "bimamba")
+--   local logits, info = s2s.forward(student, x, {halting = {keep_rate = 0.7}, mode = "gather"})
+local al = require "attnlab"
+local H = require "attnlab.s2s_halting"
+local P = require "attnlab.s2s_profile"
+local D = require "attnlab.s2s_distill"
+local S = require "attnlab.s2s_strategies"
+local ckpt = require "attnlab.checkpoint"
+
+local s2s = {}
+
+s2s.halting = H
+s2s.profiling = P
+s2s.distilling = D
+s2s.strategies = S
+s2s.checkpoint = ckpt
+
+s2s.forward = H.forward
+s2s.halting_config = H.config
+s2s.profile = P.profile
+s2s.format_profile = P.format
+s2s.write_heatmaps = P.write_heatmaps
+s2s.replace = D.replace
+s2s.clone = D.clone
+s2s.check_pair = D.check_pair
+s2s.save_model = D.save_model
+s2s.load_model = D.load_model
+s2s.evaluate = D.evaluate
+s2s.synthetic_dataset = D.synthetic_dataset
+s2s.select_layers = S.select
+
+local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
+local function merged(base, over)
+  local o = copy(base)
+  for k, v in pairs(over or {}) do o[k] = v end
+  return o
+end
+
+local function write_json(path, rec)
+  if not path then return end
+  local dir = path:match("^(.*)/[^/]+$")
+  if dir then os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'") end
+  local ok, err = al.write_atomic(path, al.json.encode(rec, true) .. "\n")
+  if not ok then error("s2s: cannot write " .. path .. ": " .. tostring(err), 2) end
+end
+s2s.write_json = write_json
+
+local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
+
+local function resolve_model(m, opts)
+  if type(m) == "string" then
+    local model, meta = D.load_model(m, opts)
+    return model, meta
+  end
+  return m, {}
+end
+
+-- ---- teacher ---------------------------------------------------------------------------------------------
+-- The dense teacher, saved with timm names (save_model). Two ways:
+--  * trained from scratch with al.train (AdamW + cosine, per-epoch checkpoints): c holds
+--    al.train config keys (dataset, dim, depth, heads, patch, epochs, ...);
+--  * c.init = a timm/DeiT ViT safetensors (checkpoint.lua; heads, image_size options):
+--    loaded strictly except that a head for another class count is re-initialised, then
+--    fine-tuned for c.epochs on c.dataset (images resized to the model's size).
+-- c.save: the model path. Returns the record and the model.
+function s2s.train_teacher(c)
+  if not c.init then
+    local tc = copy(c)
+    local save = tc.save
+    tc.save, tc.image_size = nil, nil
+    local rec, model = al.train.run(tc)
+    if save then
+      D.save_model(save, model, { kind = "teacher", test_accuracy = tostring(rec.test_accuracy) })
+      rec.saved = save
+    end
+    return rec, model
+  end
+  c = merged({ epochs = 3, lr = 1e-4, batch_size = 64, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
+               clip_grad = 1.0, seed = 1 }, c)
+  local sd = ckpt.read(c.init)
+  local inf = ckpt.infer_config(sd, { heads = c.heads })
+  local tr, te = D.datasets(merged(c, { image_size = c.image_size or inf.image_size }))
+  local classes = c.num_classes or tr.num_classes
+  local dropped = {}
+  if classes ~= inf.num_classes then
+    for _, k in ipairs({ "head.weight", "head.bias" }) do if sd[k] then sd[k] = nil; dropped[#dropped + 1] = k end end
+  end
+  local model = al.nn.ViT({ image_size = c.image_size or inf.image_size, patch_size = inf.patch_size, channels = inf.channels,
+                            num_classes = classes, dim = inf.dim, depth = inf.depth, heads = inf.heads,
+                            mlp_ratio = inf.mlp_ratio, qkv_bias = inf.qkv_bias, seed = c.seed })
+  local _, rep = ckpt.load_vit(model, sd, { strict = #dropped == 0 })
+  if #dropped > 0 then
+    for _, k in ipairs(rep.missing) do
+      if k ~= "head.weight" and k ~= "head.bias" then error("s2s: checkpoint " .. c.init .. " lacks " .. k, 2) end
+    end
+    if #rep.unexpected > 0 then error("s2s: checkpoint " .. c.init .. " has unexpected keys: " .. table.concat(rep.unexpected, ", "), 2) end
+  end
+  local rec = { kind = "teacher", init = c.init, load_report = rep, reinitialised = dropped, config = copy(c),
+                dataset = { name = tr.name, train = tr.n, test = te.n, image_size = model.image_size }, started = now() }
+  local stage = { name = "finetune", epochs = c.epochs, lr = c.lr,
+                  step = function(x, y, extra)
+                    local logits = H.forward(model, x, { key_mask = extra and extra.key_mask })
+                    local loss = al.cross_entropy(logits, y, { label_smoothing = c.label_smoothing or 0 })
+                    return loss, {}
+                  end,
+                  eval = function() return { accuracy = D.evaluate(model, te, { limit = c.eval_limit }).accuracy } end }
+  local key = copy(c)
+  key.out, key.save, key.checkpoint, key.progress = nil, nil, nil, nil
+  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+    warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad, checkpoint = c.checkpoint,
+    key = D.config_key({ "teacher", key }), progress = c.progress })
+  local ev = D.evaluate(model, te, {})
+  rec.test_accuracy, rec.s_per_example, rec.params = ev.accuracy, ev.s_per_example, model:num_parameters()
+  rec.finished = now()
+  if c.save then D.save_model(c.save, model, { kind = "teacher", test_accuracy = tostring(ev.accuracy) }); rec.saved = c.save end
+  write_json(c.out, rec)
+  return rec, model
+end
+
+-- ---- A-ViT teacher ---------------------------------------------------------------------------------------------
+s2s.AVIT_DEFAULTS = { epochs = 3, lr = 2e-4, batch_size = 128, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
+                      clip_grad = 1.0, seed = 1, eval_mode = "gather" }
+
+-- Fine-tune a dense teacher into an A-ViT (its own halting, A-ViT's losses) at a target
+-- keep rate. c: teacher (path or model), dataset, halting (config; keep_rate sets the
+-- target depth), epochs, lr, ..., eval_limit (test examples for the per-epoch check; the
+-- final evaluation uses the whole test split), checkpoint, save, out. Returns the record
+-- and the model.
+function s2s.avit(c)
+  c = merged(s2s.AVIT_DEFAULTS, c)
+  local model = resolve_model(assert(c.teacher, "s2s.avit: teacher (a model file) is required"), { heads = c.heads })
+  local hc = H.config(c.halting or {}, model.depth)
+  local tr, te = D.datasets(merged(c, { image_size = model.image_size }))
+  local rec = { kind = "avit", config = copy(c), halting = hc, started = now(), params = model:num_parameters(),
+                dataset = { name = tr.name, train = tr.n, test = te.n } }
+  rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
+  local before = D.evaluate(model, te, { limit = c.test_limit })
+  rec.dense_accuracy = before.accuracy
+  local step = function(x, y, extra) return D.halting_loss(model, x, y, { halting = hc }, extra) end
+  local stage = { name = "avit", epochs = c.epochs, lr = c.lr, step = step,
+                  eval = function()
+                    local e = D.evaluate(model, te, { halting = hc, mode = c.eval_mode, limit = c.eval_limit })
+                    return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
+                  end }
+  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+                                           warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
+                                           checkpoint = c.checkpoint, key = D.config_key({ "avit", (function()
+                                             local k = copy(rec.config)
+                                             k.out, k.save, k.checkpoint, k.progress = nil, nil, nil, nil
+                                             return k end)(), hc }),
+                                           progress = c.progress })
+  local ev = D.evaluate(model, te, { halting = hc, mode = c.eval_mode })
+  rec.test_accuracy, rec.keep_rate, rec.mean_keep_rate = ev.accuracy, ev.keep_rate, ev.mean_keep_rate
+  rec.s_per_example = ev.s_per_example
+  local masked = D.evaluate(model, te, { halting = hc, mode = "masked", limit = math.min(te.n, 500) })
+  rec.s_per_example_masked = masked.s_per_example
+  rec.dense_s_per_example = D.evaluate(model, te, { limit = math.min(te.n, 500) }).s_per_example
+  rec.finished = now()
+  if c.save then D.save_model(c.save, model, { kind = "avit", halting = hc, test_accuracy = tostring(ev.accuracy) }); rec.saved = c.save end
+  write_json(c.out, rec)
+  return rec, model
+end
+
+-- ---- distillation --------------------------------------------------------------------------------------------
+s2s.DISTILL_DEFAULTS = {
+  mixer = "bimamba", batch_size = 128, seed = 1, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6, clip_grad = 1.0,
+  lr = 5e-4, eval_mode = "gather",
+  stage1 = { epochs = 2, weights = { mse = 1.0, halt = 0.1, ce = 1.0 }, train = "all" },
+  stage2 = { epochs = 2, weights = { ce = 1.0, mse = 0.0 } },
+}
+
+-- The S2S pipeline: replace the chosen layers of a teacher and distill (stage 1), then
+-- fine-tune with the student's own halting (stage 2). c:
+--   teacher        model file (save_model's, or any timm ViT safetensors) or a model
+--   teacher_halting  halting config of the teacher (default: the file's, from s2s.avit;
+--                  false: a dense teacher, all tokens kept)
+--   layers | strategy ("uniform", "groupwise:deep", "layer_aware:3", "sparsest:3") [+ profile (JSON path or table)]
+--   mixer          "bimamba" | "bilstm" | spec table
+--   student        optional: a ready student model (checked against the teacher)
+--   dataset, train_limit, test_limit, batch_size, seed, lr, weight_decay, clip_grad, ...
+--   eval_limit     test examples for the per-epoch checks (the final evaluation uses all)
+--   stage1 = {epochs, lr, weights = {mse, halt, ce}, train = "all" | "mixers"}
+--   stage2 = {epochs, lr, weights = {ce, mse}, halting = config (default: the teacher's)}
+--   checkpoint (resumable), save (student model file), out (JSON record), progress
+-- Returns the record and the student.
+function s2s.distill(c)
+  c = merged(s2s.DISTILL_DEFAULTS, c)
+  c.stage1 = merged(s2s.DISTILL_DEFAULTS.stage1, c.stage1)
+  c.stage2 = merged(s2s.DISTILL_DEFAULTS.stage2, c.stage2)
+  local teacher, tmeta = resolve_model(assert(c.teacher, "s2s.distill: teacher is required"), { heads = c.heads })
+  local thalt = c.teacher_halting
+  if thalt == nil and tmeta.halting then thalt = al.json.decode(tmeta.halting) end
+  if thalt == false then thalt = nil end
+  thalt = thalt and H.config(thalt, teacher.depth)
+  local layers = c.layers
+  local prof = c.profile
+  if type(prof) == "string" then prof = al.json.decode(assert(io.open(prof)):read("a")) end
+  if not layers then layers = S.select(c.strategy or "layer_aware:3", teacher.depth, prof) end
+  local student = c.student or D.replace(teacher, layers, c.mixer, { seed = c.seed })
+  D.check_pair(teacher, student)
+  layers = D.replaced_layers(student)
+  local shalt = H.config(c.stage2.halting or thalt or { keep_rate = 1 }, student.depth)
+  local tr, te = D.datasets(merged(c, { image_size = teacher.image_size }))
+  local rec = { kind = "s2s", config = copy(c), layers = layers, teacher_halting = thalt, student_halting = shalt,
+                started = now(), dataset = { name = tr.name, train = tr.n, test = te.n },
+                teacher_params = teacher:num_parameters(), student_params = student:num_parameters() }
+  rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
+  rec.config.student = nil
+  rec.config.profile = type(c.profile) == "string" and c.profile or (c.profile and "(table)") or nil
+  teacher:eval()
+  local s1 = { layers = layers, weights = c.stage1.weights, teacher_halting = thalt }
+  local filter
+  if c.stage1.train == "mixers" then
+    local pref = {}
+    for _, l in ipairs(layers) do pref[#pref + 1] = ("blocks.%d.attn."):format(l - 1) end
+    filter = function(name)
+      for _, p in ipairs(pref) do if name:sub(1, #p) == p then return true end end
+      return false
+    end
+  end
+  local function eval1()
+    local own = D.evaluate(student, te, { halting = shalt, mode = c.eval_mode, limit = c.eval_limit })
+    local r = { accuracy_own = own.accuracy, mean_keep_rate = own.mean_keep_rate }
+    if thalt then
+      r.accuracy_teacher_masks = D.evaluate(student, te, { masks_from = { model = teacher, halting = thalt }, limit = c.eval_limit }).accuracy
+    else
+      r.accuracy_dense = D.evaluate(student, te, { limit = c.eval_limit }).accuracy
+    end
+    return r
+  end
+  local s2c = { halting = shalt, weights = c.stage2.weights, layers = layers, mode = c.stage2.mode }
+  local stages = {
+    { name = "stage1", epochs = c.stage1.epochs, lr = c.stage1.lr or c.lr, filter = filter, eval = eval1,
+      step = function(x, y, extra) return D.stage1_loss(teacher, student, x, y, s1, extra) end },
+    { name = "stage2", epochs = c.stage2.epochs, lr = c.stage2.lr or c.lr,
+      eval = function()
+        local e = D.evaluate(student, te, { halting = shalt, mode = c.eval_mode, limit = c.eval_limit })
+        return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
+      end,
+      step = function(x, y, extra) return D.halting_loss(student, x, y, s2c, extra, teacher) end },
+  }
+  local key_cfg = copy(rec.config)
+  key_cfg.out, key_cfg.save, key_cfg.checkpoint, key_cfg.progress, key_cfg.stop_after = nil, nil, nil, nil, nil
+  local hist, stopped = D.fit(student, stages, { train = tr, batch_size = c.batch_size, seed = c.seed,
+    weight_decay = c.weight_decay, warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
+    checkpoint = c.checkpoint, key = D.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
+    stop_after = c.stop_after })
+  rec.history = hist
+  if stopped then return rec, student end
+  -- final numbers: teacher and student with their halting, accuracy and speed
+  local tev = D.evaluate(teacher, te, thalt and { halting = thalt, mode = c.eval_mode } or {})
+  local sev = D.evaluate(student, te, { halting = shalt, mode = c.eval_mode })
+  rec.teacher_accuracy, rec.teacher_keep_rate, rec.teacher_mean_keep_rate = tev.accuracy, tev.keep_rate, tev.mean_keep_rate
+  rec.test_accuracy, rec.keep_rate, rec.mean_keep_rate = sev.accuracy, sev.keep_rate, sev.mean_keep_rate
+  rec.accuracy_gap = rec.teacher_accuracy - rec.test_accuracy
+  rec.teacher_s_per_example, rec.s_per_example = tev.s_per_example, sev.s_per_example
+  rec.finished = now()
+  if c.save then
+    D.save_model(c.save, student, { kind = "s2s", halting = shalt, test_accuracy = tostring(sev.accuracy) })
+    rec.saved = c.save
+  end
+  write_json(c.out, rec)
+  return rec, student
+end
+
+-- ---- efficiency vs resolution -----------------------------------------------------------------------------------
+-- Throughput of dense / A-ViT (gathered) / S2S student (gathered) forward passes at
+-- several image sizes. c: model (a ViT or file; default: DeiT-Tiny shape with random
+-- weights), sizes ({224, 384}), patch (16), keep_rate (per-layer schedule list, or the
+-- mean of a linear schedule), layers (replaced in the student; default the 3 deepest),
+-- mixer, batch (4), iters (3), threads (default: the current count; on a shared machine 1
+-- thread gives far steadier numbers). Halting decisions follow the keep schedule (random
+-- tokens per sample, seeded): with random weights A-ViT's own scores would not halt anything.
+function s2s.resolution_bench(c)
+  c = c or {}
+  if c.threads then
+    local prev = al.get_num_threads()
+    al.set_num_threads(c.threads)
+    local c2 = copy(c)
+    c2.threads = nil
+    local ok, r = pcall(s2s.resolution_bench, c2)
+    al.set_num_threads(prev)
+    if not ok then error(r, 0) end
+    return r
+  end
+  local base = c.model and resolve_model(c.model) or al.nn.ViT({ image_size = 224, patch_size = c.patch or 16, channels = 3,
+    num_classes = c.num_classes or 1000, dim = c.dim or 192, depth = c.depth or 12, heads = c.heads or 3, seed = 0 })
+  local L = base.depth
+  local rates = c.keep_rates
+  if not rates then
+    -- a linearly decaying schedule with the requested mean keep rate (1 at layer 1)
+    local mean = c.keep_rate or 0.7
+    rates = {}
+    local slope = 2 * (1 - mean) / math.max(1, L - 1)
+    for l = 1, L do rates[l] = math.max(0.05, 1 - slope * (l - 1)) end
+  end
+  local layers = c.layers or S.layer_aware(L, math.min(3, L))
+  local out = { keep_rates = rates, layers = layers, mixer = c.mixer or "bimamba", rows = {}, threads = al.get_num_threads(),
+                batch = c.batch or 4, schedule_from = c.schedule_from, dim = base.cfg.dim, depth = L, heads = base.cfg.heads }
+  for _, S_ in ipairs(c.sizes or { 224, 384 }) do
+    local m = D.clone(base, { image_size = S_ })
+    local st = D.replace(m, layers, c.mixer or "bimamba", { seed = 1 })
+    local B = c.batch or 4
+    local N = m.num_tokens
+    local masks = D.schedule_masks(B, N, rates, 3)
+    local ntok_dense, ntok_halt = {}, {}
+    for l = 1, L do ntok_dense[l] = N; ntok_halt[l] = 1 + math.floor(rates[l] * (N - 1) + 0.5) end
+    -- round-robin timing: every iteration times each variant once, so load changes on a
+    -- shared machine hit all of them alike; the median per variant is reported
+    local x = al.randn({ B, m.channels, S_, S_ }, { generator = al.Generator(5) })
+    local variants = {
+      dense = function() return m(x) end,
+      masked = function() return H.forward(m, x, { masks = masks }) end,
+      avit = function() return H.forward(m, x, { masks = masks, mode = "gather" }) end,
+      s2s_dense = function() return st(x) end,
+      s2s = function() return H.forward(st, x, { masks = masks, mode = "gather" }) end,
+    }
+    local order = { "dense", "masked", "avit", "s2s_dense", "s2s" }
+    local times = {}
+    m:eval(); st:eval()
+    al.no_grad(function()
+      for _, k in ipairs(order) do variants[k](); times[k] = {} end          -- warm-up
+      for i = 1, c.iters or 3 do
+        for _, k in ipairs(order) do
+          local t0 = al.clock()
+          variants[k]()
+          times[k][i] = al.clock() - t0
+        end
+      end
+    end)
+    local function med(t) table.sort(t) return t[(#t + 1) // 2] end
+    local t_dense, t_masked, t_avit = med(times.dense), med(times.masked), med(times.avit)
+    local t_s2s_dense, t_s2s = med(times.s2s_dense), med(times.s2s)
+    local f_dense, f_avit = D.estimate_flops(m, ntok_dense), D.estimate_flops(m, ntok_halt)
+    local f_s2s = D.estimate_flops(st, ntok_halt)
+    out.rows[#out.rows + 1] = {
+      image_size = S_, tokens = N, batch = B,
+      img_per_s = { dense = B / t_dense, avit_masked = B / t_masked, avit = B / t_avit, s2s_dense = B / t_s2s_dense, s2s = B / t_s2s },
+      speedup_measured = { avit = t_dense / t_avit, avit_masked = t_dense / t_masked, s2s = t_dense / t_s2s, s2s_vs_avit = t_avit / t_s2s },
+      gflops = { dense = f_dense / 1e9, avit = f_avit / 1e9, s2s = f_s2s / 1e9 },
+      speedup_estimated = { avit = f_dense / f_avit, s2s = f_dense / f_s2s, s2s_vs_avit = f_avit / f_s2s },
+      seconds = times,
+    }
+    if c.progress then
+      local r = out.rows[#out.rows]
+      print(("%dx%d (%d tokens): dense %.1f img/s, A-ViT masked %.1f, A-ViT gathered %.1f, S2S %.1f; speedup measured %.2fx (S2S) est. %.2fx")
+        :format(S_, S_, N, r.img_per_s.dense, r.img_per_s.avit_masked, r.img_per_s.avit, r.img_per_s.s2s,
+          r.speedup_measured.s2s, r.speedup_estimated.s2s))
+    end
+  end
+  write_json(c.out, out)
+  return out
+end
+
+-- ---- command lines and presets -------------------------------------------------------------------------------
+-- Parse "--key value" pairs (and bare words, returned in order) into a table. Keys with
+-- dots set nested tables (--stage1.epochs 3); values: true/false, numbers, comma lists of
+-- numbers ("4,5,6"), JSON objects/arrays ({...}/[...]), else strings.
+function s2s.parse_args(argv, first)
+  local opts, words = {}, {}
+  local i = first or 1
+  local function value(v)
+    if v == "true" then return true elseif v == "false" then return false end
+    local n = tonumber(v)
+    if n then return math.tointeger(n) or n end
+    if v:match("^[%[{]") then return al.json.decode(v) end
+    if v:match("^%-?[%d.]+,[%d.,%-]+$") then
+      local t = {}
+      for p in v:gmatch("[^,]+") do local x = tonumber(p); t[#t + 1] = math.tointeger(x) or x end
+      return t
+    end
+    return v
+  end
+  while i <= #argv do
+    local k = argv[i]:match("^%-%-([%w_.]+)$")
+    if k then
+      local v = argv[i + 1]
+      if v == nil or v:match("^%-%-[%a]") then v = "true"; i = i + 1 else i = i + 2 end
+      local t = opts
+      local parts = {}
+      for p in k:gmatch("[^.]+") do parts[#parts + 1] = p end
+      for j = 1, #parts - 1 do
+        t[parts[j]] = type(t[parts[j]]) == "table" and t[parts[j]] or {}
+        t = t[parts[j]]
+      end
+      t[parts[#parts]] = value(v)
+    else
+      words[#words + 1] = argv[i]
+      i = i + 1
+    end
+  end
+  return opts, words
+end
+
+-- Deep merge of b over a (tables merged key by key, lists replaced).
+function s2s.deep_merge(a, b)
+  local o = {}
+  for k, v in pairs(a or {}) do o[k] = v end
+  for k, v in pairs(b or {}) do
+    if type(v) == "table" and type(o[k]) == "table" and #v == 0 and next(v) ~= nil then o[k] = s2s.deep_merge(o[k], v)
+    else o[k] = v end
+  end
+  return o
+end
+
+-- Load an experiment preset (a Lua file returning a table); with quick = true its
+-- `quick` table is merged over it (a minutes-long smoke run of the same pipeline).
+function s2s.load_preset(path, quick)
+  local chunk, err = loadfile(path)
+  if not chunk then error("s2s: cannot load preset " .. tostring(path) .. ": " .. tostring(err), 2) end
+  local p = chunk()
+  if type(p) ~= "table" then error("s2s: preset " .. path .. " must return a table", 2) end
+  if quick and p.quick then p = s2s.deep_merge(p, p.quick) end
+  p.quick = nil
+  return p
+end
+
+return s2s

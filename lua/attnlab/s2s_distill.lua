@@ -1,0 +1,579 @@
+-- attnlab.s2s_distill -- attention replacement and distillation (S2S), A-ViT teacher
+-- fine-tuning, evaluation with halting, throughput, and the model files they exchange.
+--
+--   local student = s2s.replace(teacher, {4, 5, 6}, "bimamba")   -- a copy; teacher untouched
+--   local rec = s2s.distill{teacher = "teacher.safetensors", layers = {4, 5, 6}, mixer = "bimamba",
+--                           dataset = "cifar10", stage1 = {epochs = 2}, stage2 = {epochs = 2},
+--                           checkpoint = "results/s2s.ckpt", out = "results/s2s.json"}
+--
+-- replace() swaps the token mixer of the listed blocks (1-based) for a BiMamba or BiLSTM
+-- and keeps everything else -- patch embedding, class token, position embedding, every
+-- LayerNorm, the residual structure, every MLP, the other blocks' attention, the final
+-- norm and the head -- as bit-identical copies of the teacher's tensors.
+--
+-- Stage 1 (distillation): the teacher runs with its own A-ViT halting (or dense, if it
+-- has none) and records, per layer, its keep mask and its token mixer's output. The
+-- student runs under the TEACHER's masks, and
+--   loss = w_mse  * sum over replaced layers l of MSE(student mixer out_l, teacher attention out_l)
+--                   (mean over running tokens and channels)
+--        + w_halt * halting alignment: sum over layers of the MSE between the student's and
+--                   the teacher's halting channel x_l[..., 1] over running tokens (A-ViT's
+--                   score is a fixed function of that channel, so matching it makes the
+--                   student halt like the teacher; the saturated sigmoid itself gives
+--                   vanishing gradients); 0 when the teacher has no halting
+--        + w_ce   * cross-entropy.
+-- Stage 2 (fine-tuning): the student's own halting makes its masks; loss = w_ce * CE +
+-- ponder_weight * ponder + distr_weight * KL prior (A-ViT's losses), optionally + w_mse *
+-- the layer MSE to the teacher under the student's masks.
+-- Runs checkpoint after every epoch (model, optimizer, schedule, history) and resume.
+local al = require "attnlab"
+local H = require "attnlab.s2s_halting"
+local ckpt = require "attnlab.checkpoint"
+
+local D = {}
+
+local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
+
+-- ---- mixers and replacement --------------------------------------------------------------------
+D.MIXERS = { bimamba = "BiMamba", bilstm = "BiLSTM" }
+
+-- A serialisable mixer spec: {name = "bimamba"|"bilstm", heads =, d_state =, expand =, ...}.
+function D.mixer_spec(mixer, heads)
+  local spec
+  if type(mixer) == "string" then spec = { name = mixer }
+  elseif type(mixer) == "table" and getmetatable(mixer) == nil then spec = copy(mixer)
+  else
+    error(("s2s.replace: mixer must be 'bimamba', 'bilstm' or a table {name = ..., ...}, got %s"):format(type(mixer)), 3)
+  end
+  spec.name = spec.name and spec.name:lower()
+  if not D.MIXERS[spec.name] then
+    error(("s2s.replace: unknown mixer '%s'; valid: bimamba, bilstm"):format(tostring(spec.name)), 3)
+  end
+  spec.heads = spec.heads or heads
+  return spec
+end
+
+function D.make_mixer(spec, dim, seed)
+  local o = copy(spec)
+  o.name = nil
+  o.seed = nil
+  o.dim = dim
+  o.generator = al.Generator(spec.seed or seed or 0)
+  return al.nn[D.MIXERS[spec.name]](o)
+end
+
+-- The ViT options of a model as plain values (no generator).
+function D.vit_config(model)
+  local c = {}
+  for k, v in pairs(model.cfg) do
+    if type(v) == "number" or type(v) == "string" or type(v) == "boolean" then c[k] = v end
+  end
+  c.seed = nil
+  return c
+end
+
+local function apply_mixers(model, mixers, seed)
+  model.s2s_mixers = {}
+  local layers = {}
+  for l in pairs(mixers or {}) do layers[#layers + 1] = tonumber(l) end
+  table.sort(layers)
+  for _, l in ipairs(layers) do
+    local spec = mixers[l] or mixers[tostring(l)]
+    model:block(l):set_mixer(D.make_mixer(spec, model.cfg.dim, (seed or 0) * 1000 + l))
+    model.s2s_mixers[l] = spec
+  end
+  return model
+end
+
+-- A deep copy of a ViT (replaced mixers included); opts.image_size builds it for another
+-- image size with the position embedding resampled (checkpoint.resample_pos_embed).
+function D.clone(model, opts)
+  opts = opts or {}
+  local c = D.vit_config(model)
+  if opts.image_size then c.image_size = opts.image_size end
+  local m = al.nn.ViT(c)
+  apply_mixers(m, model.s2s_mixers)
+  local sd = model:state_dict()
+  if opts.image_size and opts.image_size ~= model.image_size then
+    local s2 = {}
+    for k, v in pairs(sd) do s2[k] = v end
+    s2.pos_embed = ckpt.resample_pos_embed(sd.pos_embed, m.grid)
+    sd = s2
+  end
+  m:load_state_dict(sd)
+  m:train(model.training)
+  return m
+end
+
+-- s2s.replace(model, layers, mixer [, opts]) -> student. layers: list of 1-based block
+-- numbers; mixer: "bimamba", "bilstm" or a spec table ({name=, heads=, d_state=, ...};
+-- heads default to the teacher's). opts.inplace modifies `model` itself; opts.seed seeds
+-- the new mixers' initialisation.
+function D.replace(model, layers, mixer, opts)
+  opts = opts or {}
+  if type(model) ~= "table" or not model.depth or not model.block then
+    error("s2s.replace: model must be an al.nn.ViT", 2)
+  end
+  if type(layers) ~= "table" then error("s2s.replace: layers must be a list of block numbers (1-based)", 2) end
+  local seen = {}
+  for i, l in ipairs(layers) do
+    if math.type(l) ~= "integer" or l < 1 or l > model.depth then
+      error(("s2s.replace: layer %s (entry %d) is out of range 1..%d"):format(tostring(l), i, model.depth), 2)
+    end
+    if seen[l] then error(("s2s.replace: layer %d is listed twice"):format(l), 2) end
+    seen[l] = true
+  end
+  local spec = D.mixer_spec(mixer, model.cfg.heads)
+  local student = opts.inplace and model or D.clone(model)
+  student.s2s_mixers = student.s2s_mixers or {}
+  for _, l in ipairs(layers) do
+    local s = copy(spec)
+    s.seed = s.seed or ((opts.seed or 0) * 1000 + l)
+    student:block(l):set_mixer(D.make_mixer(s, model.cfg.dim))
+    student.s2s_mixers[l] = s
+  end
+  return student
+end
+
+-- Layers whose mixer was replaced (sorted).
+function D.replaced_layers(model)
+  local out = {}
+  for l in pairs(model.s2s_mixers or {}) do out[#out + 1] = l end
+  table.sort(out)
+  return out
+end
+
+-- A teacher and a student must agree in width, depth, tokens and classes for
+-- layer-aligned distillation; the error names both values.
+function D.check_pair(teacher, student)
+  local function desc(m) return ("dim %d, depth %d, %d tokens, %d classes"):format(m.cfg.dim, m.depth, m.num_tokens, m.cfg.num_classes) end
+  if teacher.cfg.dim ~= student.cfg.dim then
+    error(("s2s: teacher width %d and student width %d differ: layer-aligned distillation compares the mixer outputs channel by channel (teacher: %s; student: %s)")
+      :format(teacher.cfg.dim, student.cfg.dim, desc(teacher), desc(student)), 2)
+  end
+  if teacher.depth ~= student.depth then
+    error(("s2s: teacher depth %d and student depth %d differ: layer l of the student is distilled from layer l of the teacher (teacher: %s; student: %s)")
+      :format(teacher.depth, student.depth, desc(teacher), desc(student)), 2)
+  end
+  if teacher.num_tokens ~= student.num_tokens then
+    error(("s2s: teacher has %d tokens and student %d: the token masks cannot be shared (teacher: %s; student: %s)")
+      :format(teacher.num_tokens, student.num_tokens, desc(teacher), desc(student)), 2)
+  end
+  if teacher.cfg.num_classes ~= student.cfg.num_classes then
+    error(("s2s: teacher has %d classes and student %d"):format(teacher.cfg.num_classes, student.cfg.num_classes), 2)
+  end
+end
+
+-- ---- model files ------------------------------------------------------------------------------------
+-- save_model(path, model, meta): safetensors with timm names, and metadata
+--   attnlab_vit = JSON of the ViT options, s2s_mixers = JSON {layer = spec}, plus meta.
+function D.save_model(path, model, meta)
+  local m = { attnlab_vit = al.json.encode(D.vit_config(model)) }
+  local mx = {}
+  for l, s in pairs(model.s2s_mixers or {}) do mx[tostring(l)] = s end
+  m.s2s_mixers = al.json.encode(mx)
+  for k, v in pairs(meta or {}) do m[k] = type(v) == "string" and v or al.json.encode(v) end
+  al.save(path, model:state_dict(), m)
+  return path
+end
+
+-- load_model(path [, opts]) -> model, meta. Files written by save_model rebuild exactly;
+-- any other timm ViT safetensors goes through checkpoint.vit_from_file (opts.heads,
+-- opts.image_size). opts.image_size resamples the position embedding.
+function D.load_model(path, opts)
+  opts = opts or {}
+  local ok, sd, meta = pcall(al.load, path)
+  if not ok then error(("s2s: cannot read model %s: %s"):format(path, tostring(sd)), 2) end
+  if not meta.attnlab_vit then
+    local model = ckpt.vit_from_file(sd, opts)
+    return model, meta
+  end
+  local c = al.json.decode(meta.attnlab_vit)
+  local native = c.image_size
+  local model = al.nn.ViT(c)
+  local mixers = meta.s2s_mixers and al.json.decode(meta.s2s_mixers) or {}
+  apply_mixers(model, mixers)
+  model:load_state_dict(sd)
+  if opts.image_size and opts.image_size ~= native then model = D.clone(model, { image_size = opts.image_size }) end
+  return model, meta
+end
+
+-- ---- evaluation ------------------------------------------------------------------------------------
+-- Accuracy of a model over a dataset, optionally with halting. opts: halting (config),
+-- masks_from (a teacher: run under ITS halting masks), mode ("masked"|"gather"),
+-- batch_size (250), limit. Returns {accuracy, n, keep_rate = {per layer}, mean_keep_rate,
+-- ponder, s_per_example}.
+function D.evaluate(model, ds, opts)
+  opts = opts or {}
+  model:eval()
+  local bs = opts.batch_size or 250
+  local correct, n, t = 0, 0, 0
+  local active, tot, pond = {}, 0, 0
+  al.no_grad(function()
+    for x, y, _, extra in al.data.Loader(ds, { batch_size = bs, limit = opts.limit }):iter(1) do
+      local km = extra and extra.key_mask
+      local t0 = al.clock()
+      local logits, info
+      if opts.masks_from then
+        local _, ti = H.forward(opts.masks_from.model, x, { halting = opts.masks_from.halting, key_mask = km })
+        t0 = al.clock()
+        logits, info = H.forward(model, x, { masks = ti.keep, key_mask = km })
+      elseif opts.halting then
+        logits, info = H.forward(model, x, { halting = opts.halting, mode = opts.mode, key_mask = km })
+      else
+        logits, info = H.forward(model, x, { key_mask = km })
+      end
+      t = t + (al.clock() - t0)
+      correct = correct + al.sum(al.eq(al.argmax(logits, 2), y)):item()
+      n = n + y:numel()
+      tot = tot + info.batch * info.tokens
+      for l, a in ipairs(info.active) do active[l] = (active[l] or 0) + a end
+      if info.ponder then pond = pond + info.ponder:item() * info.batch end
+    end
+  end)
+  model:train()
+  local kr, s = {}, 0
+  for l, a in ipairs(active) do kr[l] = a / tot; s = s + kr[l] end
+  return { accuracy = correct / n, n = n, keep_rate = kr, mean_keep_rate = s / #kr, ponder = pond / n,
+           s_per_example = t / n }
+end
+
+-- ---- the training loop with checkpoints ---------------------------------------------------------------
+-- No weight decay on biases, norms, position/class embeddings, alpha, Mamba's A and D.
+function D.param_groups(model, wd, filter)
+  local decay, no_decay = {}, {}
+  for _, np in ipairs(model:named_parameters()) do
+    local name, p = np[1], np[2]
+    if not filter or filter(name) then
+      if #p:shape() <= 1 or name:match("pos_embed") or name:match("cls_token") or name:match("pre_alpha")
+        or name:match("A_log$") or name:match("A_b_log$") or name:match("%.D$") or name:match("%.D_b$") then
+        no_decay[#no_decay + 1] = p
+      else decay[#decay + 1] = p end
+    end
+  end
+  return { { params = decay, weight_decay = wd }, { params = no_decay, weight_decay = 0 } }
+end
+
+local function flat_params(groups)
+  local out = {}
+  for _, g in ipairs(groups) do for _, p in ipairs(g.params) do out[#out + 1] = p end end
+  return out
+end
+
+-- A stable text of a config (keys sorted; nested tables encoded), for resume checks.
+function D.config_key(c)
+  local function enc(v)
+    if type(v) ~= "table" then return tostring(v) end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. enc(v[k]) end
+    return "{" .. table.concat(parts, ";") .. "}"
+  end
+  return enc(c)
+end
+
+local function save_ckpt(path, model, opt, state)
+  local sd = {}
+  for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
+  if opt then for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end end
+  al.save(path, sd, { state = al.json.encode(state) })
+end
+
+local function read_ckpt(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  f:close()
+  local sd, meta = al.load(path)
+  local m, o = {}, {}
+  for k, v in pairs(sd) do
+    local mk, ok = k:match("^model%.(.+)$"), k:match("^optim%.(.+)$")
+    if mk then m[mk] = v elseif ok then o[ok] = v end
+  end
+  return { model = m, optim = o, state = al.json.decode(meta.state) }
+end
+D.read_checkpoint = read_ckpt
+
+-- Train `model` through a list of stages, each {name=, epochs=, lr=, step = function(x, y,
+-- extra) -> loss tensor, parts table of numbers, eval = function() -> table, filter =
+-- function(param name) -> bool}. spec: train (dataset), batch_size, seed, weight_decay,
+-- warmup_epochs, min_lr, clip_grad, checkpoint (path), key (config key), progress.
+-- Checkpoints after every epoch; a run started again with the same key resumes after the
+-- last finished epoch (the optimizer and schedule state included), so an interrupted run
+-- ends with the same numbers as an uninterrupted one. Returns the history (per epoch).
+function D.fit(model, stages, spec)
+  local history, start = {}, { stage = 1, epoch = 0 }
+  local ck = spec.checkpoint and read_ckpt(spec.checkpoint)
+  if ck then
+    if ck.state.key ~= spec.key then
+      error(("s2s: checkpoint %s was made with a different configuration; remove it or choose another --checkpoint")
+        :format(spec.checkpoint), 2)
+    end
+    model:load_state_dict(ck.model)
+    history = ck.state.history or {}
+    start = { stage = ck.state.stage, epoch = ck.state.epoch }
+    if spec.progress then print(("resuming from %s: stage %d, epoch %d done"):format(spec.checkpoint, start.stage, start.epoch)) end
+  end
+  local ds = spec.train
+  local bs = spec.batch_size or 128
+  local steps_per_epoch = (ds.n + bs - 1) // bs
+  for si, stage in ipairs(stages) do
+    if si > start.stage or (si == start.stage and start.epoch < stage.epochs) then
+      local groups = D.param_groups(model, spec.weight_decay or 0.05, stage.filter)
+      local params = flat_params(groups)
+      local opt = al.optim.AdamW(groups, { lr = stage.lr or spec.lr or 5e-4, weight_decay = spec.weight_decay or 0.05 })
+      local total = math.max(1, steps_per_epoch * stage.epochs)
+      local sched = al.optim.CosineWarmup(opt, { warmup = math.floor((stage.warmup_epochs or spec.warmup_epochs or 0) * steps_per_epoch),
+                                                 total = total, min_lr = spec.min_lr or 1e-6 })
+      local first = 1
+      if si == start.stage and ck then
+        opt:load_state_dict(ck.optim)
+        sched.t = ck.state.sched_t
+        opt:set_lr(sched:lr_at(sched.t))
+        first = start.epoch + 1
+      end
+      for epoch = first, stage.epochs do
+        model:train()
+        local t0 = al.clock()
+        local sums, nseen = {}, 0
+        local loader = al.data.Loader(ds, { batch_size = bs, shuffle = true, seed = (spec.seed or 1) * 7919 + si })
+        for x, y, b, extra in loader:iter(epoch) do
+          local loss, parts = stage.step(x, y, extra)
+          opt:zero_grad()
+          loss:backward()
+          if spec.clip_grad and spec.clip_grad > 0 then al.optim.clip_grad_norm(params, spec.clip_grad) end
+          opt:step()
+          sched:step()
+          local lv = loss:item()
+          if lv ~= lv then error(("s2s: loss became NaN in stage %s epoch %d step %d"):format(stage.name, epoch, b), 2) end
+          local nb = y:numel()
+          nseen = nseen + nb
+          sums.loss = (sums.loss or 0) + lv * nb
+          for k, v in pairs(parts or {}) do sums[k] = (sums[k] or 0) + v * nb end
+          if spec.progress and (b % 20 == 0 or b == steps_per_epoch) then
+            io.stdout:write(("\r%s epoch %d step %d/%d loss %.4f"):format(stage.name, epoch, b, steps_per_epoch, sums.loss / nseen))
+            io.stdout:flush()
+          end
+        end
+        local rec = { stage = stage.name, epoch = epoch, seconds = al.clock() - t0, lr = opt.lr }
+        for k, v in pairs(sums) do rec[k] = v / nseen end
+        if stage.eval then for k, v in pairs(stage.eval()) do rec[k] = v end end
+        history[#history + 1] = rec
+        if spec.progress then
+          io.stdout:write("\n")
+          local extra_s = {}
+          for _, k in ipairs({ "accuracy", "accuracy_own", "accuracy_teacher_masks", "accuracy_dense", "mean_keep_rate" }) do
+            if rec[k] then extra_s[#extra_s + 1] = ("%s %.4f"):format(k, rec[k]) end
+          end
+          print(("%s epoch %d: loss %.4f  %s  (%.1f s)"):format(stage.name, epoch, rec.loss, table.concat(extra_s, "  "), rec.seconds))
+        end
+        if spec.checkpoint then
+          save_ckpt(spec.checkpoint, model, opt, { key = spec.key, stage = si, epoch = epoch, sched_t = sched.t, history = history })
+        end
+        if spec.stop_after and #history >= spec.stop_after then return history, true end   -- tests: simulate a kill
+      end
+    end
+  end
+  return history
+end
+
+-- ---- losses --------------------------------------------------------------------------------------------
+-- Mean over running tokens and channels of (a - b)^2; keep (B,N) or nil.
+function D.masked_mse(a, b, keep)
+  local d = a - b
+  local s = a:shape()
+  if not keep then return al.mean(d * d) end
+  local k = keep:reshape({ s[1], s[2], 1 })
+  local cnt = al.sum(keep):item() * (s[3] or 1)
+  return al.sum(d * d * k) / math.max(cnt, 1)
+end
+
+-- Stage-1 loss for one batch. c: weights {mse=, halt=, ce=}, teacher_halting (config or
+-- nil), layers (replaced). Returns loss, parts {mse=, halt=, ce=}.
+function D.stage1_loss(teacher, student, x, y, c, extra)
+  local km = extra and extra.key_mask
+  local w = c.weights or {}
+  local wm, wh, wc = w.mse or 1, w.halt or 0.1, w.ce or 1
+  local thalt = c.teacher_halting
+  local tl, ti = al.no_grad(function()
+    return H.forward(teacher, x, { halting = thalt, record = true, key_mask = km })
+  end)
+  local sl, si = H.forward(student, x, { masks = thalt and ti.keep or nil, halting = thalt, record = true, key_mask = km })
+  local parts = {}
+  local mse
+  for _, l in ipairs(c.layers) do
+    local e = D.masked_mse(si.mixed[l], ti.mixed[l], thalt and ti.keep[l] or km)
+    mse = mse and (mse + e) or e
+  end
+  local loss = al.cross_entropy(sl, y) * wc
+  parts.ce = loss:item() / (wc ~= 0 and wc or 1)
+  if mse then loss = loss + mse * wm; parts.mse = mse:item() end
+  if thalt and wh ~= 0 then
+    local al_
+    for l = 1, student.depth do
+      local e = D.masked_mse(si.channel[l]:reshape({ ti.batch, ti.tokens, 1 }), ti.channel[l]:reshape({ ti.batch, ti.tokens, 1 }), ti.keep[l])
+      al_ = al_ and (al_ + e) or e
+    end
+    loss = loss + al_ * wh
+    parts.halt = al_:item()
+  end
+  return loss, parts
+end
+
+-- Stage-2 (and A-ViT) loss: CE + ponder + distributional prior with the model's own
+-- halting; c.weights.mse > 0 adds the layer MSE to the teacher under the model's masks.
+function D.halting_loss(model, x, y, c, extra, teacher)
+  local km = extra and extra.key_mask
+  local w = c.weights or {}
+  local hc = H.config(c.halting, model.depth)
+  local wc = w.ce or 1
+  local logits, info = H.forward(model, x, { halting = hc, record = (w.mse or 0) > 0, key_mask = km, mode = c.mode })
+  local ce = al.cross_entropy(logits, y)
+  local loss = ce * wc + info.ponder * hc.ponder_weight + info.distr * hc.distr_weight
+  local parts = { ce = ce:item(), ponder = info.ponder:item(), distr = info.distr:item() }
+  if teacher and (w.mse or 0) > 0 and c.layers and #c.layers > 0 then
+    local _, ti = al.no_grad(function() return H.forward(teacher, x, { masks = info.keep, record = true, key_mask = km }) end)
+    local mse
+    for _, l in ipairs(c.layers) do
+      local e = D.masked_mse(info.mixed[l], ti.mixed[l], info.keep[l])
+      mse = mse and (mse + e) or e
+    end
+    loss = loss + mse * w.mse
+    parts.mse = mse:item()
+  end
+  local kr, s = {}, 0
+  for l, a in ipairs(info.active) do kr[l] = a / (info.batch * info.tokens); s = s + kr[l] end
+  parts.keep_rate = s / #kr
+  return loss, parts
+end
+
+-- ---- datasets ------------------------------------------------------------------------------------------------
+-- A synthetic image classification set (for tests and smoke runs): n images (C,S,S),
+-- label = argmax of the correlation with `classes` fixed random templates.
+function D.synthetic_dataset(opts)
+  opts = opts or {}
+  local n, S, C, K = opts.n or 256, opts.size or 16, opts.channels or 3, opts.classes or 5
+  local tmpl = al.randn({ K, C * S * S }, { generator = al.Generator(opts.seed or 1) })
+  local gen = al.Generator((opts.seed or 1) * 7 + (opts.split == "test" and 1 or 2))
+  local x = al.randn({ n, C, S, S }, { generator = gen })
+  local y = al.argmax(al.matmul(x:reshape({ n, C * S * S }), tmpl:transpose(1, 2)), 2)
+  local ds = { name = "synthetic", split = opts.split or "train", n = n, num_classes = K, channels = C, size = S }
+  function ds:batch(idx)
+    return al.index_select(x, 1, idx), al.index_select(y, 1, idx)
+  end
+  return ds
+end
+
+-- A view of an image dataset resized to S x S (bilinear, align_corners=False, as
+-- F.interpolate): e.g. CIFAR-10 at 224 for a DeiT-Tiny teacher, as DeiT fine-tunes.
+function D.resized(ds, S)
+  if not ds.size or ds.size == S then return ds end
+  local W = al.tensor(ckpt.bilinear_weights(ds.size, S))         -- (S, S0)
+  local Wt = W:transpose(1, 2):contiguous()
+  local r = setmetatable({ size = S, resized_from = ds.size }, { __index = ds })
+  function r.batch(_, idx)
+    local x, y, e = ds:batch(idx)
+    return al.matmul(al.matmul(W, x), Wt):contiguous(), y, e      -- (B,C,S,S)
+  end
+  function r.subset(_, ...) return D.resized(ds:subset(...), S) end
+  return r
+end
+
+-- Train/test datasets by name ("cifar10", "fashion_mnist", ..., or "synthetic"),
+-- limited to train_limit/test_limit examples.
+function D.datasets(c)
+  if c.dataset == "synthetic" then
+    local tr = D.synthetic_dataset({ n = c.train_limit or 512, size = c.image_size or 16, seed = c.seed or 1 })
+    local te = D.synthetic_dataset({ n = c.test_limit or 256, size = c.image_size or 16, seed = c.seed or 1, split = "test" })
+    return tr, te
+  end
+  local tr, te = al.train.datasets(al.train.config({ dataset = c.dataset, train_limit = c.train_limit,
+                                                     test_limit = c.test_limit, seed = c.seed or 1 }))
+  if c.image_size and tr.size and c.image_size ~= tr.size then
+    tr, te = D.resized(tr, c.image_size), D.resized(te, c.image_size)
+  end
+  return tr, te
+end
+
+-- ---- throughput ----------------------------------------------------------------------------------------------------
+-- Keep masks that follow a per-layer keep-rate schedule: at layer l a fraction rates[l]
+-- of the patch tokens run (the class token always); dropped tokens stay dropped. Which
+-- tokens drop is seeded-random per sample. Returns L masks (B,N).
+function D.schedule_masks(B, N, rates, seed)
+  local gen = al.Generator(seed or 0)
+  local order = {}
+  for b = 1, B do
+    local perm = al.randperm(N - 1, gen):totable()
+    order[b] = perm           -- patch tokens in drop-last order
+  end
+  local masks = {}
+  local prev = N - 1
+  for l, r in ipairs(rates) do
+    local keepn = math.min(prev, math.max(0, math.floor(r * (N - 1) + 0.5)))
+    prev = keepn
+    local m = {}
+    for b = 1, B do
+      local row = { 1 }
+      for j = 2, N do row[j] = 0 end
+      for k = 1, keepn do row[order[b][k] + 1] = 1 end
+      m[b] = row
+    end
+    masks[l] = al.tensor(m)
+  end
+  return masks
+end
+
+-- Median seconds per batch of model forward passes (no grad). opts: batch (8), iters (5),
+-- warmup (1), mode ("dense"|"masked"|"gather"), masks (for masked/gather), halting.
+function D.time_forward(model, opts)
+  opts = opts or {}
+  local B = opts.batch or 8
+  local x = al.randn({ B, model.channels, model.image_size, model.image_size }, { generator = al.Generator(opts.seed or 5) })
+  model:eval()
+  local function once()
+    if opts.mode == "masked" or opts.mode == "gather" then
+      return H.forward(model, x, { masks = opts.masks, halting = opts.halting, mode = opts.mode })
+    end
+    return model(x)
+  end
+  local ts = {}
+  al.no_grad(function()
+    for _ = 1, opts.warmup or 1 do once() end
+    for i = 1, opts.iters or 5 do
+      local t0 = al.clock()
+      once()
+      ts[i] = al.clock() - t0
+    end
+  end)
+  table.sort(ts)
+  return ts[(#ts + 1) // 2], ts
+end
+
+-- Estimated forward FLOPs of a ViT block stack given per-layer running-token counts:
+-- per layer, attention blocks 24*n*D^2 (qkv, proj, MLP at ratio 4) + 4*n^2*D (scores and
+-- weighted sum); replaced blocks 16*n*D^2 (MLP) + the mixer's per-token cost (BiMamba:
+-- in/out projections 2*D*2E + 2*E*D with E = 2D, conv, x_proj, dt_proj, scan ~ 2*(2*E*K +
+-- 2*E*(R+2S) + 2*R*E + 6*E*S); BiLSTM: 2 directions x 8*hd*hd*4 per head + out_proj).
+function D.estimate_flops(model, ntok)
+  local Dm = model.cfg.dim
+  local total = 0
+  for l = 1, model.depth do
+    local n = ntok[l]
+    local mix = model:block(l).attn
+    local ratio = model.cfg.mlp_ratio or 4
+    local mlp = 4 * n * Dm * Dm * ratio
+    if getmetatable(mix) == al.nn.MultiHeadAttention then
+      total = total + mlp + 8 * n * Dm * Dm + 4 * n * n * Dm
+    elseif getmetatable(mix) == al.nn.BiMamba then
+      local E, S, R, K = mix.E, mix.N, mix.R, mix.K
+      total = total + mlp + n * (2 * Dm * 2 * E + 2 * E * Dm + 2 * (2 * E * K + 2 * E * (R + 2 * S) + 2 * R * E + 6 * E * S))
+    else
+      local hd, Hh = mix.hd, mix.heads
+      total = total + mlp + n * (2 * Hh * 2 * 4 * hd * hd * 2 + 2 * 2 * Dm * Dm)
+    end
+  end
+  return total
+end
+
+return D

@@ -1,0 +1,84 @@
+-- attnlab.s2s_strategies -- which blocks to replace: the study's strategies and one it
+-- did not try.
+--   uniform        every layer
+--   groupwise      one of three equal groups: shallow / middle / deep (size floor(L/3);
+--                  with L % 3 ~= 0 the middle group is centred and layers between groups
+--                  are left out, so the three groups always have the same size)
+--   layer_aware    the k deepest layers (default k = 3)
+--   sparsest       the k layers with the sparsest attention in a measured profile
+--                  (lowest mean effective support k90/N by default; ties: deeper first)
+local S = {}
+
+function S.uniform(depth)
+  local out = {}
+  for l = 1, depth do out[l] = l end
+  return out
+end
+
+S.GROUPS = { "shallow", "middle", "deep" }
+
+function S.groupwise(depth, group)
+  local g = math.floor(depth / 3)
+  if g < 1 then error(("s2s strategy groupwise: depth %d is too shallow for three groups"):format(depth), 2) end
+  local start
+  if group == "shallow" or group == 1 then start = 1
+  elseif group == "deep" or group == 3 then start = depth - g + 1
+  elseif group == "middle" or group == 2 then start = (depth - g) // 2 + 1
+  else error(("s2s strategy groupwise: group must be shallow, middle or deep, got %s"):format(tostring(group)), 2) end
+  local out = {}
+  for i = 0, g - 1 do out[#out + 1] = start + i end
+  return out
+end
+
+function S.layer_aware(depth, k)
+  k = k or 3
+  if math.type(k) ~= "integer" or k < 1 or k > depth then
+    error(("s2s strategy layer_aware: k must be in 1..%d, got %s"):format(depth, tostring(k)), 2)
+  end
+  local out = {}
+  for l = depth - k + 1, depth do out[#out + 1] = l end
+  return out
+end
+
+-- prof: a profile (s2s_profile.profile) or its JSON decode; metric: a key of
+-- layers[l].mean (default "k90_frac"; lower = sparser; for "top1_mass" higher = sparser).
+function S.sparsest(prof, k, metric)
+  k = k or 3
+  metric = metric or "k90_frac"
+  local higher_is_sparser = metric:match("^top%d+_mass$") ~= nil
+  local cand = {}
+  for l, r in ipairs(prof.layers) do
+    if r.mean and r.mean[metric] then cand[#cand + 1] = { l = l, v = r.mean[metric] } end
+  end
+  if #cand == 0 then error(("s2s strategy sparsest: the profile has no layer with '%s'"):format(metric), 2) end
+  if math.type(k) ~= "integer" or k < 1 or k > #cand then
+    error(("s2s strategy sparsest: k must be in 1..%d (layers with attention), got %s"):format(#cand, tostring(k)), 2)
+  end
+  table.sort(cand, function(a, b)
+    if a.v ~= b.v then
+      if higher_is_sparser then return a.v > b.v end
+      return a.v < b.v
+    end
+    return a.l > b.l
+  end)
+  local out = {}
+  for i = 1, k do out[i] = cand[i].l end
+  table.sort(out)
+  return out
+end
+
+-- S.select("uniform" | "groupwise:<group>" | "layer_aware[:k]" | "sparsest[:k]", depth, profile)
+function S.select(name, depth, prof)
+  local base, argu = tostring(name):match("^([%w_]+):?(.*)$")
+  if base == "uniform" then return S.uniform(depth) end
+  if base == "groupwise" then return S.groupwise(depth, argu ~= "" and argu or "deep") end
+  if base == "layer_aware" then return S.layer_aware(depth, argu ~= "" and math.tointeger(tonumber(argu)) or 3) end
+  if base == "sparsest" then
+    if not prof then error("s2s strategy sparsest: needs a sparsity profile (scripts/profile.lua --out ...)", 2) end
+    return S.sparsest(prof, argu ~= "" and math.tointeger(tonumber(argu)) or 3)
+  end
+  error(("s2s: unknown strategy '%s'; valid: uniform, groupwise:shallow|middle|deep, layer_aware[:k], sparsest[:k]")
+    :format(tostring(name)), 2)
+end
+
+return S

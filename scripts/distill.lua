@@ -1,0 +1,125 @@
+-- scripts/distill.lua -- the S2S pipeline steps, one subcommand each.
+--
+--   bin/attnlab scripts/distill.lua teacher --preset experiments/s2s/cifar_small.lua [--quick]
+--       train the dense teacher (al.train; or fine-tune a timm checkpoint given as --init),
+--       save <out>/teacher.safetensors and <out>/teacher.json
+--   bin/attnlab scripts/distill.lua avit --preset P --keep_rate 0.65 [--quick]
+--       fine-tune the teacher into an A-ViT at a target keep rate -> <out>/avit_k0.65.{safetensors,json}
+--   bin/attnlab scripts/distill.lua run --preset P --teacher results/.../avit_k0.65.safetensors \
+--       --strategy layer_aware:3 [--mixer bimamba|bilstm] [--profile <out>/profile/profile.json] [--name NAME]
+--       stage-1 distillation under the teacher's masks, stage-2 fine-tuning with the student's
+--       own halting -> <out>/students/NAME.{safetensors,json} (checkpointed; a rerun resumes)
+--   bin/attnlab scripts/distill.lua eval --model FILE --dataset cifar10 [--halting true|{...}] [--mode gather]
+--   bin/attnlab scripts/distill.lua bench [--preset P] [--sizes 224,384] [--keep_rate 0.7]
+--       throughput of dense / A-ViT / S2S forward passes vs resolution (DeiT-Tiny shape)
+--
+-- Any preset key can be overridden on the command line: --distill.stage1.epochs 3,
+-- --train_limit 2000, --halting '{"gate_center":20}'. --quick merges the preset's quick
+-- table (a smoke run of the whole pipeline in minutes).
+local al = require "attnlab"
+local s2s = require "attnlab.s2s"
+
+local function die(msg) io.stderr:write("distill.lua: " .. tostring(msg) .. "\n") os.exit(1) end
+
+local cmd = arg[1]
+local USAGE = "usage: bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]"
+if not cmd or cmd == "-h" or cmd == "--help" then print(USAGE) os.exit(cmd and 0 or 2) end
+local opts = s2s.parse_args(arg, 2)
+local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
+local out = opts.out or preset.out or "results/s2s"
+if opts.threads then al.set_num_threads(opts.threads) end
+
+local function fmt_rates(r)
+  local t = {}
+  for i, v in ipairs(r or {}) do t[i] = ("%.2f"):format(v) end
+  return table.concat(t, " ")
+end
+
+local function run()
+  if cmd == "teacher" then
+    local c = s2s.deep_merge(preset.teacher or {}, opts.teacher or {})
+    for _, k in ipairs({ "epochs", "dataset", "init", "seed", "train_limit", "test_limit" }) do
+      if opts[k] ~= nil then c[k] = opts[k] end
+    end
+    c.save = opts.save or (out .. "/teacher.safetensors")
+    c.out = opts.record or (out .. "/teacher.json")
+    c.checkpoint = c.checkpoint or (out .. "/teacher.ckpt")
+    c.progress = opts.progress ~= false
+    os.execute("mkdir -p '" .. out .. "'")
+    local rec = s2s.train_teacher(c)
+    print(("teacher: test accuracy %.4f, saved %s"):format(rec.test_accuracy, c.save))
+    if not c.init then s2s.write_json(c.out, rec) end
+  elseif cmd == "avit" then
+    local c = s2s.deep_merge(preset.avit or {}, opts.avit or {})
+    c.keep_rates, c.main_keep_rate = nil, nil
+    c.dataset = opts.dataset or c.dataset or preset.dataset
+    c.train_limit, c.test_limit = opts.train_limit or preset.train_limit, opts.test_limit or preset.test_limit
+    local kr = opts.keep_rate or (preset.avit and preset.avit.main_keep_rate) or 0.75
+    c.halting = s2s.deep_merge(c.halting or {}, opts.halting or {})
+    c.halting.keep_rate = kr
+    c.teacher = opts.teacher or (out .. "/teacher.safetensors")
+    local name = opts.name or ("avit_k" .. kr)
+    c.save = out .. "/" .. name .. ".safetensors"
+    c.out = out .. "/" .. name .. ".json"
+    c.checkpoint = out .. "/" .. name .. ".ckpt"
+    c.progress = opts.progress ~= false
+    for _, k in ipairs({ "epochs", "lr", "seed", "batch_size" }) do if opts[k] ~= nil then c[k] = opts[k] end end
+    local rec = s2s.avit(c)
+    print(("A-ViT (target keep rate %.2f): accuracy %.4f (dense teacher %.4f), keep rate %.3f, per layer %s")
+      :format(kr, rec.test_accuracy, rec.dense_accuracy, rec.mean_keep_rate, fmt_rates(rec.keep_rate)))
+    print(("  inference: gathered %.3f ms/img, masked %.3f ms/img, dense %.3f ms/img; record %s")
+      :format(rec.s_per_example * 1e3, rec.s_per_example_masked * 1e3, rec.dense_s_per_example * 1e3, c.out))
+  elseif cmd == "run" then
+    local c = s2s.deep_merge(preset.distill or {}, opts.distill or {})
+    c.dataset = opts.dataset or c.dataset or preset.dataset
+    c.train_limit, c.test_limit = opts.train_limit or preset.train_limit, opts.test_limit or preset.test_limit
+    c.teacher = opts.teacher or c.teacher or die("run: --teacher FILE is required (a teacher or A-ViT model file)")
+    c.strategy = opts.strategy or c.strategy
+    c.layers = opts.layers or c.layers
+    if type(c.layers) == "number" then c.layers = { c.layers } end
+    c.mixer = opts.mixer or c.mixer
+    c.profile = opts.profile or c.profile
+    if opts.teacher_halting ~= nil then c.teacher_halting = opts.teacher_halting end
+    for _, k in ipairs({ "lr", "seed", "batch_size", "eval_limit" }) do if opts[k] ~= nil then c[k] = opts[k] end end
+    local mixer_name = type(c.mixer) == "table" and c.mixer.name or c.mixer or "bimamba"
+    local name = opts.name or (((c.strategy or "layers") .. "_" .. mixer_name):gsub("[^%w_.%-]", "_"))
+    local dir = out .. "/students"
+    os.execute("mkdir -p '" .. dir .. "'")
+    c.save = dir .. "/" .. name .. ".safetensors"
+    c.out = dir .. "/" .. name .. ".json"
+    c.checkpoint = dir .. "/" .. name .. ".ckpt"
+    c.progress = opts.progress ~= false
+    local rec = s2s.distill(c)
+    print(("S2S student %s (layers %s -> %s): accuracy %.4f, teacher %.4f (gap %.4f); keep rate %.3f (teacher %.3f)")
+      :format(name, table.concat(rec.layers, ","), mixer_name, rec.test_accuracy, rec.teacher_accuracy, rec.accuracy_gap,
+        rec.mean_keep_rate, rec.teacher_mean_keep_rate))
+    print(("  params %d (teacher %d); %.3f ms/img (teacher %.3f); record %s"):format(rec.student_params, rec.teacher_params,
+      rec.s_per_example * 1e3, rec.teacher_s_per_example * 1e3, c.out))
+  elseif cmd == "eval" then
+    local path = opts.model or die("eval: --model FILE is required")
+    local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
+    local halting = opts.halting
+    if halting == true then halting = meta.halting and al.json.decode(meta.halting) or {} end
+    local c = { dataset = opts.dataset or preset.dataset or "cifar10", test_limit = opts.limit, image_size = model.image_size }
+    local _, te = s2s.distilling.datasets(c)
+    local r = s2s.evaluate(model, te, { halting = halting, mode = opts.mode })
+    print(("%s on %s (%d examples): accuracy %.4f, keep rate %.3f (per layer %s), %.3f ms/img"):format(path, c.dataset, r.n,
+      r.accuracy, r.mean_keep_rate, fmt_rates(r.keep_rate), r.s_per_example * 1e3))
+  elseif cmd == "bench" then
+    local c = s2s.deep_merge(preset.resolution or {}, {})
+    for _, k in ipairs({ "sizes", "keep_rate", "keep_rates", "batch", "iters", "mixer", "dim", "depth", "heads", "patch", "model" }) do
+      if opts[k] ~= nil then c[k] = opts[k] end
+    end
+    if type(c.sizes) == "number" then c.sizes = { c.sizes } end
+    c.out = opts.record or (out .. "/resolution.json")
+    c.progress = true
+    local r = s2s.resolution_bench(c)
+    print(("keep schedule %s; replaced layers %s; %d thread(s); record %s"):format(fmt_rates(r.keep_rates),
+      table.concat(r.layers, ","), r.threads, c.out))
+  else
+    die("unknown subcommand '" .. tostring(cmd) .. "'\n" .. USAGE)
+  end
+end
+
+local ok, err = xpcall(run, debug.traceback)
+if not ok then die(err) end

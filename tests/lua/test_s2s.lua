@@ -1,0 +1,379 @@
+-- tests/lua/test_s2s.lua -- Sparsity to Simplicity: A-ViT halting math and execution
+-- modes, the sparsity profile, replacement, distillation losses, checkpoint/resume,
+-- strategies and error messages (lua/attnlab/s2s*.lua). Small models: runs in seconds.
+local al = require "attnlab"
+local T = require "harness"
+local s2s = require "attnlab.s2s"
+local H, P, D, S = s2s.halting, s2s.profiling, s2s.distilling, s2s.strategies
+
+local function vit(o)
+  local c = { image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 4, heads = 2, seed = 3 }
+  for k, v in pairs(o or {}) do c[k] = v end
+  return al.nn.ViT(c)
+end
+
+local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
+
+local function tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  os.execute("mkdir -p " .. d)
+  return d
+end
+
+-- hand-made scores for 1 sample, 3 tokens (class, a, b), 3 layers, eps 0.01:
+--   a: 0.6, 0.5        -> c = 0.6, 1.1: halts at layer 2; R = 0.4; rho = 2 + 0.4
+--   b: 0.2, 0.3, (1)   -> c = 0.2, 0.5, 1.5: halts at layer 3; R = 0.5; rho = 3 + 0.5
+--   class: 0, 0, (1)   -> halts at the last layer only; rho = 3 + 1
+local function hand_run(scores)
+  local st = H.init_state(1, 3)
+  local keeps = {}
+  for l = 1, 3 do
+    keeps[l] = st.keep:totable()[1]
+    st = H.step(st, scores[l], l == 3, 0.01)
+  end
+  return st, keeps
+end
+
+return {
+  -- ---- halting math ----------------------------------------------------------------------
+  { name = "halting: cumulative scores, remainder, rho and ponder on hand-made scores", fn = function()
+    local sc = { al.tensor({ { 0, 0.6, 0.2 } }), al.tensor({ { 0, 0.5, 0.3 } }), al.tensor({ { 0, 0.9, 0.9 } }) }
+    local st, keeps = hand_run(sc)
+    T.eq(keeps, { { 1, 1, 1 }, { 1, 1, 1 }, { 1, 0, 1 } }, 0, "keep masks")
+    T.close(st.rho:totable()[1], { 4, 2.4, 3.5 }, 1e-6, 0, "rho")
+    T.close(st.ponder_sum:item() / 3, (4 + 2.4 + 3.5) / 3, 1e-6, 0, "ponder")
+    T.close(st.R:totable()[1], { 1, 0.4, 0.5 }, 1e-6, 0, "remainder")
+    T.eq(st.keep:totable()[1], { 0, 0, 0 }, 0, "everything halted after the last layer")
+  end },
+
+  { name = "halting: threshold 1 - eps is inclusive; a single big score halts at once", fn = function()
+    local st = H.init_state(1, 2)
+    st = H.step(st, al.tensor({ { 0, 0.99 } }), false, 0.01)
+    T.eq(st.keep:totable()[1], { 1, 0 })
+    T.close(st.rho:totable()[1], { 1, 2 }, 1e-6)     -- 1 layer + R = 1
+    local st2 = H.step(H.init_state(1, 2), al.tensor({ { 0, 0.98 } }), false, 0.01)
+    T.eq(st2.keep:totable()[1], { 1, 1 })
+  end },
+
+  { name = "halting: ponder gradient is -1 per running layer's score (rho = layers + 1 - sum h)", fn = function()
+    local s1 = al.tensor({ { 0, 0.6, 0.2 } }, { requires_grad = true })
+    local s2 = al.tensor({ { 0, 0.5, 0.3 } }, { requires_grad = true })
+    local st = hand_run({ s1, s2, al.tensor({ { 0, 0.9, 0.9 } }) })
+    st.ponder_sum:backward()
+    T.close(s1.grad:totable()[1], { -1, -1, -1 }, 1e-6, 0, "layer 1 (class token's score is zeroed by the caller)")
+    T.close(s2.grad:totable()[1], { -1, 0, -1 }, 1e-6, 0, "layer 2: a halted here, so its h_2 is not in R")
+  end },
+
+  { name = "halting: the distribution prior is a normalised Gaussian and the KL matches its formula", fn = function()
+    local p = H.prior(6, 4.5, 1)
+    local s = 0
+    for _, v in ipairs(p) do s = s + v end
+    T.close(s, 1, 1e-12)
+    T.close(p[4], p[5], 1e-12, 0, "symmetric about 4.5")
+    local means = { 0.1, 0.2, 0.3, 0.4, 0.5, 0.5 }
+    local mt = {}
+    for i, v in ipairs(means) do mt[i] = al.tensor(v) end
+    local got = H.distr_loss(mt, p):item()
+    local tot = 0
+    for _, v in ipairs(means) do tot = tot + v end
+    local want = 0
+    for l = 1, 6 do
+      local q = math.min(0.99, math.max(0.01, means[l] / tot))
+      want = want + p[l] * (math.log(p[l]) - math.log(q))
+    end
+    T.close(got, want / 6, 1e-6)
+    T.eq(H.config({ keep_rate = 0.5 }, 12).target_depth, 6)
+    T.eq(H.config({}, 12).target_depth, 9)
+  end },
+
+  { name = "halting: the class token never halts; halted tokens are masked in later layers", fn = function()
+    local m = vit()
+    m:eval()
+    local x = al.randn({ 2, 3, 16, 16 })
+    -- gate_center -100: every score is 1, so every patch token halts after layer 1
+    local _, info = al.no_grad(function() return H.forward(m, x, { halting = { gate_center = -100 } }) end)
+    for l = 2, 4 do
+      local k = info.keep[l]:totable()
+      for b = 1, 2 do
+        T.eq(k[b][1], 1, 0, "class token at layer " .. l)
+        local s = 0
+        for j = 2, 17 do s = s + k[b][j] end
+        T.eq(s, 0, 0, "patch tokens at layer " .. l)
+      end
+    end
+    T.eq(info.active, { 34, 2, 2, 2 })
+    local d = H.depth_of(info)
+    T.eq(d[1][1], 4)
+    T.eq(d[1][2], 1)
+    -- halted tokens do not influence the class token: perturbing their state after
+    -- layer 1 changes nothing -- equivalently, the logits equal forced masks' logits
+    local masks = {}
+    for l = 1, 4 do masks[l] = info.keep[l] end
+    local l2 = al.no_grad(function() return H.forward(m, x, { masks = masks }) end)
+    local l1 = al.no_grad(function() return H.forward(m, x, { halting = { gate_center = -100 } }) end)
+    T.eq(maxabs(l1, l2), 0)
+  end },
+
+  -- ---- execution modes -------------------------------------------------------------------
+  { name = "masked and gathered modes agree (logits, keep counts, per-token depth, ponder)", fn = function()
+    local m = vit({ depth = 5 })
+    m:eval()
+    local x = al.randn({ 24, 3, 16, 16 })
+    local cfg = { gate_scale = 5, gate_center = 1 }
+    local l1, i1 = al.no_grad(function() return H.forward(m, x, { halting = cfg }) end)
+    -- min_group 3: the batch splits into groups of similar length (order restored at the end)
+    local l2, i2 = al.no_grad(function() return H.forward(m, x, { halting = cfg, mode = "gather", min_group = 3 }) end)
+    print(("  active per layer: masked %s, gathered %s; computed (padded) %s in %s groups; logits max |diff| %.3g")
+      :format(table.concat(i1.active, " "), table.concat(i2.active, " "), table.concat(i2.padded, " "),
+        table.concat(i2.groups, "/"), maxabs(l1, l2)))
+    T.eq(i1.active, i2.active)
+    assert(i2.padded[5] < 24 * 17, "the test needs some halting")
+    assert(i2.groups[5] > 1, "the test needs the batch to split into groups")
+    T.eq(H.depth_of(i1), i2.depth)
+    assert(maxabs(l1, l2) < 1e-5, "logits differ")
+    T.close(i1.ponder:item(), i2.ponder:item(), 1e-5)
+    T.close(i1.distr:item(), i2.distr:item(), 1e-5)
+  end },
+
+  { name = "masked and gathered modes agree for a student with BiMamba and BiLSTM blocks and forced masks", fn = function()
+    local t = vit({ depth = 4 })
+    local st = s2s.replace(t, { 2 }, "bimamba")
+    st = s2s.replace(st, { 4 }, { name = "bilstm", heads = 2 })
+    st:eval()
+    local x = al.randn({ 4, 3, 16, 16 })
+    local masks = D.schedule_masks(4, 17, { 1, 0.7, 0.5, 0.3 }, 11)
+    local l1, i1 = al.no_grad(function() return H.forward(st, x, { masks = masks }) end)
+    local l2, i2 = al.no_grad(function() return H.forward(st, x, { masks = masks, mode = "gather" }) end)
+    T.eq(i1.active, i2.active)
+    print(("  logits max |diff| %.3g, active %s"):format(maxabs(l1, l2), table.concat(i2.active, " ")))
+    assert(maxabs(l1, l2) < 1e-5)
+    -- the gathered pass with own halting also back-propagates
+    local xx = al.randn({ 3, 3, 16, 16 })
+    st:train()
+    local lg, info = H.forward(st, xx, { halting = { gate_scale = 5, gate_center = 1 }, mode = "gather" })
+    local loss = al.cross_entropy(lg, al.tensor({ 1, 2, 3 }, { dtype = "int64" })) + info.ponder * 0.01
+    loss:backward()
+    assert(st.head.weight.grad and st.blocks["1"].attn.in_proj.weight.grad, "gradients reach the mixers")
+  end },
+
+  { name = "gathered mode is faster than masked when most tokens halt (timing printed)", fn = function()
+    local m = vit({ dim = 64, depth = 6, heads = 4, image_size = 32, patch_size = 4 })
+    m:eval()
+    local x = al.randn({ 16, 3, 32, 32 })
+    local masks = D.schedule_masks(16, 65, { 1, 0.5, 0.3, 0.2, 0.1, 0.1 }, 3)
+    local run = { dense = function() return m(x) end,
+                  masked = function() return H.forward(m, x, { masks = masks }) end,
+                  gather = function() return H.forward(m, x, { masks = masks, mode = "gather" }) end }
+    local t = { dense = {}, masked = {}, gather = {} }
+    al.no_grad(function()
+      for i = 0, 7 do                          -- round robin, so machine load hits all alike
+        for _, k in ipairs({ "dense", "masked", "gather" }) do
+          local t0 = al.clock()
+          run[k]()
+          if i > 0 then t[k][i] = al.clock() - t0 end
+        end
+      end
+    end)
+    for _, v in pairs(t) do table.sort(v) end
+    local td, tm, tg = t.dense[4], t.masked[4], t.gather[4]
+    print(("  65 tokens, keep 1/.5/.3/.2/.1/.1: median dense %.1f ms, masked %.1f ms, gathered %.1f ms per batch of 16")
+      :format(td * 1e3, tm * 1e3, tg * 1e3))
+    -- gathered computes ~1/3 of the tokens: a loose bound that machine load cannot break
+    assert(tg < tm, "gathered mode should be faster than masked here")
+  end },
+
+  -- ---- sparsity profile ------------------------------------------------------------------------
+  { "k90 by bisection: hand cases (ties included)", function()
+    local p = al.tensor({ { 0.5, 0.3, 0.1, 0.1 }, { 0.25, 0.25, 0.25, 0.25 }, { 1, 0, 0, 0 }, { 0.1, 0.1, 0.1, 0.7 },
+                          { 0.45, 0.45, 0.05, 0.05 } })
+    return P.k_at_mass(p, 0.9):reshape({ -1 }):totable()
+  end, {}, { 3, 4, 1, 3, 2 } },
+
+  { name = "k90 by bisection equals sorting on random softmax rows", fn = function()
+    local r = al.softmax(al.randn({ 300, 33 }) * 2.5)
+    local k = P.k_at_mass(r, 0.9):reshape({ -1 }):totable()
+    local rt = r:totable()
+    for i = 1, 300 do
+      local row = rt[i]
+      table.sort(row, function(a, b) return a > b end)
+      local s, kk = 0, 0
+      for j = 1, #row do s = s + row[j]; kk = j; if s >= 0.9 then break end end
+      T.eq(k[i], kk, 0, "row " .. i)
+    end
+  end },
+
+  { name = "profile: uniform attention has entropy log N, k90 = ceil(0.9 N), nonzero 1; sparsemax is sparser", fn = function()
+    local m = vit({ depth = 2 })
+    -- zero q/k weights and biases: all scores 0, softmax uniform over the 17 keys
+    al.no_grad(function()
+      local b = m:block(1).attn.qkv
+      b.weight:narrow(1, 1, 32):zero_()
+      b.bias:zero_()
+    end)
+    local ds = s2s.synthetic_dataset({ n = 20, size = 16 })
+    local prof = s2s.profile(m, ds, { batch_size = 10 })
+    local L1 = prof.layers[1]
+    T.close(L1.mean.entropy, math.log(17), 1e-5, 0, "entropy")
+    T.close(L1.mean.entropy_norm, 1, 1e-5)
+    T.eq(L1.mean.k90, 16)             -- ceil(0.9 * 17) = 16
+    T.close(L1.mean.nonzero, 1, 1e-6)
+    T.close(L1.mean.top1_mass, 1 / 17, 1e-6)
+    T.close(L1.mean.top5_mass, 5 / 17, 1e-6)
+    T.eq(prof.n, 20)
+    local ms = vit({ depth = 2, normalizer = "sparsemax" })
+    -- larger q/k weights than the init's (std 0.02) so that sparsemax has work to do
+    al.no_grad(function() for l = 1, 2 do ms:block(l).attn.qkv.weight:mul_(40) end end)
+    local ps = s2s.profile(ms, ds, { batch_size = 20 })
+    print("  " .. s2s.format_profile(ps):gsub("\n", "\n  "))
+    assert(ps.layers[2].mean.nonzero < 1, "sparsemax leaves some zero weights")
+    local dir = tmpdir()
+    local files = s2s.write_heatmaps(ps, dir, { png = false })
+    T.eq(#files, 2)
+    local svg = assert(io.open(files[1])):read("a")
+    T.truthy(svg:find("<svg", 1, true) and svg:find("</svg>", 1, true), "an SVG document")
+    os.execute("rm -rf " .. dir)
+  end },
+
+  { name = "profile under halting masks counts running tokens only", fn = function()
+    local m = vit({ depth = 3 })
+    local ds = s2s.synthetic_dataset({ n = 8, size = 16 })
+    local prof = s2s.profile(m, ds, { halting = { gate_center = -100 } })
+    T.close(prof.keep_rate, { 1, 1 / 17, 1 / 17 }, 1e-6)
+    -- only the class token runs in layers 2-3, and it attends to itself only
+    T.close(prof.layers[3].mean.k90, 1, 1e-6)
+    T.close(prof.layers[3].mean.entropy, 0, 1e-6)
+  end },
+
+  -- ---- replacement -----------------------------------------------------------------------------
+  { name = "replace keeps every non-mixer tensor bit-identical and leaves the teacher alone", fn = function()
+    local t = vit({ depth = 4 })
+    local st = s2s.replace(t, { 3, 4 }, "bimamba")
+    T.truthy(getmetatable(st:block(3).attn) == al.nn.BiMamba, "student block 3 is a BiMamba")
+    T.truthy(getmetatable(t:block(3).attn) == al.nn.MultiHeadAttention, "teacher block 3 is still attention")
+    local tsd, ssd = t:state_dict(), st:state_dict()
+    local n = 0
+    for k, v in pairs(tsd) do
+      if not (k:match("^blocks%.2%.attn%.") or k:match("^blocks%.3%.attn%.")) then
+        T.truthy(ssd[k], "student has " .. k)
+        T.eq(maxabs(ssd[k], v), 0, 0, k)
+        T.truthy(v:storage_id() ~= ssd[k]:storage_id(), k .. " is a copy")
+        n = n + 1
+      else
+        T.truthy(ssd[k] == nil, "replaced: " .. k)
+      end
+    end
+    assert(n > 20)
+    al.no_grad(function() st:block(1).mlp.fc1.weight:fill_(0) end)
+    assert(al.max(al.abs(t:block(1).mlp.fc1.weight)):item() > 0, "the teacher is untouched")
+    T.eq(D.replaced_layers(st), { 3, 4 })
+  end },
+
+  { name = "save_model / load_model round trip keeps a student's logits", fn = function()
+    local st = s2s.replace(vit(), { 4 }, "bilstm")
+    st:eval()
+    local path = os.tmpname() .. ".safetensors"
+    s2s.save_model(path, st, { kind = "test" })
+    local back, meta = s2s.load_model(path)
+    os.remove(path)
+    back:eval()
+    T.eq(meta.kind, "test")
+    local x = al.randn({ 2, 3, 16, 16 })
+    T.eq(maxabs(al.no_grad(function() return st(x) end), al.no_grad(function() return back(x) end)), 0)
+  end },
+
+  -- ---- distillation -----------------------------------------------------------------------------
+  { name = "one stage-1 distillation step decreases the loss (under a halting teacher's masks)", fn = function()
+    local t = vit({ depth = 4 })
+    t:eval()
+    local st = s2s.replace(t, { 3, 4 }, "bimamba", { seed = 2 })
+    local ds = s2s.synthetic_dataset({ n = 16, size = 16 })
+    local x, y = ds:batch(al.arange(16))
+    local c = { layers = { 3, 4 }, weights = { mse = 1, halt = 0.1, ce = 1 }, teacher_halting = H.config({ gate_scale = 5, gate_center = 1 }, 4) }
+    local loss, parts = D.stage1_loss(t, st, x, y, c)
+    local opt = al.optim.AdamW(st:parameters(), { lr = 1e-3, weight_decay = 0 })
+    opt:zero_grad()
+    loss:backward()
+    opt:step()
+    local loss2, parts2 = D.stage1_loss(t, st, x, y, c)
+    print(("  loss %.6f -> %.6f (mse %.5f -> %.5f, halt %.5f -> %.5f, ce %.5f -> %.5f)"):format(loss:item(), loss2:item(),
+      parts.mse, parts2.mse, parts.halt, parts2.halt, parts.ce, parts2.ce))
+    assert(loss2:item() < loss:item(), "loss did not decrease")
+    assert(parts.mse > 0 and parts.halt >= 0)
+    -- without replacement the student equals the teacher: MSE and alignment are 0
+    local same = D.clone(t)
+    local _, p0 = D.stage1_loss(t, same, x, y, { layers = { 3 }, weights = {}, teacher_halting = c.teacher_halting })
+    T.eq({ p0.mse, p0.halt }, { 0, 0 })
+  end },
+
+  { name = "distillation resumes from its checkpoint with the same numbers", fn = function()
+    local dir = tmpdir()
+    local t = vit({ depth = 3, dim = 16 })
+    local tpath = dir .. "/teacher.safetensors"
+    s2s.save_model(tpath, t)
+    local base = { teacher = tpath, dataset = "synthetic", train_limit = 48, test_limit = 16, image_size = 16,
+                   batch_size = 16, layers = { 3 }, mixer = "bimamba", teacher_halting = { gate_scale = 5, gate_center = 1 },
+                   stage1 = { epochs = 2 }, stage2 = { epochs = 1 }, eval_limit = 16 }
+    local function cfg(extra)
+      local c = {}
+      for k, v in pairs(base) do c[k] = v end
+      for k, v in pairs(extra) do c[k] = v end
+      return c
+    end
+    local full, sfull = s2s.distill(cfg({ checkpoint = dir .. "/a.ckpt" }))
+    -- interrupted after 2 epochs (stage 1 done), then resumed
+    local part = s2s.distill(cfg({ checkpoint = dir .. "/b.ckpt", stop_after = 2 }))
+    T.eq(#part.history, 2)
+    local again, sagain = s2s.distill(cfg({ checkpoint = dir .. "/b.ckpt" }))
+    T.eq(#again.history, 3)
+    for i = 1, 3 do
+      T.eq(again.history[i].loss, full.history[i].loss, 0, "epoch " .. i .. " loss")
+    end
+    local a, b = sfull:state_dict(), sagain:state_dict()
+    for k, v in pairs(a) do T.eq(maxabs(v, b[k]), 0, 0, k) end
+    T.eq(again.test_accuracy, full.test_accuracy)
+    print(("  losses %.6f %.6f %.6f; student accuracy %.3f, keep rate %.3f"):format(full.history[1].loss,
+      full.history[2].loss, full.history[3].loss, full.test_accuracy, full.mean_keep_rate))
+    -- a different configuration refuses the checkpoint
+    T.raises(function() s2s.distill(cfg({ checkpoint = dir .. "/b.ckpt", lr = 1e-2 })) end, "different configuration")
+    os.execute("rm -rf " .. dir)
+  end },
+
+  -- ---- strategies --------------------------------------------------------------------------------
+  { "strategy uniform", S.uniform, { 4 }, { 1, 2, 3, 4 } },
+  { "strategy groupwise shallow, depth 6", S.groupwise, { 6, "shallow" }, { 1, 2 } },
+  { "strategy groupwise middle, depth 6", S.groupwise, { 6, "middle" }, { 3, 4 } },
+  { "strategy groupwise deep, depth 12", S.groupwise, { 12, "deep" }, { 9, 10, 11, 12 } },
+  { "strategy groupwise middle, depth 7 (equal sizes)", S.groupwise, { 7, "middle" }, { 3, 4 } },
+  { "strategy layer_aware default k = 3", S.layer_aware, { 6 }, { 4, 5, 6 } },
+  { "strategy select layer_aware:2", S.select, { "layer_aware:2", 6 }, { 5, 6 } },
+  { name = "strategy sparsest-k from a profile", fn = function()
+    local prof = { layers = { { mean = { k90_frac = 0.9 } }, { mean = { k90_frac = 0.3 } }, { mixer = "BiMamba" },
+                              { mean = { k90_frac = 0.5 } }, { mean = { k90_frac = 0.3 } } } }
+    T.eq(S.sparsest(prof, 2), { 2, 5 })
+    T.eq(S.sparsest(prof, 3), { 2, 4, 5 })
+    T.eq(S.select("sparsest:1", 5, prof), { 5 })     -- tie 0.3: the deeper layer
+  end },
+
+  -- ---- errors -------------------------------------------------------------------------------------------
+  { name = "errors: mismatched widths or depths, bad layers, mixers, strategies, options", fn = function()
+    local t = vit({ dim = 16, depth = 4 })
+    T.raises(function() D.check_pair(t, vit({ dim = 32, depth = 4 })) end, "teacher width 16 and student width 32 differ")
+    T.raises(function() D.check_pair(t, vit({ dim = 16, depth = 3 })) end, "teacher depth 4 and student depth 3 differ")
+    T.raises(function() D.check_pair(t, vit({ image_size = 8 })) end, "teacher has 17 tokens and student 5")
+    T.raises(function() s2s.distill({ teacher = t, student = vit({ dim = 32 }), dataset = "synthetic" }) end,
+      "teacher width 16 and student width 32")
+    T.raises(function() s2s.replace(t, { 5 }, "bimamba") end, "layer 5 (entry 1) is out of range 1..4")
+    T.raises(function() s2s.replace(t, { 2, 2 }, "bimamba") end, "layer 2 is listed twice")
+    T.raises(function() s2s.replace(t, { 1 }, "gru") end, "unknown mixer 'gru'; valid: bimamba, bilstm")
+    T.raises(function() S.select("deepest", 6) end, "unknown strategy 'deepest'")
+    T.raises(function() S.select("sparsest:2", 6) end, "needs a sparsity profile")
+    T.raises(function() S.layer_aware(4, 5) end, "k must be in 1..4")
+    T.raises(function() H.config({ gate_scal = 3 }, 4) end, "unknown option 'gate_scal'")
+    T.raises(function() H.config({ keep_rate = 1.5 }, 4) end, "keep_rate must be in (0, 1]")
+    T.raises(function() H.forward(t, al.randn({ 1, 3, 16, 16 }), { masks = { al.ones({ 1, 17 }) } }) end,
+      "1 masks given for a model of depth 4")
+    T.raises(function() H.forward(t, al.randn({ 1, 3, 16, 16 }), { mode = "fast" }) end, "mode must be 'masked' or 'gather'")
+    T.raises(function() H.forward(t, al.randn({ 1, 3, 8, 8 }), {}) end, "expected images (B,3,16,16)")
+  end },
+}
