@@ -1,8 +1,8 @@
 -- experiments/classifier/summarize.lua -- the table of experiments/classifier/RESULTS.md
--- from the records in experiments/classifier/results/*.json.
+-- from the records in experiments/classifier/records/*.json (copied from results/).
 --   bin/attnlab experiments/classifier/summarize.lua
 local al = require "attnlab"
-local dir = al.root() .. "/experiments/classifier/results"
+local dir = al.root() .. "/experiments/classifier/records"
 local rows = {}
 for name in io.popen("ls " .. dir .. "/*.json 2>/dev/null"):lines() do
   local f = assert(io.open(name))

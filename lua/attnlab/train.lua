@@ -18,9 +18,13 @@ train.DEFAULTS = {
   lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, min_lr = 1e-5, label_smoothing = 0.0,
   clip_grad = 1.0, dim = 64, depth = 2, heads = 4, mlp_ratio = 4, patch = nil, iters = 50,
   train_limit = nil, test_limit = nil, val = 0, eval_batch = 500, threads = nil,
-  padding = "positions", vocab_size = 20000, seq_len = 96, out = nil, checkpoint = nil,
+  padding = "positions", vocab_size = nil, seq_len = 96, out = nil, checkpoint = nil,
   progress = true, cifar_exact_test = true,
 }
+
+-- keys whose default is nil (the dataset's own default, or off)
+local OPTIONAL_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true, out = true,
+                        checkpoint = true, vocab_size = true }
 
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
 
@@ -29,8 +33,7 @@ local function copy(t) local o = {} for k, v in pairs(t) do o[k] = v end return 
 function train.config(user)
   local c = copy(train.DEFAULTS)
   for k, v in pairs(user or {}) do
-    if train.DEFAULTS[k] == nil and k ~= "patch" and k ~= "train_limit" and k ~= "test_limit" and k ~= "threads"
-      and k ~= "out" and k ~= "checkpoint" then
+    if train.DEFAULTS[k] == nil and not OPTIONAL_KEYS[k] then
       error(("train: unknown config key '%s'"):format(tostring(k)), 3)
     end
     c[k] = v
@@ -85,6 +88,7 @@ function train.datasets(c)
   local make = al.data.by_name[c.dataset]
   local opts = { split = "train" }
   if c.dataset:match("^newsgroups") or c.dataset == "marker" then
+    -- vocab_size nil: the dataset's default (20,000 for 20 Newsgroups, 1,000 for the marker task)
     opts.vocab_size, opts.seq_len, opts.padding = c.vocab_size, c.seq_len, c.padding
   end
   local tr = make(opts)
