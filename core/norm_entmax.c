@@ -1,165 +1,241 @@
-/* core/norm_entmax.c -- entmax-1.5 (exact) and alpha-entmax (safeguarded Newton, learnable alpha).
+/* core/norm_entmax.c -- entmax-1.5 (exact) and alpha-entmax (safeguarded Halley/Newton,
+ * learnable alpha).
  *
- * Pure C11 + OpenMP, no Lua. alpha-entmax (Peters, Niculae & Martins 2019, eq. 9):
- *   p_j = [(alpha-1) z_j - tau]_+^(1/(alpha-1)),  tau such that sum_j p_j = 1.
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua. alpha-entmax (Peters, Niculae & Martins
+ * 2019, eq. 9):  p_j = [(alpha-1) z_j - tau]_+^(1/(alpha-1)),  tau such that sum_j p_j = 1.
  * We shift each row so that max z = 0, write y_j = (alpha-1)(z_j - max) <= 0 and s = -tau
  * (relative to the max), and solve for s in the bracket [n^-(alpha-1), 1] (Blondel et al. 2019:
  * tau in [max-1, max-(1/n)^(alpha-1)] of (alpha-1)z).
  *
- * Why Newton on a norm: H(s) = ||[y + s]_+||_{1/(alpha-1)} is convex and increasing in s for
+ * Why iterate on a norm: H(s) = ||[y + s]_+||_{1/(alpha-1)} is convex and increasing in s for
  * alpha <= 2 (a norm of a vector that is convex and increasing in s), with H(1) >= 1. Newton's
  * method on H(s) = 1 from s = 1 therefore never overshoots and converges monotonically and
  * quadratically; H is much closer to linear than sum p itself (H is exactly linear while the
- * support holds one element, and exactly the sparsemax Michelot step at alpha = 2). The last
- * Newton step is applied to the p_j to first order instead of by another pass once that is
- * exact to float precision. In practice 3-6 passes where 25-50 bisections would be needed.
- * For alpha > 2 H is not convex and its slope blows up where an entry joins the support:
- * Illinois regula falsi inside the bracket instead, with d formed in double.
+ * support holds one element, and exactly the sparsemax Michelot step at alpha = 2). Halley's
+ * correction (the second derivative costs one more product per entry) makes it cubic, and the
+ * last step is applied to the p_j by a second-order Taylor update instead of by another pass,
+ * once that is exact to float precision: typically 3 passes where 25-50 bisections would be
+ * needed. For alpha > 2 H is not convex and its slope blows up where an entry joins the
+ * support: Illinois regula falsi inside the bracket instead, with d formed in double.
  * Passes run only over the candidates ((alpha-1)(x - max) > -1, the support for any s <= 1),
- * compacted once per row and padded to whole 16-lane blocks.
+ * compacted per row, and compacted again once a Newton/Halley iterate bounds the support.
  *
  * entmax15 is the exact alpha = 1.5 case: p = [z/2 - tau]_+^2. On a fixed support S of size k
  * the condition sum_S (t_j - delta)^2 = 1 is a quadratic with the closed-form root used by the
  * sort-based algorithm (Peters et al. 2019, alg. 2: tau = mean - sqrt((1 - k var)/k)); we
  * reach the support with the same safe Newton steps on H = ||[u + s]_+||_2 and stop as soon as
- * the closed form is consistent (every element of S stays positive), which makes tau exact. */
+ * the closed form is consistent (every element of S stays positive), which makes tau exact.
+ *
+ * Both run over batches of rows phase by phase (see entmax15_batch), which lets the CPU overlap
+ * the rows' chains of reductions and scalar decisions; those decisions are branch-free where the
+ * way a row goes is data (a mispredicted branch costs more than computing both ways). */
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
 #include <string.h>
 
 #include "attnlab/normalizers.h"
+#include "norm_internal.h"
 #include "attnlab/threads.h"
 
 /* ------------------------------------------------------------------------------------------ */
 /* entmax15                                                                                   */
 
-/* One pass at s: o_j = t_j = [(x_j - max)/2 + s]_+ over the kept entries; returns k = |S|
- * and *mn = bits of min_S t, *s1 = sum t, *s2 = sum t^2 (double). k and mn are plain integer
- * reductions (GCC vectorizes them with a fast horizontal step); the double sums then read
- * the stored t from L1 (as fast as fusing them here, and simpler). */
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline int32_t entmax15_pass(float *o, const float *x, const uint8_t *kr, int64_t n,
-                                    float m, float s, uint32_t *mn, double *s1, double *s2) {
-  int32_t k = 0;
-  uint32_t mm = 0xFFFFFFFFu;
-  if (kr) {
-    for (int64_t j = 0; j < n; j++) {
-      float t = (x[j] - m) * 0.5f + s;
-      int in = (t > 0.0f) & (kr[j] != 0);
-      o[j] = al_fmask_(t, in);
-      k += in;
-      uint32_t b = al_f2u_(t) | ((uint32_t)in - 1u);   /* all ones off S */
-      mm = b < mm ? b : mm;
-    }
-  } else {
-    for (int64_t j = 0; j < n; j++) {
-      float t = (x[j] - m) * 0.5f + s;
-      int in = t > 0.0f;
-      o[j] = al_fmask_(t, in);
-      k += in;
-      uint32_t b = al_f2u_(t) | ((uint32_t)in - 1u);
-      mm = b < mm ? b : mm;
-    }
-  }
-  *mn = mm;
-  *s1 = al_dsum_(o, n);
-  *s2 = al_ddot_(o, o, n);
-  return k;
+/* One pass at s over a row's blocks of u = (x - max)/2: k = |S|, min_S t and, in double,
+ * s1 = sum_S t and s2 = sum_S t^2, S = {t = u + s > 0}. */
+typedef struct { al_vi cnt; al_vf mn; al_dacc s1, s2; } e15_acc;
+AL_VI void e15_acc_init(e15_acc *a) {
+  a->cnt = (al_vi){0};
+  a->mn = al_vsplat(INFINITY);
+  al_dacc_init(&a->s1);
+  al_dacc_init(&a->s2);
+}
+AL_VI void e15_acc_add(e15_acc *a, al_vf t, int64_t b) {
+  const al_vm in = al_vm_gt(t, al_vsplat(0.0f));
+  const al_vf tc = al_vzero(t, in);
+  a->cnt = al_vinc(a->cnt, in);
+  a->mn = al_vmin(a->mn, al_vsel(in, t, al_vsplat(INFINITY)));
+  a->s1.f += tc;
+  a->s2.f = al_vfma(tc, tc, a->s2.f);
+  if (AL_DACC_DUE(b)) { al_dacc_flush(&a->s1); al_dacc_flush(&a->s2); }
+}
+/* After a pass at s: returns 1 with *tau set when the closed form on S is consistent (S is the
+ * support), else 0 with *s moved by a safe Newton step on H(s) = sqrt(s2) = 1 (convex,
+ * approached from the right: never overshoots). The closed form on S,
+ *   k delta^2 - 2 s1 delta + (s2 - 1) = 0,  delta = (s2 - 1) / (s1 + sqrt(s1^2 - k (s2 - 1)))
+ * (the smaller root, written without cancellation), is consistent iff delta <= 0 or every
+ * member of S stays positive, min_S t > delta; the test avoids the square root and division:
+ *   mn (s1 + sqrt(disc)) > s2 - 1  <=>  q := s2 - 1 - mn s1 < 0  or  mn^2 disc > q^2. */
+static inline int e15_decide(e15_acc *a, float *s, double *tau) {
+  const int k = al_vhsumi(a->cnt);
+  const double s1 = al_dacc_total(&a->s1), s2 = al_dacc_total(&a->s2);
+  const double mn = al_vhmin(a->mn);
+  const double disc = s1 * s1 - k * (s2 - 1.0), q = s2 - 1.0 - mn * s1;
+  /* branch-free: which way a row goes is data, and a mispredicted branch costs more than
+   * computing both ways (rows come in batches whose rounds the CPU would otherwise overlap) */
+  const int exact = (disc >= 0.0) & ((s2 <= 1.0) | (q < 0.0) | (mn * mn * disc > q * q));
+  const double t = (s2 - 1.0) / (s1 + al_dsqrt(disc > 0.0 ? disc : 0.0)) - (double)*s;
+  /* the step needs no double: s only has to stay right of s* (the closed form, not s, makes the
+   * result exact) */
+  const float sn = *s - ((float)s2 - al_sqrtf((float)s2)) / (float)s1;
+  *tau = exact ? t : *tau;
+  *s = exact ? *s : sn;
+  return exact;
 }
 
-/* Two rows are kept in flight: each round runs one pass for both, then the scalar decisions
- * for both. The passes and the decisions of the two rows are independent, so the CPU overlaps
- * one row's reduction and closed-form latency with the other's vector work -- a single row's
- * iteration is latency-bound (horizontal sums, sqrt, division, an unpredictable exit branch).
- * Rows are still computed exactly as alone: results do not depend on the pairing. */
 typedef struct {
-  float *o;
-  const float *x;
-  const uint8_t *kr;
   float m, s;
-  int64_t it;
-  int live;
-} e15_slot;
+  int state;   /* 0 = NaN row, 1 = nothing kept, 2 = solved, 3 = iterating */
+  double tau;
+} e15_row;
 
-/* Start row r in slot q; rows that need no iteration (NaN, all masked) are finished here. */
-static inline int e15_load(e15_slot *q, float *out, const float *x, const uint8_t *keep,
-                           int64_t mrows, int64_t rows, int64_t n, int64_t r) {
-  q->o = out + r * n;
-  q->x = x + r * n;
-  q->kr = al_norm_keeprow_(keep, mrows, rows, n, r);
-  int bad;
-  q->m = al_norm_rowmax_(q->x, q->kr, n, &bad);
-  q->live = 0;
-  if (bad) { al_norm_fill_(q->o, n, NAN); return 0; }
-  if (q->m == -INFINITY) { al_norm_fill_(q->o, n, 0.0f); return 0; }
-  q->s = 1.0f;                   /* -tau relative to max/2; H(1) >= 1 since t_max = 1 */
-  q->it = 0;
-  q->live = 1;
-  return 1;
+/* A batch of rows r0 .. r0+nr-1 (nr <= AL_NORM_BATCH), n >= 16, phase by phase: each phase runs
+ * over all rows of the batch before the next starts, so the rows' independent chains (sums,
+ * square roots, divisions, the exit test) overlap in the CPU -- one row alone is latency-bound.
+ * Results do not depend on the batching. ws: nr * nb vectors.
+ *   1. load: max, NaN/+inf test;
+ *   2. the candidates u = (x - max)/2 > -1 (the support for any tau >= -1) compacted: ~25 of a
+ *      row of 65 scores ~ N(0,1);
+ *   3. passes over the candidates, then decisions, for the rows not done, from s = 1 (H(1) >= 1:
+ *      the max alone has t = 1), until the closed form is consistent (3 passes on average for
+ *      such rows); after the first, the Newton iterate s' >= s* bounds the support by u > -s'
+ *      and the candidates are compacted again (~12 left);
+ *   4. p = [u - tau]_+^2 over the row. */
+/* The lanes of v selected by m appended at c[k..] (room for 16 more); returns the new count. */
+AL_VI int64_t e15_compact(float *c, int64_t k, al_vf v, al_vm m) {
+#if defined(__AVX512F__)
+  _mm512_storeu_ps(c + k, _mm512_maskz_compress_ps(m, (__m512)v));
+  return k + al_vm_count(m);
+#else
+  for (uint32_t bits = al_vm_bits(m); bits; bits &= bits - 1) c[k++] = v[__builtin_ctz(bits)];
+  return k;
+#endif
 }
 
-/* After a pass: exact (write the output, return 1) or take a safe step (return 0). */
-static inline int e15_decide(e15_slot *q, int64_t n, int32_t k, uint32_t mn, double s1,
-                             double s2) {
-  /* Closed form on S: k delta^2 - 2 s1 delta + (s2 - 1) = 0, smaller root, written without
-   * cancellation: delta = (s2 - 1) / (s1 + sqrt(s1^2 - k (s2 - 1))). */
-  double disc = s1 * s1 - k * (s2 - 1.0);
-  double delta = 0.0;
-  int exact = 0;
-  if (disc >= 0.0) {
-    delta = (s2 - 1.0) / (s1 + sqrt(disc));
-    exact = delta <= 0.0 || (double)al_u2f_(mn) > delta;   /* S is the support */
-  }
-  if (!exact && ++q->it < 4 * n + 64) {
-    /* Not yet the support: safe Newton step on H(s) = sqrt(s2) = 1 (convex, from the right). */
-    double h = sqrt(s2);
-    q->s = (float)(q->s - (s2 - h) / s1);
-    return 0;
-  }
-  if (!exact) delta = 0.0;
-  float d = (float)delta;
-  float *o = q->o;
-  for (int64_t j = 0; j < n; j++) {
-    float t = o[j];
-    float v = t - d;
-    o[j] = al_fmask_(v * v, (t > 0.0f) & (v > 0.0f));
-  }
-  return 1;
+/* -inf from entry k up to kb whole blocks (the padding adds nothing to a pass): a blend over all
+ * kb blocks -- a loop from k would exit at a different point on every row, mispredicted. */
+AL_VI void pad_ninf(float *c, int64_t k, int64_t kb) {
+  for (int64_t b = 0; b < kb; b++)
+    al_vst(c + b * AL_V, al_vsel(al_vm_ilt(al_vlane(), al_vspliti((int32_t)(k - b * AL_V))),
+                                 al_vld(c + b * AL_V), al_vsplat(-INFINITY)));
 }
 
-static void entmax15_rows(float *out, const float *x, const uint8_t *keep, int64_t mrows,
-                          int64_t rows, int64_t n, int64_t r0, int64_t r1) {
-  e15_slot q[2];
-  int64_t next = r0;
-  for (int i = 0; i < 2; i++) {
-    q[i].live = 0;
-    while (!q[i].live && next < r1) e15_load(&q[i], out, x, keep, mrows, rows, n, next++);
+static inline __attribute__((always_inline)) void entmax15_batch(
+    float *out, const float *x, const uint8_t *keep, int64_t mrows, int64_t rows, int64_t n,
+    int64_t r0, int64_t nr, al_vf *ws, e15_row *st) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const int64_t nb = g.nb;
+  int64_t kb[AL_NORM_BATCH];
+  for (int64_t i = 0; i < nr; i++) {   /* 1 */
+    const float *xr = x + (r0 + i) * n;
+    const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
+    al_vf *w = ws + i * (2 * nb + 1), mx = al_vsplat(-INFINITY);
+    al_vm bad = al_vm_none();
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = al_norm_blk_(xr, kr, &g, b);
+      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
+      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
+      w[b] = v;
+      mx = al_vmax(mx, v);
+      bad |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf (-inf is fine) */
+    }
+    st[i].m = al_vhmax(mx);
+    st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 3;
   }
-  while (q[0].live | q[1].live) {
-    int32_t k[2] = {0, 0};
-    uint32_t mn[2] = {0, 0};
-    double s1[2] = {0, 0}, s2[2] = {0, 0};
-    for (int i = 0; i < 2; i++)
-      if (q[i].live)
-        k[i] = entmax15_pass(q[i].o, q[i].x, q[i].kr, n, q[i].m, q[i].s, &mn[i], &s1[i], &s2[i]);
-    for (int i = 0; i < 2; i++)
-      if (q[i].live && e15_decide(&q[i], n, k[i], mn[i], s1[i], s2[i])) {
-        q[i].live = 0;
-        while (!q[i].live && next < r1) e15_load(&q[i], out, x, keep, mrows, rows, n, next++);
+  e15_acc acc[AL_NORM_BATCH];
+  for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted, */
+    kb[i] = 0;                         /*    and the first pass, at s = 1, on the way */
+    e15_acc_init(&acc[i]);
+    if (st[i].state != 3) continue;
+    const al_vf *w = ws + i * (2 * nb + 1);
+    float *c = (float *)(w + nb);
+    const al_vf m = al_vsplat(st[i].m);
+    int64_t k = 0;
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf u = (w[b] - m) * 0.5f;
+      k = e15_compact(c, k, u, al_vm_gt(u, al_vsplat(-1.0f)));
+      e15_acc_add(&acc[i], u + 1.0f, b);   /* t <= 0 off the candidates: no contribution */
+    }
+    kb[i] = k;
+  }
+  /* 3: passes over the rows still iterating (listed in act: no per-row branch in the vector
+   * loops, and their block counts evened out), then the decisions */
+  int32_t act[AL_NORM_BATCH];
+  int64_t na = 0, kbm = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    act[na] = (int32_t)i;
+    na += st[i].state == 3;
+    st[i].s = 1.0f;   /* H(1) >= 1: the max alone has t = 1 */
+    kbm = kb[i] > kbm ? kb[i] : kbm;   /* (kb holds the candidate counts here) */
+  }
+  kbm = (kbm + AL_V - 1) / AL_V;
+  for (int64_t j = 0; j < na; j++) pad_ninf((float *)(ws + act[j] * (2 * nb + 1) + nb), kb[act[j]], kbm);
+  for (int64_t it = 0; it < 4 * n + 64 && na > 0; it++) {
+    for (int64_t j = 0; j < na && it > 0; j++) {   /* (the pass at s = 1 was done in 2) */
+      const int64_t i = act[j];
+      const al_vf *c = ws + i * (2 * nb + 1) + nb, s = al_vsplat(st[i].s);
+      e15_acc_init(&acc[i]);
+      for (int64_t b = 0; b < kbm; b++) e15_acc_add(&acc[i], c[b] + s, b);
+    }
+    int64_t na2 = 0;
+    for (int64_t j = 0; j < na; j++) {
+      const int64_t i = act[j];
+      const int done = e15_decide(&acc[i], &st[i].s, &st[i].tau);
+      st[i].state = done ? 2 : 3;
+      act[na2] = (int32_t)i;
+      na2 += !done;
+    }
+    na = na2;
+    if (it == 0) {   /* s' >= s* (never overshooting): the support lies in u > -s' */
+      for (int64_t j = 0; j < na; j++) {
+        const int64_t i = act[j];
+        float *c = (float *)(ws + i * (2 * nb + 1) + nb);
+        const al_vf lim = al_vsplat(-st[i].s * (1.0f + 1e-5f));
+        int64_t k = 0;
+        for (int64_t b = 0; b < kbm; b++) {
+          const al_vf u = al_vld(c + b * AL_V);
+          k = e15_compact(c, k, u, al_vm_gt(u, lim));
+        }
+        kb[i] = k;
       }
+      int64_t km = 0;
+      for (int64_t j = 0; j < na; j++) km = kb[act[j]] > km ? kb[act[j]] : km;
+      kbm = (km + AL_V - 1) / AL_V;
+      for (int64_t j = 0; j < na; j++) pad_ninf((float *)(ws + act[j] * (2 * nb + 1) + nb), kb[act[j]], kbm);
+    }
+  }
+  for (int64_t i = 0; i < nr; i++) {   /* 4: p = [u - tau]_+^2 over the whole row */
+    float *o = out + (r0 + i) * n;
+    if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }
+    const al_vf *w = ws + i * (2 * nb + 1);
+    const al_vf m = al_vsplat(st[i].m);
+    const al_vf tf = al_vsplat(st[i].state == 2 ? (float)st[i].tau : -st[i].s);
+#define E15_OUT(B) ({ const al_vf v_ = (w[B] - m) * 0.5f - tf; al_vzero(v_ * v_, al_vm_gt(v_, al_vsplat(0.0f))); })
+    if (g.rem) al_vst(o + g.jt, E15_OUT(g.nbf));   /* the last block first (see al_rowgeo) */
+    for (int64_t b = 0; b < g.nbf; b++) al_vst(o + b * AL_V, E15_OUT(b));
+#undef E15_OUT
   }
 }
 
-/* This thread's share of rows for a static split (same rows as `omp for schedule(static)`
- * would give; only the speed depends on the split, never the results). */
-static inline void thread_rows(int64_t rows, int64_t *r0, int64_t *r1) {
-  int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-  int64_t q = rows / nt, rem = rows % nt;
-  *r0 = t * q + (t < rem ? t : rem);
-  *r1 = *r0 + q + (t < rem);
+static void entmax15_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
+                           int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+  e15_row st[AL_NORM_BATCH];
+  if (n < AL_V) {
+    for (int64_t r = r0; r < r1; r++) {
+      float xp[AL_V], op[AL_V];
+      uint8_t kp[AL_V];
+      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
+      entmax15_batch(op, xp, kp, 1, 1, AL_V, 0, 1, ws, st);
+      memcpy(out + r * n, op, (size_t)n * sizeof(float));
+    }
+    return;
+  }
+  const int64_t bs = al_norm_batch_(n);
+  for (int64_t r = r0; r < r1; r += bs) {
+    const int64_t nr = r1 - r < bs ? r1 - r : bs;
+    if (keep) entmax15_batch(out, x, keep, mrows, rows, n, r, nr, ws, st);
+    else entmax15_batch(out, x, NULL, 1, rows, n, r, nr, ws, st);
+  }
 }
 
 al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
@@ -167,40 +243,58 @@ al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64
   al_status st = al_norm_check_("entmax15", out, x, keep, mrows, rows, n);
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-#pragma omp parallel if (rows * n >= AL_PAR_MIN_WORK)
-  {
-    int64_t r0, r1;
-    thread_rows(rows, &r0, &r1);
-    entmax15_rows(out, x, keep, mrows, rows, n, r0, r1);
-  }
+  AL_NORM_WS_BEGIN("entmax15", ws, al_norm_batch_(n) * (2 * (n / AL_V + 1) + 1))
+    entmax15_range(out, x, keep, mrows, rows, n, r0, r1, ws);
+  AL_NORM_WS_END
   return AL_OK;
 }
 
-/* Forward p = [z/2 - tau]_+^2. Implicit differentiation of sum p = 1 gives, with
- * w = sqrt(p) = p^(2-alpha) on the support (up to a constant factor that cancels):
- * dL/dz = w*g - w * <w, g>/sum(w). */
-#define AL_ENTMAX15_WBUF 1024   /* rows up to this length keep w on the stack (4 KB) */
-static inline void entmax15_bwd_row(float *gi, const float *g, const float *p, int64_t n) {
-  float wbuf[AL_ENTMAX15_WBUF];
-  const int keep_w = n <= AL_ENTMAX15_WBUF;   /* else recompute w in the second loop */
-  double aw[AL_LANES] = {0}, ag[AL_LANES] = {0};
-#define ENTMAX15_BWD(J, L, V)                                                  \
-  {                                                                            \
-    float w = al_sqrtf(p[J]);                                                  \
-    if (keep_w) wbuf[J] = w;                                                   \
-    float wc = al_fmask_(w, V);                                                \
-    aw[L] += wc;                                                               \
-    ag[L] += (double)wc * g[J];                                                \
+/* Forward p = [z/2 - tau]_+^2. Implicit differentiation of sum p = 1 gives, with w = sqrt(p) =
+ * p^(2-alpha) on the support (up to a constant factor that cancels):
+ * dL/dz = w*g - w * <w, g>/sum(w). Rows in pairs; w kept in the workspace between sweeps. */
+#define E15_R 2
+static inline __attribute__((always_inline)) void entmax15_bwd_rows(
+    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
+    al_vf *ws) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const int64_t nb = g.nb;
+  al_dacc sw[E15_R], sg[E15_R];
+  const float *p[E15_R], *gr[E15_R];
+  float *gi[E15_R];
+  al_vf *w[E15_R];
+  for (int i = 0; i < R; i++) {
+    p[i] = out + (r0 + i) * n;
+    gr[i] = gout + (r0 + i) * n;
+    gi[i] = gin + (r0 + i) * n;
+    w[i] = ws + i * nb;
+    al_dacc_init(&sw[i]);
+    al_dacc_init(&sg[i]);
+    if (g.rem) {   /* the repeated lanes of the last block count as p = 0 */
+      const al_vf w_ = al_vsqrt_fast(al_vzero(al_vld(p[i] + g.jt), g.tm));
+      w[i][g.nbf] = w_;
+      sw[i].f += w_;
+      sg[i].f = al_vfma(w_, al_vld(gr[i] + g.jt), sg[i].f);
+    }
   }
-  AL_LANE_LOOP(n, ENTMAX15_BWD);
-#undef ENTMAX15_BWD
-  double ws = al_lanes_total_(aw);
-  if (!(ws > 0.0)) return;   /* all-masked row */
-  float c = (float)(al_lanes_total_(ag) / ws);
-  if (keep_w)
-    for (int64_t j = 0; j < n; j++) gi[j] += wbuf[j] * (g[j] - c);
-  else
-    for (int64_t j = 0; j < n; j++) gi[j] += al_sqrtf(p[j]) * (g[j] - c);
+  for (int64_t b = 0; b < g.nbf; b++)
+    for (int i = 0; i < R; i++) {
+      const al_vf w_ = al_vsqrt_fast(al_vld(p[i] + b * AL_V));
+      w[i][b] = w_;
+      sw[i].f += w_;
+      sg[i].f = al_vfma(w_, al_vld(gr[i] + b * AL_V), sg[i].f);
+      if (AL_DACC_DUE(b)) { al_dacc_flush(&sw[i]); al_dacc_flush(&sg[i]); }
+    }
+  for (int i = 0; i < R; i++) {
+    const double wsum = al_dacc_total(&sw[i]);
+    if (!(wsum > 0.0)) continue;   /* all-masked row */
+    const float c = (float)(al_dacc_total(&sg[i]) / wsum);
+    if (g.rem)   /* the last block first; its repeated lanes have w = 0 and add nothing */
+      al_vst(gi[i] + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, al_vld(gi[i] + g.jt)));
+    for (int64_t b = 0; b < g.nbf; b++) {
+      const int64_t j = b * AL_V;
+      al_vst(gi[i] + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, al_vld(gi[i] + j)));
+    }
+  }
 }
 
 al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64_t rows,
@@ -210,9 +304,22 @@ al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64
     st = al_seterr(AL_EINVAL, "entmax15_bwd: NULL saved output");
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-  for (int64_t r = 0; r < rows; r++)
-    entmax15_bwd_row(gin + r * n, gout + r * n, out + r * n, n);
+  AL_NORM_WS_BEGIN("entmax15_bwd", ws, E15_R * (n / AL_V + 1))
+    int64_t r = r0;
+    if (n < AL_V) {
+      for (; r < r1; r++) {
+        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+        memcpy(pp, out + r * n, (size_t)n * sizeof(float));
+        memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
+        memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, ws);
+        memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
+      }
+    } else {
+      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws);
+      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws);
+    }
+  AL_NORM_WS_END
   return AL_OK;
 }
 
@@ -228,202 +335,387 @@ static al_status check_alpha(const char *who, const float *alpha, int64_t rows) 
   return AL_OK;
 }
 
-/* Working set of one row: the candidates (entries that can be in the support for any s <= 1,
- * i.e. (alpha-1)(x - max) > -1), compacted and padded with -inf to whole 16-lane blocks, so
- * the passes run on ~k/n of the row with no scalar tail. Scratch per thread: 4 (n + 16). */
-typedef struct {
-  float *xc, *oc, *pc;   /* candidate x, p, d^(inv-1) */
-  int32_t *ic;           /* their column */
-} bisect_ws;
-
-/* One evaluation at s (-tau relative to the max, shifted coordinates): over the candidates,
- * o = d^inv and pd = d^(inv-1) with d = (alpha-1)(x - max) + s where d > 0, else 0.
- * Returns h = sum o; *D = sum pd (dh/ds = inv D); *dmin = min d over the support.
- * kb: number of 16-lane blocks. */
-static inline double bisect_eval(const bisect_ws *w, int64_t kb, float m, float fam1,
-                                 float finv, float finvm1, double s, double *D, float *dmin) {
-  double ah[AL_LANES] = {0}, ad[AL_LANES] = {0};
-  uint32_t mb[AL_LANES];
-  for (int l = 0; l < AL_LANES; l++) mb[l] = 0xFFFFFFFFu;
-  const float *xc = w->xc;
-  float *oc = w->oc, *pc = w->pc;
-  const float fs = (float)s;
-  if (finv < 1.0f) {
-    /* alpha > 2: p = d^inv has an infinite slope at d = 0, so d must be formed without the
-     * cancellation of float y + s: in double, then rounded (relative error 2^-24 of d). */
-    const double dam1 = fam1, dm = m;
-    for (int64_t b = 0; b < kb * AL_LANES; b += AL_LANES)
-      for (int l = 0; l < AL_LANES; l++) {
-        float d = (float)(dam1 * ((double)xc[b + l] - dm) + s);
-        int in = d > 0.0f;
-        float q = al_expf(finvm1 * al_logf(d));          /* d^(inv-1) >= 1 here */
-        float pv = al_fmask_(q * d, in), qv = al_fmask_(q, in);
-        pc[b + l] = qv;
-        oc[b + l] = pv;
-        ah[l] += pv;
-        ad[l] += qv;
-        uint32_t db = al_f2u_(d) | ((uint32_t)in - 1u);
-        mb[l] = db < mb[l] ? db : mb[l];
-      }
-  } else {
-    for (int64_t b = 0; b < kb * AL_LANES; b += AL_LANES)
-      for (int l = 0; l < AL_LANES; l++) {
-        float y = (xc[b + l] - m) * fam1;
-        float d = y + fs;
-        float e = y - (d - fs);                          /* Fast2Sum: d + e = y + s exactly */
-        int in = d > 0.0f;
-        float q = al_expf_le0(finvm1 * al_logf(d));      /* d^(inv-1) <= 1; junk off S */
-        float pv = al_fmask_(q * AL_FMAF(finv, e, d), in);   /* d^inv, to first order in e */
-        float qv = al_fmask_(q, in);
-        pc[b + l] = qv;
-        oc[b + l] = pv;
-        ah[l] += pv;
-        ad[l] += qv;
-        uint32_t db = al_f2u_(d) | ((uint32_t)in - 1u);
-        mb[l] = db < mb[l] ? db : mb[l];
-      }
-  }
-  uint32_t mm = 0xFFFFFFFFu;
-  for (int l = 0; l < AL_LANES; l++) mm = mb[l] < mm ? mb[l] : mm;
-  *dmin = al_u2f_(mm);
-  *D = al_lanes_total_(ad);
-  return al_lanes_total_(ah);                             /* >= the max's term (d = s): > 0 */
-}
-
 /* 1 - h^(-a) for h > 0, a > 0, without libm calls (two per pass would cost as much as the
  * pass) and with short dependency chains (the next pass waits for this): a double series when
  * h is near 1 (the converging passes, where precision matters), else log via atanh and exp via
  * an Estrin polynomial, relative error ~2e-6 -- plenty for an early Newton step. */
-static inline double one_minus_pow_neg(double h, double a) {
-  double u = h - 1.0;
-  if (fabs(u) < 1e-3) {
-    double lh = u * (1.0 + u * (-0.5 + u * (1.0 / 3 + u * (-0.25 + u * 0.2))));   /* log h */
-    double t = -a * lh;
-    if (fabs(t) < 1e-3)   /* -expm1(t): error < |t|^6/720 */
-      return -t * (1.0 + t * (0.5 + t * (1.0 / 6 + t * (1.0 / 24 + t * (1.0 / 120)))));
-  }
-  if (!(h > 0.0) || !(h < 1e300)) return h > 1.0 ? 1.0 : -INFINITY;   /* not expected */
+static inline __attribute__((always_inline)) double one_minus_pow_neg(double h, double a) {
+  /* Both ways are computed and one is selected (no data-dependent branch: which way a row goes
+   * changes from pass to pass, and mispredictions cost more than the arithmetic). */
+  const double u = h - 1.0;
+  const double lh = u * (1.0 + u * (-0.5 + u * (1.0 / 3 + u * (-0.25 + u * 0.2))));   /* log h */
+  const double t1 = -a * lh;   /* -expm1(t1): error < |t1|^6/720 */
+  const double near = -t1 * (1.0 + t1 * (0.5 + t1 * (1.0 / 6 + t1 * (1.0 / 24 + t1 * (1.0 / 120)))));
   /* h = 2^e m, m in [sqrt(1/2), sqrt(2)): log m = 2 atanh(t), t = (m-1)/(m+1), |t| < 0.172 */
+  const double hc = h > 1e-300 && h < 1e300 ? h : 1.0;   /* outside: not expected (see below) */
   uint64_t b;
-  memcpy(&b, &h, 8);
+  memcpy(&b, &hc, 8);
   int64_t e = (int64_t)((b >> 52) & 0x7FF) - 1023;
   b = (b & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
   double m;
   memcpy(&m, &b, 8);
-  if (m > 1.4142135623730951) { m *= 0.5; e++; }
-  double t = (m - 1.0) / (m + 1.0), t2 = t * t;
-  double lm = 2.0 * t * ((1.0 + t2 * (1.0 / 3)) + t2 * t2 * (0.2 + t2 * (1.0 / 7)));
+  const int hi = m > 1.4142135623730951;
+  m = hi ? 0.5 * m : m;
+  e += hi;
+  const double t = (m - 1.0) / (m + 1.0), t2 = t * t;
+  const double lm = 2.0 * t * ((1.0 + t2 * (1.0 / 3)) + t2 * t2 * (0.2 + t2 * (1.0 / 7)));
   double v = -a * (lm + (double)e * 0.6931471805599453);   /* log(h^-a) */
-  if (v < -700.0) return 1.0;
-  if (v > 700.0) return -INFINITY;
-  /* exp(v) = 2^k exp(r), |r| <= ln2/2, Estrin degree 6 */
-  double k = nearbyint(v * 1.4426950408889634);
-  double r = v - k * 0.6931471805599453, r2 = r * r;
-  double p = (1.0 + r) + r2 * ((0.5 + r * (1.0 / 6)) + r2 * ((1.0 / 24 + r * (1.0 / 120)) + r2 * (1.0 / 720)));
-  return 1.0 - ldexp(p, (int)k);
+  v = v < -700.0 ? -700.0 : v > 700.0 ? 700.0 : v;
+  /* exp(v) = 2^k exp(r), |r| <= ln2/2, Estrin degree 6; 2^k through the exponent field (ldexp
+   * is a libm call, which forces the vector registers to be spilled around it) */
+  const double k = nearbyint(v * 1.4426950408889634);
+  const double r = v - k * 0.6931471805599453, r2 = r * r;
+  const double p = (1.0 + r) + r2 * ((0.5 + r * (1.0 / 6)) + r2 * ((1.0 / 24 + r * (1.0 / 120)) + r2 * (1.0 / 720)));
+  const uint64_t eb = (uint64_t)((int64_t)k + 1023) << 52;
+  double sc;
+  memcpy(&sc, &eb, 8);
+  const double far = 1.0 - p * sc;
+  const double res = fabs(u) < 1e-3 && fabs(t1) < 1e-3 ? near : far;
+  return h > 1e-300 && h < 1e300 ? res : h > 1.0 ? 1.0 : -INFINITY;
 }
 
-/* One row: out receives p. Returns the number of evaluations (passes). */
-static int bisect_row(float *out, const bisect_ws *w, const float *x, const uint8_t *kr,
-                      int64_t n, float alpha, int max_iter) {
-  int bad;
-  float m = al_norm_rowmax_(x, kr, n, &bad);
-  if (bad) { al_norm_fill_(out, n, NAN); return 1; }
-  if (m == -INFINITY) { al_norm_fill_(out, n, 0.0f); return 1; }
-  const double am1 = (double)alpha - 1.0, inv = 1.0 / am1;
-  const float fam1 = (float)am1, finv = (float)inv, finvm1 = (float)(inv - 1.0);
-  /* Candidates: the support for any s <= 1 lies in y > -1 (slack for y rounded in float);
-   * branch-free compaction (each entry is written, the cursor advances only for candidates). */
-  int64_t k = 0;
-  const float xlo = m - 1.0001f / fam1;
-  if (kr) {
-    for (int64_t j = 0; j < n; j++) {
-      float xv = x[j];
-      w->xc[k] = xv;
-      w->ic[k] = (int32_t)j;
-      k += (xv > xlo) & (kr[j] != 0);
+/* Per-row state of alpha-entmax between the phases of a batch. */
+typedef struct {
+  float m, fam1, finv, finvm1;   /* max; alpha-1, 1/(alpha-1), 1/(alpha-1) - 1 as floats */
+  double am1, inv;
+  int32_t state;   /* 0 NaN row, 1 nothing kept, 2 done, 3 Newton, 4-6 regula falsi phases */
+  int32_t it, k, kb;   /* passes; candidates; their blocks */
+  int32_t side;
+  float lim;   /* the candidates are y > lim */
+  double s, lo, hi, flo, fhi, corr, corr2;
+} bis_row;
+enum { BIS_NAN, BIS_EMPTY, BIS_DONE, BIS_NEWTON, BIS_RF0, BIS_RF1, BIS_RF };
+
+/* One evaluation at s over a row's candidates c (kb blocks, padded with -inf): o = d^inv and
+ * pc = d^(inv-1) where d = y + s > 0 (y = (alpha-1)(x - max) for alpha <= 2; for alpha > 2 c
+ * holds x and d is formed in double), 0 elsewhere. Returns h = sum o; *D = sum pc (dh/ds =
+ * inv D); *dmin = min d over the support. */
+static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_vf *o, al_vf *pc,
+                                                             al_vf *pc2, const bis_row *r,
+                                                             double *D, double *D2, float *dmin) {
+  al_dacc ah, ad, ad2;
+  al_dacc_init(&ah);
+  al_dacc_init(&ad);
+  al_dacc_init(&ad2);
+  al_vf mn = al_vsplat(INFINITY);
+  const al_vf fs = al_vsplat((float)r->s), finv = al_vsplat(r->finv), fim1 = al_vsplat(r->finvm1);
+  const al_vf zero = al_vsplat(0.0f);
+  if (r->finv < 1.0f) {
+    /* alpha > 2: p = d^inv has an infinite slope at d = 0, so d is formed without the
+     * cancellation of float y + s: in double, then rounded (relative error 2^-24 of d). */
+    const al_vd dam1 = (al_vd){0} + r->am1, dm = (al_vd){0} + (double)r->m, ds = (al_vd){0} + r->s;
+    for (int64_t b = 0; b < r->kb; b++) {
+      const al_vf xv = c[b];
+      const al_vd lo = (al_vlo(xv) - dm) * dam1 + ds, hi = (al_vhi(xv) - dm) * dam1 + ds;
+      al_vf d = {0};
+      for (int l = 0; l < 8; l++) { d[l] = (float)lo[l]; d[l + 8] = (float)hi[l]; }
+      const al_vm in = al_vm_gt(d, zero);
+      const al_vf q = al_vzero(al_vexp(fim1 * al_vlog(d)), in);   /* d^(inv-1) >= 1 here */
+      const al_vf pv = al_vzero(q * d, in);
+      o[b] = pv;
+      pc[b] = q;
+      pc2[b] = al_vsplat(0.0f);
+      ah.f += pv;
+      ad.f += q;
+      mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
+      if (AL_DACC_DUE(b)) { al_dacc_flush(&ah); al_dacc_flush(&ad); }
     }
   } else {
-    for (int64_t j = 0; j < n; j++) {
-      float xv = x[j];
-      w->xc[k] = xv;
-      w->ic[k] = (int32_t)j;
-      k += xv > xlo;
+    /* two loops (the log, then the rest): one loop's dependency chain per block is long enough
+     * to fill the scheduler with two or three blocks, the split ones overlap more */
+    for (int64_t b = 0; b < r->kb; b++) pc[b] = fim1 * al_vlog(c[b] + fs);
+    for (int64_t b = 0; b < r->kb; b++) {
+      const al_vf y = c[b], d = y + fs;
+      const al_vf e = y - (d - fs);   /* Fast2Sum (|s| >= |y| on the support): d + e = y + s */
+      const al_vm in = al_vm_gt(d, zero);
+      const al_vf q = al_vzero(al_vexp_le0(pc[b]), in);   /* d^(inv-1) <= 1 */
+      const al_vf pv = al_vzero(q * al_vfma(finv, e, d), in);   /* d^inv, to first order in e */
+      o[b] = pv;
+      pc[b] = q;
+      ah.f += pv;
+      ad.f += q;
+      const al_vf q2 = al_vzero(q * al_vrcp_approx(d), in);   /* d^(inv-2), to ~14 bits */
+      pc2[b] = q2;
+      ad2.f += q2;
+      mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
+      if (AL_DACC_DUE(b)) { al_dacc_flush(&ah); al_dacc_flush(&ad); al_dacc_flush(&ad2); }
     }
   }
-  const int64_t kb = (k + AL_LANES - 1) / AL_LANES;
-  for (int64_t i = k; i < kb * AL_LANES; i++) w->xc[i] = -INFINITY;
-  const double tol = 4.0 * 0x1p-24;
-  double lo = 0.0, hi = 1.0;                /* H(lo) <= 1 <= H(hi), H = h^(alpha-1) */
-  double s = 1.0, h, D, corr = 0.0;
-  float dmin;
-  int it = 1;
-  h = bisect_eval(w, kb, m, fam1, finv, finvm1, s, &D, &dmin);
-  if (inv >= 1.0) {
-    /* alpha <= 2: Newton on the convex H(s) = 1 from the right, never overshooting:
-     * H'(s) = h^(alpha-2) D, step = (H - 1) h / (H D) = (1 - h^(1-alpha)) h / D. */
-    for (;;) {
-      double step = one_minus_pow_neg(h, am1) * h / D;
-      /* Done when the first-order update below is exact to float precision: its error is
-       * ~ (inv step / d)^2 relative for the entry nearest the support boundary. */
-      if (!(fabs(step) * inv > 0x1p-12 * (double)dmin && fabs(step) > tol * s) ||
-          it >= max_iter) {
-        if (isfinite(step)) corr = step * inv;           /* p_j -= step inv d_j^(inv-1) */
-        break;
-      }
-      if (step >= 0.0) hi = s; else lo = s;   /* H(s) >= 1 <=> step >= 0 */
-      double sn = s - step;
-      if (!(sn > lo && sn < hi)) sn = 0.5 * (lo + hi);   /* only by rounding: stay bracketed */
-      s = sn;
-      h = bisect_eval(w, kb, m, fam1, finv, finvm1, s, &D, &dmin);
-      it++;
-    }
+  *dmin = al_vhmin(mn);
+  *D = al_dacc_total(&ad);
+  *D2 = al_dacc_total(&ad2);
+  return al_dacc_total(&ah);   /* >= the max's term (d = s): > 0 */
+}
+
+/* The decision after an evaluation (h, D, dmin) at r->s: the next s (return 1) or done (0).
+ * alpha <= 2: Newton on the convex H(s) = h^(alpha-1) = 1 from the right, never overshooting:
+ *   H'(s) = h^(alpha-2) D, step = (H - 1) h / (H D) = (1 - h^(1-alpha)) h / D;
+ *   done when the first-order update p_j -= step inv d_j^(inv-1) is exact to float precision
+ *   (its error is ~ (inv step / d)^2 relative for the entry nearest the support boundary).
+ * alpha > 2: H is not convex and its slope blows up where an entry joins the support, which
+ *   stalls Newton: the Illinois variant of regula falsi on H - 1 inside [lo, hi], to 1e-12. */
+static inline __attribute__((always_inline)) int bis_step(bis_row *r, double h, double D, double D2,
+                                                           float dmin, int max_iter) {
+  r->it++;
+  if (r->state == BIS_NEWTON) {   /* branch-free: see one_minus_pow_neg */
+    const double tol = 4.0 * 0x1p-24;
+    const double newton = one_minus_pow_neg(h, r->am1) * h / D;
+    /* Halley: the Newton step over 1 - step H''/(2 H'), H''/H' = (alpha-2) inv D/h + (inv-1)
+     * D2/D (h' = inv D, h'' = inv (inv-1) D2); cubic convergence saves about one evaluation in
+     * six. Only from the right, and only while the factor is tame: a Halley step may overshoot
+     * to the left of the root, where the support at s misses entries; from there a Newton step
+     * (which overshoots back to the right, H being convex) is taken, and the iteration stops only
+     * on the right (newton >= 0) -- or once the step is at rounding level. */
+    const double f = 1.0 - 0.5 * newton * ((r->am1 - 1.0) * r->inv * D / h + (r->inv - 1.0) * D2 / D);
+    const int halley = newton >= 0.0 && f > 0.5 && f < 2.0;
+    const double step = halley ? newton / f : newton;
+    /* Done when the update to s - step is exact to float precision. Its Taylor expansion is
+     * applied to second order, p_j -= corr d_j^(inv-1) - corr2 d_j^(inv-2), so its error is
+     * ~ (inv step / d)^3 relative for the entry nearest the support boundary; a Halley step is
+     * itself good to third order, a Newton step only to second (hence the stricter bound). */
+    const double lim = halley ? 0x1p-8 : 0x1p-12;
+    const int stop = (newton >= 0.0 && !(fabs(step) * r->inv > lim * (double)dmin)) |
+                     !(fabs(step) > tol * r->s) | (r->it >= max_iter);
+    r->corr = isfinite(step) ? step * r->inv : 0.0;   /* if stop */
+    r->corr2 = 0.5 * (r->inv - 1.0) / r->inv * r->corr * r->corr;
+    r->hi = !stop && newton >= 0.0 ? r->s : r->hi;   /* H(s) >= 1 <=> newton >= 0 */
+    r->lo = !stop && newton < 0.0 ? r->s : r->lo;
+    const double sn = r->s - step;
+    r->s = stop ? r->s : sn > r->lo && sn < r->hi ? sn : 0.5 * (r->lo + r->hi);
+    return !stop;
+  }
+  const double f = exp(r->am1 * log(h)) - 1.0;
+  if (r->state == BIS_RF0) {   /* at s = 1 */
+    r->fhi = f;
+    r->flo = -1.0;
+    r->lo = exp(-r->am1 * log((double)r->k));   /* a sum of k entries <= k lo^inv = 1 */
+    if (r->it >= max_iter) return 0;
+    r->s = r->lo;
+    r->state = BIS_RF1;
+    return 1;
+  }
+  if (r->state == BIS_RF1) {   /* at s = lo */
+    r->flo = f;
+    r->side = 0;
   } else {
-    /* alpha > 2: H is not convex and its slope blows up where an entry joins the support, which
-     * stalls Newton; use the Illinois variant of regula falsi on H - 1 inside [lo, hi].
-     * d is formed in double there, so s is resolved far below float resolution -- which
-     * p = d^inv with inv < 1 needs near the support boundary. */
-    double fhi = exp(am1 * log(h)) - 1.0, flo = -1.0;
-    lo = exp(-am1 * log((double)k));        /* sum of k entries <= k lo^inv = 1 */
-    if (it < max_iter) {
-      s = lo;
-      h = bisect_eval(w, kb, m, fam1, finv, finvm1, s, &D, &dmin);
-      it++;
-      flo = exp(am1 * log(h)) - 1.0;
+    if (f >= 0.0) {
+      r->hi = r->s; r->fhi = f;
+      if (r->side == 1) r->flo *= 0.5;
+      r->side = 1;
+    } else {
+      r->lo = r->s; r->flo = f;
+      if (r->side == -1) r->fhi *= 0.5;
+      r->side = -1;
     }
-    int side = 0;
-    while (it < max_iter && flo < 0.0 && fhi > 0.0 && hi - lo > 1e-12 * hi) {
-      s = hi - fhi * (hi - lo) / (fhi - flo);
-      if (!(s > lo && s < hi)) s = 0.5 * (lo + hi);
-      h = bisect_eval(w, kb, m, fam1, finv, finvm1, s, &D, &dmin);
-      it++;
-      double f = exp(am1 * log(h)) - 1.0;
-      if (f >= 0.0) {
-        hi = s; fhi = f;
-        if (side == 1) flo *= 0.5;
-        side = 1;
-      } else {
-        lo = s; flo = f;
-        if (side == -1) fhi *= 0.5;
-        side = -1;
+    if (f == 0.0) return 0;
+  }
+  r->state = BIS_RF;
+  if (!(r->it < max_iter && r->flo < 0.0 && r->fhi > 0.0 && r->hi - r->lo > 1e-12 * r->hi)) return 0;
+  double sn = r->hi - r->fhi * (r->hi - r->lo) / (r->fhi - r->flo);
+  if (!(sn > r->lo && sn < r->hi)) sn = 0.5 * (r->lo + r->hi);
+  r->s = sn;
+  return 1;
+}
+
+/* The lanes of v selected by m appended at c[k..] (room for 16 more); returns the new count. */
+AL_VI int64_t bis_compact(float *c, int64_t k, al_vf v, al_vm m) {
+#if defined(__AVX512F__)
+  _mm512_storeu_ps(c + k, _mm512_maskz_compress_ps(m, (__m512)v));
+  return k + al_vm_count(m);
+#else
+  for (uint32_t bits = al_vm_bits(m); bits; bits &= bits - 1) c[k++] = v[__builtin_ctz(bits)];
+  return k;
+#endif
+}
+/* Lanes of bits filled in order from p[0..popcount), zeros elsewhere. */
+AL_VI al_vf bis_expand(const float *p, uint32_t bits) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_maskz_expandloadu_ps((__mmask16)bits, p);
+#else
+  al_vf v = al_vsplat(0.0f);
+  for (int64_t q = 0; bits; bits &= bits - 1) v[__builtin_ctz(bits)] = p[q++];
+  return v;
+#endif
+}
+
+/* Workspace vectors per row: X (the row), A (the candidates), O, P, P2 (d^inv, d^(inv-1),
+ * d^(inv-2)). */
+AL_VI int64_t bis_per_row(int64_t nb) { return 5 * nb; }
+
+/* A batch of rows r0 .. r0+nr-1, n >= 16, phase by phase (so that the rows' chains overlap).
+ *   1. load: max, NaN/+inf test;
+ *   2. candidates y = (alpha-1)(x - max) > -1 (the support for any s <= 1, with slack for
+ *      rounding), compacted: the passes run on ~k/n of the row (all of it as alpha -> 1, a
+ *      block as alpha -> 2);
+ *   3. rounds of evaluations and decisions over the rows still iterating; after the first, the
+ *      Newton iterate s' >= s* (never overshooting) bounds the support by y > -s' and the
+ *      candidates are compacted again -- typically halving them;
+ *   4. p = [o - corr pc + corr2 pc2]_+ renormalised to sum 1, expanded back to the columns
+ *      (the candidate test y > lim, repeated on the row, says where). */
+static inline __attribute__((always_inline)) int bisect_batch(
+    float *out, const float *x, const float *alpha, const uint8_t *keep, int64_t mrows,
+    int64_t rows, int64_t n, int64_t r0, int64_t nr, int max_iter, al_vf *ws, bis_row *st) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const int64_t nb = g.nb, per = bis_per_row(nb);
+  int used = 0;
+  for (int64_t i = 0; i < nr; i++) {   /* 1 */
+    const float *xr = x + (r0 + i) * n;
+    const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
+    al_vf *X = ws + i * per, mx = al_vsplat(-INFINITY);
+    al_vm bad = al_vm_none();
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = al_norm_blk_(xr, kr, &g, b);
+      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
+      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
+      X[b] = v;
+      mx = al_vmax(mx, v);
+      bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
+    }
+    bis_row *r = &st[i];
+    r->m = al_vhmax(mx);
+    r->state = al_vm_any(bad) ? BIS_NAN : r->m == -INFINITY ? BIS_EMPTY : BIS_NEWTON;
+    r->it = 0;
+  }
+  for (int64_t i = 0; i < nr; i++) {   /* 2 */
+    bis_row *r = &st[i];
+    if (r->state != BIS_NEWTON) continue;
+    const al_vf *X = ws + i * per;
+    float *A = (float *)(X + nb);
+    r->am1 = (double)alpha[r0 + i] - 1.0;
+    r->inv = 1.0 / r->am1;
+    r->fam1 = (float)r->am1;
+    r->finv = (float)r->inv;
+    r->finvm1 = (float)(r->inv - 1.0);
+    const int big = r->finv < 1.0f;   /* alpha > 2: keep x, d is formed in double */
+    const al_vf m = al_vsplat(r->m), fam1 = al_vsplat(r->fam1), lim = al_vsplat(-1.0001f);
+    int64_t k = 0;
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = X[b], y = (v - m) * fam1;
+      k = bis_compact(A, k, big ? v : y, al_vm_gt(y, lim));
+    }
+    r->k = (int32_t)k;
+    r->lim = -1.0001f;
+    r->s = 1.0;
+    r->lo = 0.0;
+    r->hi = 1.0;   /* H(lo) <= 1 <= H(hi) */
+    r->corr = r->corr2 = 0.0;
+    if (big) r->state = BIS_RF0;
+  }
+  /* 3. rounds over the rows still iterating (listed in act: no per-row branch in the vector
+   * loops, and their block counts evened out to the largest, with -inf padding -- a loop exit
+   * that moves from row to row is mispredicted): all their evaluations, then all decisions */
+  int32_t act[AL_NORM_BATCH];
+  int64_t na = 0, km = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    act[na] = (int32_t)i;
+    na += st[i].state >= BIS_NEWTON;
+    km = st[i].state >= BIS_NEWTON && st[i].k > km ? st[i].k : km;
+  }
+  int64_t kbm = (km + AL_V - 1) / AL_V;
+  for (int64_t j = 0; j < na; j++) {
+    pad_ninf((float *)(ws + act[j] * per + nb), st[act[j]].k, kbm);
+    st[act[j]].kb = (int32_t)kbm;
+  }
+  for (int round = 0; round < max_iter + 2 && na > 0; round++) {
+    double hh[AL_NORM_BATCH], DD[AL_NORM_BATCH], D2[AL_NORM_BATCH];
+    float dm[AL_NORM_BATCH];
+    for (int64_t j = 0; j < na; j++) {
+      const int64_t i = act[j];
+      al_vf *A = ws + i * per + nb;
+      hh[i] = bis_eval(A, A + nb, A + 2 * nb, A + 3 * nb, &st[i], &DD[i], &D2[i], &dm[i]);
+    }
+    int64_t na2 = 0;
+    for (int64_t j = 0; j < na; j++) {
+      const int64_t i = act[j];
+      const int more = bis_step(&st[i], hh[i], DD[i], D2[i], dm[i], max_iter);
+      st[i].state = more ? st[i].state : BIS_DONE;   /* O, P hold its last evaluation */
+      act[na2] = (int32_t)i;
+      na2 += more;
+    }
+    na = na2;
+    if (round == 1) {   /* the support lies in y > -hi (H(hi) >= 1): fewer candidates */
+      km = 0;
+      for (int64_t j = 0; j < na; j++) {
+        bis_row *r = &st[act[j]];
+        float *A = (float *)(ws + act[j] * per + nb);
+        /* (regula falsi rows keep theirs: hi there is not checked the same way) */
+        const float bound = r->state == BIS_NEWTON && r->hi < 1.0 ? (float)(-r->hi * (1.0 + 1e-4)) : r->lim;
+        const al_vf lim = al_vsplat(bound);
+        int64_t k = 0;
+        for (int64_t b = 0; b < kbm; b++) {   /* in place: block b is read before k reaches it */
+          const al_vf y = al_vld(A + b * AL_V);
+          k = bis_compact(A, k, y, al_vm_gt(y, lim));
+        }
+        r->k = (int32_t)k;
+        r->lim = bound;   /* the candidates are now y > bound (> -1.0001) */
+        km = k > km ? k : km;
       }
-      if (f == 0.0) break;
+      kbm = (km + AL_V - 1) / AL_V;
+      for (int64_t j = 0; j < na; j++) {
+        pad_ninf((float *)(ws + act[j] * per + nb), st[act[j]].k, kbm);
+        st[act[j]].kb = (int32_t)kbm;
+      }
     }
   }
-  /* Apply the last first-order correction, clip, renormalise over the support, scatter. */
-  const float fc = (float)corr;
-  double a[AL_LANES] = {0};
-  for (int64_t b = 0; b < kb * AL_LANES; b += AL_LANES)
-    for (int l = 0; l < AL_LANES; l++) {
-      float v = AL_FMAF(-fc, w->pc[b + l], w->oc[b + l]);
-      v = al_fmask_(v, v > 0.0f);
-      w->oc[b + l] = v;
-      a[l] += v;
+  for (int64_t i = 0; i < nr; i++) {   /* 4 */
+    bis_row *r = &st[i];
+    float *o = out + (r0 + i) * n;
+    if (r->state == BIS_NAN) { al_norm_fill_(o, n, NAN); used = used > 1 ? used : 1; continue; }
+    if (r->state == BIS_EMPTY) { al_norm_fill_(o, n, 0.0f); used = used > 1 ? used : 1; continue; }
+    used = r->it > used ? r->it : used;
+    al_vf *X = ws + i * per, *O = X + 2 * nb;
+    const al_vf *P = X + 3 * nb, *P2 = X + 4 * nb;
+    const al_vf fc = al_vsplat((float)r->corr), fc2 = al_vsplat((float)r->corr2);
+    al_dacc sum;
+    al_dacc_init(&sum);
+    for (int64_t b = 0; b < r->kb; b++) {
+      const al_vf v = al_vfma(fc2, P2[b], al_vfma(-fc, P[b], O[b]));
+      O[b] = al_vzero(v, al_vm_gt(v, al_vsplat(0.0f)));
+      sum.f += O[b];
+      if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
     }
-  const float sc = (float)(1.0 / al_lanes_total_(a));
-  al_norm_fill_(out, n, 0.0f);
-  for (int64_t i = 0; i < k; i++) out[w->ic[i]] = w->oc[i] * sc;
-  return it;
+    const al_vf sc = al_vsplat((float)(1.0 / al_dacc_total(&sum)));
+    /* expand back: the candidates are y > lim, in column order; the last block first */
+    const al_vf m = al_vsplat(r->m), fam1 = al_vsplat(r->fam1), lim = al_vsplat(r->lim);
+    const float *pv = (const float *)O;
+    int64_t off = 0;
+    for (int64_t b = 0; b < g.nbf; b++) off += al_vm_count(al_vm_gt((X[b] - m) * fam1, lim));
+    if (g.rem)
+      al_vst(o + g.jt, bis_expand(pv + off, al_vm_bits(al_vm_gt((X[g.nbf] - m) * fam1, lim))) * sc);
+    off = 0;
+    for (int64_t b = 0; b < g.nbf; b++) {
+      const uint32_t bits = al_vm_bits(al_vm_gt((X[b] - m) * fam1, lim));
+      al_vst(o + b * AL_V, bis_expand(pv + off, bits) * sc);
+      off += __builtin_popcount(bits);
+    }
+  }
+  return used;
+}
+
+static int bisect_range(float *out, const float *x, const float *alpha, const uint8_t *keep,
+                        int64_t mrows, int64_t rows, int64_t n, int64_t r0, int64_t r1,
+                        int max_iter, al_vf *ws) {
+  bis_row st[AL_NORM_BATCH];
+  int used = 0;
+  if (n < AL_V) {
+    for (int64_t r = r0; r < r1; r++) {
+      float xp[AL_V], op[AL_V];
+      uint8_t kp[AL_V];
+      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
+      const int u = bisect_batch(op, xp, alpha + r, kp, 1, 1, AL_V, 0, 1, max_iter, ws, st);
+      used = u > used ? u : used;
+      memcpy(out + r * n, op, (size_t)n * sizeof(float));
+    }
+    return used;
+  }
+  const int64_t bs = al_norm_batch_(n);
+  for (int64_t r = r0; r < r1; r += bs) {
+    const int64_t nr = r1 - r < bs ? r1 - r : bs;
+    const int u = keep ? bisect_batch(out, x, alpha, keep, mrows, rows, n, r, nr, max_iter, ws, st)
+                       : bisect_batch(out, x, alpha, NULL, 1, rows, n, r, nr, max_iter, ws, st);
+    used = u > used ? u : used;
+  }
+  return used;
 }
 
 al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
@@ -436,26 +728,12 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
   if (st != AL_OK) return st;
   if (iters_used) *iters_used = 0;
   if (rows * n == 0) return AL_OK;
-  int nt = (rows * n >= AL_PAR_MIN_WORK) ? omp_get_max_threads() : 1;
-  const size_t per = 4 * (size_t)(n + AL_LANES);          /* floats per thread */
-  size_t nbytes = (size_t)nt * per * sizeof(float);
-  float *scratch = al_malloc(nbytes);
-  if (!scratch)
-    return al_seterr(AL_ENOMEM, "entmax_bisect: no memory for %d x %zu scratch floats", nt, per);
   int used = 0;
-#pragma omp parallel num_threads(nt) if (nt > 1) reduction(max : used)
-  {
-    float *base = scratch + (size_t)omp_get_thread_num() * per;
-    bisect_ws w = {base, base + (n + AL_LANES), base + 2 * (n + AL_LANES),
-                   (int32_t *)(base + 3 * (n + AL_LANES))};
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-      int u = bisect_row(out + r * n, &w, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r),
-                         n, alpha[r], max_iter);
-      used = u > used ? u : used;
-    }
-  }
-  al_free(scratch, nbytes);
+  AL_NORM_WS_BEGIN("entmax_bisect", ws, al_norm_batch_(n) * bis_per_row(n / AL_V + 1))
+    const int u = bisect_range(out, x, alpha, keep, mrows, rows, n, r0, r1, max_iter, ws);
+#pragma omp critical(al_bisect_used)
+    used = u > used ? u : used;
+  AL_NORM_WS_END
   if (iters_used) *iters_used = used;
   return AL_OK;
 }
@@ -464,39 +742,98 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * Implicit differentiation (Peters et al. 2019, Prop. 2; Correia et al. 2019, eq. 10-12):
  *   w = p^(2-alpha) on the support, dL/dz = w*g - w <w, g>/sum(w);
  *   dp/dalpha = (p - w~)/(alpha-1)^2 - (S - w~ H)/(alpha-1),  S = p log p, H = sum S,
- *   w~ = w / sum(w), so dL/dalpha = (<g,p> - <g,w~>)/(alpha-1)^2 - (<g,S> - <g,w~> H)/(alpha-1).
- * ws, ss: scratch rows for w and S. */
-static void bisect_bwd_row(float *gi, float *ga, const float *g, const float *p, float alpha,
-                           float *ws, float *ss, int64_t n) {
-  const float tma = 2.0f - alpha;
-  if (tma >= 0.0f) {   /* alpha <= 2: the exponent (2-alpha) log p is <= 0 */
-    for (int64_t j = 0; j < n; j++) {
-      float pj = p[j];
-      int in = pj > 0.0f;
-      float lp = al_logf(pj);
-      ws[j] = al_fmask_(al_expf_le0(tma * lp), in);
-      ss[j] = al_fmask_(pj * lp, in);
-    }
-  } else {
-    for (int64_t j = 0; j < n; j++) {
-      float pj = p[j];
-      int in = pj > 0.0f;
-      float lp = al_logf(pj);
-      ws[j] = al_fmask_(al_expf(tma * lp), in);
-      ss[j] = al_fmask_(pj * lp, in);
-    }
+ *   w~ = w / sum(w), so dL/dalpha = (<g,p> - <g,w~>)/(alpha-1)^2 - (<g,S> - <g,w~> H)/(alpha-1)
+ *   = sum_j t_j - <g,w~> (1/(alpha-1)^2 - H/(alpha-1)),  t_j = g_j (p_j/(alpha-1) - S_j)/(alpha-1).
+ * The two terms cancel to O(1) as alpha -> 1: galpha carries a relative error of roughly
+ * 1e-7/(alpha-1)^2 (4e-5 at alpha = 1.05) from the float w and p alone, so for alpha < 1.25 the
+ * sums take exact double products; above, float runs of four terms into double (al_dacc) add
+ * less than that. Rows in pairs; w is kept in the workspace between the sweeps. */
+#define BIS_R 2
+static inline __attribute__((always_inline)) void bisect_bwd_rows(
+    float *gin, float *galpha, const float *gout, const float *out, const float *alpha,
+    int64_t n, int64_t r0, const int R, al_vf *ws) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const int64_t nb = g.nb;
+  al_dacc sw[BIS_R], sg[BIS_R], st[BIS_R], sh[BIS_R];
+  const float *p[BIS_R], *gr[BIS_R];
+  al_vf *w[BIS_R], *lpv[BIS_R], tma[BIS_R], ia[BIS_R];
+  int big[BIS_R], exact[BIS_R];
+  for (int i = 0; i < R; i++) {
+    p[i] = out + (r0 + i) * n;
+    gr[i] = gout + (r0 + i) * n;
+    w[i] = ws + i * 2 * nb;
+    lpv[i] = w[i] + nb;
+    tma[i] = al_vsplat(2.0f - alpha[r0 + i]);
+    ia[i] = al_vsplat((float)(1.0 / ((double)alpha[r0 + i] - 1.0)));
+    big[i] = alpha[r0 + i] > 2.0f;
+    exact[i] = alpha[r0 + i] < 1.25f;
+    al_dacc_init(&sw[i]);
+    al_dacc_init(&sg[i]);
+    al_dacc_init(&st[i]);
+    al_dacc_init(&sh[i]);
   }
-  double wsum = al_dsum_(ws, n);
-  if (!(wsum > 0.0)) return;                 /* all-masked (or NaN) row: no gradient */
-  double gw = al_ddot_(g, ws, n) / wsum;     /* <g, w~> */
-  if (gi) {
-    float c = (float)gw;
-    for (int64_t j = 0; j < n; j++) gi[j] += ws[j] * (g[j] - c);
-  }
-  if (ga) {
-    double am1 = (double)alpha - 1.0;
-    double gp = al_ddot_(g, p, n), gs = al_ddot_(g, ss, n), H = al_dsum_(ss, n);
-    *ga += (float)((gp - gw) / (am1 * am1) - (gs - gw * H) / am1);
+  /* log p (its own loop: see bis_eval), then w, S and the four sums; the last block's repeated
+   * lanes count as p = 0 */
+  for (int64_t b = 0; b < nb; b++)
+    for (int i = 0; i < R; i++) lpv[i][b] = al_vlog(al_vld(p[i] + (b == g.nbf ? g.jt : b * AL_V)));
+  for (int64_t b = 0; b < nb; b++)
+    for (int i = 0; i < R; i++) {
+      const int last = b == g.nbf;
+      const int64_t j = last ? g.jt : b * AL_V;
+      const al_vf pv0 = al_vld(p[i] + j);
+      al_vm in = al_vm_gt(pv0, al_vsplat(0.0f));
+      if (last) in &= g.tm;
+      const al_vf pv = al_vzero(pv0, in), gv = al_vld(gr[i] + j), lp = lpv[i][b];
+      al_vf wv;   /* alpha <= 2: the exponent (2-alpha) log p is <= 0 */
+      if (big[i]) wv = al_vzero(al_vexp(tma[i] * lp), in);
+      else wv = al_vzero(al_vexp_le0(tma[i] * lp), in);
+      const al_vf sv = al_vzero(pv * lp, in);
+      w[i][b] = wv;
+      if (galpha && exact[i]) {   /* products formed in double (see above) */
+        const al_vd gl = al_vlo(gv), gh = al_vhi(gv), wl = al_vlo(wv), wh = al_vhi(wv);
+        const al_vd sl = al_vlo(sv), shh = al_vhi(sv), dia = (al_vd){0} + 1.0 / ((double)alpha[r0 + i] - 1.0);
+        sw[i].lo += wl;
+        sw[i].hi += wh;
+        sg[i].lo += wl * gl;
+        sg[i].hi += wh * gh;
+        st[i].lo += gl * ((al_vlo(pv) * dia - sl) * dia);
+        st[i].hi += gh * ((al_vhi(pv) * dia - shh) * dia);
+        sh[i].lo += sl;
+        sh[i].hi += shh;
+        continue;
+      }
+      sw[i].f += wv;
+      sg[i].f = al_vfma(wv, gv, sg[i].f);
+      if (galpha) {
+        st[i].f = al_vfma(gv, al_vfma(pv, ia[i], -sv) * ia[i], st[i].f);
+        sh[i].f += sv;
+      }
+      if (AL_DACC_DUE(b)) {
+        al_dacc_flush(&sw[i]);
+        al_dacc_flush(&sg[i]);
+        al_dacc_flush(&st[i]);
+        al_dacc_flush(&sh[i]);
+      }
+    }
+  for (int i = 0; i < R; i++) {
+    const double wsum = al_dacc_total(&sw[i]);
+    if (!(wsum > 0.0)) continue;   /* all-masked (or NaN) row: no gradient */
+    const double gw = al_dacc_total(&sg[i]) / wsum;   /* <g, w~> */
+    if (gin) {
+      float *gi = gin + (r0 + i) * n;
+      const al_vf c = al_vsplat((float)gw);
+      /* the last block first; its repeated lanes have w = 0 and add nothing */
+      if (g.rem) al_vst(gi + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, al_vld(gi + g.jt)));
+      for (int64_t b = 0; b < g.nbf; b++) {
+        const int64_t j = b * AL_V;
+        al_vst(gi + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, al_vld(gi + j)));
+      }
+    }
+    if (galpha) {
+      const double am1 = (double)alpha[r0 + i] - 1.0;
+      const double t = al_dacc_total(&st[i]), H = al_dacc_total(&sh[i]);
+      galpha[r0 + i] += (float)(t - gw * (1.0 / (am1 * am1) - H / am1));
+    }
   }
 }
 
@@ -506,20 +843,22 @@ al_status al_entmax_bisect_bwd(float *gin, float *galpha, const float *gout, con
   if (st == AL_OK) st = check_alpha("entmax_bisect_bwd", alpha, rows);
   if (st != AL_OK) return st;
   if (rows * n == 0 || (!gin && !galpha)) return AL_OK;
-  int nt = (rows * n >= AL_PAR_MIN_WORK) ? omp_get_max_threads() : 1;
-  size_t nbytes = (size_t)nt * 2 * (size_t)n * sizeof(float);
-  float *scratch = al_malloc(nbytes);
-  if (!scratch)
-    return al_seterr(AL_ENOMEM, "entmax_bisect_bwd: no memory for %d x 2 x %" PRId64
-                     " scratch floats", nt, n);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    float *ws = scratch + (size_t)omp_get_thread_num() * 2 * (size_t)n, *ss = ws + n;
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; r++)
-      bisect_bwd_row(gin ? gin + r * n : NULL, galpha ? galpha + r : NULL, gout + r * n,
-                     out + r * n, alpha[r], ws, ss, n);
-  }
-  al_free(scratch, nbytes);
+  AL_NORM_WS_BEGIN("entmax_bisect_bwd", ws, 2 * BIS_R * (n / AL_V + 1))
+    int64_t r = r0;
+    if (n < AL_V) {
+      for (; r < r1; r++) {
+        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+        memcpy(pp, out + r * n, (size_t)n * sizeof(float));
+        memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
+        if (gin) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        bisect_bwd_rows(gin ? ip : NULL, galpha ? galpha + r : NULL, gp, pp, alpha + r, AL_V,
+                        0, 1, ws);
+        if (gin) memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
+      }
+    } else {
+      for (; r + 2 <= r1; r += 2) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 2, ws);
+      if (r < r1) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 1, ws);
+    }
+  AL_NORM_WS_END
   return AL_OK;
 }

@@ -1,14 +1,17 @@
-/* core/norm_softmax.c -- softmax over rows, its backward, and helpers shared by the other
- * normalizers (argument checks, support counts).
+/* core/norm_softmax.c -- softmax over rows, its backward (shared with top-k softmax), and the
+ * helpers shared by the other normalizers (argument checks, support counts, row split).
  *
- * Pure C11 + OpenMP, no Lua, no BLAS. The loops are written so that GCC -O3 -march=native
- * vectorizes them: al_expf (include/attnlab/normalizers.h) instead of libm's expf, and sums
- * over explicit 16-lane arrays (fixed order: the result never depends on the thread count,
- * nor on the vector width the compiler picks). Rows are split across threads, reductions not. */
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua, no BLAS. Written on the 16-lane vectors of
+ * core/norm_internal.h: two rows in flight, so that one row's
+ * reductions overlap the other's vector work; sums in double (al_dacc) in a fixed order, so the
+ * result never depends on the thread count. Rows are split across threads, reductions not. */
 #include <inttypes.h>
 #include <math.h>
+#include <omp.h>
+#include <string.h>
 
 #include "attnlab/normalizers.h"
+#include "norm_internal.h"
 #include "attnlab/threads.h"
 
 al_status al_norm_check_(const char *who, const void *out, const void *x, const uint8_t *keep,
@@ -29,6 +32,13 @@ al_status al_norm_check_(const char *who, const void *out, const void *x, const 
   return AL_OK;
 }
 
+void al_norm_thread_rows_(int64_t rows, int64_t *r0, int64_t *r1) {
+  int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
+  int64_t q = rows / nt, rem = rows % nt;
+  *r0 = t * q + (t < rem ? t : rem);
+  *r1 = *r0 + q + (t < rem);
+}
+
 void al_support_count(int32_t *count, const float *out, int64_t rows, int64_t n) {
   if (!count || rows <= 0) return;
 #pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
@@ -41,39 +51,67 @@ void al_support_count(int32_t *count, const float *out, int64_t rows, int64_t n)
   }
 }
 
-/* One row: o = exp(x - max) / sum over the kept entries. Masked (or -inf) entries get
- * exp(-inf) = 0 exactly. The max shift keeps every exponent <= 0, so no overflow for any
- * finite input, and the largest term is exp(0) = 1, so the sum is >= 1 (no 0/0). */
-static inline void softmax_row(float *o, const float *x, const uint8_t *kr, int64_t n) {
-  int bad;
-  float m = al_norm_rowmax_(x, kr, n, &bad);
-  if (bad) { al_norm_fill_(o, n, NAN); return; }
-  if (m == -INFINITY) { al_norm_fill_(o, n, 0.0f); return; }   /* nothing kept */
-  /* exp and the double sum in one pass, 16 lanes at a time (see AL_LANE_LOOP). */
-  double a[AL_LANES] = {0};
-  if (kr) {
-#define SOFTMAX_MASKED(J, L, V)                                                \
-  {                                                                            \
-    float e = al_fmask_(al_expf_le0(x[J] - m), kr[J]);                         \
-    o[J] = e;                                                                  \
-    a[L] += al_fmask_(e, V);                                                   \
+/* Rows r0 .. r0+R-1 (R = 1 or 2, in lockstep), n >= 16: o = exp(x - max) / sum over the kept
+ * entries. Masked (or -inf) entries get exp(-inf) = 0 exactly. The max shift keeps every
+ * exponent <= 0, so no overflow for any finite input, and the largest term is exp(0) = 1, so the
+ * sum is >= 1. Three sweeps: max; exp into the workspace (aligned, L1) and the double sum; the
+ * scaled store. A kept NaN or +inf needs no test of its own: it makes the max or some x - max
+ * NaN, hence the sum NaN, and the row is then filled with NaN. ws: R * nb vectors. */
+#define SM_R 2
+static inline __attribute__((always_inline)) void softmax_rows(
+    float *out, const float *x, const uint8_t *keep, int64_t mrows, int64_t rows, int64_t n,
+    int64_t r0, const int R, al_vf *ws) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const float *xr[SM_R];
+  const uint8_t *kr[SM_R];
+  al_vf mx[SM_R], m[SM_R];
+  al_dacc sum[SM_R];
+  for (int i = 0; i < R; i++) {
+    xr[i] = x + (r0 + i) * n;
+    kr[i] = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
+    mx[i] = al_vsplat(-INFINITY);
+    al_dacc_init(&sum[i]);
   }
-    AL_LANE_LOOP(n, SOFTMAX_MASKED);
-#undef SOFTMAX_MASKED
+  for (int64_t b = 0; b < g.nb; b++)
+    for (int i = 0; i < R; i++) mx[i] = al_vmax(mx[i], al_norm_blk_(xr[i], kr[i], &g, b));
+  for (int i = 0; i < R; i++) m[i] = al_vsplat(al_vhmax(mx[i]));
+  for (int64_t b = 0; b < g.nb; b++)
+    for (int i = 0; i < R; i++) {
+      const al_vf e = al_vexp_le0(al_norm_blk_(xr[i], kr[i], &g, b) - m[i]);
+      ws[i * g.nb + b] = e;
+      sum[i].f += e;
+      if (AL_DACC_DUE(b)) al_dacc_flush(&sum[i]);
+    }
+  for (int i = 0; i < R; i++) {
+    float *o = out + (r0 + i) * n;
+    const al_vf *e = ws + i * g.nb;
+    const double s = al_dacc_total(&sum[i]);
+    if (m[i][0] == -INFINITY) { al_norm_fill_(o, n, 0.0f); continue; }   /* nothing kept */
+    if (s != s) { al_norm_fill_(o, n, NAN); continue; }                  /* NaN or +inf */
+    const float inv = (float)(1.0 / s);
+    if (g.rem) al_vst(o + g.jt, e[g.nbf] * inv);   /* the last block first (see al_rowgeo) */
+    for (int64_t b = 0; b < g.nbf; b++) al_vst(o + b * AL_V, e[b] * inv);
+  }
+}
+
+static void softmax_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
+                          int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+  int64_t r = r0;
+  if (n < AL_V) {
+    for (; r < r1; r++) {
+      float xp[AL_V], op[AL_V];
+      uint8_t kp[AL_V];
+      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
+      softmax_rows(op, xp, kp, 1, 1, AL_V, 0, 1, ws);
+      memcpy(out + r * n, op, (size_t)n * sizeof(float));
+    }
+  } else if (keep) {
+    for (; r + 2 <= r1; r += 2) softmax_rows(out, x, keep, mrows, rows, n, r, 2, ws);
+    if (r < r1) softmax_rows(out, x, keep, mrows, rows, n, r, 1, ws);
   } else {
-#define SOFTMAX_PLAIN(J, L, V)                                                 \
-  {                                                                            \
-    float e = al_expf_le0(x[J] - m);                                           \
-    o[J] = e;                                                                  \
-    a[L] += al_fmask_(e, V);                                                   \
+    for (; r + 2 <= r1; r += 2) softmax_rows(out, x, NULL, 1, rows, n, r, 2, ws);
+    if (r < r1) softmax_rows(out, x, NULL, 1, rows, n, r, 1, ws);
   }
-    AL_LANE_LOOP(n, SOFTMAX_PLAIN);
-#undef SOFTMAX_PLAIN
-  }
-  double s = al_lanes_total_(a);
-  float inv = (float)(1.0 / s);
-#pragma omp simd
-  for (int64_t j = 0; j < n; j++) o[j] *= inv;
 }
 
 al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
@@ -81,48 +119,84 @@ al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_
   al_status st = al_norm_check_("softmax", out, x, keep, mrows, rows, n);
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-  if (keep) {
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-    for (int64_t r = 0; r < rows; r++)
-      softmax_row(out + r * n, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
-  } else {
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-    for (int64_t r = 0; r < rows; r++) softmax_row(out + r * n, x + r * n, NULL, n);
-  }
+  AL_NORM_WS_BEGIN("softmax", ws, SM_R * (n / AL_V + 1))
+    softmax_range(out, x, keep, mrows, rows, n, r0, r1, ws);
+  AL_NORM_WS_END
   return AL_OK;
 }
 
 /* Forward p = softmax(x): dL/dx_j = p_j (g_j - sum_i p_i g_i) (the Jacobian diag(p) - p p^T).
- * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. */
-static inline void softmax_bwd_row(float *gi, const float *g, const float *p, int64_t n) {
-  float c = (float)al_ddot_(p, g, n);
-#pragma omp simd
-  for (int64_t j = 0; j < n; j++) gi[j] += p[j] * (g[j] - c);
+ * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. Rows r0 ..
+ * r0+R-1 in lockstep, n >= 16: a sweep for the double dot product c = <p, g>, a sweep for
+ * gin += p (g - c). */
+static inline __attribute__((always_inline)) void softmax_bwd_rows(
+    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R) {
+  const al_rowgeo g = al_rowgeo_(n);
+  al_dacc dot[SM_R];
+  const float *p[SM_R], *gr[SM_R];
+  float *gi[SM_R];
+  for (int i = 0; i < R; i++) {
+    p[i] = out + (r0 + i) * n;
+    gr[i] = gout + (r0 + i) * n;
+    gi[i] = gin + (r0 + i) * n;
+    al_dacc_init(&dot[i]);
+    if (g.rem)   /* the repeated lanes of the last block count as p = 0 */
+      dot[i].f = al_vfma(al_vzero(al_vld(p[i] + g.jt), g.tm), al_vld(gr[i] + g.jt), dot[i].f);
+  }
+  for (int64_t b = 0; b < g.nbf; b++)
+    for (int i = 0; i < R; i++) {
+      dot[i].f = al_vfma(al_vld(p[i] + b * AL_V), al_vld(gr[i] + b * AL_V), dot[i].f);
+      if (AL_DACC_DUE(b)) al_dacc_flush(&dot[i]);
+    }
+  for (int i = 0; i < R; i++) {
+    const float c = (float)al_dacc_total(&dot[i]);
+    /* the last block first; its repeated lanes add nothing (the full blocks own them) */
+    if (g.rem) {
+      const al_vf pt = al_vzero(al_vld(p[i] + g.jt), g.tm);
+      al_vst(gi[i] + g.jt, al_vfma(pt, al_vld(gr[i] + g.jt) - c, al_vld(gi[i] + g.jt)));
+    }
+    for (int64_t b = 0; b < g.nbf; b++) {
+      const int64_t j = b * AL_V;
+      al_vst(gi[i] + j, al_vfma(al_vld(p[i] + j), al_vld(gr[i] + j) - c, al_vld(gi[i] + j)));
+    }
+  }
+}
+
+static al_status softmax_bwd_all(const char *who, float *gin, const float *gout,
+                                 const float *out, int64_t rows, int64_t n) {
+  al_status st = al_norm_check_(who, gin, gout, NULL, 1, rows, n);
+  if (st == AL_OK && rows * n > 0 && !out)
+    st = al_seterr(AL_EINVAL, "%s: NULL saved output", who);
+  if (st != AL_OK) return st;
+  if (rows * n == 0) return AL_OK;
+#pragma omp parallel if (rows * n >= AL_PAR_MIN_WORK)
+  {
+    int64_t r0, r1, r;
+    al_norm_thread_rows_(rows, &r0, &r1);
+    if (n < AL_V) {
+      for (r = r0; r < r1; r++) {
+        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+        memcpy(pp, out + r * n, (size_t)n * sizeof(float));
+        memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
+        memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        softmax_bwd_rows(ip, gp, pp, AL_V, 0, 1);
+        memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
+      }
+    } else {
+      for (r = r0; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2);
+      if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1);
+    }
+  }
+  return AL_OK;
 }
 
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                          int64_t n) {
-  al_status st = al_norm_check_("softmax_bwd", gin, gout, NULL, 1, rows, n);
-  if (st == AL_OK && rows * n > 0 && !out)
-    st = al_seterr(AL_EINVAL, "softmax_bwd: NULL saved output");
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-  for (int64_t r = 0; r < rows; r++)
-    softmax_bwd_row(gin + r * n, gout + r * n, out + r * n, n);
-  return AL_OK;
+  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n);
 }
 
 /* Top-k softmax's backward is softmax's: the selection is locally constant. */
 al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                               int64_t n) {
-  al_status st = al_norm_check_("topk_softmax_bwd", gin, gout, NULL, 1, rows, n);
-  if (st == AL_OK && rows * n > 0 && !out)
-    st = al_seterr(AL_EINVAL, "topk_softmax_bwd: NULL saved output");
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-  for (int64_t r = 0; r < rows; r++)
-    softmax_bwd_row(gin + r * n, gout + r * n, out + r * n, n);
-  return AL_OK;
+  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n);
 }

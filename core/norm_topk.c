@@ -1,19 +1,25 @@
 /* core/norm_topk.c -- top-k softmax over rows: softmax over the k largest entries, exact zeros
  * elsewhere, k = max(1, ceil(ratio * n_kept)); ties at the boundary go to the LOWER index.
  *
- * Pure C11 + OpenMP, no Lua. Selection without sorting: floats are mapped to order-preserving
- * uint32 keys, and a threshold T with #{key >= T} == k is searched by counting passes (one
- * vectorized compare-and-count over the row each). The bracket [lo, hi] always holds element
- * keys with #{key >= lo} > k and #{key > hi} < k; each pass tries a T interpolated in value
- * between them (regula falsi, with a bisection step when one side repeats) and moves lo up to
- * the smallest key >= T or hi down to the largest key < T, so every pass removes at least one
- * element and the search ends in at most n passes -- typically 3-4 for rows of 65, since a
- * count of k +- 1 already finishes (the single boundary element is then known). When equal
- * values straddle the boundary no such T exists; the tie is then resolved by index. */
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting. What is sought
+ * is v*, the k-th largest kept value; the selection is then {x > v*} plus the copies of v* up to
+ * column jlim (all of them, unless equal values straddle the boundary: then the lowest-index
+ * ones). Attention scores are roughly bell-shaped, so v* is first looked for in a band of values
+ * around the normal quantile of (k - 1/2)/n_kept for the row's mean and standard deviation,
+ * wide enough to hold the k-th value about 997 times in 1000 for N(0,1) rows:
+ *   one pass counts the entries above the band and gathers those inside it (typically 10-14,
+ *   at most 32) with their columns; if the k-th value is inside, ranking the band members
+ *   against each other (one broadcast-compare per member, no sort) names it;
+ *   otherwise a counting search on the float keys finds it (interpolation between element
+ *   values, bisection when that stalls; every pass moves an end of the bracket onto an element).
+ * The softmax over the selection then fuses the exp with the selection test in one pass. */
 #include <inttypes.h>
 #include <math.h>
+#include <omp.h>
+#include <string.h>
 
 #include "attnlab/normalizers.h"
+#include "norm_internal.h"
 #include "attnlab/threads.h"
 
 int64_t al_topk_count(double ratio, int64_t n_kept) {
@@ -25,40 +31,8 @@ int64_t al_topk_count(double ratio, int64_t n_kept) {
   return k;
 }
 
-/* key of x[j], or key(-inf) when masked: masked entries then behave exactly like -inf. */
-static inline uint32_t keyat(const float *x, const uint8_t *kr, int64_t j) {
-  return kr ? al_fkey_kept_(x[j], kr[j]) : al_fkey_(x[j]);
-}
-
-/* One counting pass at threshold key t over the keys cached in kb (as float bit patterns, see
- * topk_pass0): returns #{key >= t}; *amin = smallest key >= t, *bmax = largest key < t. */
-static inline int64_t count_pass(const float *kb, int64_t n, uint32_t t, uint32_t *amin,
-                                 uint32_t *bmax) {
-  int32_t c = 0;
-  uint32_t a = 0xFFFFFFFFu, b = 0;
-  for (int64_t j = 0; j < n; j++) {
-    uint32_t k = al_f2u_(kb[j]);
-    int ge = k >= t;
-    uint32_t msk = (uint32_t)ge - 1u;   /* 0 if ge, all ones if not */
-    c += ge;
-    uint32_t ka = k | msk, kc = k & msk;
-    a = ka < a ? ka : a;
-    b = kc > b ? kc : b;
-  }
-  *amin = a;
-  *bmax = b;
-  return c;
-}
-
-/* #{key >= t} over the keys cached in kb. */
-static inline int64_t count_cached(const float *kb, int64_t n, uint32_t t) {
-  int32_t c = 0;
-  for (int64_t j = 0; j < n; j++) c += al_f2u_(kb[j]) >= t;
-  return c;
-}
-
 /* z with P(N(0,1) > z) = q, 0 < q < 1, |error| < 5e-4 (Hastings' rational approximation, as in
- * Abramowitz & Stegun 26.2.23): only a first guess for the threshold, so float math is fine. */
+ * Abramowitz & Stegun 26.2.23): only a guess for the threshold, so float math is fine. */
 static double normal_upper_quantile(double q) {
   int lower = q > 0.5;
   double qq = lower ? 1.0 - q : q;
@@ -68,134 +42,259 @@ static double normal_upper_quantile(double q) {
   return lower ? -z : z;
 }
 
-/* Pass 0 of one row: max and min key among kept finite entries, their count, the NaN/+inf
- * flag, and sum / sum of squares (float: only for the first threshold guess). 16-lane blocks.
- * The keys (masked -> key(-inf)) are cached in o as float bit patterns (memcpy: no aliasing
- * issue) for the counting passes, which then cost one load per entry. */
-typedef struct { uint32_t kmax, kmin, bad; int32_t nk; double s1, s2; } topk_stats;
-#if defined(__GNUC__)
-__attribute__((always_inline))
-#endif
-static inline topk_stats topk_pass0(float *o, const float *x, const uint8_t *kr, int64_t n) {
-  topk_stats st = {AL_KEY_NEGINF, 0xFFFFFFFFu, 0, 0, 0, 0};
-  uint32_t kmax = AL_KEY_NEGINF, kmin = 0xFFFFFFFFu, bad = 0;
-  int32_t nk = 0;
-  /* native integer reductions (GCC vectorizes these with a good horizontal step) */
-#define TOPK_KEYS(KEY)                                                         \
-  for (int64_t j = 0; j < n; j++) {                                            \
-    uint32_t k = KEY;                                                          \
-    o[j] = al_u2f_(k);                                                         \
-    bad |= (k >= AL_KEY_POSINF) | (k < AL_KEY_NEGINF);                         \
-    int fin = (k > AL_KEY_NEGINF) & (k < AL_KEY_POSINF);                       \
-    nk += fin;                                                                 \
-    kmax = k > kmax ? k : kmax;                                                \
-    uint32_t kf = k | ((uint32_t)fin - 1u);                                    \
-    kmin = kf < kmin ? kf : kmin;                                              \
-  }
-  if (kr) TOPK_KEYS(al_fkey_kept_(x[j], kr[j]))
-  else TOPK_KEYS(al_fkey_(x[j]))
-#undef TOPK_KEYS
-  st.kmax = kmax; st.kmin = kmin; st.bad = bad; st.nk = nk;
-  /* float lane sums of the finite kept values, for the first guess only */
-  float a1[AL_LANES] = {0}, a2[AL_LANES] = {0};
-#define TOPK_STATS(J, L, V)                                                    \
-  {                                                                            \
-    uint32_t k = al_f2u_(o[J]);                                                \
-    float xf = al_fmask_(x[J], (k > AL_KEY_NEGINF) & (k < AL_KEY_POSINF));     \
-    a1[L] += xf;                                                               \
-    a2[L] += xf * xf;                                                          \
-  }
-  AL_LANE_LOOP(n, TOPK_STATS);
-#undef TOPK_STATS
-  for (int l = 0; l < AL_LANES; l++) { st.s1 += a1[l]; st.s2 += a2[l]; }
-  return st;
+/* The band for (n_kept, k), in standard deviations: [zlo, zhi] around the (k - 1/2)/n_kept
+ * quantile, half-width 1.5 sd of a binomial count plus one entry. Cached per thread: consecutive
+ * rows nearly always share n_kept. */
+typedef struct { int64_t nk, K; float zlo, zhi; } topk_band;
+static void band_for(topk_band *b, int64_t nk, int64_t K) {
+  if (b->nk == nk && b->K == K) return;
+  const double w = 1.5 * sqrt((double)K * (1.0 - (double)K / (double)nk)) + 1.0;
+  double qlo = ((double)K - 0.5 + w) / (double)nk, qhi = ((double)K - 0.5 - w) / (double)nk;
+  qlo = qlo < 0.999 ? qlo : 0.999;
+  qhi = qhi > 0.001 ? qhi : 0.001;
+  b->nk = nk;
+  b->K = K;
+  b->zlo = (float)normal_upper_quantile(qlo);
+  b->zhi = (float)normal_upper_quantile(qhi);
 }
 
-/* zcache: the last (n_kept, K) and its quantile, so consecutive rows skip the log/sqrt. */
-typedef struct { int64_t nk, K; double z; } topk_zcache;
+/* Per-row state between the phases of a batch. */
+typedef struct {
+  float m;          /* row max */
+  float vs;         /* v*, the k-th largest kept value */
+  int32_t jlim;     /* copies of v* are selected up to this column */
+  int32_t state;    /* 0 = NaN row, 1 = nothing kept, 2 = select all kept, 3 = select */
+  int64_t nk;
+  float s1, s2;     /* sum and sum of squares of the finite kept values (for the guess) */
+} topk_row;
 
-static void topk_row(float *o, const float *x, const uint8_t *kr, int64_t n, double ratio,
-                     topk_zcache *zc) {
-  const topk_stats st0 = topk_pass0(o, x, kr, n);
-  const uint32_t kmax = st0.kmax, kmin = st0.kmin;
-  const int64_t nk = st0.nk;
-  if (st0.bad) { al_norm_fill_(o, n, NAN); return; }
-  if (nk == 0) { al_norm_fill_(o, n, 0.0f); return; }
-  const int64_t K = al_topk_count(ratio, nk);
+/* #{x >= t} over a row's blocks, with the smallest element key >= t and the largest < t (-inf
+ * lanes never count). */
+static int64_t count_ge(const al_vf *w, int64_t nb, float t, uint32_t *amin, uint32_t *bmax) {
+  al_vi c = {0};
+  al_vu a = (al_vu){0} + 0xFFFFFFFFu, bb = {0};
+  const al_vf tv = al_vsplat(t);
+  for (int64_t b = 0; b < nb; b++) {
+    const al_vf v = w[b];
+    const al_vm ge = al_vm_ge(v, tv), lt = al_vm_lt(v, tv) & al_vm_gt(v, al_vsplat(-INFINITY));
+    const al_vu k = al_vkey(v);
+    c = al_vinc(c, ge);
+    a = al_vminu(a, (al_vu)al_vseli(ge, (al_vi)k, al_vspliti(-1)));
+    bb = al_vmaxu(bb, (al_vu)al_vseli(lt, (al_vi)k, al_vspliti(0)));
+  }
+  *amin = al_vhminu(a);
+  *bmax = al_vhmaxu(bb);
+  return al_vhsumi(c);
+}
 
-  /* Find T with #{key >= T} == K, or the tie value v and how many of its copies to take. */
-  uint32_t T = kmin;             /* K == nk: everything finite */
-  uint32_t tie = 0;              /* nonzero: v = tie, select keys > v and the first `need` == v */
-  int64_t need = 0;
-  uint32_t verify_v = 0;         /* optimistic T (count was K +- 1): check, else tie at this v */
-  if (K < nk) {
-    uint32_t lo = kmin, hi = kmax;
-    int64_t clo = nk, chi = 1;   /* counts #{>= lo} (exact) and #{>= hi} (estimate) */
-    int last = 0, rep = 0, first = 1;
-    /* First guess: the (K - 1/2)/n_kept upper quantile of a normal with the row's mean and
-     * standard deviation -- attention scores are roughly bell-shaped, and any guess is safe. */
-    if (zc->nk != nk || zc->K != K) {
-      zc->nk = nk;
-      zc->K = K;
-      zc->z = normal_upper_quantile(((double)K - 0.5) / (double)nk);
+/* Fallback: v* by a counting search over element keys. Invariant: L is an element key with
+ * #{>= L} >= K, H a key with #{>= H} < K, L < H; each pass moves one end onto an element (or
+ * just past one), so the search ends. Returns v*; *all_copies = 1 when every copy of v* is
+ * selected (a pass found exactly K at or above some threshold), else *c_gt = #{> v*}. */
+static float topk_search(const al_vf *w, int64_t nb, int64_t K, float lo, float hi,
+                         int64_t *c_gt, int *all_copies) {
+  uint32_t L = al_fkey_(lo), H = al_fkey_(hi) + 1;   /* lo: min finite kept, hi: max */
+  int64_t cH = 0;
+  for (int it = 0; H - L > 1; it++) {
+    /* interpolate in value, every third pass bisect the keys (guaranteed progress) */
+    uint32_t T;
+    if (it % 3 == 2) {
+      T = L + (H - L) / 2;
+    } else {
+      T = al_fkey_(0.5f * al_fkey_inv_(L) + 0.5f * al_fkey_inv_(H - 1));
+      if (T <= L) T = L + 1;
+      if (T >= H) T = H - 1;
     }
-    const double mu = st0.s1 / nk, var = st0.s2 / nk - mu * mu;
-    const double guess = mu + sqrt(var > 0.0 ? var : 0.0) * zc->z;
-    for (;;) {
-      if (lo >= hi) { tie = lo; break; }       /* #{>= lo} > K > #{> lo}: equal values */
-      double flo = al_fkey_inv_(lo), fhi = al_fkey_inv_(hi), t;
-      if (first && guess > flo && guess <= fhi) t = guess;
-      else if (rep >= 1) t = 0.5 * flo + 0.5 * fhi;
-      else t = fhi - (fhi - flo) * ((double)(K - chi) + 0.5) / (double)(clo - chi);
-      first = 0;
-      uint32_t tk = al_fkey_((float)t);
-      if (!(tk > lo)) tk = lo + 1;             /* T in (lo, hi] */
-      if (tk > hi) tk = hi;
-      uint32_t a, b;
-      int64_t c = count_pass(o, n, tk, &a, &b);
-      if (c == K) { T = tk; break; }
-      if (c == K + 1) { T = a + 1; verify_v = a; break; }   /* drop a, if a is unique */
-      if (c == K - 1) { T = b; verify_v = b; break; }       /* add b, if b is unique */
-      int side = c > K ? 1 : -1;
-      rep = side == last;
-      last = side;
-      if (c > K) { lo = a; clo = c; }
-      else { hi = b; chi = c + 1; }
+    uint32_t amin, bmax;
+    const int64_t c = count_ge(w, nb, al_fkey_inv_(T), &amin, &bmax);
+    if (c == K) {   /* the K largest are exactly those >= T: v* is their minimum */
+      *all_copies = 1;
+      *c_gt = 0;
+      return al_fkey_inv_(amin);
+    }
+    if (c > K) L = amin;
+    else { H = bmax + 1; cH = c; }
+  }
+  *all_copies = 0;
+  *c_gt = cH;   /* #{>= H} = #{> v*}: no element key lies strictly between L and H */
+  return al_fkey_inv_(L);
+}
+
+/* The column of the need-th copy of v in the row (need >= 1, lowest columns first). */
+static int32_t nth_copy(const al_vf *w, const al_rowgeo *g, float v, int64_t need) {
+  for (int64_t b = 0; b < g->nb; b++) {
+    uint32_t bits = al_vm_bits(al_vm_eq(w[b], al_vsplat(v)));
+    const int c = __builtin_popcount(bits);
+    if (c < need) { need -= c; continue; }
+    while (--need > 0) bits &= bits - 1;
+    return al_rowgeo_cols_(g, b)[__builtin_ctz(bits)];
+  }
+  return INT32_MAX;
+}
+
+/* v* among the band values bv (kb of them, 1 <= kb <= 32, the rest -inf) as the Kb-th largest
+ * (1 <= Kb <= kb); *G = #{band > v*}, *E = #{band >= v*}. Lane i counts the band values above
+ * it, G_i; v* is the smallest value with G_i < Kb (the Kb-th largest has fewer than Kb above it,
+ * anything smaller has at least Kb). Fixed trip counts (the -inf padding counts for no finite
+ * lane): the exit branch of a loop over kb would be mispredicted on most rows. */
+static inline float band_kth(const float *bv, int kb, int32_t Kb, int64_t *G, int64_t *E) {
+  const al_vf v0 = al_vld(bv), v1 = al_vld(bv + AL_V);
+  al_vi g0 = {0}, g1 = {0};
+  if (kb <= AL_V) {
+    for (int j = 0; j < AL_V; j++) g0 = al_vinc(g0, al_vm_gt(al_vsplat(bv[j]), v0));
+  } else {
+    for (int j = 0; j < 2 * AL_V; j++) {
+      const al_vf vj = al_vsplat(bv[j]);
+      g0 = al_vinc(g0, al_vm_gt(vj, v0));
+      g1 = al_vinc(g1, al_vm_gt(vj, v1));
     }
   }
+  const al_vi K = al_vspliti(Kb);
+  const al_vm h0 = al_vm_ilt(g0, K) & al_vm_first(kb), h1 = al_vm_ilt(g1, K) & al_vm_first(kb - AL_V);
+  const float vs = al_vhmin(al_vmin(al_vsel(h0, v0, al_vsplat(INFINITY)), al_vsel(h1, v1, al_vsplat(INFINITY))));
+  const al_vf vv = al_vsplat(vs);
+  *G = al_vm_count(al_vm_gt(v0, vv)) + al_vm_count(al_vm_gt(v1, vv));
+  *E = *G + al_vm_count(al_vm_eq(v0, vv)) + al_vm_count(al_vm_eq(v1, vv));
+  return vs;
+}
 
-  /* An optimistic T (the count was K +- 1) selects != K entries only when the boundary value v
-   * is repeated: then take the keys > v plus the first copies of v. (Counted on the keys that
-   * pass 0 cached in o, before the output overwrites them.) */
-  if (verify_v && count_cached(o, n, T) != K) tie = verify_v;
-  if (tie) {
-    T = tie + 1;
-    need = K - count_cached(o, n, T);   /* >= 1 copies of v to take, lowest index first */
+static inline __attribute__((always_inline)) void topk_batch(
+    float *out, const float *x, double ratio, const uint8_t *keep, int64_t mrows, int64_t rows,
+    int64_t n, int64_t r0, int64_t nr, al_vf *ws, topk_row *st, topk_band *band) {
+  const al_rowgeo g = al_rowgeo_(n);
+  const int64_t nb = g.nb;
+  /* 1. load: max, NaN/+inf test, count and moments of the finite kept entries */
+  for (int64_t i = 0; i < nr; i++) {
+    const float *xr = x + (r0 + i) * n;
+    const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
+    al_vf *w = ws + i * nb;
+    al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0};
+    al_vi cnt = {0};
+    al_vm bad = al_vm_none();
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = al_norm_blk_(xr, kr, &g, b);
+      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
+      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
+      w[b] = v;
+      mx = al_vmax(mx, v);
+      bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
+      const al_vm fin = al_vm_gt(v, al_vsplat(-INFINITY));
+      const al_vf vf = al_vzero(v, fin);
+      cnt = al_vinc(cnt, fin);
+      s1 += vf;
+      s2 = al_vfma(vf, vf, s2);
+    }
+    st[i].m = al_vhmax(mx);
+    st[i].nk = al_vhsumi(cnt);
+    st[i].s1 = al_vhsumf(s1);
+    st[i].s2 = al_vhsumf(s2);
+    st[i].state = al_vm_any(bad) ? 0 : st[i].nk == 0 ? 1 : 3;
   }
-  /* Softmax over the selection (its max is the row max): exp and sum in one lane pass. */
-  const float mx = al_fkey_inv_(kmax);
-  double a[AL_LANES] = {0};
-  int64_t j;
-#define TOPK_OUT(J, L, V)                                                      \
-  {                                                                            \
-    float e = al_fmask_(al_expf_le0(x[J] - mx), al_f2u_(o[J]) >= T);           \
-    o[J] = e;                                                                  \
-    a[L] += e;                                                                 \
+  /* 2. v*: from the band, else by the search. The band's thresholds (scalar), the band pass
+   * (vector), the ranking (vector) and the rare fallbacks (branchy) run as separate loops over
+   * the batch, so that the vector work of consecutive rows overlaps. */
+  float tlo[AL_NORM_BATCH] = {0}, thi[AL_NORM_BATCH] = {0};
+  int64_t Kr[AL_NORM_BATCH] = {0}, Kb[AL_NORM_BATCH] = {0};
+  int kbr[AL_NORM_BATCH] = {0};
+  for (int64_t i = 0; i < nr; i++) {
+    if (st[i].state != 3) continue;
+    const int64_t nk = st[i].nk, K = al_topk_count(ratio, nk);
+    Kr[i] = K;
+    if (K == nk) { st[i].state = 2; continue; }
+    band_for(band, nk, K);
+    const float mu = st[i].s1 / (float)nk, var = st[i].s2 / (float)nk - mu * mu;
+    const float sd = al_sqrtf(var > 0.0f ? var : 0.0f);
+    tlo[i] = mu + sd * band->zlo;
+    thi[i] = mu + sd * band->zhi;
   }
-  AL_LANE_LOOP(n, TOPK_OUT);
-#undef TOPK_OUT
-  double sum = al_lanes_total_(a);
-  if (need > 0) {   /* ties at the boundary: the lowest-index copies of v */
-    for (j = 0; j < n && need > 0; j++)
-      if (keyat(x, kr, j) == tie) {
-        float e = al_expf_le0(x[j] - mx);
-        o[j] = e;
-        sum += e;
-        need--;
-      }
+  for (int64_t i = 0; i < nr; i++) {   /* the band: count above it, gather it */
+    if (st[i].state != 3) continue;
+    al_vf *w = ws + i * nb, bv[2] = {al_vsplat(-INFINITY), al_vsplat(-INFINITY)};
+    const al_vf lo = al_vsplat(tlo[i]), hi = al_vsplat(thi[i]);
+    int64_t ch = 0;
+    int kb = 0;
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = w[b];
+      const al_vm up = al_vm_ge(v, hi);
+      ch += al_vm_count(up);
+      kb = al_vappend2(bv, kb, v, al_vm_ge(v, lo) & ~up);
+    }
+    Kb[i] = Kr[i] - ch;   /* v* is the Kb-th largest of the band */
+    kbr[i] = kb;
+    float *bf = (float *)(ws + nr * nb + 2 * i);
+    al_vst(bf, bv[0]);
+    al_vst(bf + AL_V, bv[1]);
   }
-  float sc = (float)(1.0 / sum);
-  for (j = 0; j < n; j++) o[j] *= sc;
+  for (int64_t i = 0; i < nr; i++) {   /* the k-th value inside the band */
+    if (st[i].state != 3) continue;
+    const int good = tlo[i] < thi[i] && Kb[i] >= 1 && Kb[i] <= kbr[i] && kbr[i] <= 2 * AL_V;
+    int64_t G = 0, E = 0;   /* (tlo < thi is false for constant rows and NaN moments) */
+    if (good) st[i].vs = band_kth((const float *)(ws + nr * nb + 2 * i), kbr[i], (int32_t)Kb[i], &G, &E);
+    /* copies of v* to take: Kb - G of the E - G in the row (all lie in the band) */
+    Kb[i] = good ? Kb[i] - G : -1;
+    kbr[i] = (int)(E - G);
+  }
+  for (int64_t i = 0; i < nr; i++) {   /* ties straddling the boundary; band misses */
+    if (st[i].state != 3) continue;
+    const al_vf *w = ws + i * nb;
+    if (Kb[i] >= 1) {
+      st[i].jlim = Kb[i] < kbr[i] ? nth_copy(w, &g, st[i].vs, Kb[i]) : INT32_MAX;
+      continue;
+    }
+    al_vf lo = al_vsplat(INFINITY);
+    for (int64_t b = 0; b < nb; b++)
+      lo = al_vmin(lo, al_vsel(al_vm_gt(w[b], al_vsplat(-INFINITY)), w[b], al_vsplat(INFINITY)));
+    int64_t cgt;
+    int all;
+    const float vs = topk_search(w, nb, Kr[i], al_vhmin(lo), st[i].m, &cgt, &all);
+    st[i].vs = vs;
+    st[i].jlim = all ? INT32_MAX : nth_copy(w, &g, vs, Kr[i] - cgt);
+  }
+  /* 3. softmax over the selection (its max is the row max): exp, selection and double sum in one
+   * pass into the workspace, then the scaled store */
+  for (int64_t i = 0; i < nr; i++) {
+    float *o = out + (r0 + i) * n;
+    if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }
+    al_vf *w = ws + i * nb;
+    const int all = st[i].state == 2;
+    const al_vf vs = al_vsplat(all ? -INFINITY : st[i].vs), m = al_vsplat(st[i].m);
+    const al_vi jl = al_vspliti(all ? INT32_MAX : st[i].jlim);
+    al_dacc sum;
+    al_dacc_init(&sum);
+    for (int64_t b = 0; b < nb; b++) {
+      const al_vf v = w[b];
+      const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
+      const al_vf e = al_vzero(al_vexp_le0(v - m), sel);
+      w[b] = e;
+      sum.f += e;
+      if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
+    }
+    const float inv = (float)(1.0 / al_dacc_total(&sum));
+    if (g.rem) al_vst(o + g.jt, w[g.nbf] * inv);   /* the last block first (see al_rowgeo) */
+    for (int64_t b = 0; b < g.nbf; b++) al_vst(o + b * AL_V, w[b] * inv);
+  }
+}
+
+static void topk_range(float *out, const float *x, double ratio, const uint8_t *keep,
+                       int64_t mrows, int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+  topk_row st[AL_NORM_BATCH];
+  topk_band band = {-1, -1, 0, 0};
+  if (n < AL_V) {
+    for (int64_t r = r0; r < r1; r++) {
+      float xp[AL_V], op[AL_V];
+      uint8_t kp[AL_V];
+      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
+      topk_batch(op, xp, ratio, kp, 1, 1, AL_V, 0, 1, ws, st, &band);
+      memcpy(out + r * n, op, (size_t)n * sizeof(float));
+    }
+    return;
+  }
+  const int64_t bs = al_norm_batch_(n);
+  for (int64_t r = r0; r < r1; r += bs) {
+    const int64_t nr = r1 - r < bs ? r1 - r : bs;
+    if (keep) topk_batch(out, x, ratio, keep, mrows, rows, n, r, nr, ws, st, &band);
+    else topk_batch(out, x, ratio, NULL, 1, rows, n, r, nr, ws, st, &band);
+  }
 }
 
 al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const uint8_t *keep,
@@ -205,12 +304,8 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
   if (!(ratio > 0.0 && ratio <= 1.0))
     return al_seterr(AL_EINVAL, "topk_softmax: ratio = %g, want 0 < ratio <= 1", ratio);
   if (rows * n == 0) return AL_OK;
-#pragma omp parallel if (rows * n >= AL_PAR_MIN_WORK)
-  {
-    topk_zcache zc = {-1, -1, 0.0};
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; r++)
-      topk_row(out + r * n, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n, ratio, &zc);
-  }
+  AL_NORM_WS_BEGIN("topk_softmax", ws, al_norm_batch_(n) * (n / AL_V + 3))
+    topk_range(out, x, ratio, keep, mrows, rows, n, r0, r1, ws);
+  AL_NORM_WS_END
   return AL_OK;
 }

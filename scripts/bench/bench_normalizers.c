@@ -1,16 +1,19 @@
 /* scripts/bench/bench_normalizers.c -- forward+backward time of every normalizer on an
  * attention score tensor {B,H,T,T} = {128,4,65,65} (rows = B*H*T = 33280, n = 65), 1 thread.
  *
- * Prints the median over interleaved rounds (after warm-up) in microseconds, the ratio to our
- * softmax,
- * and softmax's memory traffic per second next to a plain memcpy moving the same bytes in the
- * same run (the bound a softmax can approach: it must read x, gout, out, gin and write out,
- * gin). Scores ~ N(0, scale^2) (scale 1 as in the PyTorch anchors), gout ~ N(0, 1); HAE-style
- * per-head alpha = 1.05 + 0.9 sigmoid(a_h) with a_h ~ N(0, 1), with the alpha gradient.
+ * Prints the median over interleaved rounds (after warm-up) in microseconds -- forward and
+ * backward apart, then their sum and its ratio to our softmax -- and softmax's memory traffic
+ * per second next to a plain memcpy moving the same bytes in the same run (the bound a softmax
+ * can approach: it must read x, gout, out, gin and write out, gin). Scores ~ N(0, scale^2)
+ * (scale 1 as in the PyTorch anchors), gout ~ N(0, 1); HAE-style per-head alpha = 1.05 + 0.9
+ * sigmoid(a_h) with a_h ~ N(0, 1), with the alpha gradient. Every row is different data: a
+ * benchmark that repeats a few rows lets the branch predictor learn them and flatters any kernel
+ * with data-dependent branches (by 20-40% for the iterative ones here).
  *
- * Build (standalone, from the repo root):
+ * Build: make bench (build/release/bench/bench_normalizers), or standalone from the repo root:
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iinclude \
- *       scripts/bench/bench_normalizers.c core/norm_*.c core/base.c -o build/bench_normalizers -lm
+ *       scripts/bench/bench_normalizers.c core/norm_*.c core/base.c core/threads.c core/blas.c \
+ *       -o build/bench_normalizers -ldl -lm
  * Run:  build/bench_normalizers [--reps N] [--threads N] [--scale S] [--B B --H H --T T]
  * Keep the machine quiet (other processes distort medians on a 2-core box). */
 #include <math.h>
@@ -56,30 +59,39 @@ typedef struct {
   int iters;
 } data_t;
 
-static void run(const bench_t *b, data_t *d) {
+/* Forward then backward; *tf gets the forward's seconds. */
+static void run(const bench_t *b, data_t *d, double *tf) {
   al_status st = AL_OK;
+  double t0 = now();
+#define FWD_DONE() (*tf = now() - t0)
   switch (b->op) {
     case SOFTMAX:
       st = al_softmax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      FWD_DONE();
       if (st == AL_OK) st = al_softmax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
       break;
     case SPARSEMAX:
       st = al_sparsemax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      FWD_DONE();
       if (st == AL_OK) st = al_sparsemax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
       break;
     case ENTMAX15:
       st = al_entmax15_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
+      FWD_DONE();
       if (st == AL_OK) st = al_entmax15_bwd(d->gin, d->gout, d->out, d->rows, d->n);
       break;
     case BISECT:
       st = al_entmax_bisect_fwd(d->out, d->x, d->alpha, NULL, 1, d->rows, d->n, 50, &d->iters);
+      FWD_DONE();
       if (st == AL_OK)
         st = al_entmax_bisect_bwd(d->gin, d->galpha, d->gout, d->out, d->alpha, d->rows, d->n);
       break;
     default:
       st = al_topk_softmax_fwd(d->out, d->x, b->ratio, NULL, 1, d->rows, d->n);
+      FWD_DONE();
       if (st == AL_OK) st = al_topk_softmax_bwd(d->gin, d->gout, d->out, d->rows, d->n);
   }
+#undef FWD_DONE
   if (st != AL_OK) {
     fprintf(stderr, "%s: %s\n", b->name, al_errmsg());
     exit(1);
@@ -136,16 +148,18 @@ int main(int argc, char **argv) {
   char *src = malloc(cbytes), *dst = malloc(cbytes);
   memset(src, 1, cbytes); memset(dst, 0, cbytes);
   double *t = malloc(sizeof(double) * (size_t)reps * (nb + 1));
+  double *tfw = malloc(sizeof(double) * (size_t)reps * nb), tf;
   int iters[16] = {0};
   for (int w = 0; w < 2; w++) {
-    for (int i = 0; i < nb; i++) run(&benches[i], &d);
+    for (int i = 0; i < nb; i++) run(&benches[i], &d, &tf);
     memcpy(dst, src, cbytes);
   }
   for (int r = 0; r < reps; r++) {
     for (int i = 0; i < nb; i++) {
       double t0 = now();
-      run(&benches[i], &d);
+      run(&benches[i], &d, &tf);
       t[(size_t)i * reps + r] = now() - t0;
+      tfw[(size_t)i * reps + r] = tf;
       if (benches[i].op == BISECT && d.iters > iters[i]) iters[i] = d.iters;
     }
     double t0 = now();
@@ -156,7 +170,9 @@ int main(int argc, char **argv) {
   double tsoft = median(t, reps);
   for (int i = 0; i < nb; i++) {
     double ti = i == 0 ? tsoft : median(t + (size_t)i * reps, reps);
-    printf("  %-42s %9.1f us  %5.2fx softmax", benches[i].name, ti * 1e6, ti / tsoft);
+    const double tfi = median(tfw + (size_t)i * reps, reps);
+    printf("  %-42s fwd %8.1f  bwd %8.1f  sum %8.1f us  %5.2fx softmax", benches[i].name,
+           tfi * 1e6, (ti - tfi) * 1e6, ti * 1e6, ti / tsoft);
     if (benches[i].op == BISECT) printf("  (max passes per row %d)", iters[i]);
     printf("\n");
   }
@@ -166,7 +182,7 @@ int main(int argc, char **argv) {
          "memcpy speed\n",
          traffic / 1e6, tsoft * 1e6, traffic / tsoft / 1e9, traffic / 1e6, tmem * 1e6,
          traffic / tmem / 1e9, 100.0 * tmem / tsoft);
-  free(t); free(src); free(dst);
+  free(t); free(tfw); free(src); free(dst);
   free(d.x); free(d.out); free(d.gout); free(d.gin); free(d.alpha); free(d.galpha);
   return 0;
 }

@@ -1,7 +1,9 @@
 /* tests/c/test_normalizers.c -- the attention normalizer kernels (include/attnlab/normalizers.h).
  *
  * What is checked, for softmax, sparsemax, entmax15, entmax_bisect and top-k softmax:
- *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps;
+ *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps, and
+ *     their 16-lane twins used by the kernels (al_vexp, ...) against them, bitwise (and the
+ *     faster al_vsqrt_fast against sqrtf);
  *   - closed forms derived by hand on tiny inputs;
  *   - double-precision reference loops written here from the definitions (sort-based sparsemax
  *     and entmax15, 200-step bisection, stable-sort top-k) on many shapes and scales, incl.
@@ -11,6 +13,9 @@
  *   - central finite differences of every backward (loss in double), incl. the alpha gradient,
  *     skipping points where the support changes within eps; and a self-test that the check
  *     rejects a gradient that is 2% off;
+ *   - every row length 1..48 (the kernels' 16-lane blocks: padded rows, whole blocks, an
+ *     overlapped last block) and skewed/bimodal rows (top-k's band guess misses, the search
+ *     takes over) against the references;
  *   - identities: bisect(1.5) == entmax15, bisect(2) == sparsemax, bisect(1.001) ~ softmax,
  *     shift invariance, topk(1) == softmax, masked == truncated, masked == -inf (bitwise),
  *     all-masked rows -> 0, NaN handling, ties (top-k lower index wins), thread-count
@@ -28,6 +33,7 @@
 #include "attnlab/base.h"
 #include "attnlab/normalizers.h"
 #include "attnlab/threads.h"
+#include "../../core/norm_internal.h"   /* the kernels' 16-lane math, checked against the scalar functions */
 #include "check.h"
 
 /* ---------------------------------------------------------------- random numbers */
@@ -219,6 +225,71 @@ static void test_math(void) {
         "max %.2f ulp at %g", ms, ws);
 }
 
+/* The kernels compute with al_vexp/al_vexp_le0/al_vlog/al_vsqrt on 16 lanes: each lane must be
+ * bitwise the scalar function (whose accuracy against libm is checked above). */
+static void test_vector_math(void) {
+  long cnt = 0, bad[4] = {0, 0, 0, 0};
+  float wx[4] = {0, 0, 0, 0};
+  for (uint32_t k0 = al_fkey_(-100.0f); k0 <= al_fkey_(100.0f); k0 += 16 * 997) {
+    float xs[AL_V], ys[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      xs[l] = al_fkey_inv_(k0 + (uint32_t)l * 61);
+      ys[l] = fabsf(xs[l]) + FLT_MIN;   /* log/sqrt domain */
+    }
+    const al_vf x = al_vld(xs), y = al_vld(ys);
+    const al_vf e = al_vexp(x), e0 = al_vexp_le0(al_vmin(x, al_vsplat(0.0f))), lg = al_vlog(y),
+                sq = al_vsqrt(y);
+    for (int l = 0; l < AL_V; l++) {
+      const float x0 = xs[l] < 0.0f ? xs[l] : 0.0f;
+      const float got[4] = {e[l], e0[l], lg[l], sq[l]};
+      const float want[4] = {al_expf(xs[l]), al_expf_le0(x0), al_logf(ys[l]), al_sqrtf(ys[l])};
+      for (int f = 0; f < 4; f++)
+        if (memcmp(&got[f], &want[f], 4)) { bad[f]++; wx[f] = f < 2 ? xs[l] : ys[l]; }
+    }
+    cnt += AL_V;
+  }
+  /* specials: NaN, +-inf, the clamps */
+  const float sp[AL_V] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.72f, 89.0f, -87.3f,
+                          -87.34f, -87.4f, -100.0f, -1e30f, 1e30f, FLT_MIN, 1.0f, -1.0f};
+  const al_vf e = al_vexp(al_vld(sp)), e0 = al_vexp_le0(al_vld(sp));
+  for (int l = 0; l < AL_V; l++) {
+    const float a = al_expf(sp[l]), b = al_expf_le0(sp[l]), va = e[l], vb = e0[l];
+    if (memcmp(&a, &va, 4)) { bad[0]++; wx[0] = sp[l]; }
+    if (sp[l] <= 88.0f && memcmp(&b, &vb, 4)) { bad[1]++; wx[1] = sp[l]; }
+  }
+  printf("  16-lane math vs scalar over %ld points: mismatches exp %ld, exp_le0 %ld, log %ld, sqrt %ld"
+         " (vector path: %s)\n", cnt, bad[0], bad[1], bad[2], bad[3],
+#if defined(__AVX512F__)
+         "AVX-512"
+#else
+         "generic"
+#endif
+  );
+  CHECK("math: al_vexp == al_expf lane by lane (bitwise, incl. NaN/inf/clamps)", bad[0] == 0,
+        "%ld mismatches, e.g. at %g", bad[0], wx[0]);
+  CHECK("math: al_vexp_le0 == al_expf_le0 lane by lane (bitwise)", bad[1] == 0,
+        "%ld mismatches, e.g. at %g", bad[1], wx[1]);
+  CHECK("math: al_vlog == al_logf and al_vsqrt == al_sqrtf lane by lane (bitwise)",
+        bad[2] == 0 && bad[3] == 0, "%ld / %ld mismatches, e.g. at %g / %g", bad[2], bad[3], wx[2],
+        wx[3]);
+  /* al_vsqrt_fast (entmax15's backward weights): within 1 ulp of sqrtf on normal floats,
+   * exactly 0 at 0 (subnormal p: the generic path is al_vsqrt, as rough there as al_sqrtf) */
+  double mu = 0;
+  float wu = 0;
+  for (uint32_t k = al_fkey_(FLT_MIN); k < al_fkey_(FLT_MAX) - 512; k += 16 * 1013) {
+    float xs[AL_V];
+    for (int l = 0; l < AL_V; l++) xs[l] = al_fkey_inv_(k + (uint32_t)l * 31);
+    const al_vf v = al_vsqrt_fast(al_vld(xs));
+    for (int l = 0; l < AL_V; l++) {
+      const double eu = ulps(v[l], sqrtf(xs[l]));
+      if (eu > mu) { mu = eu; wu = xs[l]; }
+    }
+  }
+  const al_vf z = al_vsqrt_fast(al_vsplat(0.0f));
+  CHECK("math: al_vsqrt_fast within 1 ulp of sqrtf on [FLT_MIN, FLT_MAX], sqrt(0) = 0", mu <= 1.0 && z[0] == 0.0f,
+        "max %.2f ulp at %g, sqrt(0) = %g", mu, wu, (double)z[0]);
+}
+
 /* ---------------------------------------------------------------- 2. closed forms */
 static void check_vec(const char *name, int op, const float *x, long n, const double *want,
                       double alpha, double ratio, double atol) {
@@ -343,6 +414,59 @@ static void test_vs_reference(void) {
             worst, worst_n, worst_sum, nonfinite);
     }
   }
+}
+
+/* Every row length 1..48 (padded single block, whole blocks, an overlapped last block of every
+ * width), masked and not, against the references; and top-k on rows the band guess misses. */
+static void test_every_length(void) {
+  for (int op = 0; op < NOPS; op++) {
+    double worst = 0, worst_d = 0;
+    long worst_n = 0;
+    for (long n = 1; n <= 48; n++) {
+      const long rows = 6, mrows = 2;
+      float *x = falloc(rows * n), *o = falloc(rows * n), alpha[6];
+      uint8_t *keep = malloc(mrows * n);
+      double *ref = dalloc(n);
+      fill_randn(x, rows * n, n % 3 == 0 ? 0.3 : 2.0);
+      for (long i = 0; i < mrows * n; i++) keep[i] = rng_unif() > 0.2;
+      for (long r = 0; r < rows; r++) alpha[r] = (float)op_alpha_list[(r + n) % 6];
+      for (int masked = 0; masked < 2; masked++) {
+        op_fwd(op, o, x, masked ? keep : NULL, mrows, rows, n, alpha, 0.3);
+        for (long r = 0; r < rows; r++) {
+          ref_row(op, ref, x + r * n, masked ? keep + (r / (rows / mrows)) * n : NULL, n, alpha[r], 0.3);
+          double md, q = cmp_ref(o + r * n, ref, n, 2e-6, 2e-5, &md);
+          if (q > worst) { worst = q; worst_d = md; worst_n = n; }
+        }
+      }
+      free(x); free(o); free(keep); free(ref);
+    }
+    char name[120];
+    snprintf(name, sizeof name, "%s: every row length 1..48, masked and not, == reference", op_name[op]);
+    CHECK(name, worst <= 1, "worst |diff| %.2e (ratio %.2f) at n=%ld", worst_d, worst, worst_n);
+  }
+  /* top-k: skewed (lognormal), bimodal and one-outlier rows: the normal-quantile band misses */
+  const long rows = 90, n = 65;
+  float *x = falloc(rows * n), *o = falloc(rows * n);
+  double *ref = dalloc(n);
+  for (long r = 0; r < rows; r++)
+    for (long j = 0; j < n; j++) {
+      double z = rng_normal();
+      x[r * n + j] = (float)(r % 3 == 0 ? exp(2.0 * z) : r % 3 == 1 ? (j % 5 ? z : 8.0 + z)
+                                                                       : (j == r % n ? 1e6 : z));
+    }
+  double worst = 0, worst_d = 0;
+  const double ratios[] = {0.05, 0.125, 0.25, 0.5, 0.9};
+  for (int q = 0; q < 5; q++) {
+    al_topk_softmax_fwd(o, x, ratios[q], NULL, 1, rows, n);
+    for (long r = 0; r < rows; r++) {
+      ref_row(TOPK, ref, x + r * n, NULL, n, 0, ratios[q]);
+      double md, qq = cmp_ref(o + r * n, ref, n, 1e-6, 1e-5, &md);
+      if (qq > worst) { worst = qq; worst_d = md; }
+    }
+  }
+  CHECK("topk_softmax on skewed, bimodal and outlier rows (band misses) == reference", worst <= 1,
+        "worst |diff| %.2e (ratio %.2f)", worst_d, worst);
+  free(x); free(o); free(ref);
 }
 
 /* n = 4096, +-1e4 inputs and rows with -inf entries: finite, sums to 1, equals the reference. */
@@ -859,6 +983,7 @@ int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
   test_math();
+  test_vector_math();
   test_closed_forms();
   test_vs_reference();
   test_long_and_extreme();
@@ -870,5 +995,6 @@ int main(void) {
   test_threads();
   test_bisect_iters();
   test_errors();
+  test_every_length();   /* last: it draws from the random stream the checks above rely on */
   CHECK_EXIT();
 }

@@ -1,0 +1,633 @@
+/* core/norm_internal.h -- private to core/norm_*.c (and tests/c/test_normalizers.c): the
+ * vectorizable scalar float math and the 16-lane vector layer the normalizer kernels are written on.
+ * The public API is include/attnlab/normalizers.h; nothing here is part of it. */
+#ifndef ATTNLAB_NORM_INTERNAL_H
+#define ATTNLAB_NORM_INTERNAL_H
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "attnlab/normalizers.h"
+
+/* ---- vectorizable float math (also handy for other elementwise ops) ----
+ * Plain C on purpose: GCC -O3 -march=native turns loops calling these into SIMD code, which
+ * libm's expf/logf calls would prevent. No float->int conversions (no UB on NaN/inf input).
+ * The kernels use their 16-lane twins (al_vexp, ...: same operations, same results). */
+
+#if defined(__FMA__)
+#define AL_FMAF(a, b, c) fmaf((a), (b), (c))
+#else
+#define AL_FMAF(a, b, c) ((a) * (b) + (c))
+#endif
+
+static inline uint32_t al_f2u_(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float al_u2f_(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+/* c ? a : b on the bits: GCC if-converts (vectorizes) this where a float ?: sometimes stays a
+ * branch, e.g. inside loops that also update lane arrays. */
+static inline float al_fsel_(int c, float a, float b) {
+  uint32_t m = 0u - (uint32_t)(c != 0);
+  return al_u2f_((al_f2u_(a) & m) | (al_f2u_(b) & ~m));
+}
+
+/* exp(x), within 2 ulp of expf for x in [-87.33, 88.72] (tested against expf); 0 below
+ * ln(FLT_MIN) = -87.3365 (subnormal results are flushed), +inf above ln(FLT_MAX), NaN -> NaN.
+ * Range reduction x = n ln2 + r, |r| <= ln2/2, and a degree-6 polynomial for exp(r) whose
+ * coefficients were fitted to minimise the relative error (3e-9) on that interval. */
+static inline float al_expf(float x) {
+  const float lo = -87.336544750553f, hi = 88.722839f;
+  int under = x < lo, over = x > hi;           /* both false for NaN: NaN propagates */
+  /* Lanes below lo compute exp(-64) and are then replaced by 0: clamping them to lo itself
+   * could round p * 2^-126 to a subnormal, which costs a microcode assist per vector. */
+  float xc = al_fsel_(under, -64.0f, al_fsel_(over, hi, x));
+  /* Round xc/ln2 to an integer with the 1.5*2^23 trick: n lands in t's low mantissa bits. */
+  float t = AL_FMAF(xc, 1.44269504088896341f, 12582912.0f);
+  float nf = t - 12582912.0f;
+  float r = AL_FMAF(nf, -0.693145751953125f, xc);          /* ln2 split hi+lo: hi*n exact */
+  r = AL_FMAF(nf, -1.428606765330187e-06f, r);
+  float q = AL_FMAF(1.381461043e-03f, r, 8.368710056e-03f);
+  q = AL_FMAF(q, r, 4.166838899e-02f);
+  q = AL_FMAF(q, r, 1.666652113e-01f);
+  q = AL_FMAF(q, r, 4.999999404e-01f);
+  float p = AL_FMAF(q, r * r, r) + 1.0f;                  /* 1 + r + r^2 q(r) */
+  uint32_t n = al_f2u_(t) - 0x4B400000u;                 /* n in [-126, 128], two's complement */
+  /* 2^128 is not a float: for n == 128 scale p by 2 and use 2^127. */
+  uint32_t big = n == 128u;
+  p = al_fsel_(big, p + p, p);
+  float s = al_u2f_((n - big + 127u) << 23);
+  float y = al_fsel_(under, 0.0f, p * s);
+  return al_fsel_(over, INFINITY, y);
+}
+
+/* exp(x) for x <= 88 (meant for x <= 0: softmax after the max shift): al_expf without the
+ * overflow handling, ~20% fewer instructions. -inf -> 0, NaN -> NaN. */
+static inline float al_expf_le0(float x) {
+  const float lo = -87.336544750553f;
+  int under = x < lo;                          /* false for NaN: NaN propagates */
+  float xc = al_fsel_(under, -64.0f, x);       /* see al_expf */
+  float t = AL_FMAF(xc, 1.44269504088896341f, 12582912.0f);
+  float nf = t - 12582912.0f;
+  float r = AL_FMAF(nf, -0.693145751953125f, xc);
+  r = AL_FMAF(nf, -1.428606765330187e-06f, r);
+  float q = AL_FMAF(1.381461043e-03f, r, 8.368710056e-03f);
+  q = AL_FMAF(q, r, 4.166838899e-02f);
+  q = AL_FMAF(q, r, 1.666652113e-01f);
+  q = AL_FMAF(q, r, 4.999999404e-01f);
+  float p = AL_FMAF(q, r * r, r) + 1.0f;
+  float s = al_u2f_((al_f2u_(t) - 0x4B400000u + 127u) << 23);   /* 2^n, n in [-126, 127] */
+  return al_fsel_(under, 0.0f, p * s);
+}
+
+/* log(x) for x > 0 normal, within 2 ulp of logf (tested); x <= 0, subnormal, inf or NaN give
+ * unspecified values -- callers mask those lanes. x = 2^e m with m in [sqrt(1/2), sqrt(2)),
+ * log(m) = f - f^2/2 + f^3 P(f), f = m - 1 exact, P of degree 7 fitted for relative error
+ * 6e-9 on [sqrt(1/2)-1, sqrt(2)-1]. */
+static inline float al_logf(float x) {
+  uint32_t u = al_f2u_(x);
+  /* Move the exponent so that m lands in [sqrt(1/2), sqrt(2)): 0x3F3504F3 = sqrt(1/2). */
+  uint32_t v = u - 0x3F3504F3u;
+  int32_t e = (int32_t)(v >> 23) - (int32_t)((v >> 31) << 9);   /* arithmetic shift, no UB */
+  float m = al_u2f_((v & 0x007FFFFFu) + 0x3F3504F3u);
+  float f = m - 1.0f;
+  float q = AL_FMAF(-7.634460181e-02f, f, 1.276156306e-01f);
+  q = AL_FMAF(q, f, -1.316018999e-01f);
+  q = AL_FMAF(q, f, 1.420176029e-01f);
+  q = AL_FMAF(q, f, -1.662335694e-01f);
+  q = AL_FMAF(q, f, 2.000122666e-01f);
+  q = AL_FMAF(q, f, -2.500081956e-01f);
+  q = AL_FMAF(q, f, 3.333333135e-01f);
+  float f2 = f * f;
+  float ef = (float)e;
+  float y = AL_FMAF(q * f, f2, AL_FMAF(-0.5f, f2, f));     /* f - f^2/2 + f^3 q */
+  y = AL_FMAF(ef, 1.42860677e-06f, y);                      /* e*ln2, split hi + lo */
+  return AL_FMAF(ef, 0.693145751953125f, y);
+}
+
+/* sqrt(x) for finite x >= 0, within 1 ulp of sqrtf (tested). libm's sqrtf keeps loops scalar
+ * under the default -fmath-errno. Reciprocal square root from an exponent-halving guess and
+ * two Newton steps (error 5e-6), then one Newton step on sqrt itself (error ~1e-11). */
+static inline float al_sqrtf(float x) {
+  float y = al_u2f_(0x5F375A86u - (al_f2u_(x) >> 1));   /* 1/sqrt(x) within 3.5% */
+  float hx = 0.5f * x;
+  y = y * (1.5f - hx * y * y);                           /* 1.8e-3 */
+  y = y * (1.5f - hx * y * y);                           /* 5e-6 */
+  float r = x * y;                                       /* 0 for x = 0 */
+  return AL_FMAF(0.5f * y, AL_FMAF(-r, r, x), r);
+}
+
+/* ---- internal: shared by core/norm_*.c, not part of the API ---- */
+
+/* Checks pointers, sizes and the keep geometry; sets the message and returns AL_EINVAL. */
+al_status al_norm_check_(const char *who, const void *out, const void *x, const uint8_t *keep,
+                         int64_t mrows, int64_t rows, int64_t n);
+
+/* This thread's share of rows for a static split, inside an omp parallel region (the same rows
+ * as `omp for schedule(static)`; only speed depends on the split, never results). */
+void al_norm_thread_rows_(int64_t rows, int64_t *r0, int64_t *r1);
+
+/* The keep row of row r (NULL when keep is NULL). */
+static inline const uint8_t *al_norm_keeprow_(const uint8_t *keep, int64_t mrows, int64_t rows,
+                                              int64_t n, int64_t r) {
+  return keep ? keep + (r / (rows / mrows)) * n : NULL;
+}
+
+/* Order-preserving map float -> uint32 (a < b as floats <=> key(a) < key(b) as unsigned, for
+ * non-NaN values): top-k searches over these keys, so that "the next float up" is key + 1. */
+#define AL_KEY_NEGINF 0x007FFFFFu   /* key(-inf); keys below it are negative NaNs */
+#define AL_KEY_POSINF 0xFF800000u   /* key(+inf); keys above it are positive NaNs */
+static inline uint32_t al_fkey_(float f) {
+  uint32_t u = al_f2u_(f);
+  return u ^ ((0u - (u >> 31)) | 0x80000000u);
+}
+static inline float al_fkey_inv_(uint32_t k) {
+  return al_u2f_(k ^ ((0u - (~k >> 31)) | 0x80000000u));
+}
+static inline void al_norm_fill_(float *o, int64_t n, float v) {
+  for (int64_t j = 0; j < n; j++) o[j] = v;
+}
+
+/* ---- internal: 16-lane vectors for the row kernels (core/norm_*.c and their test) ----------
+ *
+ * Why not the auto-vectorizer: attention rows are short (n = 65 is four full blocks and one
+ * entry), so a row is a chain of dependent reductions -- max, sums, a threshold -- and a
+ * kernel's speed is set by latency and instruction count, not by a long inner loop. The
+ * kernels are written on 16-lane vectors (GNU C vector extensions: GCC and Clang, any target)
+ * so that they control the blocking (whole blocks, an overlapped last block instead of a
+ * scalar epilogue), the reduction trees, and the batching of rows whose chains overlap. Lane
+ * masks are an opaque al_vm: an AVX-512 mask register (one instruction per compare, select,
+ * masked add or popcount) or, elsewhere, a vector of 0 / -1 lanes. The few operations that
+ * GCC lowers poorly from generic vectors (FMA, float <-> double, compaction, reductions) use
+ * AVX-512 intrinsics when available, with generic fallbacks (tested: the test suite builds and
+ * runs on AVX2 and on x86-64-v2 too).
+ * The math (al_vexp, al_vexp_le0, al_vlog, al_vsqrt) repeats the scalar al_expf, ... operation
+ * for operation, so each lane returns bitwise what the scalar function returns. */
+#if !defined(__GNUC__)
+#error "core/norm_*.c need GNU C vector extensions (GCC or Clang)"
+#endif
+#if defined(__AVX512F__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+/* 64-byte vectors passed by value between inlined helpers: GCC's note that their ABI differs
+ * on pre-AVX-512 targets concerns calls across objects, which these never are. */
+#pragma GCC diagnostic ignored "-Wpsabi"
+typedef float al_vf __attribute__((vector_size(64)));
+typedef int32_t al_vi __attribute__((vector_size(64)));
+typedef uint32_t al_vu __attribute__((vector_size(64)));
+typedef double al_vd __attribute__((vector_size(64)));     /* 8 lanes */
+typedef uint8_t al_vb_ __attribute__((vector_size(16)));
+typedef float al_vf8_ __attribute__((vector_size(32)));
+typedef float al_vf4_ __attribute__((vector_size(16)));
+typedef int32_t al_vi8_ __attribute__((vector_size(32)));
+typedef int32_t al_vi4_ __attribute__((vector_size(16)));
+typedef uint32_t al_vu8_ __attribute__((vector_size(32)));
+typedef uint32_t al_vu4_ __attribute__((vector_size(16)));
+typedef double al_vd4_ __attribute__((vector_size(32)));
+typedef double al_vd2_ __attribute__((vector_size(16)));
+#define AL_VI static inline __attribute__((always_inline))
+#define AL_V 16
+
+AL_VI al_vf al_vld(const float *p) { al_vf v; memcpy(&v, p, sizeof v); return v; }
+AL_VI void al_vst(float *p, al_vf v) { memcpy(p, &v, sizeof v); }
+AL_VI al_vf al_vsplat(float a) { return (al_vf){a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
+AL_VI al_vi al_vspliti(int32_t a) { return (al_vi){a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
+AL_VI al_vi al_vlane(void) { return (al_vi){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; }
+
+/* sqrt of a double >= 0 without libm's errno path (a call that makes GCC spill the vector
+ * registers around it in the kernels' loops). */
+AL_VI double al_dsqrt(double x) {
+#if defined(__SSE2__)
+  return _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x)));
+#else
+  return sqrt(x);
+#endif
+}
+
+/* ---- lane masks ---- */
+#if defined(__AVX512F__)
+typedef __mmask16 al_vm;
+#define AL_VCMP_(a, b, P) ((al_vm)_mm512_cmp_ps_mask((__m512)(a), (__m512)(b), P))
+AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_LT_OQ); }
+AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_LE_OQ); }
+AL_VI al_vm al_vm_gt(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_GT_OQ); }
+AL_VI al_vm al_vm_ge(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_GE_OQ); }
+AL_VI al_vm al_vm_eq(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_EQ_OQ); }
+AL_VI al_vm al_vm_nle(al_vf a, al_vf b) { return AL_VCMP_(a, b, _CMP_NLE_UQ); }   /* !(a <= b) */
+AL_VI al_vm al_vm_ilt(al_vi a, al_vi b) { return _mm512_cmplt_epi32_mask((__m512i)a, (__m512i)b); }
+AL_VI al_vm al_vm_ile(al_vi a, al_vi b) { return _mm512_cmple_epi32_mask((__m512i)a, (__m512i)b); }
+AL_VI al_vm al_vm_ieq(al_vi a, al_vi b) { return _mm512_cmpeq_epi32_mask((__m512i)a, (__m512i)b); }
+AL_VI al_vm al_vm_first(int k) {   /* lanes < k */
+  return (al_vm)(k >= AL_V ? 0xFFFFu : k <= 0 ? 0u : (1u << k) - 1u);
+}
+AL_VI uint32_t al_vm_bits(al_vm m) { return m; }
+AL_VI al_vm al_vm_none(void) { return 0; }
+AL_VI al_vm al_vm_keep(const uint8_t *k) {   /* keep bytes != 0 */
+  al_vb_ b;
+  memcpy(&b, k, sizeof b);
+  return _mm512_test_epi32_mask(_mm512_cvtepu8_epi32((__m128i)b), _mm512_cvtepu8_epi32((__m128i)b));
+}
+AL_VI al_vf al_vsel(al_vm m, al_vf a, al_vf b) { return (al_vf)_mm512_mask_mov_ps((__m512)b, m, (__m512)a); }
+AL_VI al_vi al_vseli(al_vm m, al_vi a, al_vi b) {
+  return (al_vi)_mm512_mask_mov_epi32((__m512i)b, m, (__m512i)a);
+}
+AL_VI al_vf al_vzero(al_vf v, al_vm m) { return (al_vf)_mm512_maskz_mov_ps(m, (__m512)v); }
+AL_VI al_vi al_vinc(al_vi acc, al_vm m) {   /* acc + 1 where m */
+  return (al_vi)_mm512_mask_sub_epi32((__m512i)acc, m, (__m512i)acc, _mm512_set1_epi32(-1));
+}
+AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) {   /* acc + v where m */
+  return (al_vf)_mm512_mask_add_ps((__m512)acc, m, (__m512)acc, (__m512)v);
+}
+#else
+typedef al_vi al_vm;
+AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return a < b; }
+AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return a <= b; }
+AL_VI al_vm al_vm_gt(al_vf a, al_vf b) { return a > b; }
+AL_VI al_vm al_vm_ge(al_vf a, al_vf b) { return a >= b; }
+AL_VI al_vm al_vm_eq(al_vf a, al_vf b) { return a == b; }
+AL_VI al_vm al_vm_nle(al_vf a, al_vf b) { return ~(a <= b); }
+AL_VI al_vm al_vm_ilt(al_vi a, al_vi b) { return a < b; }
+AL_VI al_vm al_vm_ile(al_vi a, al_vi b) { return a <= b; }
+AL_VI al_vm al_vm_ieq(al_vi a, al_vi b) { return a == b; }
+AL_VI al_vm al_vm_first(int k) { return al_vlane() < k; }
+AL_VI uint32_t al_vm_bits(al_vm m) {
+  uint32_t b = 0;
+  for (int l = 0; l < AL_V; l++) b |= (uint32_t)(m[l] & 1) << l;
+  return b;
+}
+AL_VI al_vm al_vm_none(void) { return (al_vm){0}; }
+AL_VI al_vm al_vm_keep(const uint8_t *k) {
+  al_vb_ b;
+  memcpy(&b, k, sizeof b);
+  return __builtin_convertvector(b, al_vi) != 0;
+}
+AL_VI al_vf al_vsel(al_vm m, al_vf a, al_vf b) { return (al_vf)(((al_vi)a & m) | ((al_vi)b & ~m)); }
+AL_VI al_vi al_vseli(al_vm m, al_vi a, al_vi b) { return (a & m) | (b & ~m); }
+AL_VI al_vf al_vzero(al_vf v, al_vm m) { return (al_vf)((al_vi)v & m); }
+AL_VI al_vi al_vinc(al_vi acc, al_vm m) { return acc - m; }
+AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) { return al_vsel(m, acc + v, acc); }
+#endif
+AL_VI int al_vm_count(al_vm m) { return __builtin_popcount(al_vm_bits(m)); }
+AL_VI int al_vm_any(al_vm m) { return al_vm_bits(m) != 0; }
+
+/* ---- arithmetic ---- */
+/* a*b + c with one rounding where AL_FMAF has one (GCC's SLP vectorizer does not reliably turn
+ * a lane loop of fmaf into one vector FMA, so AVX-512 gets the intrinsic). */
+AL_VI al_vf al_vfma(al_vf a, al_vf b, al_vf c) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#else
+  al_vf r;
+  for (int l = 0; l < AL_V; l++) r[l] = AL_FMAF(a[l], b[l], c[l]);
+  return r;
+#endif
+}
+/* Float max/min (a NaN lane may yield either operand: callers catch NaN otherwise). */
+AL_VI al_vf al_vmax(al_vf a, al_vf b) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_max_ps((__m512)a, (__m512)b);
+#else
+  return al_vsel(a > b, a, b);
+#endif
+}
+AL_VI al_vf al_vmin(al_vf a, al_vf b) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_min_ps((__m512)a, (__m512)b);
+#else
+  return al_vsel(a < b, a, b);
+#endif
+}
+AL_VI al_vu al_vmaxu(al_vu a, al_vu b) {
+#if defined(__AVX512F__)
+  return (al_vu)_mm512_max_epu32((__m512i)a, (__m512i)b);
+#else
+  al_vu m = (al_vu)(a > b);
+  return (a & m) | (b & ~m);
+#endif
+}
+AL_VI al_vu al_vminu(al_vu a, al_vu b) {
+#if defined(__AVX512F__)
+  return (al_vu)_mm512_min_epu32((__m512i)a, (__m512i)b);
+#else
+  al_vu m = (al_vu)(a < b);
+  return (a & m) | (b & ~m);
+#endif
+}
+AL_VI al_vu al_vkey(al_vf f) {            /* al_fkey_ per lane */
+  al_vu u = (al_vu)f;
+  return u ^ ((al_vu)((al_vi)u >> 31) | 0x80000000u);
+}
+AL_VI al_vf al_vkey_inv(al_vu k) { return (al_vf)(k ^ ((al_vu)((al_vi)~k >> 31) | 0x80000000u)); }
+/* Lanes 0-7 / 8-15 widened to double (GCC 12 splits the generic conversion in four). */
+AL_VI al_vd al_vlo(al_vf v) {
+#if defined(__AVX512F__)
+  return (al_vd)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)v));
+#else
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), al_vd);
+#endif
+}
+AL_VI al_vd al_vhi(al_vf v) {
+#if defined(__AVX512F__)
+  return (al_vd)_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd((__m512)v), 1)));
+#else
+  return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), al_vd);
+#endif
+}
+
+/* 1/x to about 14 bits (AVX-512 rcp14; elsewhere a division): for terms that only steer. */
+AL_VI al_vf al_vrcp_approx(al_vf x) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_rcp14_ps((__m512)x);
+#else
+  return 1.0f / x;
+#endif
+}
+
+/* ---- horizontal reductions: fixed trees (results never depend on threads or batching) ---- */
+#if defined(__AVX512F__)
+AL_VI float al_vhmax(al_vf v) { return _mm512_reduce_max_ps((__m512)v); }
+AL_VI float al_vhmin(al_vf v) { return _mm512_reduce_min_ps((__m512)v); }
+AL_VI float al_vhsumf(al_vf v) { return _mm512_reduce_add_ps((__m512)v); }
+AL_VI uint32_t al_vhmaxu(al_vu v) { return _mm512_reduce_max_epu32((__m512i)v); }
+AL_VI uint32_t al_vhminu(al_vu v) { return _mm512_reduce_min_epu32((__m512i)v); }
+AL_VI uint32_t al_vhoru(al_vu v) { return (uint32_t)_mm512_reduce_or_epi32((__m512i)v); }
+AL_VI int32_t al_vhsumi(al_vi v) { return _mm512_reduce_add_epi32((__m512i)v); }
+AL_VI double al_vhsumd(al_vd lo, al_vd hi) { return _mm512_reduce_add_pd((__m512d)(lo + hi)); }
+#else
+#define AL_VH16_(T8, T4, v, OP)                                                            \
+  T8 a8_ = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);                          \
+  T8 b8_ = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);                    \
+  a8_ = OP(a8_, b8_);                                                                      \
+  T4 a4_ = __builtin_shufflevector(a8_, a8_, 0, 1, 2, 3);                                  \
+  T4 b4_ = __builtin_shufflevector(a8_, a8_, 4, 5, 6, 7);                                  \
+  a4_ = OP(a4_, b4_);
+#define AL_OPMAX_(a, b) ((a) > (b) ? (a) : (b))
+#define AL_OPMIN_(a, b) ((a) < (b) ? (a) : (b))
+#define AL_OPADD_(a, b) ((a) + (b))
+#define AL_OPOR_(a, b) ((a) | (b))
+/* (vector ?: is C++ only in GCC: per-lane loops for the 8- and 4-lane steps) */
+#define AL_VHLANES_(T, a, b, OP)                                                           \
+  ({ T r_; for (unsigned l_ = 0; l_ < sizeof(T) / 4; l_++) r_[l_] = OP((a)[l_], (b)[l_]); r_; })
+AL_VI float al_vhmax(al_vf v) {
+#define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMAX_)
+  AL_VH16_(al_vf8_, al_vf4_, v, OP_)
+#undef OP_
+  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[1]), AL_OPMAX_(a4_[2], a4_[3]));
+}
+AL_VI float al_vhmin(al_vf v) {
+#define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMIN_)
+  AL_VH16_(al_vf8_, al_vf4_, v, OP_)
+#undef OP_
+  return AL_OPMIN_(AL_OPMIN_(a4_[0], a4_[1]), AL_OPMIN_(a4_[2], a4_[3]));
+}
+AL_VI float al_vhsumf(al_vf v) {
+  AL_VH16_(al_vf8_, al_vf4_, v, AL_OPADD_)
+  return (a4_[0] + a4_[1]) + (a4_[2] + a4_[3]);
+}
+AL_VI uint32_t al_vhmaxu(al_vu v) {
+#define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMAX_)
+  AL_VH16_(al_vu8_, al_vu4_, v, OP_)
+#undef OP_
+  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[1]), AL_OPMAX_(a4_[2], a4_[3]));
+}
+AL_VI uint32_t al_vhminu(al_vu v) { return ~al_vhmaxu(~v); }
+AL_VI uint32_t al_vhoru(al_vu v) {
+  AL_VH16_(al_vu8_, al_vu4_, v, AL_OPOR_)
+  return (a4_[0] | a4_[1]) | (a4_[2] | a4_[3]);
+}
+AL_VI int32_t al_vhsumi(al_vi v) {
+  AL_VH16_(al_vi8_, al_vi4_, v, AL_OPADD_)
+  return (a4_[0] + a4_[1]) + (a4_[2] + a4_[3]);
+}
+AL_VI double al_vhsumd(al_vd lo, al_vd hi) {
+  al_vd a = lo + hi;
+  al_vd4_ b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  al_vd2_ c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
+  return c[0] + c[1];
+}
+#endif
+
+/* Sums in double, cheaply: terms are added per lane in float for at most AL_DACC_RUN blocks,
+ * then the float partials are widened and added into 8 + 8 double lanes (al_dacc_flush). Four
+ * float terms carry a relative error below 2e-7 -- the resolution of the float results -- and
+ * the widening then costs three instructions per flush instead of per block. */
+#define AL_DACC_RUN 4
+typedef struct { al_vf f; al_vd lo, hi; } al_dacc;
+AL_VI void al_dacc_init(al_dacc *a) { a->f = (al_vf){0}; a->lo = a->hi = (al_vd){0}; }
+AL_VI void al_dacc_flush(al_dacc *a) {
+  a->lo += al_vlo(a->f);
+  a->hi += al_vhi(a->f);
+  a->f = (al_vf){0};
+}
+AL_VI double al_dacc_total(al_dacc *a) {
+  al_dacc_flush(a);
+  return al_vhsumd(a->lo, a->hi);
+}
+/* Block index b of a sweep: flush after every AL_DACC_RUN-th block. */
+#define AL_DACC_DUE(b) (((b) & (AL_DACC_RUN - 1)) == AL_DACC_RUN - 1)
+
+/* ---- compaction: the lanes of v selected by m, appended to k lanes already gathered in one
+ * or two vectors (lanes past the capacity are dropped); returns k + popcount(m). In registers:
+ * a vector reloaded after overlapping stores would stall on store forwarding. ---- */
+AL_VI int al_vappend(al_vf *acc, int k, al_vf v, al_vm m) {
+  const int c = al_vm_count(m);
+  if (k < AL_V) {
+#if defined(__AVX512F__)
+    const __mmask16 ins = (__mmask16)((((1u << c) - 1u) << k) & 0xFFFFu);
+    *acc = (al_vf)_mm512_mask_expand_ps((__m512)*acc, ins, _mm512_maskz_compress_ps(m, (__m512)v));
+#else
+    uint32_t bits = al_vm_bits(m);
+    for (int q = k; bits && q < AL_V; bits &= bits - 1) (*acc)[q++] = v[__builtin_ctz(bits)];
+#endif
+  }
+  return k + c;
+}
+AL_VI int al_vappend2(al_vf c[2], int k, al_vf v, al_vm m) {
+  const int cnt = al_vm_count(m);
+  if (k < 2 * AL_V) {
+#if defined(__AVX512F__)
+    const uint64_t M = ((1ull << cnt) - 1u) << k;
+    const __m512 comp = _mm512_maskz_compress_ps(m, (__m512)v);
+    c[0] = (al_vf)_mm512_mask_expand_ps((__m512)c[0], (__mmask16)(M & 0xFFFFu), comp);
+    const __m512i idx = (__m512i)(al_vlane() + (AL_V - k));
+    c[1] = (al_vf)_mm512_mask_permutexvar_ps((__m512)c[1], (__mmask16)((M >> 16) & 0xFFFFu), idx, comp);
+#else
+    uint32_t bits = al_vm_bits(m);
+    for (int q = k; bits && q < 2 * AL_V; bits &= bits - 1, q++) c[q >> 4][q & 15] = v[__builtin_ctz(bits)];
+#endif
+  }
+  return k + cnt;
+}
+
+/* ---- the math of al_expf, al_expf_le0, al_logf, al_sqrtf, lane by lane ---- */
+AL_VI al_vf al_vexp(al_vf x) {
+  const float lo = -87.336544750553f, hi = 88.722839f;
+  const al_vm under = al_vm_lt(x, al_vsplat(lo)), over = al_vm_gt(x, al_vsplat(hi));
+  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), al_vsel(over, al_vsplat(hi), x));
+  const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
+  const al_vf nf = t - 12582912.0f;
+  al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
+  r = al_vfma(nf, al_vsplat(-1.428606765330187e-06f), r);
+  al_vf q = al_vfma(al_vsplat(1.381461043e-03f), r, al_vsplat(8.368710056e-03f));
+  q = al_vfma(q, r, al_vsplat(4.166838899e-02f));
+  q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
+  q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
+  al_vf p = al_vfma(q, r * r, r) + 1.0f;
+  const al_vu n = (al_vu)t - 0x4B400000u;
+  const al_vm big = al_vm_ieq((al_vi)n, al_vspliti(128));
+  p = al_vsel(big, p + p, p);
+  const al_vf s = (al_vf)(((al_vu)al_vseli(big, (al_vi)n - 1, (al_vi)n) + 127u) << 23);
+  return al_vsel(over, al_vsplat(INFINITY), al_vzero(p * s, ~under));
+}
+AL_VI al_vf al_vexp_le0(al_vf x) {
+  const al_vm under = al_vm_lt(x, al_vsplat(-87.336544750553f));
+  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), x);
+  const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
+  const al_vf nf = t - 12582912.0f;
+  al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
+  r = al_vfma(nf, al_vsplat(-1.428606765330187e-06f), r);
+  al_vf q = al_vfma(al_vsplat(1.381461043e-03f), r, al_vsplat(8.368710056e-03f));
+  q = al_vfma(q, r, al_vsplat(4.166838899e-02f));
+  q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
+  q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
+  const al_vf p = al_vfma(q, r * r, r) + 1.0f;
+  const al_vf s = (al_vf)(((al_vu)t - 0x4B400000u + 127u) << 23);
+  return al_vzero(p * s, ~under);
+}
+AL_VI al_vf al_vlog(al_vf x) {
+  const al_vu v = (al_vu)x - 0x3F3504F3u;
+  const al_vi e = (al_vi)(v >> 23) - (al_vi)((v >> 31) << 9);
+  const al_vf m = (al_vf)((v & 0x007FFFFFu) + 0x3F3504F3u);
+  const al_vf f = m - 1.0f;
+  al_vf q = al_vfma(al_vsplat(-7.634460181e-02f), f, al_vsplat(1.276156306e-01f));
+  q = al_vfma(q, f, al_vsplat(-1.316018999e-01f));
+  q = al_vfma(q, f, al_vsplat(1.420176029e-01f));
+  q = al_vfma(q, f, al_vsplat(-1.662335694e-01f));
+  q = al_vfma(q, f, al_vsplat(2.000122666e-01f));
+  q = al_vfma(q, f, al_vsplat(-2.500081956e-01f));
+  q = al_vfma(q, f, al_vsplat(3.333333135e-01f));
+  const al_vf f2 = f * f, ef = __builtin_convertvector(e, al_vf);
+  al_vf y = al_vfma(q * f, f2, al_vfma(al_vsplat(-0.5f), f2, f));
+  y = al_vfma(ef, al_vsplat(1.42860677e-06f), y);
+  return al_vfma(ef, al_vsplat(0.693145751953125f), y);
+}
+AL_VI al_vf al_vsqrt(al_vf x) {
+  al_vf y = (al_vf)(0x5F375A86u - ((al_vu)x >> 1));
+  const al_vf hx = 0.5f * x;
+  y = y * (1.5f - hx * y * y);
+  y = y * (1.5f - hx * y * y);
+  const al_vf r = x * y;
+  return al_vfma(0.5f * y, al_vfma(-r, r, x), r);
+}
+/* sqrt(x) to about 1 ulp for x = 0 or finite normal x > 0, cheaply: AVX-512's 14-bit reciprocal
+ * square root and one Newton step (for backward weights; al_vsqrt is the exact twin of al_sqrtf,
+ * and is what other targets use). */
+AL_VI al_vf al_vsqrt_fast(al_vf x) {
+#if defined(__AVX512F__)
+  const al_vf y = (al_vf)_mm512_rsqrt14_ps((__m512)x);                 /* 1/sqrt(x) to 2^-14 */
+  const al_vf r = x * y;                                                /* (0 * inf at x = 0) */
+  return al_vzero(al_vfma(0.5f * r, al_vfma(-y, r, al_vsplat(1.0f)), r),   /* a Newton step */
+                  al_vm_gt(x, al_vsplat(0.0f)));
+#else
+  return al_vsqrt(x);
+#endif
+}
+
+/* ---- rows as 16-lane blocks ---- */
+/* For n >= 16 (shorter rows go through al_norm_pad_). The full blocks start at j = 0, 16, ...,
+ * nf - 16; when rem = n % 16 > 0 a last block starts at jt = n - 16, overlapping the one before:
+ * its lanes below 16 - rem repeat earlier columns and are masked (tm), so every column is seen
+ * once. All loads are whole unaligned vectors inside the row -- no masked loads, no scalar
+ * epilogue. A kernel that writes the last block writes it first; the full blocks then rewrite
+ * the repeated columns with their own values. */
+typedef struct {
+  int64_t nf, jt;   /* entries in full blocks; start of the last block */
+  int64_t nb, nbf;  /* blocks; full blocks */
+  int rem;          /* n % 16: 0 = no last block */
+  al_vm tm;         /* lanes of the last block that are new columns */
+} al_rowgeo;
+AL_VI al_rowgeo al_rowgeo_(int64_t n) {
+  al_rowgeo g;
+  g.nf = n & ~(int64_t)(AL_V - 1);
+  g.rem = (int)(n - g.nf);
+  g.jt = n - AL_V;
+  g.nbf = g.nf / AL_V;
+  g.nb = g.nbf + (g.rem != 0);
+#if defined(__AVX512F__)
+  g.tm = (al_vm)(0xFFFFu << (AL_V - g.rem));
+#else
+  g.tm = al_vlane() >= AL_V - g.rem;
+#endif
+  return g;
+}
+/* Column of each lane of block b. */
+AL_VI al_vi al_rowgeo_cols_(const al_rowgeo *g, int64_t b) {
+  return al_vlane() + (int32_t)(b == g->nbf ? g->jt : b * AL_V);
+}
+/* Block b of a row as every kernel sees it: -inf where the keep row kr (may be NULL) is 0, so
+ * garbage or NaN under the mask never reaches the arithmetic, and in the repeated lanes of the
+ * last block. */
+AL_VI al_vf al_norm_blk_(const float *x, const uint8_t *kr, const al_rowgeo *g, int64_t b) {
+  const int last = b == g->nbf;
+  const int64_t j = last ? g->jt : b * AL_V;
+  const al_vf v = al_vld(x + j);
+  al_vm ok = last ? g->tm : (al_vm)~al_vm_none();
+  if (kr) ok &= al_vm_keep(kr + j);
+  return al_vsel(ok, v, al_vsplat(-INFINITY));
+}
+/* Rows shorter than 16 run as one block: the row padded to 16 with masked entries (which behave
+ * exactly like absent ones), processed, and the first n outputs copied back. */
+AL_VI void al_norm_pad_(float *xp, uint8_t *kp, const float *x, const uint8_t *kr, int64_t n) {
+  for (int l = 0; l < AL_V; l++) {
+    xp[l] = l < n ? x[l] : 0.0f;
+    kp[l] = l < n ? (kr ? kr[l] : 1) : 0;
+  }
+}
+/* Rows per batch for the kernels that run phase by phase over a batch of rows (so that the rows'
+ * latency chains overlap in the CPU): up to AL_NORM_BATCH, fewer for long rows (the batch's
+ * blocks should stay in L1/L2). */
+#define AL_NORM_BATCH 16
+AL_VI int64_t al_norm_batch_(int64_t n) {
+  const int64_t b = 2048 / (n / AL_V + 1);
+  return b < 1 ? 1 : b > AL_NORM_BATCH ? AL_NORM_BATCH : b;
+}
+/* The batched kernels load a batch of rows in one burst and then compute without touching
+ * memory, which leaves the hardware prefetcher idle: while loading (and storing) row r of a
+ * batch they prefetch block b of the same row of the next batch, row r + nr -- one prefetch per
+ * load, spread out (a burst of prefetches would stall on the line fill buffers). */
+AL_VI void al_norm_prefetch_(const float *base, int64_t r, int64_t rows, int64_t n, int64_t b,
+                             int write) {
+  if (r < rows) {
+    if (write) __builtin_prefetch(base + r * n + b * AL_V, 1, 3);
+    else __builtin_prefetch(base + r * n + b * AL_V, 0, 3);
+  }
+}
+/* Per-thread workspace of NV vectors around a parallel sweep over rows: on the stack up to
+ * AL_NORM_STACK_V vectors (32 KB), else one al_malloc block for all threads. Inside, r0 and r1
+ * bound this thread's rows and ws is its workspace; the enclosing function returns AL_ENOMEM
+ * (with a message naming WHO) if the block cannot be had. Needs rows, n in scope. */
+#define AL_NORM_STACK_V 512
+#define AL_NORM_WS_BEGIN(WHO, ws, NV)                                                      \
+  {                                                                                        \
+    const int64_t al_nv_ = (NV);                                                           \
+    const int al_nt_ = rows * n >= AL_PAR_MIN_WORK ? omp_get_max_threads() : 1;            \
+    al_vf *al_heap_ = NULL;                                                                \
+    size_t al_hb_ = 0;                                                                     \
+    if (al_nv_ > AL_NORM_STACK_V) {                                                        \
+      al_hb_ = (size_t)al_nt_ * (size_t)al_nv_ * sizeof(al_vf);                            \
+      al_heap_ = al_malloc(al_hb_);                                                        \
+      if (!al_heap_)                                                                       \
+        return al_seterr(AL_ENOMEM, "%s: no memory for %d x %lld scratch vectors", WHO,    \
+                         al_nt_, (long long)al_nv_);                                       \
+    }                                                                                      \
+    _Pragma("omp parallel num_threads(al_nt_) if (al_nt_ > 1)")                            \
+    {                                                                                      \
+      al_vf al_stack_[al_heap_ ? 1 : AL_NORM_STACK_V];                                     \
+      al_vf *ws = al_heap_ ? al_heap_ + (size_t)omp_get_thread_num() * al_nv_ : al_stack_; \
+      int64_t r0, r1;                                                                      \
+      al_norm_thread_rows_(rows, &r0, &r1);
+#define AL_NORM_WS_END                                                                     \
+    }                                                                                      \
+    al_free(al_heap_, al_hb_);                                                             \
+  }
+
+#endif
