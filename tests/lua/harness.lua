@@ -67,4 +67,28 @@ function T.skip(why) error({ skip = why }, 0) end
 
 function T.truthy(v, msg) if not v then error(msg or "expected a true value", 2) end return v end
 
+-- Small file and process helpers shared by the tests that spawn bin/attnlab or write files.
+-- sh(cmd) -> combined stdout+stderr, exit code (0 on success).
+function T.sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok, _, code = p:close()
+  return out, ok and 0 or code
+end
+
+-- The whole file as a string, or nil when it cannot be opened.
+function T.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function T.write_file(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
 return T

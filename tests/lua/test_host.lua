@@ -14,20 +14,8 @@ local REF = "tests/ref/format_ref.json"
 
 ------------------------------------------------------------------------------------------
 -- Small utilities
-
-local function readfile(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function writefile(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local readfile = T.read_file
+local writefile = T.write_file
 
 local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 

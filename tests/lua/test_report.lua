@@ -12,21 +12,8 @@ local T = require "harness"
 
 local report = al.report
 local pi, sqrt, atan = math.pi, math.sqrt, math.atan
-
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  return out, ok and 0 or code
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local sh = T.sh
+local read = T.read_file
 
 local DIR = sh("mktemp -d /tmp/attnlab-test-report.XXXXXX"):gsub("%s+$", "")
 

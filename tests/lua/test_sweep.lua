@@ -9,28 +9,9 @@ local T = require "harness"
 
 local sweep = al.sweep
 local q = sweep.shquote
-
-local function sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  return out, ok and 0 or code
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-
+local sh = T.sh
+local read = T.read_file
+local write = T.write_file
 local function exists(path) return read(path) ~= nil end
 
 -- Kill a process group we started (by its leader's pid) and wait until the leader is gone.
