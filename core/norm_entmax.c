@@ -143,9 +143,8 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 3;
   }
   e15_acc acc[AL_NORM_BATCH];
-  for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted, */
-    kb[i] = 0;                         /*    and the first pass, at s = 1, on the way */
-    e15_acc_init(&acc[i]);
+  for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted */
+    kb[i] = 0;
     if (st[i].state != 3) continue;
     const al_vf *w = ws + i * (2 * nb + 1);
     float *c = (float *)(w + nb);
@@ -154,7 +153,6 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     for (int64_t b = 0; b < nb; b++) {
       const al_vf u = (w[b] - m) * 0.5f;
       k = e15_compact(c, k, u, al_vm_gt(u, al_vsplat(-1.0f)));
-      e15_acc_add(&acc[i], u + 1.0f, b);   /* t <= 0 off the candidates: no contribution */
     }
     kb[i] = k;
   }
@@ -171,7 +169,7 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   kbm = (kbm + AL_V - 1) / AL_V;
   for (int64_t j = 0; j < na; j++) pad_ninf((float *)(ws + act[j] * (2 * nb + 1) + nb), kb[act[j]], kbm);
   for (int64_t it = 0; it < 4 * n + 64 && na > 0; it++) {
-    for (int64_t j = 0; j < na && it > 0; j++) {   /* (the pass at s = 1 was done in 2) */
+    for (int64_t j = 0; j < na; j++) {   /* (the first at s = 1, on the candidates only) */
       const int64_t i = act[j];
       const al_vf *c = ws + i * (2 * nb + 1) + nb, s = al_vsplat(st[i].s);
       e15_acc_init(&acc[i]);
@@ -255,9 +253,10 @@ al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64
 #define E15_R 2
 static inline __attribute__((always_inline)) void entmax15_bwd_rows(
     float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
-    al_vf *ws) {
+    al_vf *ws, const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb;
+  const al_vf zero = al_vsplat(0.0f);
   al_dacc sw[E15_R], sg[E15_R];
   const float *p[E15_R], *gr[E15_R];
   float *gi[E15_R];
@@ -278,6 +277,7 @@ static inline __attribute__((always_inline)) void entmax15_bwd_rows(
   }
   for (int64_t b = 0; b < g.nbf; b++)
     for (int i = 0; i < R; i++) {
+      if (!ACC) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
       const al_vf w_ = al_vsqrt_fast(al_vld(p[i] + b * AL_V));
       w[i][b] = w_;
       sw[i].f += w_;
@@ -286,19 +286,22 @@ static inline __attribute__((always_inline)) void entmax15_bwd_rows(
     }
   for (int i = 0; i < R; i++) {
     const double wsum = al_dacc_total(&sw[i]);
-    if (!(wsum > 0.0)) continue;   /* all-masked row */
+    if (!(wsum > 0.0)) {   /* all-masked row */
+      if (!ACC) al_norm_fill_(gi[i], n, 0.0f);
+      continue;
+    }
     const float c = (float)(al_dacc_total(&sg[i]) / wsum);
     if (g.rem)   /* the last block first; its repeated lanes have w = 0 and add nothing */
-      al_vst(gi[i] + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, al_vld(gi[i] + g.jt)));
+      al_vst(gi[i] + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi[i] + g.jt) : zero));
     for (int64_t b = 0; b < g.nbf; b++) {
       const int64_t j = b * AL_V;
-      al_vst(gi[i] + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, al_vld(gi[i] + j)));
+      al_vst(gi[i] + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, ACC ? al_vld(gi[i] + j) : zero));
     }
   }
 }
 
-al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64_t rows,
-                          int64_t n) {
+static al_status entmax15_bwd_all(float *gin, const float *gout, const float *out,
+                                  int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_check_("entmax15_bwd", gin, gout, NULL, 1, rows, n);
   if (st == AL_OK && rows * n > 0 && !out)
     st = al_seterr(AL_EINVAL, "entmax15_bwd: NULL saved output");
@@ -311,16 +314,28 @@ al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64
         float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
         memcpy(pp, out + r * n, (size_t)n * sizeof(float));
         memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
-        memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, ws);
+        if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, ws, 1, 0);
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
       }
+    } else if (acc) {
+      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 1, rows);
+      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 1, rows);
     } else {
-      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws);
-      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws);
+      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 0, rows);
+      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 0, rows);
     }
   AL_NORM_WS_END
   return AL_OK;
+}
+
+al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64_t rows,
+                          int64_t n) {
+  return entmax15_bwd_all(gin, gout, out, rows, n, 1);
+}
+al_status al_entmax15_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                                int64_t n) {
+  return entmax15_bwd_all(gin, gout, out, rows, n, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -747,22 +762,33 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * The two terms cancel to O(1) as alpha -> 1: galpha carries a relative error of roughly
  * 1e-7/(alpha-1)^2 (4e-5 at alpha = 1.05) from the float w and p alone, so for alpha < 1.25 the
  * sums take exact double products; above, float runs of four terms into double (al_dacc) add
- * less than that. Rows in pairs; w is kept in the workspace between the sweeps. */
-#define BIS_R 2
+ * less than that. Rows four at a time (in lockstep: one row alone is latency-bound). */
+#define BIS_R 4
+/* Only the support matters (w = S = 0 off it), and for alpha well above 1 it is a small part of
+ * the row (~15 of 65 scores ~ N(0,1) at alpha = 1.5): p and g on the support are compacted
+ * first (in column order: the full blocks, then the new lanes of the last block), the log, exp
+ * and sums run on those blocks only, and w is expanded back to the columns for gin. Per row:
+ * pc, gc, w, log p -- nb + 1 vectors each (a compress store may write 15 lanes past the end). */
+AL_VI int64_t bis_bwd_per_row(int64_t nb) { return 4 * (nb + 1); }
 static inline __attribute__((always_inline)) void bisect_bwd_rows(
     float *gin, float *galpha, const float *gout, const float *out, const float *alpha,
-    int64_t n, int64_t r0, const int R, al_vf *ws) {
+    int64_t n, int64_t r0, const int R, al_vf *ws, const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
-  const int64_t nb = g.nb;
+  const int64_t nb = g.nb, per = bis_bwd_per_row(nb);
+  const al_vf zero = al_vsplat(0.0f);
   al_dacc sw[BIS_R], sg[BIS_R], st[BIS_R], sh[BIS_R];
   const float *p[BIS_R], *gr[BIS_R];
+  float *pc[BIS_R], *gc[BIS_R];
   al_vf *w[BIS_R], *lpv[BIS_R], tma[BIS_R], ia[BIS_R];
   int big[BIS_R], exact[BIS_R];
+  int64_t k[BIS_R], kc = 0;
   for (int i = 0; i < R; i++) {
     p[i] = out + (r0 + i) * n;
     gr[i] = gout + (r0 + i) * n;
-    w[i] = ws + i * 2 * nb;
-    lpv[i] = w[i] + nb;
+    pc[i] = (float *)(ws + i * per);
+    gc[i] = (float *)(ws + i * per + (nb + 1));
+    w[i] = ws + i * per + 2 * (nb + 1);
+    lpv[i] = w[i] + (nb + 1);
     tma[i] = al_vsplat(2.0f - alpha[r0 + i]);
     ia[i] = al_vsplat((float)(1.0 / ((double)alpha[r0 + i] - 1.0)));
     big[i] = alpha[r0 + i] > 2.0f;
@@ -771,19 +797,38 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     al_dacc_init(&sg[i]);
     al_dacc_init(&st[i]);
     al_dacc_init(&sh[i]);
+    /* the support p > 0 (not NaN), compacted; the last block's repeated lanes are not in it */
+    int64_t q = 0;
+    for (int64_t b = 0; b < g.nbf; b++) {
+      if (!ACC && gin) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
+      const al_vf pv = al_vld(p[i] + b * AL_V);
+      const al_vm in = al_vm_gt(pv, zero);
+      al_vst_compress(pc[i] + q, pv, in);
+      al_vst_compress(gc[i] + q, al_vld(gr[i] + b * AL_V), in);
+      q += al_vm_count(in);
+    }
+    if (g.rem) {
+      const al_vf pv = al_vld(p[i] + g.jt);
+      const al_vm in = al_vm_gt(pv, zero) & g.tm;
+      al_vst_compress(pc[i] + q, pv, in);
+      al_vst_compress(gc[i] + q, al_vld(gr[i] + g.jt), in);
+      q += al_vm_count(in);
+    }
+    k[i] = q;
+    kc = (q + AL_V - 1) / AL_V > kc ? (q + AL_V - 1) / AL_V : kc;
   }
-  /* log p (its own loop: see bis_eval), then w, S and the four sums; the last block's repeated
-   * lanes count as p = 0 */
-  for (int64_t b = 0; b < nb; b++)
-    for (int i = 0; i < R; i++) lpv[i][b] = al_vlog(al_vld(p[i] + (b == g.nbf ? g.jt : b * AL_V)));
-  for (int64_t b = 0; b < nb; b++)
+  for (int i = 0; i < R; i++)   /* zeros past the support, up to kc whole blocks */
+    for (int64_t q = k[i]; q < kc * AL_V; q += AL_V) {
+      al_vst(pc[i] + q, zero);
+      al_vst(gc[i] + q, zero);
+    }
+  /* log p (its own loop: see bis_eval), then w, S and the four sums */
+  for (int64_t b = 0; b < kc; b++)
+    for (int i = 0; i < R; i++) lpv[i][b] = al_vlog(al_vld(pc[i] + b * AL_V));
+  for (int64_t b = 0; b < kc; b++)
     for (int i = 0; i < R; i++) {
-      const int last = b == g.nbf;
-      const int64_t j = last ? g.jt : b * AL_V;
-      const al_vf pv0 = al_vld(p[i] + j);
-      al_vm in = al_vm_gt(pv0, al_vsplat(0.0f));
-      if (last) in &= g.tm;
-      const al_vf pv = al_vzero(pv0, in), gv = al_vld(gr[i] + j), lp = lpv[i][b];
+      const al_vf pv = al_vld(pc[i] + b * AL_V), gv = al_vld(gc[i] + b * AL_V), lp = lpv[i][b];
+      const al_vm in = al_vm_gt(pv, zero);
       al_vf wv;   /* alpha <= 2: the exponent (2-alpha) log p is <= 0 */
       if (big[i]) wv = al_vzero(al_vexp(tma[i] * lp), in);
       else wv = al_vzero(al_vexp_le0(tma[i] * lp), in);
@@ -817,48 +862,77 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     }
   for (int i = 0; i < R; i++) {
     const double wsum = al_dacc_total(&sw[i]);
-    if (!(wsum > 0.0)) continue;   /* all-masked (or NaN) row: no gradient */
+    if (!(wsum > 0.0)) {   /* all-masked (or NaN) row: no gradient */
+      if (!ACC && gin) al_norm_fill_(gin + (r0 + i) * n, n, 0.0f);
+      if (!ACC && galpha) galpha[r0 + i] = 0.0f;
+      continue;
+    }
     const double gw = al_dacc_total(&sg[i]) / wsum;   /* <g, w~> */
     if (gin) {
       float *gi = gin + (r0 + i) * n;
+      const float *wc = (const float *)w[i];
       const al_vf c = al_vsplat((float)gw);
-      /* the last block first; its repeated lanes have w = 0 and add nothing */
-      if (g.rem) al_vst(gi + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, al_vld(gi + g.jt)));
+      /* w back to the columns (0 off the support); the last block first: its repeated lanes
+       * get w = 0 and are rewritten by the full blocks */
+      if (g.rem) {
+        const al_vm in = al_vm_gt(al_vld(p[i] + g.jt), zero) & g.tm;
+        const al_vf wv = bis_expand(wc + k[i] - al_vm_count(in), al_vm_bits(in));
+        al_vst(gi + g.jt, al_vfma(wv, al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi + g.jt) : zero));
+      }
+      int64_t off = 0;
       for (int64_t b = 0; b < g.nbf; b++) {
         const int64_t j = b * AL_V;
-        al_vst(gi + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, al_vld(gi + j)));
+        const uint32_t bits = al_vm_bits(al_vm_gt(al_vld(p[i] + j), zero));
+        const al_vf wv = bis_expand(wc + off, bits);
+        al_vst(gi + j, al_vfma(wv, al_vld(gr[i] + j) - c, ACC ? al_vld(gi + j) : zero));
+        off += __builtin_popcount(bits);
       }
     }
     if (galpha) {
       const double am1 = (double)alpha[r0 + i] - 1.0;
       const double t = al_dacc_total(&st[i]), H = al_dacc_total(&sh[i]);
-      galpha[r0 + i] += (float)(t - gw * (1.0 / (am1 * am1) - H / am1));
+      const float ga = (float)(t - gw * (1.0 / (am1 * am1) - H / am1));
+      galpha[r0 + i] = ACC ? galpha[r0 + i] + ga : ga + 0.0f;   /* (+0: as accumulated into 0) */
     }
   }
 }
 
-al_status al_entmax_bisect_bwd(float *gin, float *galpha, const float *gout, const float *out,
-                               const float *alpha, int64_t rows, int64_t n) {
+static al_status bisect_bwd_all(float *gin, float *galpha, const float *gout, const float *out,
+                                const float *alpha, int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_check_("entmax_bisect_bwd", out, gout, NULL, 1, rows, n);
   if (st == AL_OK) st = check_alpha("entmax_bisect_bwd", alpha, rows);
   if (st != AL_OK) return st;
   if (rows * n == 0 || (!gin && !galpha)) return AL_OK;
-  AL_NORM_WS_BEGIN("entmax_bisect_bwd", ws, 2 * BIS_R * (n / AL_V + 1))
+  AL_NORM_WS_BEGIN("entmax_bisect_bwd", ws, BIS_R * bis_bwd_per_row(n / AL_V + 1))
     int64_t r = r0;
     if (n < AL_V) {
       for (; r < r1; r++) {
-        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0}, ga = 0.0f;
         memcpy(pp, out + r * n, (size_t)n * sizeof(float));
         memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
-        if (gin) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        bisect_bwd_rows(gin ? ip : NULL, galpha ? galpha + r : NULL, gp, pp, alpha + r, AL_V,
-                        0, 1, ws);
+        if (gin && acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        if (galpha && acc) ga = galpha[r];
+        bisect_bwd_rows(gin ? ip : NULL, galpha ? &ga : NULL, gp, pp, alpha + r, AL_V, 0, 1, ws, 1, 0);
         if (gin) memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
+        if (galpha) galpha[r] = ga;
       }
+    } else if (acc) {
+      for (; r + BIS_R <= r1; r += BIS_R) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, BIS_R, ws, 1, rows);
+      for (; r < r1; r++) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 1, ws, 1, rows);
     } else {
-      for (; r + 2 <= r1; r += 2) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 2, ws);
-      if (r < r1) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 1, ws);
+      for (; r + BIS_R <= r1; r += BIS_R) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, BIS_R, ws, 0, rows);
+      for (; r < r1; r++) bisect_bwd_rows(gin, galpha, gout, out, alpha, n, r, 1, ws, 0, rows);
     }
   AL_NORM_WS_END
   return AL_OK;
+}
+
+al_status al_entmax_bisect_bwd(float *gin, float *galpha, const float *gout, const float *out,
+                               const float *alpha, int64_t rows, int64_t n) {
+  return bisect_bwd_all(gin, galpha, gout, out, alpha, rows, n, 1);
+}
+al_status al_entmax_bisect_bwd_write(float *gin, float *galpha, const float *gout,
+                                     const float *out, const float *alpha, int64_t rows,
+                                     int64_t n) {
+  return bisect_bwd_all(gin, galpha, gout, out, alpha, rows, n, 0);
 }

@@ -406,6 +406,29 @@ AL_VI double al_vhsumd(al_vd lo, al_vd hi) {
 }
 #endif
 
+/* The sums of three vectors at once (one reduction tree for all three: 6 shuffles and 5 adds
+ * where three al_vhsumf take 12 and 12). The order of the additions differs from al_vhsumf's. */
+AL_VI void al_vhsum3f(al_vf a, al_vf b, al_vf c, float *ra, float *rb, float *rc) {
+#if defined(__AVX512F__)
+  const __m512 A = (__m512)a, B = (__m512)b, C = (__m512)c, Z = _mm512_setzero_ps();
+  /* 128-bit quarters: ab = [a0+a2, a1+a3, b0+b2, b1+b3], cz likewise for (c, 0) */
+  const __m512 ab = _mm512_add_ps(_mm512_shuffle_f32x4(A, B, 0x44), _mm512_shuffle_f32x4(A, B, 0xEE));
+  const __m512 cz = _mm512_add_ps(_mm512_shuffle_f32x4(C, Z, 0x44), _mm512_shuffle_f32x4(C, Z, 0xEE));
+  /* quarter q of t: four partial sums of vector q (a, b, c, 0) */
+  __m512 t = _mm512_add_ps(_mm512_shuffle_f32x4(ab, cz, 0x88), _mm512_shuffle_f32x4(ab, cz, 0xDD));
+  t = _mm512_add_ps(t, _mm512_permute_ps(t, 0x4E));   /* lanes (2,3,0,1) of each quarter */
+  t = _mm512_add_ps(t, _mm512_permute_ps(t, 0xB1));   /* lanes (1,0,3,2) */
+  const al_vf r = (al_vf)t;
+  *ra = r[0];
+  *rb = r[4];
+  *rc = r[8];
+#else
+  *ra = al_vhsumf(a);
+  *rb = al_vhsumf(b);
+  *rc = al_vhsumf(c);
+#endif
+}
+
 /* Sums in double, cheaply: terms are added per lane in float for at most AL_DACC_RUN blocks,
  * then the float partials are widened and added into 8 + 8 double lanes (al_dacc_flush). Four
  * float terms carry a relative error below 2e-7 -- the resolution of the float results -- and
@@ -425,8 +448,19 @@ AL_VI double al_dacc_total(al_dacc *a) {
 /* Block index b of a sweep: flush after every AL_DACC_RUN-th block. */
 #define AL_DACC_DUE(b) (((b) & (AL_DACC_RUN - 1)) == AL_DACC_RUN - 1)
 
-/* ---- compaction: the lanes of v selected by m, appended to k lanes already gathered in one
- * or two vectors (lanes past the capacity are dropped); returns k + popcount(m). In registers:
+/* The lanes of v selected by m stored in order at p[0 .. popcount(m)); p[popcount .. 16) get
+ * unspecified values (a whole-vector store: the caller's next store, or padding, covers them). */
+AL_VI void al_vst_compress(float *p, al_vf v, al_vm m) {
+#if defined(__AVX512F__)
+  _mm512_storeu_ps(p, _mm512_maskz_compress_ps(m, (__m512)v));
+#else
+  int q = 0;
+  for (uint32_t bits = al_vm_bits(m); bits; bits &= bits - 1) p[q++] = v[__builtin_ctz(bits)];
+#endif
+}
+
+/* ---- compaction: the lanes of v selected by m, appended to k lanes already gathered in a
+ * vector (lanes past the capacity are dropped); returns k + popcount(m). In registers:
  * a vector reloaded after overlapping stores would stall on store forwarding. ---- */
 AL_VI int al_vappend(al_vf *acc, int k, al_vf v, al_vm m) {
   const int c = al_vm_count(m);
@@ -440,22 +474,6 @@ AL_VI int al_vappend(al_vf *acc, int k, al_vf v, al_vm m) {
 #endif
   }
   return k + c;
-}
-AL_VI int al_vappend2(al_vf c[2], int k, al_vf v, al_vm m) {
-  const int cnt = al_vm_count(m);
-  if (k < 2 * AL_V) {
-#if defined(__AVX512F__)
-    const uint64_t M = ((1ull << cnt) - 1u) << k;
-    const __m512 comp = _mm512_maskz_compress_ps(m, (__m512)v);
-    c[0] = (al_vf)_mm512_mask_expand_ps((__m512)c[0], (__mmask16)(M & 0xFFFFu), comp);
-    const __m512i idx = (__m512i)(al_vlane() + (AL_V - k));
-    c[1] = (al_vf)_mm512_mask_permutexvar_ps((__m512)c[1], (__mmask16)((M >> 16) & 0xFFFFu), idx, comp);
-#else
-    uint32_t bits = al_vm_bits(m);
-    for (int q = k; bits && q < 2 * AL_V; bits &= bits - 1, q++) c[q >> 4][q & 15] = v[__builtin_ctz(bits)];
-#endif
-  }
-  return k + cnt;
 }
 
 /* ---- the math of al_expf, al_expf_le0, al_logf, al_sqrtf, lane by lane ---- */
@@ -593,7 +611,9 @@ AL_VI int64_t al_norm_batch_(int64_t n) {
 /* The batched kernels load a batch of rows in one burst and then compute without touching
  * memory, which leaves the hardware prefetcher idle: while loading (and storing) row r of a
  * batch they prefetch block b of the same row of the next batch, row r + nr -- one prefetch per
- * load, spread out (a burst of prefetches would stall on the line fill buffers). */
+ * load, spread out (a burst of prefetches would stall on the line fill buffers). The backward
+ * kernels in write mode store gin without loading it, and stores do not wake the prefetchers as
+ * loads do: they prefetch (for writing) the gin rows of their next group of rows. */
 AL_VI void al_norm_prefetch_(const float *base, int64_t r, int64_t rows, int64_t n, int64_t b,
                              int write) {
   if (r < rows) {

@@ -128,10 +128,14 @@ al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_
 /* Forward p = softmax(x): dL/dx_j = p_j (g_j - sum_i p_i g_i) (the Jacobian diag(p) - p p^T).
  * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. Rows r0 ..
  * r0+R-1 in lockstep, n >= 16: a sweep for the double dot product c = <p, g>, a sweep for
- * gin += p (g - c). */
+ * gin += p (g - c) (ACC = 1) or gin = p (g - c) (ACC = 0: gin is not read, so a fresh buffer
+ * needs no zero fill; fma(p, g - c, 0) rounds exactly as the accumulation into zeros does,
+ * -0 included). */
 static inline __attribute__((always_inline)) void softmax_bwd_rows(
-    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R) {
+    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
+    const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
+  const al_vf zero = al_vsplat(0.0f);
   al_dacc dot[SM_R];
   const float *p[SM_R], *gr[SM_R];
   float *gi[SM_R];
@@ -145,6 +149,7 @@ static inline __attribute__((always_inline)) void softmax_bwd_rows(
   }
   for (int64_t b = 0; b < g.nbf; b++)
     for (int i = 0; i < R; i++) {
+      if (!ACC) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
       dot[i].f = al_vfma(al_vld(p[i] + b * AL_V), al_vld(gr[i] + b * AL_V), dot[i].f);
       if (AL_DACC_DUE(b)) al_dacc_flush(&dot[i]);
     }
@@ -153,17 +158,17 @@ static inline __attribute__((always_inline)) void softmax_bwd_rows(
     /* the last block first; its repeated lanes add nothing (the full blocks own them) */
     if (g.rem) {
       const al_vf pt = al_vzero(al_vld(p[i] + g.jt), g.tm);
-      al_vst(gi[i] + g.jt, al_vfma(pt, al_vld(gr[i] + g.jt) - c, al_vld(gi[i] + g.jt)));
+      al_vst(gi[i] + g.jt, al_vfma(pt, al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi[i] + g.jt) : zero));
     }
     for (int64_t b = 0; b < g.nbf; b++) {
       const int64_t j = b * AL_V;
-      al_vst(gi[i] + j, al_vfma(al_vld(p[i] + j), al_vld(gr[i] + j) - c, al_vld(gi[i] + j)));
+      al_vst(gi[i] + j, al_vfma(al_vld(p[i] + j), al_vld(gr[i] + j) - c, ACC ? al_vld(gi[i] + j) : zero));
     }
   }
 }
 
 static al_status softmax_bwd_all(const char *who, float *gin, const float *gout,
-                                 const float *out, int64_t rows, int64_t n) {
+                                 const float *out, int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_check_(who, gin, gout, NULL, 1, rows, n);
   if (st == AL_OK && rows * n > 0 && !out)
     st = al_seterr(AL_EINVAL, "%s: NULL saved output", who);
@@ -178,13 +183,16 @@ static al_status softmax_bwd_all(const char *who, float *gin, const float *gout,
         float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
         memcpy(pp, out + r * n, (size_t)n * sizeof(float));
         memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
-        memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        softmax_bwd_rows(ip, gp, pp, AL_V, 0, 1);
+        if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        softmax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
       }
+    } else if (acc) {
+      for (r = r0; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2, 1, rows);
+      if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1, 1, rows);
     } else {
-      for (r = r0; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2);
-      if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1);
+      for (r = r0; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2, 0, rows);
+      if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1, 0, rows);
     }
   }
   return AL_OK;
@@ -192,11 +200,19 @@ static al_status softmax_bwd_all(const char *who, float *gin, const float *gout,
 
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                          int64_t n) {
-  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n);
+  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n, 1);
+}
+al_status al_softmax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                               int64_t n) {
+  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n, 0);
 }
 
 /* Top-k softmax's backward is softmax's: the selection is locally constant. */
 al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                               int64_t n) {
-  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n);
+  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n, 1);
+}
+al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *out,
+                                    int64_t rows, int64_t n) {
+  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n, 0);
 }

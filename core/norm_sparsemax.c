@@ -161,7 +161,8 @@ al_status al_sparsemax_fwd(float *out, const float *x, const uint8_t *keep, int6
  * zero elsewhere, so dL/dz_j = s_j (g_j - sum_S g / |S|), s = [p > 0]. Rows in pairs. */
 #define SPM_R 2
 static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
-    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R) {
+    float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
+    const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
   al_dacc sum[SPM_R];
   al_vi cnt[SPM_R];
@@ -182,6 +183,7 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
   }
   for (int64_t b = 0; b < g.nbf; b++)
     for (int i = 0; i < R; i++) {
+      if (!ACC) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
       const al_vm s = al_vm_gt(al_vld(p[i] + b * AL_V), zero);
       cnt[i] = al_vinc(cnt[i], s);
       sum[i].f = al_vaddm(sum[i].f, s, al_vld(gr[i] + b * AL_V));
@@ -189,22 +191,25 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
     }
   for (int i = 0; i < R; i++) {
     const int k = al_vhsumi(cnt[i]);
-    if (k == 0) continue;   /* all-masked row: no gradient */
+    if (k == 0) {   /* all-masked row: no gradient */
+      if (!ACC) al_norm_fill_(gi[i], n, 0.0f);
+      continue;
+    }
     const al_vf c = al_vsplat((float)(al_dacc_total(&sum[i]) / k));
     if (g.rem) {   /* the last block first; its repeated lanes add nothing */
       const al_vm s = al_vm_gt(al_vld(p[i] + g.jt), zero) & g.tm;
-      al_vst(gi[i] + g.jt, al_vaddm(al_vld(gi[i] + g.jt), s, al_vld(gr[i] + g.jt) - c));
+      al_vst(gi[i] + g.jt, al_vaddm(ACC ? al_vld(gi[i] + g.jt) : zero, s, al_vld(gr[i] + g.jt) - c));
     }
     for (int64_t b = 0; b < g.nbf; b++) {
       const int64_t j = b * AL_V;
       const al_vm s = al_vm_gt(al_vld(p[i] + j), zero);
-      al_vst(gi[i] + j, al_vaddm(al_vld(gi[i] + j), s, al_vld(gr[i] + j) - c));
+      al_vst(gi[i] + j, al_vaddm(ACC ? al_vld(gi[i] + j) : zero, s, al_vld(gr[i] + j) - c));
     }
   }
 }
 
-al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
-                           int64_t n) {
+static al_status sparsemax_bwd_all(float *gin, const float *gout, const float *out,
+                                   int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_check_("sparsemax_bwd", gin, gout, NULL, 1, rows, n);
   if (st == AL_OK && rows * n > 0 && !out)
     st = al_seterr(AL_EINVAL, "sparsemax_bwd: NULL saved output");
@@ -219,14 +224,26 @@ al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int6
         float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
         memcpy(pp, out + r * n, (size_t)n * sizeof(float));
         memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
-        memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        sparsemax_bwd_rows(ip, gp, pp, AL_V, 0, 1);
+        if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
+        sparsemax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
       }
+    } else if (acc) {
+      for (r = r0; r + 2 <= r1; r += 2) sparsemax_bwd_rows(gin, gout, out, n, r, 2, 1, rows);
+      if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, 1, rows);
     } else {
-      for (r = r0; r + 2 <= r1; r += 2) sparsemax_bwd_rows(gin, gout, out, n, r, 2);
-      if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1);
+      for (r = r0; r + 2 <= r1; r += 2) sparsemax_bwd_rows(gin, gout, out, n, r, 2, 0, rows);
+      if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, 0, rows);
     }
   }
   return AL_OK;
+}
+
+al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
+                           int64_t n) {
+  return sparsemax_bwd_all(gin, gout, out, rows, n, 1);
+}
+al_status al_sparsemax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                                 int64_t n) {
+  return sparsemax_bwd_all(gin, gout, out, rows, n, 0);
 }

@@ -120,6 +120,13 @@ static float topk_search(const al_vf *w, int64_t nb, int64_t K, float lo, float 
   return al_fkey_inv_(L);
 }
 
+/* #{finite lanes} over a row's blocks, exactly (for rows too long for a float count). */
+static int64_t count_finite(const al_vf *w, int64_t nb) {
+  int64_t c = 0;
+  for (int64_t b = 0; b < nb; b++) c += al_vm_count(al_vm_gt(w[b], al_vsplat(-INFINITY)));
+  return c;
+}
+
 /* The column of the need-th copy of v in the row (need >= 1, lowest columns first). */
 static int32_t nth_copy(const al_vf *w, const al_rowgeo *g, float v, int64_t need) {
   for (int64_t b = 0; b < g->nb; b++) {
@@ -168,8 +175,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     const float *xr = x + (r0 + i) * n;
     const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
     al_vf *w = ws + i * nb;
-    al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0};
-    al_vi cnt = {0};
+    al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0}, cnt = {0};
     al_vm bad = al_vm_none();
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = al_norm_blk_(xr, kr, &g, b);
@@ -180,14 +186,14 @@ static inline __attribute__((always_inline)) void topk_batch(
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
       const al_vm fin = al_vm_gt(v, al_vsplat(-INFINITY));
       const al_vf vf = al_vzero(v, fin);
-      cnt = al_vinc(cnt, fin);
+      cnt += al_vzero(al_vsplat(1.0f), fin);   /* counts in float lanes: exact below 2^24 */
       s1 += vf;
       s2 = al_vfma(vf, vf, s2);
     }
     st[i].m = al_vhmax(mx);
-    st[i].nk = al_vhsumi(cnt);
-    st[i].s1 = al_vhsumf(s1);
-    st[i].s2 = al_vhsumf(s2);
+    float fnk;
+    al_vhsum3f(s1, s2, cnt, &st[i].s1, &st[i].s2, &fnk);
+    st[i].nk = n < (1 << 24) ? (int64_t)fnk : count_finite(w, nb);
     st[i].state = al_vm_any(bad) ? 0 : st[i].nk == 0 ? 1 : 3;
   }
   /* 2. v*: from the band, else by the search. The band's thresholds (scalar), the band pass
@@ -209,27 +215,33 @@ static inline __attribute__((always_inline)) void topk_batch(
   }
   for (int64_t i = 0; i < nr; i++) {   /* the band: count above it, gather it */
     if (st[i].state != 3) continue;
-    al_vf *w = ws + i * nb, bv[2] = {al_vsplat(-INFINITY), al_vsplat(-INFINITY)};
+    const al_vf *w = ws + i * nb;
+    float *bf = (float *)(ws + nr * nb + 4 * i);   /* 64 floats */
     const al_vf lo = al_vsplat(tlo[i]), hi = al_vsplat(thi[i]);
     int64_t ch = 0;
     int kb = 0;
+    /* each block's band members compressed and stored at bf + kb (a whole-vector store that the
+     * next one partly overwrites): two port-5 uops a block, where appending in registers takes
+     * five; kb is capped at 32 for the store address only, so bf + 48 is the furthest write */
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = w[b];
-      const al_vm up = al_vm_ge(v, hi);
+      const al_vm up = al_vm_ge(v, hi), in = al_vm_ge(v, lo) & ~up;
       ch += al_vm_count(up);
-      kb = al_vappend2(bv, kb, v, al_vm_ge(v, lo) & ~up);
+      al_vst_compress(bf + (kb < 2 * AL_V ? kb : 2 * AL_V), v, in);
+      kb += al_vm_count(in);
+    }
+    if (kb <= 2 * AL_V) {   /* -inf past the members (band_kth reads 32 lanes) */
+      al_vst(bf + kb, al_vsplat(-INFINITY));
+      al_vst(bf + (kb < AL_V ? kb + AL_V : kb), al_vsplat(-INFINITY));
     }
     Kb[i] = Kr[i] - ch;   /* v* is the Kb-th largest of the band */
     kbr[i] = kb;
-    float *bf = (float *)(ws + nr * nb + 2 * i);
-    al_vst(bf, bv[0]);
-    al_vst(bf + AL_V, bv[1]);
   }
   for (int64_t i = 0; i < nr; i++) {   /* the k-th value inside the band */
     if (st[i].state != 3) continue;
     const int good = tlo[i] < thi[i] && Kb[i] >= 1 && Kb[i] <= kbr[i] && kbr[i] <= 2 * AL_V;
     int64_t G = 0, E = 0;   /* (tlo < thi is false for constant rows and NaN moments) */
-    if (good) st[i].vs = band_kth((const float *)(ws + nr * nb + 2 * i), kbr[i], (int32_t)Kb[i], &G, &E);
+    if (good) st[i].vs = band_kth((const float *)(ws + nr * nb + 4 * i), kbr[i], (int32_t)Kb[i], &G, &E);
     /* copies of v* to take: Kb - G of the E - G in the row (all lie in the band) */
     Kb[i] = good ? Kb[i] - G : -1;
     kbr[i] = (int)(E - G);
@@ -251,25 +263,42 @@ static inline __attribute__((always_inline)) void topk_batch(
     st[i].jlim = all ? INT32_MAX : nth_copy(w, &g, vs, Kr[i] - cgt);
   }
   /* 3. softmax over the selection (its max is the row max): exp, selection and double sum in one
-   * pass into the workspace, then the scaled store */
+   * pass into the workspace for every row, then the scaled stores (two loops over the batch, so
+   * that one row's sum reduction and division overlap the next rows' exp work) */
+  double tot[AL_NORM_BATCH];
   for (int64_t i = 0; i < nr; i++) {
-    float *o = out + (r0 + i) * n;
-    if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }
+    if (st[i].state < 2) continue;
     al_vf *w = ws + i * nb;
     const int all = st[i].state == 2;
     const al_vf vs = al_vsplat(all ? -INFINITY : st[i].vs), m = al_vsplat(st[i].m);
     const al_vi jl = al_vspliti(all ? INT32_MAX : st[i].jlim);
     al_dacc sum;
     al_dacc_init(&sum);
-    for (int64_t b = 0; b < nb; b++) {
-      const al_vf v = w[b];
-      const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
-      const al_vf e = al_vzero(al_vexp_le0(v - m), sel);
-      w[b] = e;
-      sum.f += e;
-      if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
+    if (all || st[i].jlim == INT32_MAX) {   /* every copy of v* (nearly always): one compare */
+      for (int64_t b = 0; b < nb; b++) {
+        const al_vf v = w[b];
+        const al_vf e = al_vzero(al_vexp_le0(v - m), al_vm_ge(v, vs));
+        w[b] = e;
+        sum.f += e;
+        if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
+      }
+    } else {
+      for (int64_t b = 0; b < nb; b++) {
+        const al_vf v = w[b];
+        const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
+        const al_vf e = al_vzero(al_vexp_le0(v - m), sel);
+        w[b] = e;
+        sum.f += e;
+        if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
+      }
     }
-    const float inv = (float)(1.0 / al_dacc_total(&sum));
+    tot[i] = al_dacc_total(&sum);
+  }
+  for (int64_t i = 0; i < nr; i++) {
+    float *o = out + (r0 + i) * n;
+    if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }
+    const al_vf *w = ws + i * nb;
+    const float inv = (float)(1.0 / tot[i]);
     if (g.rem) al_vst(o + g.jt, w[g.nbf] * inv);   /* the last block first (see al_rowgeo) */
     for (int64_t b = 0; b < g.nbf; b++) al_vst(o + b * AL_V, w[b] * inv);
   }
@@ -304,7 +333,7 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
   if (!(ratio > 0.0 && ratio <= 1.0))
     return al_seterr(AL_EINVAL, "topk_softmax: ratio = %g, want 0 < ratio <= 1", ratio);
   if (rows * n == 0) return AL_OK;
-  AL_NORM_WS_BEGIN("topk_softmax", ws, al_norm_batch_(n) * (n / AL_V + 3))
+  AL_NORM_WS_BEGIN("topk_softmax", ws, al_norm_batch_(n) * (n / AL_V + 5))
     topk_range(out, x, ratio, keep, mrows, rows, n, r0, r1, ws);
   AL_NORM_WS_END
   return AL_OK;

@@ -31,17 +31,18 @@ static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   AL_TRY(al_contiguous_ref(&gc, g));
   al_status st = AL_OK;
   al_tensor *gx = NULL;
+  /* fresh gradient buffers: the kernels' _write mode fills them (no zero fill first) */
   if (n->in[0].needs) {
-    gx = al_tensor_zeros(AL_F32, y->ndim, y->shape);
+    gx = al_tensor_new(AL_F32, y->ndim, y->shape);
     if (!gx) { al_tensor_release(gc); return AL_ENOMEM; }
   }
   float *pgx = gx ? al_f32(gx) : NULL;
   const float *pg = al_f32(gc), *py = al_f32(y);
   switch (kind) {
-    case AL_NORM_SOFTMAX: if (pgx) st = al_softmax_bwd(pgx, pg, py, rows, len); break;
-    case AL_NORM_SPARSEMAX: if (pgx) st = al_sparsemax_bwd(pgx, pg, py, rows, len); break;
-    case AL_NORM_ENTMAX15: if (pgx) st = al_entmax15_bwd(pgx, pg, py, rows, len); break;
-    case AL_NORM_TOPK: if (pgx) st = al_topk_softmax_bwd(pgx, pg, py, rows, len); break;
+    case AL_NORM_SOFTMAX: if (pgx) st = al_softmax_bwd_write(pgx, pg, py, rows, len); break;
+    case AL_NORM_SPARSEMAX: if (pgx) st = al_sparsemax_bwd_write(pgx, pg, py, rows, len); break;
+    case AL_NORM_ENTMAX15: if (pgx) st = al_entmax15_bwd_write(pgx, pg, py, rows, len); break;
+    case AL_NORM_TOPK: if (pgx) st = al_topk_softmax_bwd_write(pgx, pg, py, rows, len); break;
     case AL_NORM_BISECT: {
       al_tensor *alpha_rows = n->saved[1];
       al_tensor *ga = NULL;
@@ -50,10 +51,10 @@ static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
         int64_t ash[AL_MAXDIM];
         memcpy(ash, y->shape, sizeof ash);
         ash[y->ndim - 1] = 1;
-        ga = al_tensor_zeros(AL_F32, y->ndim, ash);
+        ga = al_tensor_new(AL_F32, y->ndim, ash);
         if (!ga) { st = AL_ENOMEM; break; }
       }
-      st = al_entmax_bisect_bwd(pgx, ga ? al_f32(ga) : NULL, pg, py, al_f32(alpha_rows), rows, len);
+      st = al_entmax_bisect_bwd_write(pgx, ga ? al_f32(ga) : NULL, pg, py, al_f32(alpha_rows), rows, len);
       if (!st && ga) {
         /* per-row gradient (x.shape[:-1], 1) -> alpha padded to x's rank -> alpha's shape */
         al_tensor *padded = NULL;

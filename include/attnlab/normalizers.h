@@ -20,6 +20,9 @@
  * Backward functions ACCUMULATE: gin += dL/dx. They need no mask: out is 0 where masked, and
  *         every backward gives 0 gradient where out == 0. (On a NaN output row the softmax and
  *         top-k backward propagate NaN, the sparse ones give 0: the forward NaN is the signal.)
+ *         Each has a _write twin with the same arguments that WRITES gin = dL/dx (and galpha)
+ *         without reading it, bitwise equal to accumulating into zeros: a fresh gradient buffer
+ *         then needs no zero fill (which moves as many bytes as the backward itself).
  * Threads: rows are split across OpenMP threads when rows*n >= AL_PAR_MIN_WORK; a row's result
  *         never depends on the other rows or on the split, so it is bitwise identical for any
  *         thread count.
@@ -43,6 +46,8 @@ al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_
                          int64_t rows, int64_t n);
 /* out = softmax(x): gin += out * (gout - <out, gout>). */
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows, int64_t n);
+al_status al_softmax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                               int64_t n);
 
 /* out = sparsemax(x) = argmin_{p in simplex} ||p - x||^2, exact (sort-free; equals the
  * sort-based definition). Saves: out (the support is out > 0). */
@@ -51,6 +56,8 @@ al_status al_sparsemax_fwd(float *out, const float *x, const uint8_t *keep, int6
 /* out = [x - tau]_+: gin += s * (gout - <s, gout>/|s|), s = [out > 0]. */
 al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                            int64_t n);
+al_status al_sparsemax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                                 int64_t n);
 
 /* out = 1.5-entmax(x) = [x/2 - tau]_+^2 with sum 1, exact (equals the sort-based closed form).
  * Saves: out. */
@@ -58,6 +65,8 @@ al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64
                           int64_t rows, int64_t n);
 /* out = [x/2 - tau]_+^2: w = sqrt(out), gin += w*gout - w*<w, gout>/sum(w). */
 al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64_t rows, int64_t n);
+al_status al_entmax15_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
+                                int64_t n);
 
 /* out = alpha-entmax(x) with alpha[r] (> 1) for row r: [(alpha-1)x - tau]_+^(1/(alpha-1)).
  * alpha: one value per row (rows floats), each must be > 1 and finite (else AL_EINVAL naming
@@ -81,6 +90,9 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * relative error of roughly 1e-7/(alpha-1)^2 (1e-3 at alpha = 1.01, 4e-5 at 1.05). */
 al_status al_entmax_bisect_bwd(float *gin, float *galpha, const float *gout, const float *out,
                                const float *alpha, int64_t rows, int64_t n);
+al_status al_entmax_bisect_bwd_write(float *gin, float *galpha, const float *gout,
+                                     const float *out, const float *alpha, int64_t rows,
+                                     int64_t n);
 
 /* out = softmax over the k largest kept entries of each row, exact zeros elsewhere, with
  * k = max(1, ceil(ratio * n_kept)) (n_kept: kept entries that are not -inf; the ceil forgives
@@ -91,6 +103,8 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
 /* Same as softmax's: gin += out * (gout - <out, gout>) (0 where out == 0). */
 al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                               int64_t n);
+al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *out,
+                                    int64_t rows, int64_t n);
 /* The k that al_topk_softmax_fwd uses for n_kept entries (0 when n_kept == 0). */
 int64_t al_topk_count(double ratio, int64_t n_kept);
 

@@ -19,7 +19,8 @@
  *   - identities: bisect(1.5) == entmax15, bisect(2) == sparsemax, bisect(1.001) ~ softmax,
  *     shift invariance, topk(1) == softmax, masked == truncated, masked == -inf (bitwise),
  *     all-masked rows -> 0, NaN handling, ties (top-k lower index wins), thread-count
- *     independence (bitwise), backward accumulation, argument errors.
+ *     independence (bitwise), backward accumulation, argument errors;
+ *   - the _write backward twins == accumulation into zeros (bitwise), never reading gin.
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded unless stated. */
 #include <float.h>
 #include <math.h>
@@ -979,6 +980,126 @@ static void test_errors(void) {
         "nonzero status");
 }
 
+/* ---------------------------------------------------------------- 8. backward write mode */
+static al_status op_bwd_write(int op, float *gin, float *galpha, const float *gout,
+                              const float *out, long rows, long n, const float *alpha) {
+  switch (op) {
+    case SOFTMAX: return al_softmax_bwd_write(gin, gout, out, rows, n);
+    case SPARSEMAX: return al_sparsemax_bwd_write(gin, gout, out, rows, n);
+    case ENTMAX15: return al_entmax15_bwd_write(gin, gout, out, rows, n);
+    case BISECT: return al_entmax_bisect_bwd_write(gin, galpha, gout, out, alpha, rows, n);
+    default: return al_topk_softmax_bwd_write(gin, gout, out, rows, n);
+  }
+}
+
+/* The _write backward == the accumulating one run on zeros, bitwise (the sign of zero too), and
+ * it never reads gin/galpha: they start as NaN. Rows: random, masked, all-masked (gradient 0),
+ * NaN (forward NaN); every block geometry; 1 and 2 threads (rows*n above AL_PAR_MIN_WORK). */
+static void test_write_mode(void) {
+  const long lens[] = {1, 5, 15, 16, 17, 31, 33, 48, 65, 100, 257};
+  int ok[NOPS] = {1, 1, 1, 1, 1};
+  for (int t = 1; t <= 2; t++) {
+    al_set_num_threads(t);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+      const long n = lens[li], rows = t == 1 ? 40 : 1 + AL_PAR_MIN_WORK / n;
+      float *x = falloc(rows * n), *g = falloc(rows * n), *o = falloc(rows * n);
+      float *ga = falloc(rows * n), *gw = falloc(rows * n), *aa = falloc(rows), *aw = falloc(rows);
+      float *alpha = falloc(rows);
+      uint8_t *keep = malloc(rows * n);
+      fill_randn(x, rows * n, 1.5);
+      fill_randn(g, rows * n, 1.0);
+      for (long i = 0; i < rows * n; i++) keep[i] = rng_unif() > 0.3;
+      for (long r = 0; r < rows; r++) alpha[r] = (float)(1.05 + 0.9 * rng_unif());
+      memset(keep + 3 * n, 0, n);               /* row 3: all masked */
+      x[5 * n + (n - 1) / 2] = NAN;             /* row 5: NaN when kept */
+      keep[5 * n + (n - 1) / 2] = 1;
+      for (int op = 0; op < NOPS; op++) {
+        op_fwd(op, o, x, keep, rows, rows, n, alpha, 0.3);
+        memset(ga, 0, rows * n * 4); memset(aa, 0, rows * 4);
+        for (long i = 0; i < rows * n; i++) gw[i] = NAN;
+        for (long r = 0; r < rows; r++) aw[r] = NAN;
+        al_status s1 = op_bwd(op, ga, aa, g, o, rows, n, alpha);
+        al_status s2 = op_bwd_write(op, gw, aw, g, o, rows, n, alpha);
+        ok[op] &= s1 == AL_OK && s2 == AL_OK && !memcmp(ga, gw, rows * n * 4);
+        if (op == BISECT) {
+          ok[op] &= !memcmp(aa, aw, rows * 4);
+          /* gin only (for alpha < 1.25 its sums are then formed differently), and galpha only */
+          memset(ga, 0, rows * n * 4);
+          for (long i = 0; i < rows * n; i++) gw[i] = NAN;
+          ok[op] &= al_entmax_bisect_bwd(ga, NULL, g, o, alpha, rows, n) == AL_OK &&
+                    al_entmax_bisect_bwd_write(gw, NULL, g, o, alpha, rows, n) == AL_OK &&
+                    !memcmp(ga, gw, rows * n * 4);
+          for (long r = 0; r < rows; r++) aw[r] = NAN;
+          ok[op] &= al_entmax_bisect_bwd_write(NULL, aw, g, o, alpha, rows, n) == AL_OK &&
+                    !memcmp(aa, aw, rows * 4);
+        }
+      }
+      free(x); free(g); free(o); free(ga); free(gw); free(aa); free(aw); free(alpha); free(keep);
+    }
+  }
+  al_set_num_threads(1);
+  for (int op = 0; op < NOPS; op++) {
+    char name[120];
+    snprintf(name, sizeof name,
+             "backward: %s_bwd_write == accumulate into zeros (bitwise), never reads gin", op_name[op]);
+    CHECK(name, ok[op], "mismatch");
+  }
+}
+
+/* entmax_bisect backward (which compacts the support before its log/exp) against the formula
+ * evaluated in double on the same forward output, for every row length 1..80 (all block
+ * geometries), masked and not, rows not a multiple of the kernel's row group, several alphas. */
+static void test_bisect_bwd_lengths(void) {
+  const float alphas[] = {1.05f, 1.2f, 1.5f, 1.8f, 2.0f, 2.6f};
+  double worst_g = 0, worst_a = 0;
+  int ok = 1;
+  for (long n = 1; n <= 80; n++) {
+    const long rows = 7;
+    float *x = falloc(rows * n), *g = falloc(rows * n), *o = falloc(rows * n), *gi = falloc(rows * n);
+    float *alpha = falloc(rows), *ga = falloc(rows);
+    uint8_t *keep = malloc(rows * n);
+    fill_randn(x, rows * n, 1.5);
+    fill_randn(g, rows * n, 1.0);
+    for (long i = 0; i < rows * n; i++) keep[i] = (n & 1) ? rng_unif() > 0.3 : 1;
+    for (long r = 0; r < rows; r++) alpha[r] = alphas[(r + n) % 6];
+    ok &= al_entmax_bisect_fwd(o, x, alpha, keep, rows, rows, n, 100, NULL) == AL_OK;
+    for (long i = 0; i < rows * n; i++) gi[i] = 0.25f;   /* accumulate onto something */
+    for (long r = 0; r < rows; r++) ga[r] = -0.5f;
+    ok &= al_entmax_bisect_bwd(gi, ga, g, o, alpha, rows, n) == AL_OK;
+    for (long r = 0; r < rows; r++) {
+      const float *pr = o + r * n, *gr = g + r * n;
+      const double a = alpha[r], am1 = a - 1.0;
+      double sw = 0, sg = 0, H = 0, t = 0, gmax = 0;
+      for (long j = 0; j < n; j++) {
+        if (!(pr[j] > 0)) continue;
+        const double pj = pr[j], w = pow(pj, 2.0 - a), S = pj * log(pj);
+        sw += w; sg += w * gr[j]; H += S; t += gr[j] * (pj / am1 - S) / am1;
+      }
+      const double gw = sw > 0 ? sg / sw : 0;
+      for (long j = 0; j < n; j++) {
+        const double w = pr[j] > 0 ? pow(pr[j], 2.0 - a) : 0.0;
+        gmax = fmax(gmax, fabs(w * (gr[j] - gw)));
+      }
+      for (long j = 0; j < n; j++) {
+        const double w = pr[j] > 0 ? pow(pr[j], 2.0 - a) : 0.0;
+        const double ref = 0.25 + w * (gr[j] - gw);
+        const double d = fabs(gi[r * n + j] - ref) / (gmax + 1e-3);
+        worst_g = fmax(worst_g, d);
+        if (!(d < 2e-5)) ok = 0;
+      }
+      const double ra = sw > 0 ? t - gw * (1.0 / (am1 * am1) - H / am1) : 0.0;
+      const double da = fabs((ga[r] + 0.5) - ra) / (fabs(ra) + 1e-2);
+      worst_a = fmax(worst_a, da);
+      if (!(da < 1e-3)) ok = 0;
+    }
+    free(x); free(g); free(o); free(gi); free(alpha); free(ga); free(keep);
+  }
+  printf("  entmax_bisect bwd vs double formula, n = 1..80: worst gin %.2e (of the row's max), worst dalpha %.2e (relative)\n",
+         worst_g, worst_a);
+  CHECK("entmax_bisect: backward == double formula on its output, every n 1..80, masks, alpha 1.05..2.6", ok,
+        "worst gin %.2e, dalpha %.2e", worst_g, worst_a);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -995,6 +1116,8 @@ int main(void) {
   test_threads();
   test_bisect_iters();
   test_errors();
-  test_every_length();   /* last: it draws from the random stream the checks above rely on */
+  test_every_length();   /* after the checks above: it draws from their random stream */
+  test_write_mode();
+  test_bisect_bwd_lengths();
   CHECK_EXIT();
 }
