@@ -5,6 +5,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
+#include "attnlab/threads.h"
 
 static _Thread_local int grad_off;   /* 0 = grad mode on (the default) */
 
@@ -107,6 +108,7 @@ al_status al_accumulate(al_tensor *dst, const al_tensor *src) {
     float *d = al_f32(dst);
     const float *s = al_f32(src);
     int64_t n = al_numel(dst);
+    #pragma omp parallel for if (n >= AL_PAR_MIN_WORK) schedule(static)
     for (int64_t i = 0; i < n; i++) d[i] += s[i];
     return AL_OK;
   }

@@ -15,7 +15,17 @@
  *      against a plain loop on odd shapes. A crash or a wrong result there only
  *      kills the child. If it passes, set OPENBLAS_CORETYPE (source "attnlab").
  *   3. Load OpenBLAS in this process and run the same self-check; if OpenBLAS is
- *      missing or wrong, use the builtin C sgemm (and say so in al_blas_info). */
+ *      missing or wrong, use the builtin C sgemm (and say so in al_blas_info).
+ *
+ * Threads: OpenBLAS always runs one thread per call; al_sgemm itself splits a large GEMM
+ * into row (or column) panels, one per OpenMP thread. Why: with OpenBLAS's own pthread
+ * pool next to our OpenMP team, two pools took turns on the same 2 cores -- after each
+ * GEMM the OpenBLAS master spin-yields waiting for its worker, and our OpenMP worker
+ * woke again for the next elementwise loop, so a 2-thread step cost 2x the CPU of a
+ * 1-thread step and ran barely faster. One team serves both now. A panel split leaves
+ * every output element's sum over K in the same order (only M or N is cut), so results
+ * are the same as one call; inside a parallel region (the attention core's per-head
+ * GEMMs) a call stays single. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +33,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <omp.h>
 
 #include "attnlab/blas.h"
 
@@ -216,7 +228,7 @@ void al_blas_init(void) {
     if (!h) strncat(note_buf, "; libopenblas.so.0 not found: using the builtin sgemm (slow)", sizeof note_buf - strlen(note_buf) - 1);
   }
   info.note = note_buf;
-  if (want_threads > 0) al_blas_set_threads(want_threads);
+  if (p_set_threads) p_set_threads(1);   /* al_sgemm splits panels itself (see top) */
 }
 
 const al_blas_info_t *al_blas_info(void) {
@@ -227,8 +239,21 @@ const al_blas_info_t *al_blas_info(void) {
 void al_blas_set_threads(int n) {
   want_threads = n;
   info.threads = n;
-  if (inited && p_set_threads) p_set_threads(n);
+  if (inited && p_set_threads) p_set_threads(1);   /* panels are split by al_sgemm (see top) */
 }
+
+static void sgemm_one(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                      const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  if (p_sgemm && M < INT32_MAX && N < INT32_MAX && K < INT32_MAX)
+    p_sgemm(ROWMAJOR, transA ? TRANS : NOTRANS, transB ? TRANS : NOTRANS, (int)M, (int)N, (int)K, alpha, A,
+            (int)lda, B, (int)ldb, beta, C, (int)ldc);
+  else
+    builtin_sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Below this many multiply-adds a GEMM stays on one thread (waking a sleeping OpenMP
+ * worker costs ~10-30 us; 2^20 MACs take ~30 us on one AVX-512 core). */
+#define PAR_MIN_MACS (1 << 20)
 
 void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -239,9 +264,24 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * C[i * ldc + j];
     return;
   }
-  if (p_sgemm && M < INT32_MAX && N < INT32_MAX && K < INT32_MAX)
-    p_sgemm(ROWMAJOR, transA ? TRANS : NOTRANS, transB ? TRANS : NOTRANS, (int)M, (int)N, (int)K, alpha, A,
-            (int)lda, B, (int)ldb, beta, C, (int)ldc);
-  else
-    builtin_sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  int nt = want_threads > 1 ? want_threads : 1;
+  if (nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS) {
+    /* cut the longer of M, N into panels of whole 16-row/column blocks: the operand that
+     * every thread then packs in full is the smaller one */
+    int split_m = M >= N;
+    int64_t len = split_m ? M : N, chunk = ((len + nt - 1) / nt + 15) / 16 * 16;
+    int parts = (int)((len + chunk - 1) / chunk);
+    if (parts > 1) {
+      #pragma omp parallel for num_threads(parts) schedule(static)
+      for (int p = 0; p < parts; p++) {
+        int64_t s = p * chunk, n = len - s < chunk ? len - s : chunk;
+        if (split_m)   /* rows s.. of op(A) and C */
+          sgemm_one(transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+        else           /* columns s.. of op(B) and C */
+          sgemm_one(transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
+      }
+      return;
+    }
+  }
+  sgemm_one(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

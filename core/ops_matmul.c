@@ -141,10 +141,10 @@ al_status al_matmul(al_tensor **out, al_tensor *a0, al_tensor *b0) {
   if (fold) {
     al_sgemm(0, tb, nb * M, N, K, 1.0f, pa, lda, pb, ldb, 0.0f, po, N);
   } else {
-    /* small per-batch GEMMs: split the batch across threads, one-thread sgemm each */
+    /* small per-batch GEMMs: split the batch across threads (al_sgemm stays on one
+     * thread inside the region); large ones split their own panels in al_sgemm */
     int64_t flops = nb * M * N * K;
     int par = nb >= 4 && flops < (int64_t)64 * 64 * 64 * nb * 4 && al_get_num_threads() > 1;
-    if (par) al_blas_set_threads(1);
     #pragma omp parallel for if (par) schedule(static)
     for (int64_t bi = 0; bi < nb; bi++) {
       int64_t oa = 0, ob = 0, rem = bi;
@@ -156,7 +156,6 @@ al_status al_matmul(al_tensor **out, al_tensor *a0, al_tensor *b0) {
       }
       al_sgemm(ta, tb, M, N, K, 1.0f, pa + oa, lda, pb + ob, ldb, 0.0f, po + bi * M * N, N);
     }
-    if (par) al_blas_set_threads(al_get_num_threads());
   }
   if (drop_m || drop_n) {   /* drop the dims the 1-D operands gained (a view, not a node) */
     al_tensor *r = NULL;
@@ -214,9 +213,21 @@ static al_status linear_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
     float *pb = al_f32(gb);
     double *acc = calloc((size_t)OUT, sizeof *acc);
     if (!acc) { al_tensor_release(gb); al_tensor_release(gc); return al_seterr(AL_ENOMEM, "linear: out of memory"); }
-    for (int64_t r = 0; r < R; r++) {
-      const float *row = pg + r * OUT;
-      for (int64_t j = 0; j < OUT; j++) acc[j] += row[j];
+    /* in double, four rows per pass over acc (a quarter of the accumulator traffic);
+     * threads take column panels, so each column is summed in the same order whatever
+     * the thread count */
+    int64_t cp = OUT >= 32 ? (OUT / 2 + 15) / 16 * 16 : OUT, ncp = (OUT + cp - 1) / cp;
+    #pragma omp parallel for if (R * OUT >= AL_PAR_MIN_WORK && ncp > 1) schedule(static)
+    for (int64_t c = 0; c < ncp; c++) {
+      int64_t j0 = c * cp, j1 = j0 + cp < OUT ? j0 + cp : OUT, r = 0;
+      for (; r + 4 <= R; r += 4) {
+        const float *r0 = pg + r * OUT, *r1 = r0 + OUT, *r2 = r1 + OUT, *r3 = r2 + OUT;
+        for (int64_t j = j0; j < j1; j++) acc[j] += ((double)r0[j] + r1[j]) + ((double)r2[j] + r3[j]);
+      }
+      for (; r < R; r++) {
+        const float *row = pg + r * OUT;
+        for (int64_t j = j0; j < j1; j++) acc[j] += row[j];
+      }
     }
     for (int64_t j = 0; j < OUT; j++) pb[j] = (float)acc[j];
     free(acc);
@@ -248,6 +259,7 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
   float *po = al_f32(o);
   if (bc) {
     const float *pb = al_f32(bc);
+    #pragma omp parallel for if (R * OUT >= AL_PAR_MIN_WORK) schedule(static)
     for (int64_t r = 0; r < R; r++) memcpy(po + r * OUT, pb, sizeof(float) * (size_t)OUT);
   }
   al_sgemm(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, bc ? 1.0f : 0.0f, po, OUT);

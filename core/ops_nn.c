@@ -42,10 +42,21 @@ static al_status layer_norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
       const float *xr = px + r * D, *gr = pg + r * D;
       float mu = e->mu[r], rs = e->rstd[r];
       double s1 = 0, s2 = 0;
-      for (int64_t j = 0; j < D; j++) {
-        float gh = gr[j] * (pw ? pw[j] : 1.0f), xh = (xr[j] - mu) * rs;
-        s1 += gh;
-        s2 += gh * xh;
+      /* simd reduction: a fixed 8-lane double order, so still thread-count independent */
+      if (pw) {
+        #pragma omp simd reduction(+ : s1, s2)
+        for (int64_t j = 0; j < D; j++) {
+          float gh = gr[j] * pw[j], xh = (xr[j] - mu) * rs;
+          s1 += gh;
+          s2 += gh * xh;
+        }
+      } else {
+        #pragma omp simd reduction(+ : s1, s2)
+        for (int64_t j = 0; j < D; j++) {
+          float gh = gr[j], xh = (xr[j] - mu) * rs;
+          s1 += gh;
+          s2 += gh * xh;
+        }
       }
       float m1 = (float)(s1 / D), m2 = (float)(s2 / D);
       float *o = pgx + r * D;
@@ -121,8 +132,11 @@ al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *
   for (int64_t r = 0; r < R; r++) {
     const float *xr = px + r * D;
     double s = 0, ss = 0;
+    /* simd reductions: a fixed 8-lane double order (thread-count independent) */
+    #pragma omp simd reduction(+ : s)
     for (int64_t j = 0; j < D; j++) s += xr[j];
     double mu = s / D;
+    #pragma omp simd reduction(+ : ss)
     for (int64_t j = 0; j < D; j++) { double d = xr[j] - mu; ss += d * d; }
     float rs = (float)(1.0 / sqrt(ss / D + eps));
     float m = (float)mu;

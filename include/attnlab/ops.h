@@ -99,4 +99,25 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
                        double ratio /* topk */, al_tensor *alpha /* bisect: tensor or NULL */,
                        double alpha_value /* bisect when alpha == NULL */, int max_iter);
 
+/* ---- fused multi-head attention core (core/ops_attention.c) ---------------------
+ * qkv (B, N, 3D), laid out as timm's (3, heads, D/heads) along the last dim ->
+ * out (B, N, D) = concat over heads of f(scale q k^T) v, f = the normalizer `kind`
+ * (topk: ratio; entmax_bisect: alpha = one value per head, a float32 tensor of H
+ * elements that receives a gradient, or alpha_value when alpha is NULL). key_mask: NULL
+ * or (B, N), nonzero = a key that may be attended to (masked keys get weight exactly 0).
+ * *probs (if probs != NULL): the weights (B, H, N, N), no gradient; the backward uses
+ * them, so do not write into them. One node with a hand-written backward to qkv (and
+ * alpha). Bitwise identical for any thread count. */
+typedef struct {
+  int64_t heads;
+  double scale;
+  al_norm_kind kind;
+  double ratio;           /* AL_NORM_TOPK */
+  al_tensor *alpha;       /* AL_NORM_BISECT: (H) or NULL */
+  double alpha_value;     /* AL_NORM_BISECT when alpha == NULL */
+  int max_iter;           /* AL_NORM_BISECT: <= 0 means 50 */
+  al_tensor *key_mask;    /* (B, N) or NULL */
+} al_attention_opts;
+al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *opts);
+
 #endif

@@ -92,29 +92,48 @@ end
 
 function MHA:alphas() return self.normalizer:alpha() end
 
-local function key_mask_of(opts, B, N)
-  if not opts then return nil end
-  local m = opts.key_mask
-  if opts.keep then m = m and (m * opts.keep) or opts.keep end
-  if not m then return nil end
-  return m:reshape({ B, 1, 1, N })
+-- The attention core's arguments for al.attention, or nil when the normalizer is not
+-- a stock nn.Normalizer (a user's own module: then the unfused path runs it).
+local FUSED_KIND = { softmax = "softmax", sparsemax = "sparsemax", entmax15 = "entmax15", hae = "entmax_bisect",
+                     entmax = "entmax_bisect", topk = "topk_softmax" }
+function MHA:_fused_opts(mask)
+  local nm = self.normalizer
+  if getmetatable(nm) ~= nn.Normalizer or self.unfused then return nil end
+  local k = nm.spec.kind
+  local o = { heads = self.heads, scale = self.scale, normalizer = FUSED_KIND[k], mask = mask, iters = nm.iters,
+              weights = (self.keep_attention or self.track_support) and true or false }
+  if k == "topk" then o.ratio = nm.spec.ratio
+  elseif k == "entmax" then o.alpha = nm.spec.alpha
+  elseif k == "hae" then o.alpha = nm:alpha() end
+  return o
 end
 
+-- x (B,N,D). The core (scores, normalizer, weighted sum, head split and merge) is one
+-- fused op with its own backward (al.attention); set self.unfused = true to run the
+-- same computation as a chain of generic ops (the reference the tests compare with).
 function MHA:forward(x, opts)
   local s = x:shape()
   local B, N, D = s[1], s[2], s[3]
   if #s ~= 3 or D ~= self.dim then
     error(("MultiHeadAttention: expected x (B,N,%d), got (%s)"):format(self.dim, table.concat(s, ",")), 2)
   end
-  local H, dh = self.heads, self.head_dim
-  local qkv = self.qkv(x):reshape({ B, N, 3, H, dh }):permute({ 3, 1, 4, 2, 5 })   -- (3,B,H,N,dh)
-  local q, k, v = qkv[1], qkv[2], qkv[3]
-  local scores = al.matmul(q, k:transpose(3, 4)) * self.scale                      -- (B,H,N,N)
-  local mask = key_mask_of(opts, B, N)
-  local p = self.normalizer(scores, mask)
+  local qkv = self.qkv(x)                                                          -- (B,N,3D)
+  local m = opts and opts.key_mask
+  if opts and opts.keep then m = m and (m * opts.keep) or opts.keep end
+  local fo = self:_fused_opts(m and m:reshape({ B, N }))
+  local o, p
+  if fo then
+    o, p = al.attention(qkv, fo)                                                   -- (B,N,D), (B,H,N,N)
+  else
+    local H, dh = self.heads, self.head_dim
+    local t = qkv:reshape({ B, N, 3, H, dh }):permute({ 3, 1, 4, 2, 5 })           -- (3,B,H,N,dh)
+    local q, k, v = t[1], t[2], t[3]
+    local scores = al.matmul(q, k:transpose(3, 4)) * self.scale                    -- (B,H,N,N)
+    p = self.normalizer(scores, m and m:reshape({ B, 1, 1, N }))
+    o = al.matmul(p, v):transpose(2, 3):reshape({ B, N, D })
+  end
   if self.keep_attention then self.last_attention = p:detach() end
   if self.track_support then self:_accumulate_support(p, opts) end
-  local o = al.matmul(p, v):transpose(2, 3):reshape({ B, N, D })
   return self.proj(o)
 end
 

@@ -318,6 +318,48 @@ static int l_entmax_bisect(lua_State *L) {
   return l_pushtensor(L, o);
 }
 
+/* attention(qkv (B,N,3D), {heads=, scale=, normalizer=, ratio=, alpha=, iters=, mask=,
+ * weights=}) -> out (B,N,D), weights (B,H,N,N) (only out with weights = false). normalizer: softmax | sparsemax | entmax15 |
+ * entmax_bisect (alpha: number or a tensor with one value per head) | topk_softmax
+ * (ratio). mask: (B,N), nonzero = a key that may be attended to. scale: default
+ * (D/heads)^-0.5. */
+static int l_attention(lua_State *L) {
+  al_tensor *qkv = l_checktensor(L, 1), *o = NULL, *p = NULL;
+  luaL_checktype(L, 2, LUA_TTABLE);
+  al_attention_opts op = {0};
+  lua_getfield(L, 2, "heads");
+  if (!lua_isinteger(L, -1)) return luaL_argerror(L, 2, "opts.heads must be an integer");
+  op.heads = lua_tointeger(L, -1);
+  lua_getfield(L, 2, "scale");
+  int64_t D = qkv->ndim == 3 ? qkv->shape[2] / 3 : 0;
+  op.scale = luaL_optnumber(L, -1, op.heads > 0 && D > 0 ? 1.0 / sqrt((double)D / (double)op.heads) : 1.0);
+  lua_getfield(L, 2, "normalizer");
+  const char *name = luaL_optstring(L, -1, "softmax");
+  static const char *names[] = {"softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax", NULL};
+  static const al_norm_kind kinds[] = {AL_NORM_SOFTMAX, AL_NORM_SPARSEMAX, AL_NORM_ENTMAX15, AL_NORM_BISECT, AL_NORM_TOPK};
+  int k = -1;
+  for (int i = 0; names[i]; i++) if (!strcmp(names[i], name)) k = i;
+  if (k < 0) return luaL_error(L, "attnlab.attention: unknown normalizer '%s' (softmax, sparsemax, entmax15, entmax_bisect, topk_softmax)", name);
+  op.kind = kinds[k];
+  lua_getfield(L, 2, "ratio");
+  op.ratio = luaL_optnumber(L, -1, 0);
+  lua_getfield(L, 2, "alpha");
+  op.alpha_value = 1.5;
+  if (lua_type(L, -1) == LUA_TNUMBER) op.alpha_value = lua_tonumber(L, -1);
+  else if (!lua_isnil(L, -1)) op.alpha = l_checktensor(L, lua_gettop(L));
+  lua_getfield(L, 2, "iters");
+  op.max_iter = (int)luaL_optinteger(L, -1, 0);
+  lua_getfield(L, 2, "mask");
+  if (!lua_isnil(L, -1)) op.key_mask = l_checktensor(L, lua_gettop(L));
+  lua_getfield(L, 2, "weights");
+  int want_p = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  lua_pop(L, 8);   /* the tensors stay referenced by the options table */
+  L_TRY(L, "attention", al_attention(&o, want_p ? &p : NULL, qkv, &op));
+  l_pushtensor(L, o);
+  if (!want_p) return 1;
+  return 1 + l_pushtensor(L, p);
+}
+
 static const luaL_Reg functions[] = {
   {"neg", u_neg}, {"exp", u_exp}, {"log", u_log}, {"sqrt", u_sqrt}, {"tanh", u_tanh},
   {"sigmoid", u_sigmoid}, {"relu", u_relu}, {"gelu", u_gelu}, {"silu", u_silu},
@@ -332,7 +374,7 @@ static const luaL_Reg functions[] = {
   {"dropout", l_dropout}, {"cat", l_cat}, {"stack", l_stack}, {"index_select", l_index_select},
   {"gather", l_gather}, {"embedding", l_embedding},
   {"softmax", l_softmax}, {"sparsemax", l_sparsemax}, {"entmax15", l_entmax15},
-  {"entmax_bisect", l_entmax_bisect}, {"topk_softmax", l_topk_softmax},
+  {"entmax_bisect", l_entmax_bisect}, {"topk_softmax", l_topk_softmax}, {"attention", l_attention},
   {NULL, NULL}};
 
 /* Functions that also read naturally as methods: t:exp(), t:sum(2), t:matmul(b)... */

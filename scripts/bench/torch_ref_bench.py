@@ -11,32 +11,118 @@ Prints one JSON object per line: {"name": ..., "ms": ..., ...}. The caller sets
 OPENBLAS_CORETYPE / OMP_NUM_THREADS / OPENBLAS_NUM_THREADS in the environment (OpenBLAS
 reads them when it loads) so PyTorch runs with the same BLAS kernels as attnlab.
 Medians over repeats after warm-up.
+
+PyTorch at its best (what a PyTorch user would tune; the anchors' RESULTS.md did the same):
+  * opt.zero_grad(set_to_none=True) (1.13's default zero-fills every .grad), no anomaly mode;
+  * OpenMP wait policy and OpenBLAS threads: attnlab's host exports OMP_WAIT_POLICY=passive
+    for itself (marked by ATTNLAB_NO_REEXEC=1) and a child inherits it. libgomp reads it at
+    start-up, so the script re-executes itself with the environment it chose. At 1 thread it
+    drops the inherited policy (PyTorch's default). At T > 1 threads (--config auto, the
+    default) it first times the softmax model of the requested part, briefly, under
+    {libgomp's default spin policy, passive} x {OpenBLAS T threads, 1 thread} -- on a quiet
+    machine spinning and OMP T + OpenBLAS 1 win, on a busy one spinning threads are
+    descheduled mid-barrier and passive wins by up to 10x -- and runs everything with the
+    fastest (parts train, infer, attn, norms; the mixers part keeps the environment as
+    given at T > 1). --config inherit keeps the environment as given. The info line says
+    what ran.
 """
 import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 
-import torch
+
+def _argval(flag, default=None):
+    return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
+
+
+def _env_for(policy, blas_threads):
+    env = dict(os.environ)
+    env["ATTNLAB_TORCH_ENV"] = "1"
+    env.pop("OMP_WAIT_POLICY", None)
+    if policy != "default":
+        env["OMP_WAIT_POLICY"] = policy
+    env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
+    env["ATTNLAB_TORCH_CONFIG"] = "omp_wait_policy=%s openblas_threads=%s" % (policy, blas_threads)
+    return env
+
+
+def _probe(env):
+    """img/s (or 1/ms) of the softmax model under env, quickly; 0 on failure."""
+    argv = list(sys.argv[1:])
+    if "--names" in argv:
+        argv[argv.index("--names") + 1] = "softmax"
+    else:
+        argv += ["--names", "softmax"]
+    env = dict(env, ATTNLAB_TORCH_PROBE="1")
+    try:
+        out = subprocess.run([sys.executable, os.path.abspath(__file__)] + argv, env=env, capture_output=True,
+                             text=True, timeout=60).stdout
+    except subprocess.TimeoutExpired:
+        return 0.0
+    for line in reversed(out.splitlines()):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if r.get("img_per_s"):
+            return float(r["img_per_s"])
+        if r.get("ms"):
+            return 1e3 / float(r["ms"])
+    return 0.0
+
+
+def _reexec_with_torch_env():
+    if os.environ.get("ATTNLAB_TORCH_ENV") == "1":
+        return
+    threads = int(_argval("--threads", "1"))
+    config = _argval("--config", "auto")
+    probed = sys.argv[1] in ("train", "infer", "attn", "norms")
+    if config == "inherit" or (threads > 1 and not probed):
+        env = dict(os.environ, ATTNLAB_TORCH_ENV="1", ATTNLAB_TORCH_CONFIG="inherited")
+    elif threads <= 1:
+        env = _env_for("default", _argval("--blas-threads", threads))
+    else:
+        cands = [(p, b) for p in ("default", "passive") for b in (threads, 1)]
+        scores = [(_probe(_env_for(p, b)), p, b) for p, b in cands]
+        best = max(scores)
+        env = _env_for(best[1], best[2])
+        env["ATTNLAB_TORCH_CONFIG"] += " (probed, softmax: %s)" % ", ".join(
+            "%s/%d: %.0f" % (p, b, v) for v, p, b in scores)
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
+_reexec_with_torch_env()
+import torch  # noqa: E402
 
 ANCHORS = os.environ.get("ATTNLAB_ANCHORS") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "anchors")
 sys.path.insert(0, ANCHORS)
 import torch_ref as R  # noqa: E402
 
 
+_last_cpu = [0.0]
+
+
 def median_time(fn, warmup=2, repeats=7, min_time=0.2):
+    """Median wall seconds per call; the median CPU seconds per call (all threads of this
+    process: a load-robust figure at 1 thread) is left in _last_cpu[0]."""
+    if os.environ.get("ATTNLAB_TORCH_PROBE") == "1":   # a configuration probe: rough is enough
+        warmup, repeats, min_time = 1, 3, 0.05
     for _ in range(warmup):
         fn()
     t0 = time.perf_counter(); fn(); t1 = time.perf_counter() - t0
     inner = max(1, min(50, int(min_time / max(t1, 1e-6))))
-    times = []
+    times, cpus = [], []
     for _ in range(repeats if t1 < 2 else 3):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(inner):
             fn()
         times.append((time.perf_counter() - t0) / inner)
+        cpus.append((time.process_time() - c0) / inner)
+    _last_cpu[0] = statistics.median(cpus)
     return statistics.median(times)
 
 
@@ -90,11 +176,11 @@ def part_train(a, infer=False):
                     model(x)
         else:
             def step():
-                opt.zero_grad()
+                opt.zero_grad(set_to_none=True)   # 1.13 defaults to zero-filling every .grad
                 torch.nn.functional.cross_entropy(model(x), y).backward()
                 opt.step()
         t = median_time(step, repeats=5)
-        emit(name=name, ms=1e3 * t, img_per_s=a.batch / t)
+        emit(name=name, ms=1e3 * t, img_per_s=a.batch / t, cpu_img_per_s=a.batch / _last_cpu[0])
 
 
 def part_mixers(a):
@@ -124,10 +210,13 @@ def main():
     p.add_argument("--tokens", type=int, default=65)
     p.add_argument("--patch", type=int, default=8)
     p.add_argument("--image", default="3,32,32")
+    p.add_argument("--blas-threads", type=int, default=0, help="OpenBLAS threads (default: --threads)")
+    p.add_argument("--config", default="auto", choices=["auto", "inherit"])
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     emit(info="torch", version=torch.__version__, threads=torch.get_num_threads(),
-         coretype=os.environ.get("OPENBLAS_CORETYPE", ""))
+         coretype=os.environ.get("OPENBLAS_CORETYPE", ""), config=os.environ.get("ATTNLAB_TORCH_CONFIG", ""),
+         grad_anomaly=torch.is_anomaly_enabled())
     {"norms": part_norms, "attn": part_attn, "train": part_train,
      "infer": lambda a: part_train(a, infer=True), "mixers": part_mixers}[a.part](a)
 

@@ -189,4 +189,83 @@ return {
     al.no_grad(function() s(al.randn({ 3, 1, 28, 28 })) end)
     T.close(s:support_stats()[2].mean_all, 1.0, 1e-6)
   end },
+  { name = "fused attention core equals the unfused op chain (every normalizer, masks, keep, alpha grads)", fn = function()
+    -- al.attention vs matmul / scale / normalizer / matmul with the same weights: the forward
+    -- is the same arithmetic (scale 0.25 is a power of two), gradients agree to rounding
+    local function maxdiff(a, b) return al.max(al.abs(a - b)):item() end
+    for _, name in ipairs({ "softmax", "sparsemax", "entmax15", "hae", "entmax:1.3", "topk:0.25" }) do
+      al.manual_seed(11)
+      local a = nn.MultiHeadAttention { dim = 32, heads = 2, normalizer = name, keep_attention = true }
+      if name == "hae" then a.normalizer.pre_alpha:copy_(al.tensor({ 0.7, -0.4 })) end
+      local x = al.randn({ 3, 6, 32 })
+      local g = al.randn({ 3, 6, 32 })
+      local opts = { key_mask = al.tensor({ { 1, 1, 0, 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 } }),
+                     keep = al.tensor({ { 1, 1, 1, 1, 0, 1 }, { 1, 1, 1, 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 } }) }
+      local r = {}
+      for i, unfused in ipairs({ false, true }) do
+        a.unfused = unfused
+        a.track_support = true; a:reset_support()
+        local xx = x:clone():requires_grad_()
+        for _, p in ipairs(a:parameters()) do p.grad = nil end
+        local y = a(xx, opts)
+        al.sum(y * g):backward()
+        r[i] = { y = y:detach(), p = a.last_attention, gx = xx.grad, gw = a.qkv.weight.grad,
+                 ga = name == "hae" and a.normalizer.pre_alpha.grad or nil, sup = a:support_stats() }
+      end
+      T.eq(maxdiff(r[1].y, r[2].y), 0, 0, name .. " output")
+      T.eq(maxdiff(r[1].p, r[2].p), 0, 0, name .. " weights")
+      T.close(flat(r[1].gx), flat(r[2].gx), 1e-5, 1e-4, name .. " grad x")
+      T.close(flat(r[1].gw), flat(r[2].gw), 1e-5, 1e-4, name .. " grad qkv.weight")
+      if r[1].ga then T.close(flat(r[1].ga), flat(r[2].ga), 1e-6, 1e-4, name .. " grad pre_alpha") end
+      T.close(r[1].sup.all, r[2].sup.all, 0, 0, name .. " support")
+      T.close(r[1].sup.real, r[2].sup.real, 0, 0, name .. " support (real keys)")
+      -- masked keys and the all-masked batch row get weight exactly 0
+      local p = r[1].p:totable()
+      for h = 1, 2 do for q = 1, 6 do
+        T.eq(p[1][h][q][3], 0, 0, name .. " masked key"); T.eq(p[1][h][q][5], 0, 0, name .. " halted key")
+        for k = 1, 6 do T.eq(p[3][h][q][k], 0, 0, name .. " all-masked row") end
+      end end
+    end
+  end },
+  { name = "a ViT training step is bitwise identical at 1 and 2 threads (fused attention, layer norm, gelu)", fn = function()
+    local function run(threads, name)
+      al.set_num_threads(threads)
+      local m = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, normalizer = name, seed = 3 }
+      local x = al.randn({ 64, 3, 16, 16 }, { generator = al.Generator(9) })
+      local y = al.randint(1, 10, { 64 }, { generator = al.Generator(10) })
+      local opt = al.optim.AdamW(m:parameters(), { lr = 1e-3 })
+      for _ = 1, 2 do
+        local l = al.cross_entropy(m(x), y)
+        opt:zero_grad(); l:backward(); opt:step()
+      end
+      al.set_num_threads(1)
+      return flat(m(x):detach())
+    end
+    for _, name in ipairs({ "softmax", "hae", "topk:0.25" }) do
+      T.eq(run(2, name), run(1, name), 0, name)
+    end
+  end },
+  { name = "al.attention: empty batch or sequence, alpha of any shape with H elements, errors name shapes", fn = function()
+    local o, p = al.attention(al.randn({ 0, 5, 12 }), { heads = 2 })
+    T.eq(o:shape(), { 0, 5, 4 }); T.eq(p:shape(), { 0, 2, 5, 5 })
+    o, p = al.attention(al.randn({ 2, 0, 12 }), { heads = 2 })
+    T.eq(o:shape(), { 2, 0, 4 }); T.eq(p:shape(), { 2, 2, 0, 0 })
+    local a = al.tensor({ { { 1.3 } }, { { 1.6 } } }):requires_grad_()
+    local x = al.randn({ 2, 4, 12 }):requires_grad_()
+    al.sum(al.attention(x, { heads = 2, normalizer = "entmax_bisect", alpha = a }) ^ 2):backward()
+    T.eq(a.grad:shape(), { 2, 1, 1 })
+    local q = al.randn({ 2, 4, 12 })
+    for _, nm in ipairs({ "softmax", "sparsemax", "topk_softmax" }) do   -- weights kept or in scratch: same numbers
+      local full = al.attention(q, { heads = 2, normalizer = nm, ratio = 0.5 })
+      local lean = al.no_grad(function() return al.attention(q, { heads = 2, normalizer = nm, ratio = 0.5, weights = false }) end)
+      T.eq(flat(lean), flat(full), 0, nm .. " without weights")
+    end
+    T.raises(function() al.attention(q, { heads = 5 }) end, "qkv float32 (2,4,12): last dim must be 3*D with D a multiple of heads 5")
+    T.raises(function() al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = 0.9 }) end, "alpha must be > 1 and finite, got 0.9 (head 1)")
+    T.raises(function() al.attention(q, { heads = 2, normalizer = "topk_softmax", ratio = 0 }) end, "ratio must be in (0, 1]")
+    T.raises(function() al.attention(q, { heads = 2, normalizer = "foo" }) end, "unknown normalizer 'foo'")
+    T.raises(function() al.attention(q, { heads = 2, mask = al.ones({ 2, 5 }) }) end, "key mask must be (B,N) = (2,4), got float32 (2,5)")
+    T.raises(function() al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = al.tensor({ 1.5, 1.5, 1.5 }) }) end,
+      "one value per head (2), got float32 (3)")
+  end },
 }

@@ -323,6 +323,86 @@ case("dropout: fixed generator gives the same mask; kept values are scaled by 1/
 end)
 
 -- ---------------------------------------------------------------------------------
+-- fused attention core (al.attention): qkv (B,N,3D) -> (B,N,D), against central
+-- differences for every normalizer, with and without a key mask, and for a learned
+-- per-head alpha. Scores stay small (qkv in [-1,1), scale 0.5) so sparse supports do
+-- not move under the e = 1e-3 probes.
+do
+  local B, N, H, dh = 2, 5, 2, 3
+  local D = H * dh
+  local mask = al.tensor({ { 1, 1, 0, 1, 1 }, { 1, 1, 1, 1, 1 } })
+  local specs = {
+    { "softmax", {} }, { "sparsemax", {} }, { "entmax15", {} }, { "topk_softmax", { ratio = 0.6 } },
+    { "entmax_bisect", { alpha = 1.3 } },
+  }
+  for _, sp in ipairs(specs) do
+    for _, masked in ipairs({ false, true }) do
+      grad_case(("attention %s%s"):format(sp[1], masked and " (key mask)" or ""), function(qkv)
+        local o = { heads = H, scale = 0.5, normalizer = sp[1], mask = masked and mask or nil }
+        for k, v in pairs(sp[2]) do o[k] = v end
+        return (al.attention(qkv, o))
+      end, function(g) return { U(g, { B, N, 3 * D }) } end)
+    end
+  end
+  grad_case("attention entmax_bisect, learned per-head alpha", function(qkv, a)
+    return (al.attention(qkv, { heads = H, scale = 0.5, normalizer = "entmax_bisect", alpha = a, mask = mask }))
+  end, function(g) return { U(g, { B, N, 3 * D }), leaf(al.tensor({ 1.3, 1.7 })) } end)
+end
+
+-- gelu's backward takes Phi from the saved output (y/x): check it against
+-- Phi(x) + x phi(x) in double (erfc by its Taylor series below 3, a continued fraction
+-- beyond), over both tails and at x = 0.
+local function erfc_double(z)
+  if z < 0 then return 2 - erfc_double(-z) end
+  if z < 3 then
+    local sum, term, n = 0, z, 0
+    repeat
+      local t = term / (2 * n + 1)
+      sum = sum + t
+      n = n + 1
+      term = -term * z * z / n
+    until math.abs(t) < 1e-17 * math.abs(sum) or n > 200
+    return 1 - 2 / math.sqrt(math.pi) * sum
+  end
+  local f = z   -- erfc(z) = exp(-z^2)/sqrt(pi) / (z + (1/2)/(z + 1/(z + (3/2)/(z + ...))))
+  for k = 80, 1, -1 do f = z + (k / 2) / f end
+  return math.exp(-z * z) / math.sqrt(math.pi) / f
+end
+case("gelu forward equals x Phi(x) to float precision (relative, both tails)", function()
+  local xs = {}
+  for i = -130, 130 do xs[#xs + 1] = i / 10 + 0.0123 end
+  local x = al.tensor(xs)
+  local got, xf, worst, at = al.gelu(x):totable(), x:totable(), 0, 0
+  for i, xv in ipairs(xf) do
+    local want = xv * 0.5 * erfc_double(-xv / math.sqrt(2))
+    local err = math.abs(got[i] - want) / math.abs(want)
+    if err > worst then worst, at = err, xv end
+  end
+  print(("#   gelu forward: worst relative error %.3g at x = %g"):format(worst, at))
+  assert(worst < 5e-7, ("gelu forward off by %.3g at x = %g"):format(worst, at))
+  local big = al.tensor({ 1e30 }):totable()[1]   -- 1e30 rounded to float
+  T.eq(al.gelu(al.tensor({ 0, -20, 20, -1e30, 1e30 })):totable(), { 0, 0, 20, 0, big }, 0)
+  local nan = al.gelu(al.tensor({ 0 / 0 })):totable()[1]
+  assert(nan ~= nan, "gelu(NaN) is NaN")
+end)
+case("gelu backward equals Phi(x) + x phi(x) to float precision (tails and 0 included)", function()
+  local xs = {}
+  for i = -120, 120 do xs[#xs + 1] = i / 10 end
+  xs[#xs + 1] = 1e-30; xs[#xs + 1] = -1e-30
+  local x = al.tensor(xs):requires_grad_()
+  al.sum(al.gelu(x)):backward()
+  local got, xf, worst, at = x.grad:totable(), x:totable(), 0, 0
+  for i, xv in ipairs(xf) do
+    local cdf, xpdf = 0.5 * erfc_double(-xv / math.sqrt(2)), xv * math.exp(-xv * xv / 2) / math.sqrt(2 * math.pi)
+    -- error relative to the size of the two terms (their sum cancels near x = -0.75)
+    local err = math.abs(got[i] - (cdf + xpdf)) / (cdf + math.abs(xpdf))
+    if err > worst then worst, at = err, xv end
+  end
+  print(("#   gelu backward: worst error %.3g (relative to Phi + |x phi|) at x = %g"):format(worst, at))
+  assert(worst < 2e-6, ("gelu backward off by %.3g at x = %g"):format(worst, at))
+end)
+
+-- ---------------------------------------------------------------------------------
 -- against PyTorch (tests/ref/core_ops.json)
 
 local function readfile(path)
