@@ -339,6 +339,43 @@ return {
     os.execute("rm -rf " .. dir)
   end },
 
+  { name = "no-replacement control: layers = {} trains the teacher itself (stage-1 MSE 0)", fn = function()
+    -- experiments/s2s's control run: the A-ViT teacher given the students' stage 1 + 2
+    -- budget with nothing replaced, to separate the effect of replacing from the effect of
+    -- the extra training epochs
+    local dir = tmpdir()
+    local t = vit({ depth = 3, dim = 16 })
+    local tpath = dir .. "/teacher.safetensors"
+    s2s.save_model(tpath, t)
+    local rec, st = s2s.distill({ teacher = tpath, dataset = "synthetic", train_limit = 32, test_limit = 16, image_size = 16,
+                                  batch_size = 16, layers = {}, teacher_halting = { gate_scale = 5, gate_center = 1 },
+                                  stage1 = { epochs = 1 }, stage2 = { epochs = 1 }, eval_limit = 16 })
+    T.eq(rec.layers, {})
+    T.eq(rec.student_params, rec.teacher_params)
+    local h1 = rec.history[1]
+    assert(h1.mse == nil or h1.mse == 0, "stage-1 MSE with nothing replaced: " .. tostring(h1.mse))
+    assert(h1.loss == h1.loss and h1.loss > 0, "stage-1 loss " .. tostring(h1.loss))
+    T.eq(#D.replaced_layers(st), 0)
+    os.execute("rm -rf " .. dir)
+  end },
+
+  { name = "presets: cifar_2core is depth 6 / 17 tokens, its groups and --quick merge", fn = function()
+    local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+    local q = s2s.load_preset("experiments/s2s/cifar_2core.lua", true)
+    T.eq({ p.teacher.depth, p.teacher.dim, p.teacher.heads, p.teacher.patch }, { 6, 96, 3, 8 })
+    T.eq((32 // p.teacher.patch) ^ 2 + 1, 17)
+    T.eq(#p.avit.keep_rates >= 3, true)
+    T.eq({ S.groupwise(p.teacher.depth, "shallow"), S.groupwise(p.teacher.depth, "middle"), S.groupwise(p.teacher.depth, "deep") },
+         { { 1, 2 }, { 3, 4 }, { 5, 6 } })
+    T.eq(S.select(p.keeprate.strategy, p.teacher.depth), { 4, 5, 6 })
+    -- quick keeps the model but cuts the data, and never writes into the study's directory
+    T.eq({ q.teacher.depth, q.teacher.patch, q.teacher.epochs, q.train_limit }, { 6, 8, 1, 500 })
+    T.eq(q.out ~= p.out, true)
+    T.eq(q.quick, nil)
+    local small = s2s.load_preset("experiments/s2s/cifar_small.lua")
+    T.eq(small.teacher.patch, 4)             -- cifar_2core derives from it without changing it
+  end },
+
   -- ---- strategies --------------------------------------------------------------------------------
   { "strategy uniform", S.uniform, { 4 }, { 1, 2, 3, 4 } },
   { "strategy groupwise shallow, depth 6", S.groupwise, { 6, "shallow" }, { 1, 2 } },
