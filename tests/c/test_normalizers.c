@@ -1100,6 +1100,64 @@ static void test_bisect_bwd_lengths(void) {
         "worst gin %.2e, dalpha %.2e", worst_g, worst_a);
 }
 
+/* entmax15's first iterate is an upper bound on s* from the sums over u > -1, > -1/2, > -1/4
+ * (u = (x - max)/2); it is tight on rows of j equal maxima (s* = 1/sqrt(j)), and a start even
+ * slightly left of s* would settle on a support that misses entries. Rows built to sit on that
+ * edge: j equal maxima (j = 1, 4, 16: s* = 1, 1/2, 1/4, which are the thresholds), plus entries
+ * with u = -s* + d for tiny d of either sign (just in or just out of the support) or at the
+ * thresholds exactly, optional 1e-7..1e-3 noise, long rows too; against the double reference. */
+static void test_e15_start_edges(void) {
+  static const long js[] = {1, 2, 4, 9, 16, 64};
+  static const long ns[] = {16, 17, 65, 300, 4096};
+  static const double ds[] = {0.0, 1e-7, -1e-7, 1e-5, -1e-5, 1e-3, -1e-3};
+  static const double noise[] = {0.0, 1e-7, 1e-5, 1e-3};
+  double worst = 0, worst_d = 0;
+  long rows_total = 0, worst_n = 0;
+  int nonfinite = 0;
+  for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
+    for (size_t ij = 0; ij < sizeof js / sizeof *js; ij++) {
+      const long n = ns[in], j = js[ij];
+      if (j >= n) continue;
+      const long rows = (long)(sizeof ds / sizeof *ds) * (long)(sizeof noise / sizeof *noise) * 2;
+      float *x = falloc(rows * n), *o = falloc(rows * n);
+      double *ref = dalloc(n);
+      long r = 0;
+      for (size_t id = 0; id < sizeof ds / sizeof *ds; id++)
+        for (size_t iz = 0; iz < sizeof noise / sizeof *noise; iz++)
+          for (int layout = 0; layout < 2; layout++, r++) {
+            float *xr = x + r * n;
+            const double c = 3.0, sstar = 1.0 / sqrt((double)j);
+            for (long q = 0; q < n; q++) {
+              double v;
+              if (q < j) v = c;                                   /* the maxima */
+              else if (layout == 0 || q % 3 == 0) v = c + 2.0 * (-sstar + ds[id]);   /* the edge */
+              else v = c + 2.0 * (q % 3 == 1 ? -0.5 : -0.25);     /* at the thresholds */
+              xr[q] = (float)(v + noise[iz] * rng_normal());
+            }
+            /* spread the maxima over the row (not only the first block) */
+            for (long q = 0; q < n; q++) {
+              const long p = (long)(rng_unif() * (double)n) % n;
+              const float t = xr[q]; xr[q] = xr[p]; xr[p] = t;
+            }
+          }
+      if (al_entmax15_fwd(o, x, NULL, 1, rows, n) != AL_OK) { worst = INFINITY; break; }
+      for (r = 0; r < rows; r++) {
+        ref_row(ENTMAX15, ref, x + r * n, NULL, n, 1.5, 1.0);
+        double md;
+        const double q = cmp_ref(o + r * n, ref, n, 1e-6, 1e-5, &md);
+        if (q > worst) { worst = q; worst_d = md; worst_n = n; }
+        for (long k = 0; k < n; k++) nonfinite |= !isfinite(o[r * n + k]);
+        rows_total++;
+      }
+      free(x); free(o); free(ref);
+    }
+  printf("  entmax15 start-bound edge rows: %ld rows, max |diff| %.2e (worst ratio %.2f at n=%ld)\n",
+         rows_total, worst_d, worst, worst_n);
+  CHECK("entmax15 on rows where its start bound is tight (equal maxima, support edge) == reference",
+        worst <= 1 && !nonfinite, "worst |diff| %.2e (ratio %.2f at n=%ld), nonfinite %d", worst_d,
+        worst, worst_n, nonfinite);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -1119,5 +1177,6 @@ int main(void) {
   test_every_length();   /* after the checks above: it draws from their random stream */
   test_write_mode();
   test_bisect_bwd_lengths();
+  test_e15_start_edges();
   CHECK_EXIT();
 }
