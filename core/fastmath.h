@@ -51,8 +51,9 @@ static inline float al_fexp(float x) {
  * Relative accuracy is what 1 - erf and the normal CDF of negative x need. The exponent
  * is formed in double (a^2 up to ~150 would lose 1e-5 relative in float) and handed to
  * the float exp as hi + lo, exp(hi + lo) = exp(hi) (1 + lo). Everything else is float. */
-static inline float al_ferfc_tail(float a, double a2) {
-  float t = 1.0f / (1.0f + 0.5f * a);
+/* The exponent's polynomial part: -1.26551223 + t P(t), t = 1/(1 + a/2) (also used by the
+ * GELU kernels of ops_elementwise.c). */
+static inline float al_erfcc_poly(float t) {
   float q = 0.17087277f;
   q = q * t - 0.82215223f;
   q = q * t + 1.48851587f;
@@ -62,8 +63,13 @@ static inline float al_ferfc_tail(float a, double a2) {
   q = q * t + 0.09678418f;
   q = q * t + 0.37409196f;
   q = q * t + 1.00002368f;
+  return t * q - 1.26551223f;
+}
+
+static inline float al_ferfc_tail(float a, double a2) {
+  float t = 1.0f / (1.0f + 0.5f * a);
   a2 = a2 < 4096.0 ? a2 : 4096.0;   /* a = inf: keep exp's argument finite (lo would be NaN) */
-  double arg = (double)(t * q - 1.26551223f) - a2;
+  double arg = (double)al_erfcc_poly(t) - a2;
   float hi = (float)arg;
   float lo = (float)(arg - (double)hi);
   float e = al_fexp(hi);

@@ -650,4 +650,40 @@ AL_VI void al_norm_prefetch_(const float *base, int64_t r, int64_t rows, int64_t
     al_free(al_heap_, al_hb_);                                                             \
   }
 
+/* The backward driver shared by the kernels whose backward is row-local with a fixed signature
+ * ROWS_FN(gin, gout, out, n, r0, R, ACC, rows) (softmax and top-k, sparsemax): checks, the
+ * OpenMP row split, short rows (n < 16) padded to one block, then rows two at a time with ACC
+ * (accumulate into gin, or write it) a compile-time constant in each loop. */
+#define AL_NORM_DEFINE_BWD_ALL(NAME, ROWS_FN)                                            \
+static al_status NAME(const char *who, float *gin, const float *gout, const float *out,  \
+                      int64_t rows, int64_t n, int acc) {                                \
+  al_status st = al_norm_check_(who, gin, gout, NULL, 1, rows, n);                       \
+  if (st == AL_OK && rows * n > 0 && !out)                                               \
+    st = al_seterr(AL_EINVAL, "%s: NULL saved output", who);                             \
+  if (st != AL_OK) return st;                                                            \
+  if (rows * n == 0) return AL_OK;                                                       \
+  _Pragma("omp parallel if (rows * n >= AL_PAR_MIN_WORK)")                               \
+  {                                                                                      \
+    int64_t r0, r1, r;                                                                   \
+    al_norm_thread_rows_(rows, &r0, &r1);                                                \
+    if (n < AL_V) {                                                                      \
+      for (r = r0; r < r1; r++) {                                                        \
+        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};                            \
+        memcpy(pp, out + r * n, (size_t)n * sizeof(float));                              \
+        memcpy(gp, gout + r * n, (size_t)n * sizeof(float));                             \
+        if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));                     \
+        ROWS_FN(ip, gp, pp, AL_V, 0, 1, 1, 0);                                           \
+        memcpy(gin + r * n, ip, (size_t)n * sizeof(float));                              \
+      }                                                                                  \
+    } else if (acc) {                                                                    \
+      for (r = r0; r + 2 <= r1; r += 2) ROWS_FN(gin, gout, out, n, r, 2, 1, rows);       \
+      if (r < r1) ROWS_FN(gin, gout, out, n, r, 1, 1, rows);                             \
+    } else {                                                                             \
+      for (r = r0; r + 2 <= r1; r += 2) ROWS_FN(gin, gout, out, n, r, 2, 0, rows);       \
+      if (r < r1) ROWS_FN(gin, gout, out, n, r, 1, 0, rows);                             \
+    }                                                                                    \
+  }                                                                                      \
+  return AL_OK;                                                                          \
+}
+
 #endif

@@ -208,42 +208,13 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
   }
 }
 
-static al_status sparsemax_bwd_all(float *gin, const float *gout, const float *out,
-                                   int64_t rows, int64_t n, int acc) {
-  al_status st = al_norm_check_("sparsemax_bwd", gin, gout, NULL, 1, rows, n);
-  if (st == AL_OK && rows * n > 0 && !out)
-    st = al_seterr(AL_EINVAL, "sparsemax_bwd: NULL saved output");
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-#pragma omp parallel if (rows * n >= AL_PAR_MIN_WORK)
-  {
-    int64_t r0, r1, r;
-    al_norm_thread_rows_(rows, &r0, &r1);
-    if (n < AL_V) {
-      for (r = r0; r < r1; r++) {
-        float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
-        memcpy(pp, out + r * n, (size_t)n * sizeof(float));
-        memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
-        if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        sparsemax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
-        memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
-      }
-    } else if (acc) {
-      for (r = r0; r + 2 <= r1; r += 2) sparsemax_bwd_rows(gin, gout, out, n, r, 2, 1, rows);
-      if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, 1, rows);
-    } else {
-      for (r = r0; r + 2 <= r1; r += 2) sparsemax_bwd_rows(gin, gout, out, n, r, 2, 0, rows);
-      if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, 0, rows);
-    }
-  }
-  return AL_OK;
-}
+AL_NORM_DEFINE_BWD_ALL(sparsemax_bwd_all, sparsemax_bwd_rows)
 
 al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                            int64_t n) {
-  return sparsemax_bwd_all(gin, gout, out, rows, n, 1);
+  return sparsemax_bwd_all("sparsemax_bwd", gin, gout, out, rows, n, 1);
 }
 al_status al_sparsemax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
                                  int64_t n) {
-  return sparsemax_bwd_all(gin, gout, out, rows, n, 0);
+  return sparsemax_bwd_all("sparsemax_bwd", gin, gout, out, rows, n, 0);
 }

@@ -284,16 +284,7 @@ static inline float gelu_fwd1(float x) {
   ax = ax < 20.0f ? ax : 20.0f;
   float a = ax * 0.70710678118654752f;
   float t = 1.0f / (1.0f + 0.5f * a);
-  float q = 0.17087277f;
-  q = q * t - 0.82215223f;
-  q = q * t + 1.48851587f;
-  q = q * t - 1.13520398f;
-  q = q * t + 0.27886807f;
-  q = q * t - 0.18628806f;
-  q = q * t + 0.09678418f;
-  q = q * t + 0.37409196f;
-  q = q * t + 1.00002368f;
-  float c = t * q - 1.26551223f;
+  float c = al_erfcc_poly(t);
   float hi = ax * ax, lo = fmaf(ax, ax, -hi);
   float h2 = 0.5f * hi, l2 = 0.5f * lo;
   float s = c - h2, bb = s - c;
