@@ -965,15 +965,13 @@ static int host_main(lua_State *L) {
 
 int main(int argc, char **argv) {
   int st, ok;
-  /* libgomp reads OMP_WAIT_POLICY once, before main. Its default (spin, then sleep) makes
-   * the OpenMP workers fight OpenBLAS's own threads on the same cores: at 2 threads small
-   * attention and mixer layers ran 5-7x slower than at 1. Passive waiting fixes that, so
-   * set it and start again, unless the user chose a policy. */
-  if (!getenv("OMP_WAIT_POLICY") && !getenv("ATTNLAB_NO_REEXEC")) {
-    setenv("OMP_WAIT_POLICY", "passive", 1);
-    setenv("ATTNLAB_NO_REEXEC", "1", 1);
-    execv("/proc/self/exe", argv);   /* returns only on failure: carry on as we are */
-  }
+  /* No OpenMP wait policy is forced: libgomp's default (spin ~300k pauses, then sleep)
+   * keeps the second thread hot across the hundreds of short parallel regions of a
+   * training step. Forcing OMP_WAIT_POLICY=passive (as an earlier version did, when
+   * OpenBLAS ran its own threads that fought ours) made every region pay a futex wake-up:
+   * 2-thread training at N = 17 tokens ran at 5,500 img/s instead of 7,800
+   * (experiments/classifier/THROUGHPUT.md). OpenBLAS now runs one thread per call and
+   * al_sgemm splits panels over the OpenMP team, so there is nothing to fight. */
   lua_State *L = luaL_newstate();
   if (L == NULL) {
     print_message(HOST_NAME, "cannot create state: not enough memory");

@@ -14,9 +14,9 @@ Medians over repeats after warm-up.
 
 PyTorch at its best (what a PyTorch user would tune; the anchors' RESULTS.md did the same):
   * opt.zero_grad(set_to_none=True) (1.13's default zero-fills every .grad), no anomaly mode;
-  * OpenMP wait policy and OpenBLAS threads: attnlab's host exports OMP_WAIT_POLICY=passive
-    for itself (marked by ATTNLAB_NO_REEXEC=1) and a child inherits it. libgomp reads it at
-    start-up, so the script re-executes itself with the environment it chose. At 1 thread it
+  * OpenMP wait policy and OpenBLAS threads: a policy in the caller's environment would be
+    inherited. libgomp reads it at start-up, so the script re-executes itself with the
+    environment it chose. At 1 thread it
     drops the inherited policy (PyTorch's default). At T > 1 threads (--config auto, the
     default) it first times the softmax model of the requested part, briefly, under
     {libgomp's default spin policy, passive} x {OpenBLAS T threads, 1 thread} -- on a quiet
