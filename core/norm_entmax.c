@@ -9,15 +9,16 @@
  *
  * Why iterate on a norm: H(s) = ||[y + s]_+||_{1/(alpha-1)} is convex and increasing in s for
  * alpha <= 2 (a norm of a vector that is convex and increasing in s), with H(1) >= 1. Newton's
- * method on H(s) = 1 from s = 1 therefore never overshoots and converges monotonically and
+ * method on H(s) = 1 from an upper bound s0 <= 1 of the root (bis_start: a power-mean bound over
+ * the entries above a threshold) therefore never overshoots and converges monotonically and
  * quadratically; H is much closer to linear than sum p itself (H is exactly linear while the
  * support holds one element, and exactly the sparsemax Michelot step at alpha = 2). Halley's
  * correction (the second derivative costs one more product per entry) makes it cubic, and the
  * last step is applied to the p_j by a second-order Taylor update instead of by another pass,
- * once that is exact to float precision: typically 3 passes where 25-50 bisections would be
- * needed. For alpha > 2 H is not convex and its slope blows up where an entry joins the
+ * once that is exact to float precision: typically 2-3 passes from s0 where 25-50 bisections
+ * would be needed. For alpha > 2 H is not convex and its slope blows up where an entry joins the
  * support: Illinois regula falsi inside the bracket instead, with d formed in double.
- * Passes run only over the candidates ((alpha-1)(x - max) > -1, the support for any s <= 1),
+ * Passes run only over the candidates ((alpha-1)(x - max) > -s0, the support for any s <= s0),
  * compacted per row, and compacted again once a Newton/Halley iterate bounds the support.
  *
  * entmax15 is the exact alpha = 1.5 case: p = [z/2 - tau]_+^2. On a fixed support S of size k
@@ -27,7 +28,9 @@
  * the closed form is consistent (every element of S stays positive), which makes tau exact.
  *
  * Both run over batches of rows phase by phase (see entmax15_batch), which lets the CPU overlap
- * the rows' chains of reductions and scalar decisions; those decisions are branch-free where the
+ * the rows' chains of reductions; the per-row scalar decisions (start bounds, Newton/Halley
+ * steps, stop tests) run rows-in-lanes, one vector lane per row of the batch, with results
+ * bitwise those of the one-row arithmetic; the decisions are branch-free where the
  * way a row goes is data (a mispredicted branch costs more than computing both ways). */
 #include <inttypes.h>
 #include <math.h>
@@ -37,6 +40,18 @@
 #include "attnlab/normalizers.h"
 #include "norm_internal.h"
 #include "attnlab/threads.h"
+
+/* 8-lane double helpers for the per-row decisions (rows in lanes: see e15_decide_lanes,
+ * bis_lanes). Masks are 0 / -1 lanes, selections on the bits, so that every lane computes
+ * exactly what the scalar expression would (no FMA contraction under -std=c11: bitwise the same
+ * results as one row at a time). */
+typedef int64_t bis_vl __attribute__((vector_size(64)));
+typedef uint64_t bis_vu __attribute__((vector_size(64)));
+AL_VI al_vd bis_dsel(bis_vl m, al_vd a, al_vd b) { return (al_vd)(((bis_vl)a & m) | ((bis_vl)b & ~m)); }
+AL_VI al_vd bis_dabs(al_vd a) { return (al_vd)((bis_vl)a & 0x7FFFFFFFFFFFFFFFll); }
+AL_VI al_vd bis_dld(const double *p) { al_vd v; memcpy(&v, p, sizeof v); return v; }
+AL_VI void bis_dst(double *p, al_vd v) { memcpy(p, &v, sizeof v); }
+AL_VI bis_vl bis_lld(const int64_t *p) { bis_vl v; memcpy(&v, p, sizeof v); return v; }
 
 /* ------------------------------------------------------------------------------------------ */
 /* entmax15                                                                                   */
@@ -59,28 +74,53 @@ AL_VI void e15_acc_add(e15_acc *a, al_vf t, int64_t b) {
   a->s2.f = al_vfma(tc, tc, a->s2.f);
   if (AL_DACC_DUE(b)) { al_dacc_flush(&a->s1); al_dacc_flush(&a->s2); }
 }
-/* After a pass at s: returns 1 with *tau set when the closed form on S is consistent (S is the
- * support), else 0 with *s moved by a safe Newton step on H(s) = sqrt(s2) = 1 (convex,
- * approached from the right: never overshoots). The closed form on S,
+/* The decisions after a pass at s, for the rows of a batch at once (one lane per row; per row
+ * and pass the scalar chain -- a square root, a division, the consistency test, the float Newton
+ * step -- cost about as much as the pass itself). For each row: done when the closed form on S
+ * is consistent (S is the support), with tau set; else s moved by a safe Newton step on
+ * H(s) = sqrt(s2) = 1 (convex, approached from the right: never overshoots). The closed form on S,
  *   k delta^2 - 2 s1 delta + (s2 - 1) = 0,  delta = (s2 - 1) / (s1 + sqrt(s1^2 - k (s2 - 1)))
  * (the smaller root, written without cancellation), is consistent iff delta <= 0 or every
  * member of S stays positive, min_S t > delta; the test avoids the square root and division:
- *   mn (s1 + sqrt(disc)) > s2 - 1  <=>  q := s2 - 1 - mn s1 < 0  or  mn^2 disc > q^2. */
-static inline int e15_decide(e15_acc *a, float *s, double *tau) {
-  const int k = al_vhsumi(a->cnt);
-  const double s1 = al_dacc_total(&a->s1), s2 = al_dacc_total(&a->s2);
-  const double mn = al_vhmin(a->mn);
-  const double disc = s1 * s1 - k * (s2 - 1.0), q = s2 - 1.0 - mn * s1;
-  /* branch-free: which way a row goes is data, and a mispredicted branch costs more than
-   * computing both ways (rows come in batches whose rounds the CPU would otherwise overlap) */
-  const int exact = (disc >= 0.0) & ((s2 <= 1.0) | (q < 0.0) | (mn * mn * disc > q * q));
-  const double t = (s2 - 1.0) / (s1 + al_dsqrt(disc > 0.0 ? disc : 0.0)) - (double)*s;
-  /* the step needs no double: s only has to stay right of s* (the closed form, not s, makes the
-   * result exact) */
-  const float sn = *s - ((float)s2 - al_sqrtf((float)s2)) / (float)s1;
-  *tau = exact ? t : *tau;
-  *s = exact ? *s : sn;
-  return exact;
+ *   mn (s1 + sqrt(disc)) > s2 - 1  <=>  q := s2 - 1 - mn s1 < 0  or  mn^2 disc > q^2.
+ * Both ways are computed for every lane and selected (which way a row goes is data). The step
+ * needs no double: s only has to stay right of s* (the closed form, not s, makes the result
+ * exact). In: k, s1, s2, mn of each row's pass, s; tau and s updated for the live rows; returns
+ * the rows done, as bits. */
+typedef struct {
+  double k[AL_NORM_BATCH], s1[AL_NORM_BATCH], s2[AL_NORM_BATCH], mn[AL_NORM_BATCH];
+  double tau[AL_NORM_BATCH];
+  float s[AL_NORM_BATCH];
+} e15_lanes;
+AL_VI al_vd e15_vdsqrt(al_vd x) {
+#if defined(__AVX512F__)
+  return (al_vd)_mm512_sqrt_pd((__m512d)x);
+#else
+  for (int l = 0; l < 8; l++) x[l] = al_dsqrt(x[l]);
+  return x;
+#endif
+}
+static inline uint32_t e15_decide_lanes(e15_lanes *E, int64_t nr, uint32_t live) {
+  uint32_t done = 0;
+  float s2f[AL_V], s1f[AL_V];
+  for (int l = 0; l < AL_V; l++) { s2f[l] = (float)E->s2[l]; s1f[l] = (float)E->s1[l]; }
+  const al_vf S = al_vld(E->s), S2 = al_vld(s2f);
+  const al_vf sn = S - (S2 - al_vsqrt(S2)) / al_vld(s1f);   /* the Newton step, in float */
+  for (int q = 0; q < nr; q += 8) {
+    const al_vd k = bis_dld(E->k + q), s1 = bis_dld(E->s1 + q), s2 = bis_dld(E->s2 + q);
+    const al_vd mn = bis_dld(E->mn + q);
+    const al_vd disc = s1 * s1 - k * (s2 - 1.0), qq = s2 - 1.0 - mn * s1;
+    const bis_vl exact = (disc >= 0.0) & ((s2 <= 1.0) | (qq < 0.0) | (mn * mn * disc > qq * qq));
+    const al_vd sd = e15_vdsqrt(bis_dsel(disc > 0.0, disc, (al_vd){0}));
+    al_vd sq;
+    for (int l = 0; l < 8; l++) sq[l] = (double)E->s[q + l];
+    const al_vd t = (s2 - 1.0) / (s1 + sd) - sq;
+    bis_dst(E->tau + q, bis_dsel(exact, t, bis_dld(E->tau + q)));
+    for (int l = 0; l < 8; l++) done |= (uint32_t)(exact[l] & 1) << (q + l);
+  }
+  done &= live;
+  for (int l = 0; l < AL_V; l++) E->s[l] = (live >> l & 1) && !(done >> l & 1) ? sn[l] : E->s[l];
+  return done;
 }
 
 /* The first s: an upper bound on s* (so that Newton starts right of the root), tighter than 1
@@ -91,14 +131,14 @@ static inline int e15_decide(e15_acc *a, float *s, double *tau) {
  * <= nb terms of |u| <= 1, so sum_T u is off by < (nb + 4) 2^-24 j and s_T by < (nb + 4) 2^-24;
  * the margin covers that and the roundings of sqrt and / (and keeps the start strictly right of
  * s* where the bound is tight, e.g. on all-equal rows). From ~2.9 passes per row to ~1.7. */
-static inline float e15_start(int64_t nb, int64_t k1, float s1, int64_t k2, float s2, int64_t k4,
-                              float s4) {
-  const float f1 = (float)k1, f2 = (float)k2, f4 = (float)k4;
-  const float b1 = (al_sqrtf(f1) - s1) / f1, b2 = (al_sqrtf(f2) - s2) / f2, b4 = (al_sqrtf(f4) - s4) / f4;
-  float b = b1 < b2 ? b1 : b2;
-  b = b < b4 ? b : b4;
+/* (One lane per row: the three square roots and divisions of a batch's rows as vectors, the same
+ * operations lane by lane as one row at a time.) */
+AL_VI al_vf e15_start(int64_t nb, al_vf f1, al_vf s1, al_vf f2, al_vf s2, al_vf f4, al_vf s4) {
+  const al_vf b1 = (al_vsqrt(f1) - s1) / f1, b2 = (al_vsqrt(f2) - s2) / f2, b4 = (al_vsqrt(f4) - s4) / f4;
+  al_vf b = al_vsel(al_vm_lt(b1, b2), b1, b2);
+  b = al_vsel(al_vm_lt(b, b4), b, b4);
   b = b * (1.0f + 1e-4f) + (float)(nb + 4) * 0x1p-23f;
-  return b < 1.0f ? b : 1.0f;
+  return al_vsel(al_vm_lt(b, al_vsplat(1.0f)), b, al_vsplat(1.0f));
 }
 
 typedef struct {
@@ -161,6 +201,13 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 3;
   }
   e15_acc acc[AL_NORM_BATCH];
+  e15_lanes E;
+  /* e15_start's inputs, one lane per row (benign where unused; arrays: see bisect_batch) */
+  float vk[3][AL_V], vs[3][AL_V];
+  for (int l = 0; l < AL_V; l++) {
+    vk[0][l] = vk[1][l] = vk[2][l] = 1.0f;
+    vs[0][l] = vs[1][l] = vs[2][l] = 0.0f;
+  }
   for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted */
     kb[i] = 0;
     if (st[i].state != 3) continue;
@@ -183,7 +230,21 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     kb[i] = k;
     float s1, s2, s4;
     al_vhsum3f(a1, a2, a4, &s1, &s2, &s4);
-    st[i].s = e15_start(nb, k, s1, k2, s2, k4, s4);
+    vk[0][i] = (float)k;
+    vk[1][i] = (float)k2;
+    vk[2][i] = (float)k4;
+    vs[0][i] = s1;
+    vs[1][i] = s2;
+    vs[2][i] = s4;
+  }
+  float s0[AL_V];
+  al_vst(s0, e15_start(nb, al_vld(vk[0]), al_vld(vs[0]), al_vld(vk[1]), al_vld(vs[1]),
+                       al_vld(vk[2]), al_vld(vs[2])));
+  for (int64_t i = 0; i < nr; i++) {
+    if (st[i].state != 3) continue;
+    float *c = (float *)(ws + i * (2 * nb + 1) + nb);
+    const int64_t k = kb[i];
+    st[i].s = s0[i];
     /* the support for any s <= s0 lies in u > -s0: compacted again, in place (block b is read
      * before the count reaches it), before the first pass */
     const al_vf lim = al_vsplat(-st[i].s * (1.0f + 1e-5f));
@@ -206,6 +267,11 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   }
   kbm = (kbm + AL_V - 1) / AL_V;
   for (int64_t j = 0; j < na; j++) pad_ninf((float *)(ws + act[j] * (2 * nb + 1) + nb), kb[act[j]], kbm);
+  for (int l = 0; l < AL_V; l++) {   /* every lane benign; the rows' s */
+    E.k[l] = E.s1[l] = E.s2[l] = E.mn[l] = 1.0;
+    E.tau[l] = 0.0;
+    E.s[l] = l < nr && st[l].state == 3 ? st[l].s : 1.0f;
+  }
   for (int64_t it = 0; it < 4 * n + 64 && na > 0; it++) {
     for (int64_t j = 0; j < na; j++) {   /* (the first at s0) */
       const int64_t i = act[j];
@@ -213,13 +279,25 @@ static inline __attribute__((always_inline)) void entmax15_batch(
       e15_acc_init(&acc[i]);
       for (int64_t b = 0; b < kbm; b++) e15_acc_add(&acc[i], c[b] + s, b);
     }
+    uint32_t live = 0;
+    for (int64_t j = 0; j < na; j++) {
+      const int64_t i = act[j];
+      E.k[i] = (double)al_vhsumi(acc[i].cnt);
+      E.s1[i] = al_dacc_total(&acc[i].s1);
+      E.s2[i] = al_dacc_total(&acc[i].s2);
+      E.mn[i] = (double)al_vhmin(acc[i].mn);
+      live |= 1u << i;
+    }
+    const uint32_t done = e15_decide_lanes(&E, nr, live);
     int64_t na2 = 0;
     for (int64_t j = 0; j < na; j++) {
       const int64_t i = act[j];
-      const int done = e15_decide(&acc[i], &st[i].s, &st[i].tau);
-      st[i].state = done ? 2 : 3;
+      const int d = (int)(done >> i & 1);
+      st[i].state = d ? 2 : 3;
+      st[i].tau = E.tau[i];
+      st[i].s = E.s[i];
       act[na2] = (int32_t)i;
-      na2 += !done;
+      na2 += !d;
     }
     na = na2;
   }
@@ -393,12 +471,13 @@ typedef struct {
   int64_t more[AL_NORM_BATCH];
 } bis_lanes;
 
-/* One evaluation at s over a row's candidates c (kb blocks, padded with -inf): o = d^inv and
+/* One evaluation at s over a row's candidates c (kbe blocks, padded with -inf): o = d^inv and
  * pc = d^(inv-1) where d = y + s > 0 (y = (alpha-1)(x - max) for alpha <= 2; for alpha > 2 c
  * holds x and d is formed in double), 0 elsewhere. Returns h = sum o; *D = sum pc (dh/ds =
  * inv D); *dmin = min d over the support. */
 static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_vf *o, al_vf *pc,
                                                              al_vf *pc2, const bis_row *r, double s,
+                                                             int64_t kbe,
                                                              double *D, double *D2, float *dmin) {
   al_dacc ah, ad, ad2;
   al_dacc_init(&ah);
@@ -411,7 +490,7 @@ static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_
     /* alpha > 2: p = d^inv has an infinite slope at d = 0, so d is formed without the
      * cancellation of float y + s: in double, then rounded (relative error 2^-24 of d). */
     const al_vd dam1 = (al_vd){0} + r->am1, dm = (al_vd){0} + (double)r->m, ds = (al_vd){0} + s;
-    for (int64_t b = 0; b < r->kb; b++) {
+    for (int64_t b = 0; b < kbe; b++) {
       const al_vf xv = c[b];
       const al_vd lo = (al_vlo(xv) - dm) * dam1 + ds, hi = (al_vhi(xv) - dm) * dam1 + ds;
       al_vf d = {0};
@@ -430,8 +509,8 @@ static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_
   } else {
     /* two loops (the log, then the rest): one loop's dependency chain per block is long enough
      * to fill the scheduler with two or three blocks, the split ones overlap more */
-    for (int64_t b = 0; b < r->kb; b++) pc[b] = fim1 * al_vlog(c[b] + fs);
-    for (int64_t b = 0; b < r->kb; b++) {
+    for (int64_t b = 0; b < kbe; b++) pc[b] = fim1 * al_vlog(c[b] + fs);
+    for (int64_t b = 0; b < kbe; b++) {
       const al_vf y = c[b], d = y + fs;
       const al_vf e = y - (d - fs);   /* Fast2Sum (|s| >= |y| on the support): d + e = y + s */
       const al_vm in = al_vm_gt(d, zero);
@@ -453,17 +532,6 @@ static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_
   *D2 = al_dacc_total(&ad2);
   return al_dacc_total(&ah);   /* >= the max's term (d = s): > 0 */
 }
-
-/* 8-lane double helpers for the per-row decisions (rows in lanes; see bis_lanes). Masks are
- * 0 / -1 lanes, selections on the bits, so that every lane computes exactly what the scalar
- * expression would (no FMA contraction under -std=c11: bitwise the same results). */
-typedef int64_t bis_vl __attribute__((vector_size(64)));
-typedef uint64_t bis_vu __attribute__((vector_size(64)));
-AL_VI al_vd bis_dsel(bis_vl m, al_vd a, al_vd b) { return (al_vd)(((bis_vl)a & m) | ((bis_vl)b & ~m)); }
-AL_VI al_vd bis_dabs(al_vd a) { return (al_vd)((bis_vl)a & 0x7FFFFFFFFFFFFFFFll); }
-AL_VI al_vd bis_dld(const double *p) { al_vd v; memcpy(&v, p, sizeof v); return v; }
-AL_VI void bis_dst(double *p, al_vd v) { memcpy(p, &v, sizeof v); }
-AL_VI bis_vl bis_lld(const int64_t *p) { bis_vl v; memcpy(&v, p, sizeof v); return v; }
 
 /* 1 - h^(-a) for h > 0, a > 0, lane by lane, without libm calls and with short dependency
  * chains (the next pass waits for this): a double series when h is near 1 (the converging
@@ -619,8 +687,19 @@ static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t p
                                                             const int32_t *act, int64_t na,
                                                             int64_t kbm) {
   int32_t item[BIS_ITEMS + AL_NORM_BATCH * 16];
-  int64_t nt = 0;
-  const int listed = kbm <= 16;   /* else (long rows) row by row: the loop exits matter less */
+  int64_t nt = 0, nn = 0;
+  for (int64_t j = 0; j < na; j++) {   /* the Newton rows' blocks, and how many rows */
+    const int newton = st[act[j]].state == BIS_NEWTON;
+    nt += newton ? st[act[j]].kb : 0;
+    nn += newton;
+  }
+  /* Items for short candidate lists (<= 2 blocks, most rows at alpha >~ 1.2), else only where
+   * padding would waste >= 30% of the blocks: on rows of several blocks an item costs ~25% more
+   * than a block of a row's own loop (accumulators in memory, per-item addressing), e.g. at
+   * alpha ~1.05 every row has all n candidates and nothing is padded (items: 15-20% slower).
+   * Long rows go row by row (the loop exits matter less there). */
+  const int listed = kbm <= 16 && (kbm <= 2 || 10 * nt <= 7 * nn * kbm);
+  nt = 0;
   for (int64_t j = 0; j < na; j++) {
     const int64_t i = act[j];
     const int newton = listed && st[i].state == BIS_NEWTON;
@@ -630,7 +709,7 @@ static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t p
     if (!newton) {
       al_vf *A = ws + i * per + nb;
       float dm;
-      L->h[i] = bis_eval(A, A + nb, A + 2 * nb, A + 3 * nb, &st[i], L->s[i], &L->D[i], &L->D2[i], &dm);
+      L->h[i] = bis_eval(A, A + nb, A + 2 * nb, A + 3 * nb, &st[i], L->s[i], kbm, &L->D[i], &L->D2[i], &dm);
       L->dm[i] = dm;
     }
   }
@@ -680,18 +759,45 @@ static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t p
   }
 }
 
+/* The first s of the Newton rows (alpha <= 2), one lane per row: an upper bound s0 on s*, so
+ * that Newton starts right of the root, and much tighter than 1 (H(1) >= 1: the max alone has
+ * d = 1). For any set T of j entries, with q = 1/(alpha-1) >= 1 and the power-mean inequality
+ * ||v||_q >= j^(1/q-1) ||v||_1 (v >= 0 in R^j):
+ *   H(s) >= ||[y_T + s]_+||_q >= j^(alpha-2) sum_T (y + s),
+ * so H(s_T) >= 1 at s_T = (j^(2-alpha) - sum_T y)/j, and s* <= s_T; T = {y > c} for three
+ * thresholds c (each holds the max: j >= 1). sj, ss: j and sum_T y per threshold; tma: 2-alpha.
+ * In float, once per row: j^(2-alpha) = exp((2-alpha) log j) is off by ~1e-6 relative (the
+ * rounding of (2-alpha) log j <= 8.4 at n = 4096), which the relative margin covers (s_T >=
+ * j^(2-alpha)/j); each lane of the sums adds <= nb terms of |y| <= 1, so sum_T y is off by
+ * < (nb + 4) 2^-24 j and s_T by < (nb + 4) 2^-24 absolute, which the absolute margin covers
+ * (as in e15_start). From 3.3 passes per row to 2.6 at n = 65 (per-head alphas in
+ * (1.05, 1.95)). */
+AL_VI al_vf bis_start(int64_t nb, al_vf sj1, al_vf ss1, al_vf sj2, al_vf ss2, al_vf sj4,
+                      al_vf ss4, al_vf tma) {
+  const al_vf b1 = (al_vexp(tma * al_vlog(sj1)) - ss1) / sj1;
+  const al_vf b2 = (al_vexp(tma * al_vlog(sj2)) - ss2) / sj2;
+  const al_vf b4 = (al_vexp(tma * al_vlog(sj4)) - ss4) / sj4;
+  const al_vf b = al_vmin(al_vmin(b1, b2), b4);
+  const al_vf bm = b * (1.0f + 1e-4f) + (float)(nb + 4) * 0x1p-23f;
+  return al_vmin(bm, al_vsplat(1.0f));
+}
+
 /* Workspace vectors per row: X (the row), A (the candidates), O, P, P2 (d^inv, d^(inv-1),
  * d^(inv-2)). */
 AL_VI int64_t bis_per_row(int64_t nb) { return 5 * nb; }
 
 /* A batch of rows r0 .. r0+nr-1, n >= 16, phase by phase (so that the rows' chains overlap).
+ * L: the rows' iteration state, one lane per row (bis_lanes).
  *   1. load: max, NaN/+inf test;
  *   2. candidates y = (alpha-1)(x - max) > -1 (the support for any s <= 1, with slack for
  *      rounding), compacted: the passes run on ~k/n of the row (all of it as alpha -> 1, a
- *      block as alpha -> 2);
- *   3. rounds of evaluations and decisions over the rows still iterating; after the first, the
- *      Newton iterate s' >= s* (never overshooting) bounds the support by y > -s' and the
- *      candidates are compacted again -- typically halving them;
+ *      block as alpha -> 2); with them the sums for the start s0 >= s* (bis_start, all rows at
+ *      once), and the candidates of the Newton rows compacted again to y > -s0 (29 -> ~18 of
+ *      65 scores ~ N(0,1) at per-head alphas in (1.05, 1.95));
+ *   3. rounds of evaluations (bis_items) and decisions (bis_step_newton, eight rows a vector;
+ *      bis_step_rf for alpha > 2) over the rows still iterating, from s0: 3.3 -> 2.6 passes
+ *      per row; after the second, the Newton iterate s' >= s* (never overshooting) bounds the
+ *      support by y > -s' and the candidates are compacted again;
  *   4. p = [o - corr pc + corr2 pc2]_+ renormalised to sum 1, expanded back to the columns
  *      (the candidate test y > lim, repeated on the row, says where). */
 static inline __attribute__((always_inline)) int bisect_batch(
@@ -725,6 +831,15 @@ static inline __attribute__((always_inline)) int bisect_batch(
     r->m = al_vhmax(mx);
     r->state = al_vm_any(bad) ? BIS_NAN : r->m == -INFINITY ? BIS_EMPTY : BIS_NEWTON;
   }
+  /* for the start bound (bis_start), one lane per row; benign in the other lanes (arrays, not
+   * vector lanes: a lane store into a vector variable reloads the whole vector each time) */
+  float sj[3][AL_V], ss[3][AL_V], tma[AL_V];
+  for (int l = 0; l < AL_V; l++) {
+    sj[0][l] = sj[1][l] = sj[2][l] = 1.0f;
+    ss[0][l] = ss[1][l] = ss[2][l] = 0.0f;
+    tma[l] = 0.5f;
+  }
+  int32_t all2[AL_NORM_BATCH] = {0}, all4[AL_NORM_BATCH] = {0};   /* every candidate > -1/2, > -1/4 */
   for (int64_t i = 0; i < nr; i++) {   /* 2 */
     bis_row *r = &st[i];
     if (r->state != BIS_NEWTON) continue;
@@ -739,14 +854,61 @@ static inline __attribute__((always_inline)) int bisect_batch(
     L->inv[i] = r->inv;
     const int big = r->finv < 1.0f;   /* alpha > 2: keep x, d is formed in double */
     const al_vf m = al_vsplat(r->m), fam1 = al_vsplat(r->fam1), lim = al_vsplat(-1.0001f);
-    int64_t k = 0;
+    int64_t k = 0, k2 = 0, k4 = 0;
+    al_vf a1 = al_vsplat(0.0f), a2 = a1, a4 = a1;   /* sum y over y > -1.0001, > -1/2, > -1/4 */
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = X[b], y = (v - m) * fam1;
-      k = bis_compact(A, k, big ? v : y, al_vm_gt(y, lim));
+      const al_vm m1 = al_vm_gt(y, lim), m2 = al_vm_gt(y, al_vsplat(-0.5f));
+      const al_vm m4 = al_vm_gt(y, al_vsplat(-0.25f));
+      k = bis_compact(A, k, big ? v : y, m1);
+      k2 += al_vm_count(m2);
+      k4 += al_vm_count(m4);
+      a1 += al_vzero(y, m1);
+      a2 += al_vzero(y, m2);
+      a4 += al_vzero(y, m4);
     }
+    if (!big) {
+      float s1, s2, s4;
+      al_vhsum3f(a1, a2, a4, &s1, &s2, &s4);
+      sj[0][i] = (float)k;
+      sj[1][i] = (float)k2;
+      sj[2][i] = (float)k4;
+      ss[0][i] = s1;
+      ss[1][i] = s2;
+      ss[2][i] = s4;
+      tma[i] = (float)(1.0 - r->am1);
+    }
+    all2[i] = k2 == k;
+    all4[i] = k4 == k;
     r->k = (int32_t)k;
-    r->lim = -1.0001f;   /* (L: s = 1, the bracket H(lo = 0) <= 1 <= H(hi = 1), corr = 0) */
+    r->lim = -1.0001f;   /* (L: the bracket H(lo = 0) <= 1 <= H(hi = s = 1), corr = 0) */
     if (big) r->state = BIS_RF0;
+  }
+  {   /* the start s0 >= s* of the Newton rows (bis_start), and their candidates cut to y > -s0 */
+    float s0[AL_V];
+    al_vst(s0, bis_start(nb, al_vld(sj[0]), al_vld(ss[0]), al_vld(sj[1]), al_vld(ss[1]),
+                         al_vld(sj[2]), al_vld(ss[2]), al_vld(tma)));
+    for (int64_t i = 0; i < nr; i++) {
+      bis_row *r = &st[i];
+      if (r->state != BIS_NEWTON) continue;
+      L->s[i] = L->hi[i] = (double)s0[i];   /* H(s0) >= 1 */
+      /* the support for any s <= s0 lies in y > -s0: compacted in place (block b is read
+       * before the count reaches it) */
+      float *A = (float *)(ws + i * per + nb);
+      const float bound = -s0[i] * (1.0f + 1e-5f);   /* >= -1.00001 > the first cut */
+      /* nothing to cut when every candidate is above it (alpha near 1: y = (alpha-1)(x - max)
+       * is small, and so is the gain of s0) */
+      if ((all4[i] && bound <= -0.25f) || (all2[i] && bound <= -0.5f)) continue;
+      const al_vf lim = al_vsplat(bound);
+      int64_t kk = 0;
+      for (int64_t b = 0; b * AL_V < r->k; b++) {
+        const al_vf y = al_vld(A + b * AL_V);
+        const al_vm live = al_vm_ilt(al_vlane(), al_vspliti((int32_t)(r->k - b * AL_V)));
+        kk = bis_compact(A, kk, y, al_vm_gt(y, lim) & live);
+      }
+      r->k = (int32_t)kk;
+      r->lim = bound;
+    }
   }
   /* 3. rounds over the rows still iterating (listed in act): all their evaluations, then all
    * decisions. A loop over a row's blocks would exit at a different count on every row,
@@ -791,7 +953,8 @@ static inline __attribute__((always_inline)) int bisect_batch(
         float *A = (float *)(ws + act[j] * per + nb);
         /* (regula falsi rows keep theirs: hi there is not checked the same way) */
         const double hi = L->hi[act[j]];
-        const float bound = r->state == BIS_NEWTON && hi < 1.0 ? (float)(-hi * (1.0 + 1e-4)) : r->lim;
+        float bound = r->state == BIS_NEWTON && hi < 1.0 ? (float)(-hi * (1.0 + 1e-4)) : r->lim;
+        bound = bound > r->lim ? bound : r->lim;   /* (never looser than the cut already made) */
         const al_vf lim = al_vsplat(bound);
         int64_t k = 0;
         for (int64_t b = 0; b < kbm; b++) {   /* in place: block b is read before k reaches it */

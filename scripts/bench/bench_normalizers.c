@@ -8,15 +8,18 @@
  * can approach: it must read x, gout, out and write out, gin -- five tensors; the backward runs
  * in the _write mode that al_normalize uses, so gin is not read). Scores ~ N(0, scale^2)
  * (scale 1 as in the PyTorch anchors), gout ~ N(0, 1); HAE-style per-head alpha = 1.05 + 0.9
- * sigmoid(a_h) with a_h ~ N(0, 1), with the alpha gradient. Every row is different data: a
- * benchmark that repeats a few rows lets the branch predictor learn them and flatters any kernel
- * with data-dependent branches (by 20-40% for the iterative ones here).
+ * sigmoid(a_h) with a_h ~ N(0, 1), with the alpha gradient. Every row is different data, and
+ * every round draws new rows (--fresh 1, the default; untimed, and at full size followed by a
+ * 32 MB cache sweep so that no kernel finds them cached): a benchmark that repeats rows lets
+ * the branch predictor learn them and flatters any kernel with data-dependent branches (by
+ * 20-40% for the iterative ones here; with 2080 rows at --B 8 it learns them across rounds).
  *
  * Build: make bench (build/release/bench/bench_normalizers), or standalone from the repo root:
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iinclude \
  *       scripts/bench/bench_normalizers.c core/norm_*.c core/base.c core/threads.c core/blas.c \
  *       -o build/bench_normalizers -ldl -lm
  * Run:  build/bench_normalizers [--reps N] [--threads N] [--scale S] [--B B --H H --T T]
+ *                               [--fresh 0|1]
  * Keep the machine quiet (other processes distort medians on a 2-core box). */
 #include <math.h>
 #include <omp.h>
@@ -106,7 +109,7 @@ static double median(double *t, int m) {
 }
 
 int main(int argc, char **argv) {
-  int reps = 21, threads = 1;
+  int reps = 21, threads = 1, fresh = 1;
   long B = 128, H = 4, T = 65;
   double scale = 1.0;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -116,6 +119,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--B")) B = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--H")) H = atol(argv[i + 1]);
     else if (!strcmp(argv[i], "--T")) T = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--fresh")) fresh = atoi(argv[i + 1]);
     else { fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
   }
   if (reps < 1) reps = 1;
@@ -134,7 +138,11 @@ int main(int argc, char **argv) {
   for (int64_t r = 0; r < d.rows; r++) d.alpha[r] = ah[(r / T) % H % 64];
 
   printf("attnlab normalizers: fwd+bwd on {%ld,%ld,%ld,%ld} (rows=%lld, n=%ld), %d thread(s), "
-         "scores ~ N(0,%g^2), median of %d\n", B, H, T, T, (long long)d.rows, T, threads, scale, reps);
+         "scores ~ N(0,%g^2), median of %d, %s rows each round\n", B, H, T, T, (long long)d.rows, T,
+         threads, scale, reps, fresh ? "new" : "the same");
+  size_t fbytes = (size_t)32 << 20;   /* the cache sweep after new rows */
+  char *sweep = malloc(fbytes);
+  memset(sweep, 0, fbytes);
   const bench_t benches[] = {
       {"softmax", SOFTMAX, 0},          {"sparsemax", SPARSEMAX, 0},
       {"entmax15", ENTMAX15, 0},        {"entmax_bisect (per-head alpha, +dalpha)", BISECT, 0},
@@ -157,6 +165,13 @@ int main(int argc, char **argv) {
     memcpy(dst, src, cbytes);
   }
   for (int r = 0; r < reps; r++) {
+    if (fresh) {   /* new rows, untimed; then, unless all fits in cache anyway (--B 8), out of it */
+      for (int64_t i = 0; i < N; i++) {
+        d.x[i] = (float)(scale * normal());
+        d.gout[i] = (float)normal();
+      }
+      if (traffic > 8e6) memset(sweep, r & 0xFF, fbytes);
+    }
     for (int i = 0; i < nb; i++) {
       double t0 = now();
       run(&benches[i], &d, &tf);
@@ -192,7 +207,7 @@ int main(int argc, char **argv) {
          "memcpy speed\n",
          traffic / 1e6, tsoft * 1e6, traffic / tsoft / 1e9, traffic / 1e6, tmem * 1e6,
          traffic / tmem / 1e9, 100.0 * tmem / tsoft);
-  free(t); free(tfw); free(rr); free(src); free(dst);
+  free(t); free(tfw); free(rr); free(src); free(dst); free(sweep);
   free(d.x); free(d.out); free(d.gout); free(d.gin); free(d.alpha); free(d.galpha);
   return 0;
 }
