@@ -165,6 +165,23 @@ static inline float band_kth(const float *bv, int kb, int32_t Kb, int64_t *G, in
   return vs;
 }
 
+/* m & (a < b) (one masked compare on AVX-512). */
+AL_VI al_vm topk_vm_lt_m(al_vm m, al_vf a, al_vf b) {
+#if defined(__AVX512F__)
+  return (al_vm)_mm512_mask_cmp_ps_mask(m, (__m512)a, (__m512)b, _CMP_LT_OQ);
+#else
+  return m & al_vm_lt(a, b);
+#endif
+}
+/* a*b + c where m, c elsewhere (one masked FMA on AVX-512). */
+AL_VI al_vf topk_vfma_m(al_vf a, al_vf b, al_vf c, al_vm m) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_mask3_fmadd_ps((__m512)a, (__m512)b, (__m512)c, m);
+#else
+  return al_vsel(m, al_vfma(a, b, c), c);
+#endif
+}
+
 static inline __attribute__((always_inline)) void topk_batch(
     float *out, const float *x, double ratio, const uint8_t *keep, int64_t mrows, int64_t rows,
     int64_t n, int64_t r0, int64_t nr, al_vf *ws, topk_row *st, topk_band *band) {
@@ -184,11 +201,12 @@ static inline __attribute__((always_inline)) void topk_batch(
       w[b] = v;
       mx = al_vmax(mx, v);
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
+      /* masked adds: the moments only place the band (any rounding of them gives the same
+       * result), the count is exact in float lanes below 2^24 */
       const al_vm fin = al_vm_gt(v, al_vsplat(-INFINITY));
-      const al_vf vf = al_vzero(v, fin);
-      cnt += al_vzero(al_vsplat(1.0f), fin);   /* counts in float lanes: exact below 2^24 */
-      s1 += vf;
-      s2 = al_vfma(vf, vf, s2);
+      cnt = al_vaddm(cnt, fin, al_vsplat(1.0f));
+      s1 = al_vaddm(s1, fin, v);
+      s2 = topk_vfma_m(v, v, s2, fin);
     }
     st[i].m = al_vhmax(mx);
     float fnk;
@@ -196,22 +214,37 @@ static inline __attribute__((always_inline)) void topk_batch(
     st[i].nk = n < (1 << 24) ? (int64_t)fnk : count_finite(w, nb);
     st[i].state = al_vm_any(bad) ? 0 : st[i].nk == 0 ? 1 : 3;
   }
-  /* 2. v*: from the band, else by the search. The band's thresholds (scalar), the band pass
+  /* 2. v*: from the band, else by the search. The band's thresholds (rows in lanes), the band pass
    * (vector), the ranking (vector) and the rare fallbacks (branchy) run as separate loops over
    * the batch, so that the vector work of consecutive rows overlaps. */
-  float tlo[AL_NORM_BATCH] = {0}, thi[AL_NORM_BATCH] = {0};
+  float tlo[AL_NORM_BATCH], thi[AL_NORM_BATCH];
   int64_t Kr[AL_NORM_BATCH] = {0}, Kb[AL_NORM_BATCH] = {0};
   int kbr[AL_NORM_BATCH] = {0};
-  for (int64_t i = 0; i < nr; i++) {
-    if (st[i].state != 3) continue;
-    const int64_t nk = st[i].nk, K = al_topk_count(ratio, nk);
-    Kr[i] = K;
-    if (K == nk) { st[i].state = 2; continue; }
-    band_for(band, nk, K);
-    const float mu = st[i].s1 / (float)nk, var = st[i].s2 / (float)nk - mu * mu;
-    const float sd = al_sqrtf(var > 0.0f ? var : 0.0f);
-    tlo[i] = mu + sd * band->zlo;
-    thi[i] = mu + sd * band->zhi;
+  _Static_assert(AL_NORM_BATCH == AL_V, "the thresholds take one lane per row of a batch");
+  {
+    /* k and the band's z (scalar; both cached across rows of the same n_kept), then the
+     * thresholds mu + sd z of the batch's rows in the lanes of one vector: the same float
+     * operations row by row (al_vsqrt is al_sqrtf lane by lane), in ~15 vector operations
+     * where the scalar chain took ~35 per row. Lanes of rows not selecting are unused. */
+    float s1[AL_NORM_BATCH] = {0}, s2[AL_NORM_BATCH] = {0}, fnk[AL_NORM_BATCH];
+    float zlo[AL_NORM_BATCH] = {0}, zhi[AL_NORM_BATCH] = {0};
+    for (int64_t i = 0; i < AL_NORM_BATCH; i++) fnk[i] = 1.0f;
+    for (int64_t i = 0; i < nr; i++) {
+      if (st[i].state != 3) continue;
+      const int64_t nk = st[i].nk, K = nk == band->nk ? band->K : al_topk_count(ratio, nk);
+      Kr[i] = K;
+      if (K == nk) { st[i].state = 2; continue; }
+      band_for(band, nk, K);
+      s1[i] = st[i].s1;
+      s2[i] = st[i].s2;
+      fnk[i] = (float)nk;
+      zlo[i] = band->zlo;
+      zhi[i] = band->zhi;
+    }
+    const al_vf vn = al_vld(fnk), mu = al_vld(s1) / vn, var = al_vld(s2) / vn - mu * mu;
+    const al_vf sd = al_vsqrt(al_vsel(al_vm_gt(var, al_vsplat(0.0f)), var, al_vsplat(0.0f)));
+    al_vst(tlo, mu + sd * al_vld(zlo));
+    al_vst(thi, mu + sd * al_vld(zhi));
   }
   for (int64_t i = 0; i < nr; i++) {   /* the band: count above it, gather it */
     if (st[i].state != 3) continue;
@@ -225,7 +258,7 @@ static inline __attribute__((always_inline)) void topk_batch(
      * five; kb is capped at 32 for the store address only, so bf + 48 is the furthest write */
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = w[b];
-      const al_vm up = al_vm_ge(v, hi), in = al_vm_ge(v, lo) & ~up;
+      const al_vm up = al_vm_ge(v, hi), in = topk_vm_lt_m(al_vm_ge(v, lo), v, hi);
       ch += al_vm_count(up);
       al_vst_compress(bf + (kb < 2 * AL_V ? kb : 2 * AL_V), v, in);
       kb += al_vm_count(in);
@@ -277,7 +310,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     if (all || st[i].jlim == INT32_MAX) {   /* every copy of v* (nearly always): one compare */
       for (int64_t b = 0; b < nb; b++) {
         const al_vf v = w[b];
-        const al_vf e = al_vzero(al_vexp_le0(v - m), al_vm_ge(v, vs));
+        const al_vf e = al_vexp_le0_sel(v - m, al_vm_ge(v, vs));
         w[b] = e;
         sum.f += e;
         if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
@@ -286,7 +319,7 @@ static inline __attribute__((always_inline)) void topk_batch(
       for (int64_t b = 0; b < nb; b++) {
         const al_vf v = w[b];
         const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
-        const al_vf e = al_vzero(al_vexp_le0(v - m), sel);
+        const al_vf e = al_vexp_le0_sel(v - m, sel);
         w[b] = e;
         sum.f += e;
         if (AL_DACC_DUE(b)) al_dacc_flush(&sum);

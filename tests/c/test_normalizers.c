@@ -3,7 +3,7 @@
  * What is checked, for softmax, sparsemax, entmax15, entmax_bisect and top-k softmax:
  *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps, and
  *     their 16-lane twins used by the kernels (al_vexp, ...) against them, bitwise (and the
- *     faster al_vsqrt_fast against sqrtf);
+ *     faster al_vsqrt_fast against sqrtf; al_vexp_le0_sel against al_vexp_le0 and a mask);
  *   - closed forms derived by hand on tiny inputs;
  *   - double-precision reference loops written here from the definitions (sort-based sparsemax
  *     and entmax15, 200-step bisection, stable-sort top-k) on many shapes and scales, incl.
@@ -270,6 +270,29 @@ static void test_vector_math(void) {
         "%ld mismatches, e.g. at %g", bad[0], wx[0]);
   CHECK("math: al_vexp_le0 == al_expf_le0 lane by lane (bitwise)", bad[1] == 0,
         "%ld mismatches, e.g. at %g", bad[1], wx[1]);
+  /* al_vexp_le0_sel(x, m) (top-k's exp pass) == al_vzero(al_vexp_le0(x), m), bitwise: the same
+   * points and specials as above under rotating lane masks */
+  long bad_sel = 0;
+  uint32_t mk = 0x9E37u;
+  for (uint32_t k0 = al_fkey_(-100.0f); k0 <= al_fkey_(100.0f); k0 += 16 * 997) {
+    float xs[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      xs[l] = al_fkey_inv_(k0 + (uint32_t)l * 61);
+      if (xs[l] > 0.0f) xs[l] = -xs[l];
+    }
+    mk = mk * 1103515245u + 12345u;
+    const al_vm m = al_vm_lt(al_vld(xs), al_vsplat(0.0f)) &
+                    al_vm_ilt(al_vspliti((int32_t)((mk >> 8) & 0xFFFF)), al_vlane() * 4096 + 2048);
+    const al_vf a = al_vexp_le0_sel(al_vld(xs), m), b = al_vzero(al_vexp_le0(al_vld(xs)), m);
+    bad_sel += memcmp(&a, &b, sizeof a) != 0;
+  }
+  for (int q = 0; q < 3; q++) {
+    const al_vm m = q == 0 ? al_vm_none() : q == 1 ? al_vm_first(AL_V) : al_vm_first(7);
+    const al_vf a = al_vexp_le0_sel(al_vld(sp), m), b = al_vzero(al_vexp_le0(al_vld(sp)), m);
+    for (int l = 0; l < AL_V; l++) bad_sel += sp[l] <= 88.0f && memcmp(&a[l], &b[l], 4) != 0;
+  }
+  CHECK("math: al_vexp_le0_sel(x, m) == al_vzero(al_vexp_le0(x), m) (bitwise, random masks, specials)",
+        bad_sel == 0, "%ld mismatching vectors/lanes", bad_sel);
   CHECK("math: al_vlog == al_logf and al_vsqrt == al_sqrtf lane by lane (bitwise)",
         bad[2] == 0 && bad[3] == 0, "%ld / %ld mismatches, e.g. at %g / %g", bad[2], bad[3], wx[2],
         wx[3]);
