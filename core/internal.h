@@ -8,6 +8,10 @@ al_status broadcast_shape(int *ndim, int64_t *shape, const al_tensor *a, const a
 /* Make x contiguous float32 (new reference), or fail naming `op` and the dtype. */
 al_status need_f32(al_tensor **out, al_tensor *x, const char *op);
 
+/* "softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax": the op name of a
+ * normalizer kind in error messages (core/ops_norm.c). */
+const char *al_norm_kind_name(al_norm_kind k);
+
 #define AL_TRY(expr) do { al_status st_ = (expr); if (st_) return st_; } while (0)
 
 #endif

@@ -53,6 +53,32 @@ AL_VI al_vd bis_dld(const double *p) { al_vd v; memcpy(&v, p, sizeof v); return 
 AL_VI void bis_dst(double *p, al_vd v) { memcpy(p, &v, sizeof v); }
 AL_VI bis_vl bis_lld(const int64_t *p) { bis_vl v; memcpy(&v, p, sizeof v); return v; }
 
+/* The start bounds' inputs (e15_start, bis_start), one lane per row of a batch: the counts
+ * cnt[t] and sums sum[t] of a row's entries above the three thresholds t. Unused lanes hold
+ * count 1 and sum 0, which give a finite bound that nothing reads. Arrays, not vectors: a lane
+ * store into a vector variable reloads the whole vector each time. */
+typedef struct {
+  float cnt[3][AL_V], sum[3][AL_V];
+} start_lanes;
+static inline void start_lanes_init(start_lanes *S) {
+  for (int l = 0; l < AL_V; l++) {
+    S->cnt[0][l] = S->cnt[1][l] = S->cnt[2][l] = 1.0f;
+    S->sum[0][l] = S->sum[1][l] = S->sum[2][l] = 0.0f;
+  }
+}
+/* Row i's counts and its three partial-sum vectors, reduced, into lane i. */
+static inline void start_lanes_put(start_lanes *S, int64_t i, int64_t k1, int64_t k2, int64_t k4, al_vf a1,
+                                   al_vf a2, al_vf a4) {
+  float s1, s2, s4;
+  al_vhsum3f(a1, a2, a4, &s1, &s2, &s4);
+  S->cnt[0][i] = (float)k1;
+  S->cnt[1][i] = (float)k2;
+  S->cnt[2][i] = (float)k4;
+  S->sum[0][i] = s1;
+  S->sum[1][i] = s2;
+  S->sum[2][i] = s4;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* entmax15                                                                                   */
 
@@ -202,12 +228,8 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   }
   e15_acc acc[AL_NORM_BATCH];
   e15_lanes E;
-  /* e15_start's inputs, one lane per row (benign where unused; arrays: see bisect_batch) */
-  float vk[3][AL_V], vs[3][AL_V];
-  for (int l = 0; l < AL_V; l++) {
-    vk[0][l] = vk[1][l] = vk[2][l] = 1.0f;
-    vs[0][l] = vs[1][l] = vs[2][l] = 0.0f;
-  }
+  start_lanes SL;   /* e15_start's inputs */
+  start_lanes_init(&SL);
   for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted */
     kb[i] = 0;
     if (st[i].state != 3) continue;
@@ -228,18 +250,11 @@ static inline __attribute__((always_inline)) void entmax15_batch(
       a4 += al_vzero(u, m4);
     }
     kb[i] = k;
-    float s1, s2, s4;
-    al_vhsum3f(a1, a2, a4, &s1, &s2, &s4);
-    vk[0][i] = (float)k;
-    vk[1][i] = (float)k2;
-    vk[2][i] = (float)k4;
-    vs[0][i] = s1;
-    vs[1][i] = s2;
-    vs[2][i] = s4;
+    start_lanes_put(&SL, i, k, k2, k4, a1, a2, a4);
   }
   float s0[AL_V];
-  al_vst(s0, e15_start(nb, al_vld(vk[0]), al_vld(vs[0]), al_vld(vk[1]), al_vld(vs[1]),
-                       al_vld(vk[2]), al_vld(vs[2])));
+  al_vst(s0, e15_start(nb, al_vld(SL.cnt[0]), al_vld(SL.sum[0]), al_vld(SL.cnt[1]), al_vld(SL.sum[1]),
+                       al_vld(SL.cnt[2]), al_vld(SL.sum[2])));
   for (int64_t i = 0; i < nr; i++) {
     if (st[i].state != 3) continue;
     float *c = (float *)(ws + i * (2 * nb + 1) + nb);
@@ -831,14 +846,10 @@ static inline __attribute__((always_inline)) int bisect_batch(
     r->m = al_vhmax(mx);
     r->state = al_vm_any(bad) ? BIS_NAN : r->m == -INFINITY ? BIS_EMPTY : BIS_NEWTON;
   }
-  /* for the start bound (bis_start), one lane per row; benign in the other lanes (arrays, not
-   * vector lanes: a lane store into a vector variable reloads the whole vector each time) */
-  float sj[3][AL_V], ss[3][AL_V], tma[AL_V];
-  for (int l = 0; l < AL_V; l++) {
-    sj[0][l] = sj[1][l] = sj[2][l] = 1.0f;
-    ss[0][l] = ss[1][l] = ss[2][l] = 0.0f;
-    tma[l] = 0.5f;
-  }
+  start_lanes SL;   /* bis_start's inputs, with 2 - alpha per lane */
+  float tma[AL_V];
+  start_lanes_init(&SL);
+  for (int l = 0; l < AL_V; l++) tma[l] = 0.5f;
   int32_t all2[AL_NORM_BATCH] = {0}, all4[AL_NORM_BATCH] = {0};   /* every candidate > -1/2, > -1/4 */
   for (int64_t i = 0; i < nr; i++) {   /* 2 */
     bis_row *r = &st[i];
@@ -868,14 +879,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
       a4 += al_vzero(y, m4);
     }
     if (!big) {
-      float s1, s2, s4;
-      al_vhsum3f(a1, a2, a4, &s1, &s2, &s4);
-      sj[0][i] = (float)k;
-      sj[1][i] = (float)k2;
-      sj[2][i] = (float)k4;
-      ss[0][i] = s1;
-      ss[1][i] = s2;
-      ss[2][i] = s4;
+      start_lanes_put(&SL, i, k, k2, k4, a1, a2, a4);
       tma[i] = (float)(1.0 - r->am1);
     }
     all2[i] = k2 == k;
@@ -886,8 +890,8 @@ static inline __attribute__((always_inline)) int bisect_batch(
   }
   {   /* the start s0 >= s* of the Newton rows (bis_start), and their candidates cut to y > -s0 */
     float s0[AL_V];
-    al_vst(s0, bis_start(nb, al_vld(sj[0]), al_vld(ss[0]), al_vld(sj[1]), al_vld(ss[1]),
-                         al_vld(sj[2]), al_vld(ss[2]), al_vld(tma)));
+    al_vst(s0, bis_start(nb, al_vld(SL.cnt[0]), al_vld(SL.sum[0]), al_vld(SL.cnt[1]), al_vld(SL.sum[1]),
+                         al_vld(SL.cnt[2]), al_vld(SL.sum[2]), al_vld(tma)));
     for (int64_t i = 0; i < nr; i++) {
       bis_row *r = &st[i];
       if (r->state != BIS_NEWTON) continue;

@@ -496,9 +496,11 @@ AL_VI al_vf al_vexp(al_vf x) {
   const al_vf s = (al_vf)(((al_vu)al_vseli(big, (al_vi)n - 1, (al_vi)n) + 127u) << 23);
   return al_vsel(over, al_vsplat(INFINITY), al_vzero(p * s, ~under));
 }
-AL_VI al_vf al_vexp_le0(al_vf x) {
-  const al_vm under = al_vm_lt(x, al_vsplat(-87.336544750553f));
-  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), x);
+/* exp(x) for x <= 0 before its underflow zeroing: the value, and in *under the lanes below
+ * ln(FLT_MIN) whose result must be 0 (al_vexp_le0 and al_vexp_le0_sel apply it). */
+AL_VI al_vf al_vexp_le0_raw_(al_vf x, al_vm *under) {
+  *under = al_vm_lt(x, al_vsplat(-87.336544750553f));
+  const al_vf xc = al_vsel(*under, al_vsplat(-64.0f), x);
   const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
   const al_vf nf = t - 12582912.0f;
   al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
@@ -509,24 +511,19 @@ AL_VI al_vf al_vexp_le0(al_vf x) {
   q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
   const al_vf p = al_vfma(q, r * r, r) + 1.0f;
   const al_vf s = (al_vf)(((al_vu)t - 0x4B400000u + 127u) << 23);
-  return al_vzero(p * s, ~under);
+  return p * s;
+}
+AL_VI al_vf al_vexp_le0(al_vf x) {
+  al_vm under;
+  const al_vf e = al_vexp_le0_raw_(x, &under);
+  return al_vzero(e, ~under);
 }
 /* al_vzero(al_vexp_le0(x), m) with the two zeroings in one masked multiply (the same values):
  * for a pass that keeps only some lanes' exps (top-k's selection). */
 AL_VI al_vf al_vexp_le0_sel(al_vf x, al_vm m) {
-  const al_vm under = al_vm_lt(x, al_vsplat(-87.336544750553f));
-  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), x);
-  const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
-  const al_vf nf = t - 12582912.0f;
-  al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
-  r = al_vfma(nf, al_vsplat(-1.428606765330187e-06f), r);
-  al_vf q = al_vfma(al_vsplat(1.381461043e-03f), r, al_vsplat(8.368710056e-03f));
-  q = al_vfma(q, r, al_vsplat(4.166838899e-02f));
-  q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
-  q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
-  const al_vf p = al_vfma(q, r * r, r) + 1.0f;
-  const al_vf s = (al_vf)(((al_vu)t - 0x4B400000u + 127u) << 23);
-  return al_vzero(p * s, m & ~under);
+  al_vm under;
+  const al_vf e = al_vexp_le0_raw_(x, &under);
+  return al_vzero(e, m & ~under);
 }
 AL_VI al_vf al_vlog(al_vf x) {
   const al_vu v = (al_vu)x - 0x3F3504F3u;

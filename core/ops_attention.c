@@ -28,17 +28,6 @@
 #include "attnlab/threads.h"
 #include "internal.h"
 
-static const char *kind_str(al_norm_kind k) {
-  switch (k) {
-    case AL_NORM_SOFTMAX: return "softmax";
-    case AL_NORM_SPARSEMAX: return "sparsemax";
-    case AL_NORM_ENTMAX15: return "entmax15";
-    case AL_NORM_BISECT: return "entmax_bisect";
-    case AL_NORM_TOPK: return "topk_softmax";
-  }
-  return "?";
-}
-
 /* Split the batch across threads when there are at least two threads and two items;
  * inside the region every al_sgemm call runs on one thread. */
 static int use_threads(int64_t items) { return al_get_num_threads() > 1 && items >= 2; }
@@ -121,7 +110,7 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_tensor_release(gc);
   if (st) {
     al_tensor_release(gx); free(gah);
-    return al_seterr(st, "attention: %s backward failed on scores (%lld,%lld,%lld,%lld)", kind_str(kind),
+    return al_seterr(st, "attention: %s backward failed on scores (%lld,%lld,%lld,%lld)", al_norm_kind_name(kind),
                      (long long)B, (long long)H, (long long)N, (long long)N);
   }
   gin[0] = gx;
@@ -223,7 +212,7 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
       for (int64_t h = 0; h < H; h++)   /* O_h = P_h V_h into columns h*dh.. of (B, N, D) */
         al_sgemm(0, 0, N, dh, N, 1.0f, Pb + h * NN, N, Xb + 2 * D + h * dh, L3, 0.0f, Y + b * N * D + h * dh, D);
     }
-    if (st) st = al_seterr(st, "attention: %s failed on scores (%lld,%lld,%lld,%lld)", kind_str(kind), (long long)B, (long long)H, (long long)N, (long long)N);
+    if (st) st = al_seterr(st, "attention: %s failed on scores (%lld,%lld,%lld,%lld)", al_norm_kind_name(kind), (long long)B, (long long)H, (long long)N, (long long)N);
   }
   if (scr) scratch_free(scr, nt, each);
   free(keep);

@@ -12,7 +12,8 @@
 #include "attnlab/normalizers.h"
 #include "internal.h"
 
-static const char *kind_name(al_norm_kind k) {
+/* The op name of a kind, as error messages print it (also used by ops_attention.c). */
+const char *al_norm_kind_name(al_norm_kind k) {
   switch (k) {
     case AL_NORM_SOFTMAX: return "softmax";
     case AL_NORM_SPARSEMAX: return "sparsemax";
@@ -95,7 +96,7 @@ static al_status build_keep(uint8_t **keep, al_tensor *mask, const al_tensor *x,
 
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
                        al_tensor *alpha, double alpha_value, int max_iter) {
-  const char *op = kind_name(kind);
+  const char *op = al_norm_kind_name(kind);
   char s1[128], s2[128];
   if (x->dtype != AL_F32) return al_seterr(AL_EINVAL, "%s: expected a float32 tensor, got %s", op, al_shape_str(x, s1, sizeof s1));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "%s: expected at least 1 dim, got a 0-dim tensor", op);
