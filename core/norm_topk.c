@@ -165,14 +165,41 @@ static inline float band_kth(const float *bv, int kb, int32_t Kb, int64_t *G, in
   return vs;
 }
 
-/* m & (a < b) (one masked compare on AVX-512). */
-AL_VI al_vm topk_vm_lt_m(al_vm m, al_vf a, al_vf b) {
-#if defined(__AVX512F__)
-  return (al_vm)_mm512_mask_cmp_ps_mask(m, (__m512)a, (__m512)b, _CMP_LT_OQ);
-#else
-  return m & al_vm_lt(a, b);
-#endif
+/* ---- the k-th band value of up to 16 rows at once: their members sorted rows in lanes ----
+ * A row's ranking (band_kth) is ~50 vector operations, most on the one port that takes
+ * compares; transposing 16 rows' members into lanes (64 permutes) and sorting them with a
+ * 63-comparator network (126 min/max) costs ~12 a row. Same result, exactly: v* is the Kb-th
+ * largest member, G and E count the members above it and at or above it. */
+#define TOPK_SORT_MIN_ROWS 6   /* fewer taking part: band_kth per row is cheaper */
+
+/* band_kth for the rows in `lanes` (bit i: row i, its members at bf + 64 i, -inf past them):
+ * v*, G and E of row i into vs[i], G[i], E[i]; Kb[i] is its rank in the band. NaN-free: band
+ * members are finite, padding -inf. */
+static void band_kth_lanes(const float *bf, uint32_t lanes, const int64_t *Kb, float *vs,
+                           int32_t *G, int32_t *E) {
+  al_vf t[AL_V];
+  int32_t kb[AL_V];
+  for (int i = 0; i < AL_V; i++) {
+    const int use = lanes >> i & 1;
+    t[i] = use ? al_vld(bf + 4 * AL_V * i) : al_vsplat(-INFINITY);
+    kb[i] = use ? (int32_t)Kb[i] : 0;
+  }
+  al_vtranspose16(t);   /* t[m]: member m of every row */
+  al_vsort16_desc(t);   /* t[m]: the (m+1)-th largest member of every row */
+  al_vi K;
+  memcpy(&K, kb, sizeof K);
+  al_vf v = al_vsplat(-INFINITY);
+  for (int m = 0; m < AL_V; m++) v = al_vsel(al_vm_ieq(K, al_vspliti(m + 1)), t[m], v);
+  al_vi g = {0}, e = {0};
+  for (int m = 0; m < AL_V; m++) {
+    g = al_vinc(g, al_vm_gt(t[m], v));
+    e = al_vinc(e, al_vm_ge(t[m], v));
+  }
+  al_vst(vs, v);
+  memcpy(G, &g, sizeof g);
+  memcpy(E, &e, sizeof e);
 }
+
 /* a*b + c where m, c elsewhere (one masked FMA on AVX-512). */
 AL_VI al_vf topk_vfma_m(al_vf a, al_vf b, al_vf c, al_vm m) {
 #if defined(__AVX512F__)
@@ -192,17 +219,46 @@ static inline __attribute__((always_inline)) void topk_batch(
     const float *xr = x + (r0 + i) * n;
     const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
     al_vf *w = ws + i * nb;
+    if (!kr) {
+      /* No keep mask: plain sums, 3 operations a block where the masked ones below take 6. A
+       * row with a NaN or an infinity (or whose squares overflow) ends with a non-finite sum
+       * and is redone masked; the moments only place the band, so their rounding never shows
+       * in a result. The last block's repeated lanes are -inf in w, 0 in the sums. */
+      al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0};
+      for (int64_t b = 0; b < nb; b++) {
+        const al_vf v = al_norm_blk_(xr, NULL, &g, b);
+        al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
+        al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
+        w[b] = v;
+        mx = al_vmax(mx, v);
+        const al_vf z = b == g.nbf ? al_vzero(v, g.tm) : v;
+        s1 += z;
+        s2 = al_vfma(z, z, s2);
+      }
+      float unused;
+      al_vhsum3f(s1, s2, (al_vf){0}, &st[i].s1, &st[i].s2, &unused);
+      if (isfinite(st[i].s1) && isfinite(st[i].s2)) {
+        st[i].m = al_vhmax(mx);
+        st[i].nk = n;
+        st[i].state = 3;
+        continue;
+      }
+    }
     al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0}, cnt = {0};
     al_vm bad = al_vm_none();
     for (int64_t b = 0; b < nb; b++) {
-      const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
-      w[b] = v;
+      al_vf v;
+      if (kr) {
+        v = al_norm_blk_(xr, kr, &g, b);
+        al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
+        al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
+        w[b] = v;
+      } else {
+        v = w[b];
+      }
       mx = al_vmax(mx, v);
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
-      /* masked adds: the moments only place the band (any rounding of them gives the same
-       * result), the count is exact in float lanes below 2^24 */
+      /* masked adds: the count is exact in float lanes below 2^24 */
       const al_vm fin = al_vm_gt(v, al_vsplat(-INFINITY));
       cnt = al_vaddm(cnt, fin, al_vsplat(1.0f));
       s1 = al_vaddm(s1, fin, v);
@@ -258,7 +314,7 @@ static inline __attribute__((always_inline)) void topk_batch(
      * five; kb is capped at 32 for the store address only, so bf + 48 is the furthest write */
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = w[b];
-      const al_vm up = al_vm_ge(v, hi), in = topk_vm_lt_m(al_vm_ge(v, lo), v, hi);
+      const al_vm up = al_vm_ge(v, hi), in = al_vm_ge(v, lo) & ~up;
       ch += al_vm_count(up);
       al_vst_compress(bf + (kb < 2 * AL_V ? kb : 2 * AL_V), v, in);
       kb += al_vm_count(in);
@@ -270,13 +326,28 @@ static inline __attribute__((always_inline)) void topk_batch(
     Kb[i] = Kr[i] - ch;   /* v* is the Kb-th largest of the band */
     kbr[i] = kb;
   }
-  for (int64_t i = 0; i < nr; i++) {   /* the k-th value inside the band */
-    if (st[i].state != 3) continue;
-    const int good = tlo[i] < thi[i] && Kb[i] >= 1 && Kb[i] <= kbr[i] && kbr[i] <= 2 * AL_V;
-    int64_t G = 0, E = 0;   /* (tlo < thi is false for constant rows and NaN moments) */
-    if (good) st[i].vs = band_kth((const float *)(ws + nr * nb + 4 * i), kbr[i], (int32_t)Kb[i], &G, &E);
+  /* the k-th value inside the band: rows with at most 16 members sorted together (rows in
+   * lanes), when enough rows take part to pay for the 16-lane sort; the others one by one */
+  uint32_t good = 0, lanes = 0;
+  for (int64_t i = 0; i < nr; i++) {   /* (tlo < thi is false for constant rows, NaN moments) */
+    const int ok = st[i].state == 3 && tlo[i] < thi[i] && Kb[i] >= 1 && Kb[i] <= kbr[i] &&
+                   kbr[i] <= 2 * AL_V;
+    good |= (uint32_t)ok << i;
+    lanes |= (uint32_t)(ok && kbr[i] <= AL_V) << i;
+  }
+  float vsl[AL_V];
+  int32_t Gl[AL_V], El[AL_V];
+  if (__builtin_popcount(lanes) >= TOPK_SORT_MIN_ROWS)
+    band_kth_lanes((const float *)(ws + nr * nb), lanes, Kb, vsl, Gl, El);
+  else
+    lanes = 0;
+  for (int64_t i = 0; i < nr; i++) {
+    if (!(good >> i & 1)) { Kb[i] = -1; continue; }
+    int64_t G, E;
+    if (lanes >> i & 1) { st[i].vs = vsl[i]; G = Gl[i]; E = El[i]; }
+    else st[i].vs = band_kth((const float *)(ws + nr * nb + 4 * i), kbr[i], (int32_t)Kb[i], &G, &E);
     /* copies of v* to take: Kb - G of the E - G in the row (all lie in the band) */
-    Kb[i] = good ? Kb[i] - G : -1;
+    Kb[i] -= G;
     kbr[i] = (int)(E - G);
   }
   for (int64_t i = 0; i < nr; i++) {   /* ties straddling the boundary; band misses */

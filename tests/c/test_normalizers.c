@@ -20,7 +20,9 @@
  *     shift invariance, topk(1) == softmax, masked == truncated, masked == -inf (bitwise),
  *     all-masked rows -> 0, NaN handling, ties (top-k lower index wins), thread-count
  *     independence (bitwise), backward accumulation, argument errors;
- *   - the _write backward twins == accumulation into zeros (bitwise), never reading gin.
+ *   - the _write backward twins == accumulation into zeros (bitwise), never reading gin;
+ *   - the 16-rows-in-lanes transpose and sorting network (all 0-1 inputs), and top-k's rows
+ *     ranked in lanes == the same rows alone (bitwise).
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded unless stated. */
 #include <float.h>
 #include <math.h>
@@ -1325,6 +1327,112 @@ static void test_bisect_lanes(void) {
         "rows, n = 1..4096; bitwise)", same15, "first differing row %ld at n=%ld", bad15_r, bad15_n);
 }
 
+
+/* ---------------------------------------------------------------- 16 rows in lanes */
+/* al_vtranspose16 on a known matrix; al_vsort16_desc by the 0-1 principle (a comparator network
+ * sorts every input iff it sorts all 2^16 inputs of zeros and ones: 16 patterns a call, one per
+ * lane) and on random floats with ties and -inf against qsort. */
+static int cmp_fdesc(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x > y ? -1 : x < y;
+}
+static void test_lanes16(void) {
+  al_vf t[AL_V];
+  for (int r = 0; r < AL_V; r++)
+    for (int c = 0; c < AL_V; c++) t[r][c] = (float)(r * 100 + c);
+  al_vtranspose16(t);
+  int tr_ok = 1;
+  for (int r = 0; r < AL_V; r++)
+    for (int c = 0; c < AL_V; c++) tr_ok &= t[r][c] == (float)(c * 100 + r);
+  CHECK("lanes16: al_vtranspose16 moves t[r][c] to t[c][r] (all 256 entries)", tr_ok, "wrong");
+  long bad01 = 0;
+  for (uint32_t call = 0; call < 65536 / AL_V; call++) {
+    for (int m = 0; m < AL_V; m++)
+      for (int l = 0; l < AL_V; l++) t[m][l] = (float)((call * AL_V + (uint32_t)l) >> m & 1);
+    al_vsort16_desc(t);
+    for (int l = 0; l < AL_V; l++) {
+      const uint32_t pat = call * AL_V + (uint32_t)l;
+      int ones = 0, sorted = 1;
+      for (int m = 0; m < AL_V; m++) {
+        ones += t[m][l] == 1.0f;
+        if (m > 0 && t[m][l] > t[m - 1][l]) sorted = 0;
+      }
+      bad01 += !sorted || ones != __builtin_popcount(pat);
+    }
+  }
+  CHECK("lanes16: al_vsort16_desc sorts all 65536 0-1 inputs (so every input)", bad01 == 0,
+        "%ld patterns unsorted", bad01);
+  long badf = 0;
+  for (int call = 0; call < 200; call++) {
+    float ref[AL_V][AL_V];
+    for (int m = 0; m < AL_V; m++)
+      for (int l = 0; l < AL_V; l++) {
+        const double u = rng_unif();
+        t[m][l] = u < 0.1 ? -INFINITY : u < 0.3 ? (float)(int)(rng_unif() * 4) : (float)rng_normal();
+        ref[l][m] = t[m][l];
+      }
+    al_vsort16_desc(t);
+    for (int l = 0; l < AL_V; l++) {
+      qsort(ref[l], AL_V, sizeof(float), cmp_fdesc);
+      for (int m = 0; m < AL_V; m++) badf += memcmp(&t[m][l], &ref[l][m], sizeof(float)) != 0;
+    }
+  }
+  CHECK("lanes16: al_vsort16_desc == qsort on 3200 random lanes (ties, -inf)", badf == 0,
+        "%ld entries differ", badf);
+}
+
+/* Top-k ranks the band of up to 16 rows of a batch at once (rows in lanes) and other rows one
+ * by one; a row's result must not depend on its batch. Batches of 53 mixed rows against each row
+ * alone (which takes the one-by-one path), bitwise: normal rows (most; so the lanes path runs),
+ * 1e4-scaled, keep-masked, -inf entries, small integers (ties at the boundary), skewed rows (the
+ * band misses), constant rows, a NaN row. */
+static void test_topk_batches(void) {
+  static const long ns[] = {17, 33, 65, 100, 257};
+  static const double ratios[] = {0.125, 0.25, 0.5, 0.9};
+  int same = 1;
+  long bad_n = 0, bad_r = 0, cases = 0;
+  double bad_q = 0;
+  for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
+    const long n = ns[in], rows = 53;
+    float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(n);
+    uint8_t *keep = malloc(rows * n);
+    for (long r = 0; r < rows; r++) {
+      const int kind = (int)(r % 13);
+      for (long q = 0; q < n; q++) {
+        double v = rng_normal();
+        if (kind == 7) v *= 1e4;
+        if (kind == 9) v = (double)(int)(rng_unif() * 5);
+        if (kind == 10) v = -log(rng_unif() + 1e-12) * (q % 7 == 0 ? 30 : 1);
+        if (kind == 11) v = 0.25;
+        x[r * n + q] = (float)v;
+        keep[r * n + q] = kind == 12 ? 0 : rng_unif() > 0.2 || q == 0;
+        if (kind == 8 && q % 3 == 1) x[r * n + q] = -INFINITY;
+      }
+      if (r == 25) x[r * n + n / 2] = NAN;
+    }
+    for (size_t iq = 0; iq < sizeof ratios / sizeof *ratios; iq++)
+      for (int masked = 0; masked < 2; masked++) {
+        const uint8_t *kp = masked ? keep : NULL;
+        if (al_topk_softmax_fwd(o, x, ratios[iq], kp, masked ? rows : 1, rows, n) != AL_OK) {
+          same = 0;
+          continue;
+        }
+        for (long r = 0; r < rows; r++) {
+          al_topk_softmax_fwd(o1, x + r * n, ratios[iq], kp ? kp + r * n : NULL, 1, 1, n);
+          cases++;
+          if (memcmp(o1, o + r * n, (size_t)n * sizeof(float)) != 0) {
+            if (same) { bad_n = n; bad_r = r; bad_q = ratios[iq]; }
+            same = 0;
+          }
+        }
+      }
+    free(x); free(o); free(o1); free(keep);
+  }
+  CHECK("topk_softmax: a row's result does not depend on its batch (53 mixed rows, n = 17..257, "
+        "ratios .125-.9, masks, ties, band misses, -inf, NaN; bitwise)",
+        same, "first differing row %ld at n=%ld ratio %g (of %ld)", bad_r, bad_n, bad_q, cases);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -1347,5 +1455,7 @@ int main(void) {
   test_e15_start_edges();
   test_bisect_start_edges();
   test_bisect_lanes();
+  test_lanes16();
+  test_topk_batches();
   CHECK_EXIT();
 }
