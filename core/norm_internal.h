@@ -118,6 +118,10 @@ static inline float al_sqrtf(float x) {
 
 /* ---- internal: shared by core/norm_*.c, not part of the API ---- */
 
+/* Tests only: nonzero sends top-k's n % 16 == 1 rows through the generic last-block path, so
+ * that the test can compare the two bitwise (core/norm_topk.c). */
+extern int al_topk_lane1_off_;
+
 /* Checks pointers, sizes and the keep geometry; sets the message and returns AL_EINVAL. */
 al_status al_norm_check_(const char *who, const void *out, const void *x, const uint8_t *keep,
                          int64_t mrows, int64_t rows, int64_t n);

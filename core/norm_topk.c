@@ -22,6 +22,8 @@
 #include "norm_internal.h"
 #include "attnlab/threads.h"
 
+int al_topk_lane1_off_ = 0;
+
 int64_t al_topk_count(double ratio, int64_t n_kept) {
   if (n_kept <= 0) return 0;
   double v = ratio * (double)n_kept;
@@ -302,6 +304,24 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_vst(tlo, mu + sd * al_vld(zlo));
     al_vst(thi, mu + sd * al_vld(zhi));
   }
+  /* n % 16 == 1 (17, 65, 257 tokens): the last block holds one column, yet costs a whole block
+   * in the band pass and in the exp pass. There the batch's last columns go as one vector, rows
+   * in lanes (lv; its band tests below, its exp before the exp pass), and each row walks its
+   * full blocks only. Nothing is reordered, so results are bitwise the generic path's: a band
+   * member is appended after the full blocks' members (where the compress put it), and the exp
+   * enters lane 15 of the row's float partial at the same flush point. */
+  const int lane1 = g.rem == 1 && !al_topk_lane1_off_;
+  const int64_t nbw = lane1 ? g.nbf : nb;   /* blocks each row walks in those two passes */
+  float tl[AL_V];
+  uint32_t tup = 0, tin = 0;   /* bit i: row i's last column is above / inside its band */
+  if (lane1) {
+    for (int64_t i = 0; i < AL_V; i++)
+      tl[i] = i < nr ? ((const float *)(ws + i * nb + g.nbf))[AL_V - 1] : -INFINITY;
+    const al_vf lv = al_vld(tl);
+    const al_vm up = al_vm_ge(lv, al_vld(thi));
+    tup = al_vm_bits(up);
+    tin = al_vm_bits(al_vm_ge(lv, al_vld(tlo)) & ~up);
+  }
   for (int64_t i = 0; i < nr; i++) {   /* the band: count above it, gather it */
     if (st[i].state != 3) continue;
     const al_vf *w = ws + i * nb;
@@ -312,12 +332,17 @@ static inline __attribute__((always_inline)) void topk_batch(
     /* each block's band members compressed and stored at bf + kb (a whole-vector store that the
      * next one partly overwrites): two port-5 uops a block, where appending in registers takes
      * five; kb is capped at 32 for the store address only, so bf + 48 is the furthest write */
-    for (int64_t b = 0; b < nb; b++) {
+    for (int64_t b = 0; b < nbw; b++) {
       const al_vf v = w[b];
       const al_vm up = al_vm_ge(v, hi), in = al_vm_ge(v, lo) & ~up;
       ch += al_vm_count(up);
       al_vst_compress(bf + (kb < 2 * AL_V ? kb : 2 * AL_V), v, in);
       kb += al_vm_count(in);
+    }
+    if (lane1) {   /* the last column: kept only if inside (the padding below overwrites it) */
+      ch += tup >> i & 1;
+      bf[kb < 2 * AL_V ? kb : 2 * AL_V] = tl[i];
+      kb += tin >> i & 1;
     }
     if (kb <= 2 * AL_V) {   /* -inf past the members (band_kth reads 32 lanes) */
       al_vst(bf + kb, al_vsplat(-INFINITY));
@@ -370,6 +395,22 @@ static inline __attribute__((always_inline)) void topk_batch(
    * pass into the workspace for every row, then the scaled stores (two loops over the batch, so
    * that one row's sum reduction and division overlap the next rows' exp work) */
   double tot[AL_NORM_BATCH];
+  float el[AL_V];   /* lane1: the last column's exp (0 unless selected), row i in lane i */
+  if (lane1) {
+    float vsa[AL_V], ma[AL_V];
+    int32_t jla[AL_V];
+    for (int64_t i = 0; i < AL_V; i++) {   /* lanes of rows not selecting: unused */
+      const int on = i < nr && st[i].state >= 2, all = on && st[i].state == 2;
+      vsa[i] = !on ? INFINITY : all ? -INFINITY : st[i].vs;
+      ma[i] = on ? st[i].m : 0.0f;
+      jla[i] = all ? INT32_MAX : on ? st[i].jlim : -1;
+    }
+    al_vi jl;
+    memcpy(&jl, jla, sizeof jl);
+    const al_vf lv = al_vld(tl), vs = al_vld(vsa);
+    const al_vm sel = al_vm_gt(lv, vs) | (al_vm_eq(lv, vs) & al_vm_ile(al_vspliti((int32_t)(n - 1)), jl));
+    al_vst(el, al_vexp_le0_sel(lv - al_vld(ma), sel));
+  }
   for (int64_t i = 0; i < nr; i++) {
     if (st[i].state < 2) continue;
     al_vf *w = ws + i * nb;
@@ -379,7 +420,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_dacc sum;
     al_dacc_init(&sum);
     if (all || st[i].jlim == INT32_MAX) {   /* every copy of v* (nearly always): one compare */
-      for (int64_t b = 0; b < nb; b++) {
+      for (int64_t b = 0; b < nbw; b++) {
         const al_vf v = w[b];
         const al_vf e = al_vexp_le0_sel(v - m, al_vm_ge(v, vs));
         w[b] = e;
@@ -387,7 +428,7 @@ static inline __attribute__((always_inline)) void topk_batch(
         if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
       }
     } else {
-      for (int64_t b = 0; b < nb; b++) {
+      for (int64_t b = 0; b < nbw; b++) {
         const al_vf v = w[b];
         const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
         const al_vf e = al_vexp_le0_sel(v - m, sel);
@@ -396,6 +437,10 @@ static inline __attribute__((always_inline)) void topk_batch(
         if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
       }
     }
+    if (lane1) {   /* where the generic pass adds the last block: lane 15 (g.tm) */
+      sum.f = al_vaddm(sum.f, g.tm, al_vsplat(el[i]));
+      if (AL_DACC_DUE(g.nbf)) al_dacc_flush(&sum);
+    }
     tot[i] = al_dacc_total(&sum);
   }
   for (int64_t i = 0; i < nr; i++) {
@@ -403,7 +448,8 @@ static inline __attribute__((always_inline)) void topk_batch(
     if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }
     const al_vf *w = ws + i * nb;
     const float inv = (float)(1.0 / tot[i]);
-    if (g.rem) al_vst(o + g.jt, w[g.nbf] * inv);   /* the last block first (see al_rowgeo) */
+    if (lane1) o[n - 1] = el[i] * inv;
+    else if (g.rem) al_vst(o + g.jt, w[g.nbf] * inv);   /* the last block first (see al_rowgeo) */
     for (int64_t b = 0; b < g.nbf; b++) al_vst(o + b * AL_V, w[b] * inv);
   }
 }

@@ -1389,12 +1389,12 @@ static void test_lanes16(void) {
 static void test_topk_batches(void) {
   static const long ns[] = {17, 33, 65, 100, 257};
   static const double ratios[] = {0.125, 0.25, 0.5, 0.9};
-  int same = 1;
-  long bad_n = 0, bad_r = 0, cases = 0;
-  double bad_q = 0;
+  int same = 1, same1 = 1;
+  long bad_n = 0, bad_r = 0, cases = 0, bad1_n = 0, lane1_cases = 0;
+  double bad_q = 0, bad1_q = 0;
   for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
     const long n = ns[in], rows = 53;
-    float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(n);
+    float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(n), *og = falloc(rows * n);
     uint8_t *keep = malloc(rows * n);
     for (long r = 0; r < rows; r++) {
       const int kind = (int)(r % 13);
@@ -1409,6 +1409,9 @@ static void test_topk_batches(void) {
         if (kind == 8 && q % 3 == 1) x[r * n + q] = -INFINITY;
       }
       if (r == 25) x[r * n + n / 2] = NAN;
+      if (r == 38) x[r * n + n - 1] = NAN;
+      if (r % 4 == 1) x[r * n + n - 1] = x[r * n + n - 2];   /* the last column tied */
+      if (r % 9 == 2) x[r * n + n - 1] = -INFINITY;
     }
     for (size_t iq = 0; iq < sizeof ratios / sizeof *ratios; iq++)
       for (int masked = 0; masked < 2; masked++) {
@@ -1416,6 +1419,17 @@ static void test_topk_batches(void) {
         if (al_topk_softmax_fwd(o, x, ratios[iq], kp, masked ? rows : 1, rows, n) != AL_OK) {
           same = 0;
           continue;
+        }
+        /* n % 16 == 1: the last column in lanes == the generic last block */
+        al_topk_lane1_off_ = 1;
+        al_topk_softmax_fwd(og, x, ratios[iq], kp, masked ? rows : 1, rows, n);
+        al_topk_lane1_off_ = 0;
+        if (n % 16 == 1) {
+          lane1_cases++;
+          if (memcmp(og, o, (size_t)(rows * n) * sizeof(float)) != 0) {
+            if (same1) { bad1_n = n; bad1_q = ratios[iq]; }
+            same1 = 0;
+          }
         }
         for (long r = 0; r < rows; r++) {
           al_topk_softmax_fwd(o1, x + r * n, ratios[iq], kp ? kp + r * n : NULL, 1, 1, n);
@@ -1426,8 +1440,11 @@ static void test_topk_batches(void) {
           }
         }
       }
-    free(x); free(o); free(o1); free(keep);
+    free(x); free(o); free(o1); free(og); free(keep);
   }
+  CHECK("topk_softmax: n % 16 == 1 rows with the last column in lanes == the generic last block "
+        "(n = 17, 33, 65, 257; bitwise)", same1 && lane1_cases == 32,
+        "first difference at n=%ld ratio %g (%ld cases)", bad1_n, bad1_q, lane1_cases);
   CHECK("topk_softmax: a row's result does not depend on its batch (53 mixed rows, n = 17..257, "
         "ratios .125-.9, masks, ties, band misses, -inf, NaN; bitwise)",
         same, "first differing row %ld at n=%ld ratio %g (of %ld)", bad_r, bad_n, bad_q, cases);
