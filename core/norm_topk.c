@@ -229,8 +229,6 @@ static inline __attribute__((always_inline)) void topk_batch(
       al_vf mx = al_vsplat(-INFINITY), s1 = {0}, s2 = {0};
       for (int64_t b = 0; b < nb; b++) {
         const al_vf v = al_norm_blk_(xr, NULL, &g, b);
-        al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-        al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
         w[b] = v;
         mx = al_vmax(mx, v);
         const al_vf z = b == g.nbf ? al_vzero(v, g.tm) : v;
@@ -252,8 +250,6 @@ static inline __attribute__((always_inline)) void topk_batch(
       al_vf v;
       if (kr) {
         v = al_norm_blk_(xr, kr, &g, b);
-        al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-        al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
         w[b] = v;
       } else {
         v = w[b];
@@ -412,7 +408,19 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_vst(el, al_vexp_le0_sel(lv - al_vld(ma), sel));
   }
   for (int64_t i = 0; i < nr; i++) {
-    if (st[i].state < 2) continue;
+    /* the next batch's row i, x and out (for writing), one line per block: issued in this pass,
+     * the longest, and not while loading (phase 1), where the whole batch's worth stalled the
+     * loads on the line fill buffers (full-size forward ~10% slower) */
+#define TOPK_PREFETCH_NEXT(b)                                \
+  do {                                                       \
+    al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);        \
+    al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);      \
+  } while (0)
+    for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
+    if (st[i].state < 2) {
+      for (int64_t b = 0; b < nbw; b++) TOPK_PREFETCH_NEXT(b);
+      continue;
+    }
     al_vf *w = ws + i * nb;
     const int all = st[i].state == 2;
     const al_vf vs = al_vsplat(all ? -INFINITY : st[i].vs), m = al_vsplat(st[i].m);
@@ -421,6 +429,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_dacc_init(&sum);
     if (all || st[i].jlim == INT32_MAX) {   /* every copy of v* (nearly always): one compare */
       for (int64_t b = 0; b < nbw; b++) {
+        TOPK_PREFETCH_NEXT(b);
         const al_vf v = w[b];
         const al_vf e = al_vexp_le0_sel(v - m, al_vm_ge(v, vs));
         w[b] = e;
@@ -429,6 +438,7 @@ static inline __attribute__((always_inline)) void topk_batch(
       }
     } else {
       for (int64_t b = 0; b < nbw; b++) {
+        TOPK_PREFETCH_NEXT(b);
         const al_vf v = w[b];
         const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
         const al_vf e = al_vexp_le0_sel(v - m, sel);
@@ -443,6 +453,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     }
     tot[i] = al_dacc_total(&sum);
   }
+#undef TOPK_PREFETCH_NEXT
   for (int64_t i = 0; i < nr; i++) {
     float *o = out + (r0 + i) * n;
     if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }

@@ -5,8 +5,8 @@
 --   bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--no-torch]
 -- Scores {128,4,N,N} ~ N(0,1); hae = alpha-entmax by bisection with a learned per-head
 -- alpha {4,1,1} and its gradient. Attention layer: x (128, N, 64), 4 heads, qkv+proj.
--- Ours: medians of interleaved rounds (all normalizers and layers once per round); PyTorch runs
--- afterwards in its own process (its script takes its own medians).
+-- Ours: medians of interleaved rounds (all normalizers and layers once per round), five before
+-- and four after PyTorch, which runs in its own process (its script takes its own medians).
 local al = require "attnlab"
 local bench = al.bench
 
@@ -50,7 +50,10 @@ for _, name in ipairs(NAMES) do
     for _, p in ipairs(att:parameters()) do p.grad = nil end
   end }
 end
-local ROUNDS = 9
+-- Ours are timed in rounds before and after the PyTorch run (5 + 4; medians over all 9): this
+-- VM's memory speed drifts over minutes, and a drift during the PyTorch run would otherwise
+-- move every ratio one way.
+local ROUNDS_BEFORE, ROUNDS = 5, 9
 local times = {}
 for _, j in ipairs(jobs) do
   j.fn(); j.fn()                                   -- warm-up
@@ -58,20 +61,17 @@ for _, j in ipairs(jobs) do
   j.inner = math.max(1, math.min(20, math.floor(0.1 / math.max(t1, 1e-6))))
   times[j] = {}
 end
-for r = 1, ROUNDS do
-  for _, j in ipairs(jobs) do
-    local t0 = al.clock()
-    for _ = 1, j.inner do j.fn() end
-    times[j][r] = (al.clock() - t0) / j.inner
+local function rounds(r0, r1)
+  for r = r0, r1 do
+    for _, j in ipairs(jobs) do
+      local t0 = al.clock()
+      for _ = 1, j.inner do j.fn() end
+      times[j][r] = (al.clock() - t0) / j.inner
+    end
   end
 end
-local ours, layer = {}, {}
-for _, j in ipairs(jobs) do
-  table.sort(times[j])
-  local med = times[j][(ROUNDS + 1) // 2];
-  (j.tab == "ours" and ours or layer)[j.name] = med
-end
 
+rounds(1, ROUNDS_BEFORE)
 local torch_norm, torch_layer, why = {}, {}, nil
 if use_torch then
   local names = {}
@@ -80,6 +80,13 @@ if use_torch then
   if r then for _, e in ipairs(r) do if e.name then torch_norm[e.name] = e.ms / 1e3 end end else why = err end
   r = bench.torch("attn", ("--batch 128 --tokens %d --names %s"):format(N, table.concat(names, ",")), threads)
   if r then for _, e in ipairs(r) do if e.name then torch_layer[e.name] = e.ms / 1e3 end end end
+end
+rounds(ROUNDS_BEFORE + 1, ROUNDS)
+local ours, layer = {}, {}
+for _, j in ipairs(jobs) do
+  table.sort(times[j])
+  local med = times[j][(ROUNDS + 1) // 2];
+  (j.tab == "ours" and ours or layer)[j.name] = med
 end
 
 local rows = {}
