@@ -217,8 +217,6 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     al_vm bad = al_vm_none();
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
       w[b] = v;
       mx = al_vmax(mx, v);
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf (-inf is fine) */
@@ -231,6 +229,7 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   start_lanes SL;   /* e15_start's inputs */
   start_lanes_init(&SL);
   for (int64_t i = 0; i < nr; i++) {   /* 2: the candidates u = (x - max)/2 > -1, compacted */
+    al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);   /* the next batch */
     kb[i] = 0;
     if (st[i].state != 3) continue;
     const al_vf *w = ws + i * (2 * nb + 1);
@@ -836,8 +835,6 @@ static inline __attribute__((always_inline)) int bisect_batch(
     al_vm bad = al_vm_none();
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
       X[b] = v;
       mx = al_vmax(mx, v);
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));
@@ -852,6 +849,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
   for (int l = 0; l < AL_V; l++) tma[l] = 0.5f;
   int32_t all2[AL_NORM_BATCH] = {0}, all4[AL_NORM_BATCH] = {0};   /* every candidate > -1/2, > -1/4 */
   for (int64_t i = 0; i < nr; i++) {   /* 2 */
+    al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);   /* the next batch */
     bis_row *r = &st[i];
     if (r->state != BIS_NEWTON) continue;
     const al_vf *X = ws + i * per;

@@ -90,8 +90,6 @@ static inline __attribute__((always_inline)) void sparsemax_batch(
     al_vm bad = al_vm_none();
     for (int64_t b = 0; b < nb; b++) {
       const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);
-      al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);
       w[b] = v;
       mx = al_vmax(mx, v);
       bad |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf (-inf is fine) */
@@ -100,6 +98,7 @@ static inline __attribute__((always_inline)) void sparsemax_batch(
     st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 2;
   }
   for (int64_t i = 0; i < nr; i++) {   /* 2. tau (relative to the max) */
+    al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);   /* the next batch */
     if (st[i].state != 2) continue;
     const al_vf *w = ws + i * nb;
     const float m = st[i].m;
