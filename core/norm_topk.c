@@ -1,15 +1,16 @@
 /* core/norm_topk.c -- top-k softmax over rows: softmax over the k largest entries, exact zeros
  * elsewhere, k = max(1, ceil(ratio * n_kept)); ties at the boundary go to the LOWER index.
  *
- * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting. What is sought
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting the row. What is sought
  * is v*, the k-th largest kept value; the selection is then {x > v*} plus the copies of v* up to
  * column jlim (all of them, unless equal values straddle the boundary: then the lowest-index
  * ones). Attention scores are roughly bell-shaped, so v* is first looked for in a band of values
  * around the normal quantile of (k - 1/2)/n_kept for the row's mean and standard deviation,
  * wide enough to hold the k-th value about 997 times in 1000 for N(0,1) rows:
  *   one pass counts the entries above the band and gathers those inside it (typically 10-14,
- *   at most 32) with their columns; if the k-th value is inside, ranking the band members
- *   against each other (one broadcast-compare per member, no sort) names it;
+ *   at most 32); if the k-th value is inside, ranking the band members names it: for up to 16
+ *   rows of a batch at once, their members transposed into lanes and sorted by a network; for
+ *   the rest, one broadcast-compare per member;
  *   otherwise a counting search on the float keys finds it (interpolation between element
  *   values, bisection when that stalls; every pass moves an end of the bracket onto an element).
  * The softmax over the selection then fuses the exp with the selection test in one pass. */
@@ -416,11 +417,11 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);        \
     al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);      \
   } while (0)
-    for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
     if (st[i].state < 2) {
-      for (int64_t b = 0; b < nbw; b++) TOPK_PREFETCH_NEXT(b);
+      al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);
       continue;
     }
+    for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
     al_vf *w = ws + i * nb;
     const int all = st[i].state == 2;
     const al_vf vs = al_vsplat(all ? -INFINITY : st[i].vs), m = al_vsplat(st[i].m);
