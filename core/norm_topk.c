@@ -1,12 +1,12 @@
 /* core/norm_topk.c -- top-k softmax over rows: softmax over the k largest entries, exact zeros
  * elsewhere, k = max(1, ceil(ratio * n_kept)); ties at the boundary go to the LOWER index.
  *
- * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting the row. What is sought
- * is v*, the k-th largest kept value; the selection is then {x > v*} plus the copies of v* up to
- * column jlim (all of them, unless equal values straddle the boundary: then the lowest-index
- * ones). Attention scores are roughly bell-shaped, so v* is first looked for in a band of values
- * around the normal quantile of (k - 1/2)/n_kept for the row's mean and standard deviation,
- * wide enough to hold the k-th value about 997 times in 1000 for N(0,1) rows:
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting the row. What is
+ * sought is v*, the k-th largest kept value; the selection is then {x > v*} plus the copies of
+ * v* up to column jlim (all of them, unless equal values straddle the boundary: then the
+ * lowest-index ones). Attention scores are roughly bell-shaped, so v* is first looked for in a
+ * band of values around the normal quantile of (k - 1/2)/n_kept for the row's mean and standard
+ * deviation, wide enough to hold the k-th value about 997 times in 1000 for N(0,1) rows:
  *   one pass counts the entries above the band and gathers those inside it (typically 10-14,
  *   at most 32); if the k-th value is inside, ranking the band members names it: for up to 16
  *   rows of a batch at once, their members transposed into lanes and sorted by a network; for
