@@ -507,7 +507,6 @@ AL_VI void al_vtranspose16(al_vf t[AL_V]) {
   { const al_vf hi_ = al_vmax(t[i], t[j]), lo_ = al_vmin(t[i], t[j]); t[i] = hi_; t[j] = lo_; }
 AL_VI void al_vsort16_desc(al_vf t[AL_V]) { AL_SORT16(AL_CMPX_) }
 
-
 /* ---- compaction: the lanes of v selected by m, appended to k lanes already gathered in a
  * vector (lanes past the capacity are dropped); returns k + popcount(m). In registers:
  * a vector reloaded after overlapping stores would stall on store forwarding. ---- */
