@@ -1136,6 +1136,25 @@ static void test_bisect_bwd_lengths(void) {
  * take minutes there. The native and sanitizer builds run every length. */
 static int valgrind_light(long n) { return n > 100 && getenv("ATTNLAB_VALGRIND") != NULL; }
 
+/* One row on the edge of an entmax start bound, in units y = (alpha-1)(x - max): j equal maxima
+ * (y = 0, s* = j^(1-alpha)); the rest at the support edge y = -s* + d (layout 0), or, in layout
+ * 1, every third there and the others at the bound's thresholds y = -1/2, -1/4; x = 3 + y/(alpha-1)
+ * plus `noise` * N(0,1); then shuffled, so that the maxima are spread over the blocks. */
+static void edge_row(float *xr, long n, long j, double am1, double d, double noise, int layout) {
+  const double c = 3.0, sstar = pow((double)j, -am1);
+  for (long q = 0; q < n; q++) {
+    double y;
+    if (q < j) y = 0.0;                                   /* the maxima */
+    else if (layout == 0 || q % 3 == 0) y = -sstar + d;   /* the edge */
+    else y = q % 3 == 1 ? -0.5 : -0.25;                   /* the thresholds */
+    xr[q] = (float)(c + y / am1 + noise * rng_normal());
+  }
+  for (long q = 0; q < n; q++) {
+    const long p = (long)(rng_unif() * (double)n) % n;
+    const float t = xr[q]; xr[q] = xr[p]; xr[p] = t;
+  }
+}
+
 static void test_e15_start_edges(void) {
   static const long js[] = {1, 2, 4, 9, 16, 64};
   static const long ns[] = {16, 17, 65, 300, 4096};
@@ -1154,22 +1173,8 @@ static void test_e15_start_edges(void) {
       long r = 0;
       for (size_t id = 0; id < sizeof ds / sizeof *ds; id++)
         for (size_t iz = 0; iz < sizeof noise / sizeof *noise; iz++)
-          for (int layout = 0; layout < 2; layout++, r++) {
-            float *xr = x + r * n;
-            const double c = 3.0, sstar = 1.0 / sqrt((double)j);
-            for (long q = 0; q < n; q++) {
-              double v;
-              if (q < j) v = c;                                   /* the maxima */
-              else if (layout == 0 || q % 3 == 0) v = c + 2.0 * (-sstar + ds[id]);   /* the edge */
-              else v = c + 2.0 * (q % 3 == 1 ? -0.5 : -0.25);     /* at the thresholds */
-              xr[q] = (float)(v + noise[iz] * rng_normal());
-            }
-            /* spread the maxima over the row (not only the first block) */
-            for (long q = 0; q < n; q++) {
-              const long p = (long)(rng_unif() * (double)n) % n;
-              const float t = xr[q]; xr[q] = xr[p]; xr[p] = t;
-            }
-          }
+          for (int layout = 0; layout < 2; layout++, r++)
+            edge_row(x + r * n, n, j, 0.5, ds[id], noise[iz], layout);   /* u = y */
       if (al_entmax15_fwd(o, x, NULL, 1, rows, n) != AL_OK) { worst = INFINITY; break; }
       for (r = 0; r < rows; r++) {
         ref_row(ENTMAX15, ref, x + r * n, NULL, n, 1.5, 1.0);
@@ -1222,21 +1227,9 @@ static void test_bisect_start_edges(void) {
         for (size_t id = 0; id < sizeof ds / sizeof *ds; id++)
           for (size_t iz = 0; iz < sizeof noise / sizeof *noise; iz++)
             for (int layout = 0; layout < 2; layout++, r++) {
-              float *xr = x + r * n;
-              const double c = 3.0, sstar = pow((double)j, -am1);
               alpha[r] = (float)alphas[ia];
               skip[r] = n > 1000 && noise[iz] > 0.0 && noise[iz] < 1e-6;   /* see above */
-              for (long q = 0; q < n; q++) {
-                double y;
-                if (q < j) y = 0.0;                                        /* the maxima */
-                else if (layout == 0 || q % 3 == 0) y = -sstar + ds[id];   /* the edge */
-                else y = q % 3 == 1 ? -0.5 : -0.25;                        /* the thresholds */
-                xr[q] = (float)(c + y / am1 + noise[iz] * rng_normal());
-              }
-              for (long q = 0; q < n; q++) {   /* spread the maxima over the row */
-                const long p = (long)(rng_unif() * (double)n) % n;
-                const float t = xr[q]; xr[q] = xr[p]; xr[p] = t;
-              }
+              edge_row(x + r * n, n, j, am1, ds[id], noise[iz], layout);
             }
         if (al_entmax_bisect_fwd(o, x, alpha, NULL, 1, rows, n, 100, NULL) != AL_OK) {
           worst = INFINITY;
@@ -1326,7 +1319,6 @@ static void test_bisect_lanes(void) {
   CHECK("entmax15: a row's result does not depend on its batch (37 rows, masks, +-1e4, -inf, NaN "
         "rows, n = 1..4096; bitwise)", same15, "first differing row %ld at n=%ld", bad15_r, bad15_n);
 }
-
 
 /* ---------------------------------------------------------------- 16 rows in lanes */
 /* al_vtranspose16 on a known matrix; al_vsort16_desc by the 0-1 principle (a comparator network
