@@ -10,11 +10,22 @@
 #include "bind.h"
 
 /* ---- core glue -------------------------------------------------------------- */
-static size_t gc_threshold = (size_t)32 << 20;
+static size_t gc_threshold = (size_t)32 << 20;   /* a full collection above this */
+static size_t gc_young_at = (size_t)8 << 20;     /* a young collection above this */
 
-/* Lua's collector does not see tensor bytes (they are malloc'ed in the core), so
- * collect when the live tensor bytes double since the last collection. This keeps
- * a long training loop flat at about twice its true working set. */
+/* Tensor bytes to allocate between two young collections: a quarter of the live bytes, at
+ * least 8 MB. */
+static size_t gc_young_step(size_t live) {
+  size_t floor = (size_t)8 << 20;
+  return live / 4 > floor ? live / 4 : floor;
+}
+
+/* Lua's collector does not see tensor bytes (they are malloc'ed in the core), so pace it by
+ * them. A full collection when the live tensor bytes double since the last one keeps a long
+ * training loop flat at about twice its true working set. In between, a young collection
+ * (generational mode; an incremental step otherwise) after every quarter of the live bytes:
+ * the temporaries of the last step are young, so their buffers go back to malloc while they are
+ * still in cache, and the next step's tensors reuse them instead of cold memory. */
 void l_gc_pace(lua_State *L) {
   size_t live = al_mem_live();
   if (live > gc_threshold) {
@@ -22,6 +33,11 @@ void l_gc_pace(lua_State *L) {
     live = al_mem_live();
     size_t floor = (size_t)32 << 20;
     gc_threshold = live * 2 > floor ? live * 2 : floor;
+    gc_young_at = live + gc_young_step(live);
+  } else if (live > gc_young_at) {
+    lua_gc(L, LUA_GCSTEP, 0);
+    live = al_mem_live();
+    gc_young_at = live + gc_young_step(live);
   }
 }
 

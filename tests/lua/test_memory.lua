@@ -50,6 +50,41 @@ return {
     local peak_live = al.mem().live - start
     assert(peak_live < 512 * 1024 * 1024, ("%d bytes of garbage still alive"):format(peak_live))
   end },
+  { name = "the garbage of a loop is collected young: a few MB, not twice the live set", fn = function()
+    -- A loop that drops its tensors (no <close>) leaves them to the collector. Between full
+    -- collections (at twice the live bytes, >= 32 MB) the binding runs a young collection after
+    -- every max(8 MB, live/4) of new tensor bytes, so a freed buffer goes back to malloc while it
+    -- is still in cache. In a fresh process, so that the live set is known to be small.
+    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+    local f = io.open(host)
+    if not f then T.skip(host .. " not built") end
+    f:close()
+    local script = os.tmpname()
+    f = assert(io.open(script, "w"))
+    f:write([[
+local al = require "attnlab"
+local keep = al.zeros({ 1024, 1024 })   -- 4 MB live throughout
+local start, worst = al.mem().live, 0
+for _ = 1, 300 do
+  local t = al.zeros({ 256, 1024 })     -- 1 MB, garbage at the next iteration
+  local over = al.mem().live - start
+  if over > worst then worst = over end
+end
+print(start, worst)
+]])
+    f:close()
+    local p = io.popen(host .. " " .. script .. " 2>&1")
+    local out = p:read("a")
+    p:close()
+    os.remove(script)
+    local start, worst = out:match("^(%d+)%s+(%d+)")
+    assert(start, "the child printed: " .. out)
+    start, worst = tonumber(start), tonumber(worst)
+    print(("# fresh process, 300 x 1 MB of garbage over %d kB live: at most %d kB of it alive at once")
+      :format(start // 1024, worst // 1024))
+    -- a young collection at 8 MB past the live bytes, plus the tensor being made
+    assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
+  end },
   { name = "tensors released promptly (<close>, release) reuse their memory: RSS flat", fn = function()
     -- A training step whose outputs are closed as soon as they are used frees each buffer
     -- before the next step asks for one of the same size; the allocator must hand it back
