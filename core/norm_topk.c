@@ -392,6 +392,7 @@ static inline __attribute__((always_inline)) void topk_batch(
    * pass into the workspace for every row, then the scaled stores (two loops over the batch, so
    * that one row's sum reduction and division overlap the next rows' exp work) */
   double tot[AL_NORM_BATCH];
+  al_vd dsum[AL_NORM_BATCH];   /* each row's double partial sums, reduced for the batch at once */
   float el[AL_V];   /* lane1: the last column's exp (0 unless selected), row i in lane i */
   if (lane1) {
     float vsa[AL_V], ma[AL_V];
@@ -419,6 +420,7 @@ static inline __attribute__((always_inline)) void topk_batch(
   } while (0)
     if (st[i].state < 2) {
       al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);
+      dsum[i] = (al_vd){0};
       continue;
     }
     for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
@@ -452,9 +454,11 @@ static inline __attribute__((always_inline)) void topk_batch(
       sum.f = al_vaddm(sum.f, g.tm, al_vsplat(el[i]));
       if (AL_DACC_DUE(g.nbf)) al_dacc_flush(&sum);
     }
-    tot[i] = al_dacc_total(&sum);
+    al_dacc_flush(&sum);
+    dsum[i] = sum.lo + sum.hi;
   }
 #undef TOPK_PREFETCH_NEXT
+  al_vhsumd_rows(dsum, (int)nr, tot);   /* tot[i] = al_dacc_total of row i, bitwise */
   for (int64_t i = 0; i < nr; i++) {
     float *o = out + (r0 + i) * n;
     if (st[i].state < 2) { al_norm_fill_(o, n, st[i].state == 0 ? NAN : 0.0f); continue; }

@@ -1328,6 +1328,31 @@ static int cmp_fdesc(const void *a, const void *b) {
   const float x = *(const float *)a, y = *(const float *)b;
   return x > y ? -1 : x < y;
 }
+/* The batch reduction of double sums equals al_vhsumd row by row, bitwise: for every batch size,
+ * on terms of mixed magnitudes (where the order of the additions shows in the last bits). */
+static void test_hsumd_rows(void) {
+  long bad = 0, rounding_visible = 0;
+  for (int call = 0; call < 400; call++) {
+    const int nr = 1 + call % 16;
+    al_vd v[16];
+    double got[16];
+    for (int i = 0; i < nr; i++)
+      for (int l = 0; l < 8; l++) v[i][l] = rng_normal() * pow(10.0, (int)(rng_unif() * 24) - 12);
+    al_vhsumd_rows(v, nr, got);
+    for (int i = 0; i < nr; i++) {
+      const double want = al_vhsumd(v[i], (al_vd){0});
+      double seq = 0;
+      for (int l = 0; l < 8; l++) seq += v[i][l];
+      bad += memcmp(&got[i], &want, sizeof want) != 0;
+      rounding_visible += seq != want;
+    }
+  }
+  CHECK("hsumd_rows: al_vhsumd_rows == al_vhsumd row by row (1..16 rows, bitwise)", bad == 0,
+        "%ld rows differ", bad);
+  printf("  hsumd_rows: %ld of the rows' sums differ from a left-to-right sum (the tree shows)\n",
+         rounding_visible);
+}
+
 static void test_lanes16(void) {
   al_vf t[AL_V];
   for (int r = 0; r < AL_V; r++)
@@ -1465,6 +1490,7 @@ int main(void) {
   test_bisect_start_edges();
   test_bisect_lanes();
   test_lanes16();
+  test_hsumd_rows();
   test_topk_batches();
   CHECK_EXIT();
 }
