@@ -127,47 +127,51 @@ al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_
 
 /* Forward p = softmax(x): dL/dx_j = p_j (g_j - sum_i p_i g_i) (the Jacobian diag(p) - p p^T).
  * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. Rows r0 ..
- * r0+R-1 in lockstep, n >= 16: a sweep for the double dot product c = <p, g>, a sweep for
- * gin += p (g - c) (ACC = 1) or gin = p (g - c) (ACC = 0: gin is not read, so a fresh buffer
- * needs no zero fill; fma(p, g - c, 0) rounds exactly as the accumulation into zeros does,
- * -0 included). */
+ * r0+R-1 (R <= SM_RB), n >= 16: a sweep for the double dot products c = <p, g> of all R rows, their
+ * reductions together (al_vhsumd_rows: row by row, each was a chain of dependent operations
+ * that the next row could only partly overlap), a sweep for gin += p (g - c) (ACC = 1) or
+ * gin = p (g - c) (ACC = 0: gin is not read, so a fresh buffer needs no zero fill; fma(p, g - c,
+ * 0) rounds exactly as the accumulation into zeros does, -0 included). */
+#define SM_RB 8
 static inline __attribute__((always_inline)) void softmax_bwd_rows(
     float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
     const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
   const al_vf zero = al_vsplat(0.0f);
-  al_dacc dot[SM_R];
-  const float *p[SM_R], *gr[SM_R];
-  float *gi[SM_R];
+  al_vd dsum[SM_RB];
+  double tot[SM_RB];
   for (int i = 0; i < R; i++) {
-    p[i] = out + (r0 + i) * n;
-    gr[i] = gout + (r0 + i) * n;
-    gi[i] = gin + (r0 + i) * n;
-    al_dacc_init(&dot[i]);
+    const float *p = out + (r0 + i) * n, *gr = gout + (r0 + i) * n;
+    al_dacc dot;
+    al_dacc_init(&dot);
     if (g.rem)   /* the repeated lanes of the last block count as p = 0 */
-      dot[i].f = al_vfma(al_vzero(al_vld(p[i] + g.jt), g.tm), al_vld(gr[i] + g.jt), dot[i].f);
-  }
-  for (int64_t b = 0; b < g.nbf; b++)
-    for (int i = 0; i < R; i++) {
+      dot.f = al_vfma(al_vzero(al_vld(p + g.jt), g.tm), al_vld(gr + g.jt), dot.f);
+    for (int64_t b = 0; b < g.nbf; b++) {
       if (!ACC) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
-      dot[i].f = al_vfma(al_vld(p[i] + b * AL_V), al_vld(gr[i] + b * AL_V), dot[i].f);
-      if (AL_DACC_DUE(b)) al_dacc_flush(&dot[i]);
+      dot.f = al_vfma(al_vld(p + b * AL_V), al_vld(gr + b * AL_V), dot.f);
+      if (AL_DACC_DUE(b)) al_dacc_flush(&dot);
     }
+    al_dacc_flush(&dot);
+    dsum[i] = dot.lo + dot.hi;
+  }
+  al_vhsumd_rows(dsum, R, tot);   /* tot[i]: al_dacc_total of row i, bitwise */
   for (int i = 0; i < R; i++) {
-    const float c = (float)al_dacc_total(&dot[i]);
+    const float *p = out + (r0 + i) * n, *gr = gout + (r0 + i) * n;
+    float *gi = gin + (r0 + i) * n;
+    const float c = (float)tot[i];
     /* the last block first; its repeated lanes add nothing (the full blocks own them) */
     if (g.rem) {
-      const al_vf pt = al_vzero(al_vld(p[i] + g.jt), g.tm);
-      al_vst(gi[i] + g.jt, al_vfma(pt, al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi[i] + g.jt) : zero));
+      const al_vf pt = al_vzero(al_vld(p + g.jt), g.tm);
+      al_vst(gi + g.jt, al_vfma(pt, al_vld(gr + g.jt) - c, ACC ? al_vld(gi + g.jt) : zero));
     }
     for (int64_t b = 0; b < g.nbf; b++) {
       const int64_t j = b * AL_V;
-      al_vst(gi[i] + j, al_vfma(al_vld(p[i] + j), al_vld(gr[i] + j) - c, ACC ? al_vld(gi[i] + j) : zero));
+      al_vst(gi + j, al_vfma(al_vld(p + j), al_vld(gr + j) - c, ACC ? al_vld(gi + j) : zero));
     }
   }
 }
 
-AL_NORM_DEFINE_BWD_ALL(softmax_bwd_all, softmax_bwd_rows)
+AL_NORM_DEFINE_BWD_ALL(softmax_bwd_all, softmax_bwd_rows, SM_RB)
 
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                          int64_t n) {

@@ -207,7 +207,7 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
   }
 }
 
-AL_NORM_DEFINE_BWD_ALL(sparsemax_bwd_all, sparsemax_bwd_rows)
+AL_NORM_DEFINE_BWD_ALL(sparsemax_bwd_all, sparsemax_bwd_rows, 2)
 
 al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                            int64_t n) {

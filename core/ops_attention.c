@@ -72,19 +72,20 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
       al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, D, V, L3, 0.0f, dP + h * NN, N);          /* dP = dO V^T */
       if (GXb) al_sgemm(1, 0, N, dh, N, 1.0f, Pb + h * NN, N, Gb + h * dh, D, 0.0f, GXb + 2 * D + h * dh, L3);   /* dV = P^T dO */
     }
-    memset(dS, 0, sizeof(float) * (size_t)HNN);
     al_status s = AL_OK;
-    switch (kind) {   /* all heads' rows in one call: fewer short row batches in the kernels */
-      case AL_NORM_SOFTMAX: s = al_softmax_bwd(dS, dP, Pb, HN, N); break;
-      case AL_NORM_SPARSEMAX: s = al_sparsemax_bwd(dS, dP, Pb, HN, N); break;
-      case AL_NORM_ENTMAX15: s = al_entmax15_bwd(dS, dP, Pb, HN, N); break;
-      case AL_NORM_TOPK: s = al_topk_softmax_bwd(dS, dP, Pb, HN, N); break;
+    /* all heads' rows in one call (fewer short row batches in the kernels); the _write kernels
+     * fill dS (and the per-row alpha gradients) without a zero fill first */
+    switch (kind) {
+      case AL_NORM_SOFTMAX: s = al_softmax_bwd_write(dS, dP, Pb, HN, N); break;
+      case AL_NORM_SPARSEMAX: s = al_sparsemax_bwd_write(dS, dP, Pb, HN, N); break;
+      case AL_NORM_ENTMAX15: s = al_entmax15_bwd_write(dS, dP, Pb, HN, N); break;
+      case AL_NORM_TOPK: s = al_topk_softmax_bwd_write(dS, dP, Pb, HN, N); break;
       case AL_NORM_BISECT: {
         for (int64_t h = 0; h < H; h++) {
           float a = pa ? pa[h] : (float)alpha_value;
-          for (int64_t r = 0; r < N; r++) { ar[h * N + r] = a; gar[h * N + r] = 0.0f; }
+          for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
         }
-        s = al_entmax_bisect_bwd(dS, gah ? gar : NULL, dP, Pb, ar, HN, N);
+        s = al_entmax_bisect_bwd_write(dS, gah ? gar : NULL, dP, Pb, ar, HN, N);
         if (gah)
           for (int64_t h = 0; h < H; h++) {
             double acc = 0;
