@@ -68,7 +68,6 @@ typedef struct {
   int32_t jlim;     /* copies of v* are selected up to this column */
   int32_t state;    /* 0 = NaN row, 1 = nothing kept, 2 = select all kept, 3 = select */
   int64_t nk;
-  float s1, s2;     /* sum and sum of squares of the finite kept values (for the guess) */
 } topk_row;
 
 /* #{x >= t} over a row's blocks, with the smallest element key >= t and the largest < t (-inf
@@ -217,6 +216,29 @@ static inline __attribute__((always_inline)) void topk_batch(
     int64_t n, int64_t r0, int64_t nr, al_vf *ws, topk_row *st, topk_band *band) {
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb;
+  /* n % 16 == 1 (17, 65, 257 tokens): the last block holds one column, yet costs a whole block
+   * in the band pass and in the exp pass. There the batch's last columns go as one vector, rows
+   * in lanes (tl; its band tests before the band pass, its exp after the exp pass), and each row
+   * walks its full blocks only. Nothing is reordered, so results are bitwise the generic path's:
+   * a band member is appended after the full blocks' members (where the compress put it), and
+   * the exp enters lane 15 of the row's float partial at the same flush point. */
+  const int lane1 = g.rem == 1 && !al_topk_lane1_off_;
+  const int64_t nbw = lane1 ? g.nbf : nb;   /* blocks each row walks in those two passes */
+  /* Per-row scalars that later go into vectors, rows in lanes, are stored here as soon as they
+   * are known, so that the vector loads come long after the scalar stores: a vector load of
+   * stores still in flight cannot be forwarded from them and waits for them all to retire. The
+   * lanes of rows past nr are unused; they hold harmless values. */
+  float s1a[AL_V], s2a[AL_V], fnka[AL_V];   /* sum, sum of squares, count of the kept values */
+  float tl[AL_V];                           /* lane1: the last column */
+  float vsa[AL_V], ma[AL_V];                /* lane1: v* (-inf: all, +inf: none), the max */
+  int32_t jla[AL_V];                        /* lane1: jlim (-1: none) */
+  for (int64_t i = nr; i < AL_V; i++) {
+    s1a[i] = s2a[i] = ma[i] = 0.0f;
+    fnka[i] = 1.0f;
+    tl[i] = -INFINITY;
+    vsa[i] = INFINITY;
+    jla[i] = -1;
+  }
   /* 1. load: max, NaN/+inf test, count and moments of the finite kept entries */
   for (int64_t i = 0; i < nr; i++) {
     const float *xr = x + (r0 + i) * n;
@@ -237,11 +259,13 @@ static inline __attribute__((always_inline)) void topk_batch(
         s2 = al_vfma(z, z, s2);
       }
       float unused;
-      al_vhsum3f(s1, s2, (al_vf){0}, &st[i].s1, &st[i].s2, &unused);
-      if (isfinite(st[i].s1) && isfinite(st[i].s2)) {
+      al_vhsum3f(s1, s2, (al_vf){0}, &s1a[i], &s2a[i], &unused);
+      if (isfinite(s1a[i]) && isfinite(s2a[i])) {
         st[i].m = al_vhmax(mx);
         st[i].nk = n;
         st[i].state = 3;
+        fnka[i] = (float)n;
+        if (lane1) tl[i] = ((const float *)(w + g.nbf))[AL_V - 1];
         continue;
       }
     }
@@ -265,9 +289,11 @@ static inline __attribute__((always_inline)) void topk_batch(
     }
     st[i].m = al_vhmax(mx);
     float fnk;
-    al_vhsum3f(s1, s2, cnt, &st[i].s1, &st[i].s2, &fnk);
+    al_vhsum3f(s1, s2, cnt, &s1a[i], &s2a[i], &fnk);
     st[i].nk = n < (1 << 24) ? (int64_t)fnk : count_finite(w, nb);
     st[i].state = al_vm_any(bad) ? 0 : st[i].nk == 0 ? 1 : 3;
+    fnka[i] = (float)st[i].nk;
+    if (lane1) tl[i] = ((const float *)(w + g.nbf))[AL_V - 1];
   }
   /* 2. v*: from the band, else by the search. The band's thresholds (rows in lanes), the band pass
    * (vector), the ranking (vector) and the rare fallbacks (branchy) run as separate loops over
@@ -280,40 +306,33 @@ static inline __attribute__((always_inline)) void topk_batch(
     /* k and the band's z (scalar; both cached across rows of the same n_kept), then the
      * thresholds mu + sd z of the batch's rows in the lanes of one vector: the same float
      * operations row by row (al_vsqrt is al_sqrtf lane by lane), in ~15 vector operations
-     * where the scalar chain took ~35 per row. Lanes of rows not selecting are unused. */
-    float s1[AL_NORM_BATCH] = {0}, s2[AL_NORM_BATCH] = {0}, fnk[AL_NORM_BATCH];
-    float zlo[AL_NORM_BATCH] = {0}, zhi[AL_NORM_BATCH] = {0};
-    for (int64_t i = 0; i < AL_NORM_BATCH; i++) fnk[i] = 1.0f;
+     * where the scalar chain took ~35 per row. Lanes of rows not selecting are unused. The z
+     * are one pair for the batch unless its rows keep different counts (masks). */
+    float zlo[AL_NORM_BATCH], zhi[AL_NORM_BATCH];
+    int64_t bnk = -1, bK = -1;
+    int mixed = 0;
     for (int64_t i = 0; i < nr; i++) {
       if (st[i].state != 3) continue;
       const int64_t nk = st[i].nk, K = nk == band->nk ? band->K : al_topk_count(ratio, nk);
       Kr[i] = K;
       if (K == nk) { st[i].state = 2; continue; }
       band_for(band, nk, K);
-      s1[i] = st[i].s1;
-      s2[i] = st[i].s2;
-      fnk[i] = (float)nk;
+      mixed |= bnk >= 0 && (nk != bnk || K != bK);
+      bnk = nk;
+      bK = K;
       zlo[i] = band->zlo;
       zhi[i] = band->zhi;
     }
-    const al_vf vn = al_vld(fnk), mu = al_vld(s1) / vn, var = al_vld(s2) / vn - mu * mu;
+    if (mixed)
+      for (int64_t i = 0; i < AL_NORM_BATCH; i++)
+        if (i >= nr || st[i].state != 3) zlo[i] = zhi[i] = 0.0f;
+    const al_vf vn = al_vld(fnka), mu = al_vld(s1a) / vn, var = al_vld(s2a) / vn - mu * mu;
     const al_vf sd = al_vsqrt(al_vsel(al_vm_gt(var, al_vsplat(0.0f)), var, al_vsplat(0.0f)));
-    al_vst(tlo, mu + sd * al_vld(zlo));
-    al_vst(thi, mu + sd * al_vld(zhi));
+    al_vst(tlo, mu + sd * (mixed ? al_vld(zlo) : al_vsplat(band->zlo)));
+    al_vst(thi, mu + sd * (mixed ? al_vld(zhi) : al_vsplat(band->zhi)));
   }
-  /* n % 16 == 1 (17, 65, 257 tokens): the last block holds one column, yet costs a whole block
-   * in the band pass and in the exp pass. There the batch's last columns go as one vector, rows
-   * in lanes (lv; its band tests below, its exp before the exp pass), and each row walks its
-   * full blocks only. Nothing is reordered, so results are bitwise the generic path's: a band
-   * member is appended after the full blocks' members (where the compress put it), and the exp
-   * enters lane 15 of the row's float partial at the same flush point. */
-  const int lane1 = g.rem == 1 && !al_topk_lane1_off_;
-  const int64_t nbw = lane1 ? g.nbf : nb;   /* blocks each row walks in those two passes */
-  float tl[AL_V];
   uint32_t tup = 0, tin = 0;   /* bit i: row i's last column is above / inside its band */
   if (lane1) {
-    for (int64_t i = 0; i < AL_V; i++)
-      tl[i] = i < nr ? ((const float *)(ws + i * nb + g.nbf))[AL_V - 1] : -INFINITY;
     const al_vf lv = al_vld(tl);
     const al_vm up = al_vm_ge(lv, al_vld(thi));
     tup = al_vm_bits(up);
@@ -394,21 +413,7 @@ static inline __attribute__((always_inline)) void topk_batch(
   double tot[AL_NORM_BATCH];
   al_vd dsum[AL_NORM_BATCH];   /* each row's double partial sums, reduced for the batch at once */
   float el[AL_V];   /* lane1: the last column's exp (0 unless selected), row i in lane i */
-  if (lane1) {
-    float vsa[AL_V], ma[AL_V];
-    int32_t jla[AL_V];
-    for (int64_t i = 0; i < AL_V; i++) {   /* lanes of rows not selecting: unused */
-      const int on = i < nr && st[i].state >= 2, all = on && st[i].state == 2;
-      vsa[i] = !on ? INFINITY : all ? -INFINITY : st[i].vs;
-      ma[i] = on ? st[i].m : 0.0f;
-      jla[i] = all ? INT32_MAX : on ? st[i].jlim : -1;
-    }
-    al_vi jl;
-    memcpy(&jl, jla, sizeof jl);
-    const al_vf lv = al_vld(tl), vs = al_vld(vsa);
-    const al_vm sel = al_vm_gt(lv, vs) | (al_vm_eq(lv, vs) & al_vm_ile(al_vspliti((int32_t)(n - 1)), jl));
-    al_vst(el, al_vexp_le0_sel(lv - al_vld(ma), sel));
-  }
+  al_dacc part[AL_NORM_BATCH];   /* lane1: each row's sum before the last column enters it */
   for (int64_t i = 0; i < nr; i++) {
     /* the next batch's row i, x and out (for writing), one line per block: issued in this pass,
      * the longest, and not while loading (phase 1), where the whole batch's worth stalled the
@@ -421,11 +426,17 @@ static inline __attribute__((always_inline)) void topk_batch(
     if (st[i].state < 2) {
       al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);
       dsum[i] = (al_vd){0};
+      vsa[i] = INFINITY;
+      ma[i] = 0.0f;
+      jla[i] = -1;
       continue;
     }
     for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
     al_vf *w = ws + i * nb;
     const int all = st[i].state == 2;
+    vsa[i] = all ? -INFINITY : st[i].vs;
+    ma[i] = st[i].m;
+    jla[i] = all ? INT32_MAX : st[i].jlim;
     const al_vf vs = al_vsplat(all ? -INFINITY : st[i].vs), m = al_vsplat(st[i].m);
     const al_vi jl = al_vspliti(all ? INT32_MAX : st[i].jlim);
     al_dacc sum;
@@ -450,14 +461,30 @@ static inline __attribute__((always_inline)) void topk_batch(
         if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
       }
     }
-    if (lane1) {   /* where the generic pass adds the last block: lane 15 (g.tm) */
-      sum.f = al_vaddm(sum.f, g.tm, al_vsplat(el[i]));
-      if (AL_DACC_DUE(g.nbf)) al_dacc_flush(&sum);
+    if (lane1) {   /* the last column enters after this pass */
+      part[i] = sum;
+      continue;
     }
     al_dacc_flush(&sum);
     dsum[i] = sum.lo + sum.hi;
   }
 #undef TOPK_PREFETCH_NEXT
+  if (lane1) {   /* the last columns' exps, rows in lanes; each enters where the generic pass
+                  * adds the last block: lane 15 (g.tm), at the same flush point */
+    al_vi jl;
+    memcpy(&jl, jla, sizeof jl);
+    const al_vf lv = al_vld(tl), vs = al_vld(vsa);
+    const al_vm sel = al_vm_gt(lv, vs) | (al_vm_eq(lv, vs) & al_vm_ile(al_vspliti((int32_t)(n - 1)), jl));
+    al_vst(el, al_vexp_le0_sel(lv - al_vld(ma), sel));
+    for (int64_t i = 0; i < nr; i++) {
+      if (st[i].state < 2) continue;
+      al_dacc sum = part[i];
+      sum.f = al_vaddm(sum.f, g.tm, al_vsplat(el[i]));
+      if (AL_DACC_DUE(g.nbf)) al_dacc_flush(&sum);
+      al_dacc_flush(&sum);
+      dsum[i] = sum.lo + sum.hi;
+    }
+  }
   al_vhsumd_rows(dsum, (int)nr, tot);   /* tot[i] = al_dacc_total of row i, bitwise */
   for (int64_t i = 0; i < nr; i++) {
     float *o = out + (r0 + i) * n;
