@@ -362,53 +362,59 @@ al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64
 
 /* Forward p = [z/2 - tau]_+^2. Implicit differentiation of sum p = 1 gives, with w = sqrt(p) =
  * p^(2-alpha) on the support (up to a constant factor that cancels):
- * dL/dz = w*g - w * <w, g>/sum(w). Rows in pairs; w kept in the workspace between sweeps. */
-#define E15_R 2
+ * dL/dz = w*g - w * <w, g>/sum(w). Rows r0 .. r0+R-1 (R <= E15_RB): a sweep for w (kept in the
+ * workspace) and the two double sums of each row; the 2R sums reduced together
+ * (al_vhsumd_rows; row by row each is a chain of dependent operations); a sweep for gin. */
+#define E15_RB 8
 static inline __attribute__((always_inline)) void entmax15_bwd_rows(
     float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
     al_vf *ws, const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb;
   const al_vf zero = al_vsplat(0.0f);
-  al_dacc sw[E15_R], sg[E15_R];
-  const float *p[E15_R], *gr[E15_R];
-  float *gi[E15_R];
-  al_vf *w[E15_R];
+  al_vd dsum[2 * E15_RB];   /* row i: sum(w) at i, <w, g> at R + i */
+  double tot[2 * E15_RB];
   for (int i = 0; i < R; i++) {
-    p[i] = out + (r0 + i) * n;
-    gr[i] = gout + (r0 + i) * n;
-    gi[i] = gin + (r0 + i) * n;
-    w[i] = ws + i * nb;
-    al_dacc_init(&sw[i]);
-    al_dacc_init(&sg[i]);
+    const float *p = out + (r0 + i) * n, *gr = gout + (r0 + i) * n;
+    al_vf *w = ws + i * nb;
+    al_dacc sw, sg;
+    al_dacc_init(&sw);
+    al_dacc_init(&sg);
     if (g.rem) {   /* the repeated lanes of the last block count as p = 0 */
-      const al_vf w_ = al_vsqrt_fast(al_vzero(al_vld(p[i] + g.jt), g.tm));
-      w[i][g.nbf] = w_;
-      sw[i].f += w_;
-      sg[i].f = al_vfma(w_, al_vld(gr[i] + g.jt), sg[i].f);
+      const al_vf w_ = al_vsqrt_fast(al_vzero(al_vld(p + g.jt), g.tm));
+      w[g.nbf] = w_;
+      sw.f += w_;
+      sg.f = al_vfma(w_, al_vld(gr + g.jt), sg.f);
     }
-  }
-  for (int64_t b = 0; b < g.nbf; b++)
-    for (int i = 0; i < R; i++) {
+    for (int64_t b = 0; b < g.nbf; b++) {
       if (!ACC) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
-      const al_vf w_ = al_vsqrt_fast(al_vld(p[i] + b * AL_V));
-      w[i][b] = w_;
-      sw[i].f += w_;
-      sg[i].f = al_vfma(w_, al_vld(gr[i] + b * AL_V), sg[i].f);
-      if (AL_DACC_DUE(b)) { al_dacc_flush(&sw[i]); al_dacc_flush(&sg[i]); }
+      const al_vf w_ = al_vsqrt_fast(al_vld(p + b * AL_V));
+      w[b] = w_;
+      sw.f += w_;
+      sg.f = al_vfma(w_, al_vld(gr + b * AL_V), sg.f);
+      if (AL_DACC_DUE(b)) { al_dacc_flush(&sw); al_dacc_flush(&sg); }
     }
+    al_dacc_flush(&sw);
+    al_dacc_flush(&sg);
+    dsum[i] = sw.lo + sw.hi;
+    dsum[R + i] = sg.lo + sg.hi;
+  }
+  al_vhsumd_rows(dsum, 2 * R, tot);   /* al_dacc_total of each, bitwise */
   for (int i = 0; i < R; i++) {
-    const double wsum = al_dacc_total(&sw[i]);
+    const float *gr = gout + (r0 + i) * n;
+    float *gi = gin + (r0 + i) * n;
+    const al_vf *w = ws + i * nb;
+    const double wsum = tot[i];
     if (!(wsum > 0.0)) {   /* all-masked row */
-      if (!ACC) al_norm_fill_(gi[i], n, 0.0f);
+      if (!ACC) al_norm_fill_(gi, n, 0.0f);
       continue;
     }
-    const float c = (float)(al_dacc_total(&sg[i]) / wsum);
+    const float c = (float)(tot[R + i] / wsum);
     if (g.rem)   /* the last block first; its repeated lanes have w = 0 and add nothing */
-      al_vst(gi[i] + g.jt, al_vfma(w[i][g.nbf], al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi[i] + g.jt) : zero));
+      al_vst(gi + g.jt, al_vfma(w[g.nbf], al_vld(gr + g.jt) - c, ACC ? al_vld(gi + g.jt) : zero));
     for (int64_t b = 0; b < g.nbf; b++) {
       const int64_t j = b * AL_V;
-      al_vst(gi[i] + j, al_vfma(w[i][b], al_vld(gr[i] + j) - c, ACC ? al_vld(gi[i] + j) : zero));
+      al_vst(gi + j, al_vfma(w[b], al_vld(gr + j) - c, ACC ? al_vld(gi + j) : zero));
     }
   }
 }
@@ -420,7 +426,9 @@ static al_status entmax15_bwd_all(float *gin, const float *gout, const float *ou
     st = al_seterr(AL_EINVAL, "entmax15_bwd: NULL saved output");
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-  AL_NORM_WS_BEGIN("entmax15_bwd", ws, E15_R * (n / AL_V + 1))
+  /* groups of E15_RB rows up to AL_NORM_BWD_GROUP_MAX_N columns (see there), else pairs */
+  const int grp = n <= AL_NORM_BWD_GROUP_MAX_N;
+  AL_NORM_WS_BEGIN("entmax15_bwd", ws, (grp ? E15_RB : 2) * (n / AL_V + 1))
     int64_t r = r0;
     if (n < AL_V) {
       for (; r < r1; r++) {
@@ -432,9 +440,13 @@ static al_status entmax15_bwd_all(float *gin, const float *gout, const float *ou
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
       }
     } else if (acc) {
+      if (grp)
+        for (; r + E15_RB <= r1; r += E15_RB) entmax15_bwd_rows(gin, gout, out, n, r, E15_RB, ws, 1, rows);
       for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 1, rows);
       if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 1, rows);
     } else {
+      if (grp)
+        for (; r + E15_RB <= r1; r += E15_RB) entmax15_bwd_rows(gin, gout, out, n, r, E15_RB, ws, 0, rows);
       for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 0, rows);
       if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 0, rows);
     }

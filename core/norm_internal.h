@@ -571,11 +571,18 @@ AL_VI al_vf al_vexp(al_vf x) {
   q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
   q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
   al_vf p = al_vfma(q, r * r, r) + 1.0f;
+#if defined(__AVX512F__)
+  /* p 2^n, n in [-126, 128], in one instruction (see al_vexp_le0_raw_): the same correctly
+   * rounded product as (2p) 2^127 for n = 128 and p 2^n below */
+  const al_vf e = (al_vf)_mm512_scalef_ps((__m512)p, (__m512)nf);
+  return al_vsel(over, al_vsplat(INFINITY), al_vzero(e, ~under));
+#else
   const al_vu n = (al_vu)t - 0x4B400000u;
   const al_vm big = al_vm_ieq((al_vi)n, al_vspliti(128));
   p = al_vsel(big, p + p, p);
   const al_vf s = (al_vf)(((al_vu)al_vseli(big, (al_vi)n - 1, (al_vi)n) + 127u) << 23);
   return al_vsel(over, al_vsplat(INFINITY), al_vzero(p * s, ~under));
+#endif
 }
 /* exp(x) for x <= 0 before its underflow zeroing: the value, and in *under the lanes below
  * ln(FLT_MIN) whose result must be 0 (al_vexp_le0 and al_vexp_le0_sel apply it). */

@@ -127,11 +127,11 @@ al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_
 
 /* Forward p = softmax(x): dL/dx_j = p_j (g_j - sum_i p_i g_i) (the Jacobian diag(p) - p p^T).
  * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. Rows r0 ..
- * r0+R-1 (R <= SM_RB), n >= 16: a sweep for the double dot products c = <p, g> of all R rows, their
- * reductions together (al_vhsumd_rows: row by row, each was a chain of dependent operations
- * that the next row could only partly overlap), a sweep for gin += p (g - c) (ACC = 1) or
- * gin = p (g - c) (ACC = 0: gin is not read, so a fresh buffer needs no zero fill; fma(p, g - c,
- * 0) rounds exactly as the accumulation into zeros does, -0 included). */
+ * r0+R-1 (R <= SM_RB), n >= 16: a sweep for the double dot products c = <p, g> of the R rows;
+ * their reductions together (al_vhsumd_rows: row by row, each was a chain of dependent
+ * operations that the next row could only partly overlap); a sweep for gin += p (g - c)
+ * (ACC = 1) or gin = p (g - c) (ACC = 0: gin is not read, so a fresh buffer needs no zero fill;
+ * fma(p, g - c, 0) rounds exactly as the accumulation into zeros does, -0 included). */
 #define SM_RB 8
 static inline __attribute__((always_inline)) void softmax_bwd_rows(
     float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,

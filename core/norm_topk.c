@@ -407,9 +407,9 @@ static inline __attribute__((always_inline)) void topk_batch(
     st[i].vs = vs;
     st[i].jlim = all ? INT32_MAX : nth_copy(w, &g, vs, Kr[i] - cgt);
   }
-  /* 3. softmax over the selection (its max is the row max): exp, selection and double sum in one
-   * pass into the workspace for every row, then the scaled stores (two loops over the batch, so
-   * that one row's sum reduction and division overlap the next rows' exp work) */
+  /* 3. softmax over the selection (its max is the row max): exp, selection and double partial
+   * sums in one pass into the workspace for every row; the batch's sums reduced together
+   * (al_vhsumd_rows); then the scaled stores */
   double tot[AL_NORM_BATCH];
   al_vd dsum[AL_NORM_BATCH];   /* each row's double partial sums, reduced for the batch at once */
   float el[AL_V];   /* lane1: the last column's exp (0 unless selected), row i in lane i */
