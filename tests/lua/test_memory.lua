@@ -13,6 +13,26 @@ local function rss_kb()
   return pages and pages * 4 or nil
 end
 
+-- Runs a Lua script in a fresh attnlab process (the heap's and the collector's history then
+-- known) and returns the two integers it prints. Skips when the host is not built.
+local function two_numbers_from_child(source)
+  local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+  local f = io.open(host)
+  if not f then T.skip(host .. " not built") end
+  f:close()
+  local script = os.tmpname()
+  f = assert(io.open(script, "w"))
+  f:write(source)
+  f:close()
+  local p = io.popen(host .. " " .. script .. " 2>&1")
+  local out = p:read("a")
+  p:close()
+  os.remove(script)
+  local a, b = out:match("^(%d+)%s+(%d+)")
+  assert(a, "the child printed: " .. out)
+  return tonumber(a), tonumber(b)
+end
+
 return {
   { name = "10k MLP steps keep tensor memory and RSS flat", fn = function()
     al.manual_seed(T.seed)
@@ -55,13 +75,7 @@ return {
     -- collections (at twice the live bytes, >= 32 MB) the binding runs a young collection after
     -- every max(8 MB, live/4) of new tensor bytes, so a freed buffer goes back to malloc while it
     -- is still in cache. In a fresh process, so that the live set is known to be small.
-    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-    local f = io.open(host)
-    if not f then T.skip(host .. " not built") end
-    f:close()
-    local script = os.tmpname()
-    f = assert(io.open(script, "w"))
-    f:write([[
+    local start, worst = two_numbers_from_child([[
 local al = require "attnlab"
 local keep = al.zeros({ 1024, 1024 })   -- 4 MB live throughout
 local start, worst = al.mem().live, 0
@@ -72,14 +86,6 @@ for _ = 1, 300 do
 end
 print(start, worst)
 ]])
-    f:close()
-    local p = io.popen(host .. " " .. script .. " 2>&1")
-    local out = p:read("a")
-    p:close()
-    os.remove(script)
-    local start, worst = out:match("^(%d+)%s+(%d+)")
-    assert(start, "the child printed: " .. out)
-    start, worst = tonumber(start), tonumber(worst)
     print(("# fresh process, 300 x 1 MB of garbage over %d kB live: at most %d kB of it alive at once")
       :format(start // 1024, worst // 1024))
     -- a young collection at 8 MB past the live bytes, plus the tensor being made
@@ -94,13 +100,7 @@ print(start, worst)
       print("# sanitized build: RSS not meaningful (ASan quarantine); skipped"); return T.skip("sanitized build")
     end
     -- in a fresh process: the heap's history decides where a freed block lands
-    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-    local f = io.open(host)
-    if not f then T.skip(host .. " not built") end
-    f:close()
-    local script = os.tmpname()
-    f = assert(io.open(script, "w"))
-    f:write([[
+    local rss0, rss1 = two_numbers_from_child([[
 local al = require "attnlab"
 local function rss_kb() local f = io.open("/proc/self/statm"); f:read("n"); local p = f:read("n"); f:close(); return p * 4 end
 local s = al.randn({ 8, 4, 65, 65 })
@@ -117,14 +117,6 @@ for step = 1, 400 do
 end
 print(rss0, rss_kb())
 ]])
-    f:close()
-    local p = io.popen(host .. " " .. script .. " 2>&1")
-    local out = p:read("a")
-    p:close()
-    os.remove(script)
-    local rss0, rss1 = out:match("^(%d+)%s+(%d+)")
-    assert(rss0, "the child printed: " .. out)
-    rss0, rss1 = tonumber(rss0), tonumber(rss1)
     print(("# fresh process, softmax fwd+bwd with <close>, buffers of %d kB: RSS kB after step 50: %d, after step 400: %d")
       :format(8 * 4 * 65 * 65 * 4 // 1024, rss0, rss1))
     assert(rss1 - rss0 < 8 * 1024, ("RSS grew by %d kB over 350 steps"):format(rss1 - rss0))
