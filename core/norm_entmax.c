@@ -1004,14 +1004,15 @@ static inline __attribute__((always_inline)) int bisect_batch(
       if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
     }
     const al_vf sc = al_vsplat((float)(1.0 / al_dacc_total(&sum)));
-    /* expand back: the candidates are y > lim, in column order; the last block first */
+    /* expand back: the candidates are y > lim, in column order; the last block first (its
+     * values are the list's last: the k candidates are exactly the row's y > lim) */
     const al_vf m = al_vsplat(r->m), fam1 = al_vsplat(r->fam1), lim = al_vsplat(r->lim);
     const float *pv = (const float *)O;
+    if (g.rem) {
+      const uint32_t bits = al_vm_bits(al_vm_gt((X[g.nbf] - m) * fam1, lim));
+      al_vst(o + g.jt, bis_expand(pv + r->k - __builtin_popcount(bits), bits) * sc);
+    }
     int64_t off = 0;
-    for (int64_t b = 0; b < g.nbf; b++) off += al_vm_count(al_vm_gt((X[b] - m) * fam1, lim));
-    if (g.rem)
-      al_vst(o + g.jt, bis_expand(pv + off, al_vm_bits(al_vm_gt((X[g.nbf] - m) * fam1, lim))) * sc);
-    off = 0;
     for (int64_t b = 0; b < g.nbf; b++) {
       const uint32_t bits = al_vm_bits(al_vm_gt((X[b] - m) * fam1, lim));
       al_vst(o + b * AL_V, bis_expand(pv + off, bits) * sc);
