@@ -368,7 +368,7 @@ al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64
 #define E15_RB 8
 static inline __attribute__((always_inline)) void entmax15_bwd_rows(
     float *gin, const float *gout, const float *out, int64_t n, int64_t r0, const int R,
-    al_vf *ws, const int ACC, int64_t rows) {
+    const int ACC, int64_t rows, al_vf *ws) {
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb;
   const al_vf zero = al_vsplat(0.0f);
@@ -426,9 +426,8 @@ static al_status entmax15_bwd_all(float *gin, const float *gout, const float *ou
     st = al_seterr(AL_EINVAL, "entmax15_bwd: NULL saved output");
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-  /* groups of E15_RB rows up to AL_NORM_BWD_GROUP_MAX_N columns (see there), else pairs */
-  const int grp = n <= AL_NORM_BWD_GROUP_MAX_N;
-  AL_NORM_WS_BEGIN("entmax15_bwd", ws, (grp ? E15_RB : 2) * (n / AL_V + 1))
+  /* w for a group of E15_RB rows up to AL_NORM_BWD_GROUP_MAX_N columns, else a pair */
+  AL_NORM_WS_BEGIN("entmax15_bwd", ws, (n <= AL_NORM_BWD_GROUP_MAX_N ? E15_RB : 2) * (n / AL_V + 1))
     int64_t r = r0;
     if (n < AL_V) {
       for (; r < r1; r++) {
@@ -436,19 +435,13 @@ static al_status entmax15_bwd_all(float *gin, const float *gout, const float *ou
         memcpy(pp, out + r * n, (size_t)n * sizeof(float));
         memcpy(gp, gout + r * n, (size_t)n * sizeof(float));
         if (acc) memcpy(ip, gin + r * n, (size_t)n * sizeof(float));
-        entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, ws, 1, 0);
+        entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0, ws);
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));
       }
     } else if (acc) {
-      if (grp)
-        for (; r + E15_RB <= r1; r += E15_RB) entmax15_bwd_rows(gin, gout, out, n, r, E15_RB, ws, 1, rows);
-      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 1, rows);
-      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 1, rows);
+      AL_NORM_BWD_SWEEP_(entmax15_bwd_rows, E15_RB, 1, , ws);
     } else {
-      if (grp)
-        for (; r + E15_RB <= r1; r += E15_RB) entmax15_bwd_rows(gin, gout, out, n, r, E15_RB, ws, 0, rows);
-      for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ws, 0, rows);
-      if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ws, 0, rows);
+      AL_NORM_BWD_SWEEP_(entmax15_bwd_rows, E15_RB, 0, , ws);
     }
   AL_NORM_WS_END
   return AL_OK;

@@ -730,16 +730,18 @@ AL_VI void al_norm_prefetch_(const float *base, int64_t r, int64_t rows, int64_t
     else __builtin_prefetch(base + r * n + b * AL_V, 0, 3);
   }
 }
-/* The same for a whole row r of the next batch, x's lines and out's (for writing): the batched
- * forward kernels issue these in a pass after loading, one row per row of the batch, rather
- * than one per load while loading, where a batch's worth at once stalled the loads on the line
- * fill buffers (top-k's full-size forward: ~8% slower). */
+/* The same for block b of row r of the next batch, x's line and out's (for writing), and for a
+ * whole such row: the batched forward kernels issue these in a pass after loading, one row per
+ * row of the batch, rather than one per load while loading, where a batch's worth at once
+ * stalled the loads on the line fill buffers (top-k's full-size forward: ~8% slower). */
+AL_VI void al_norm_prefetch_blk_(const float *x, const float *out, int64_t r, int64_t rows,
+                                 int64_t n, int64_t b) {
+  al_norm_prefetch_(x, r, rows, n, b, 0);
+  al_norm_prefetch_(out, r, rows, n, b, 1);
+}
 AL_VI void al_norm_prefetch_row_(const float *x, const float *out, int64_t r, int64_t rows,
                                  int64_t n, int64_t nb) {
-  for (int64_t b = 0; b < nb; b++) {
-    al_norm_prefetch_(x, r, rows, n, b, 0);
-    al_norm_prefetch_(out, r, rows, n, b, 1);
-  }
+  for (int64_t b = 0; b < nb; b++) al_norm_prefetch_blk_(x, out, r, rows, n, b);
 }
 /* Per-thread workspace of NV vectors around a parallel sweep over rows: on the stack up to
  * AL_NORM_STACK_V vectors (32 KB), else one al_malloc block for all threads. Inside, r0 and r1
@@ -778,6 +780,17 @@ AL_VI void al_norm_prefetch_row_(const float *x, const float *out, int64_t r, in
  * 1.17x at 300), then two at a time, with ACC (accumulate into gin, or write it) a compile-time
  * constant in each loop. */
 #define AL_NORM_BWD_GROUP_MAX_N 80
+/* The sweep over this thread's rows r .. r1-1 (n >= 16) of a backward with the signature
+ * FN(gin, gout, out, n, r0, R, ACC, rows ...), the trailing arguments passed after an empty one
+ * (`, , ws`; none: `, `): groups of RG rows while n <= AL_NORM_BWD_GROUP_MAX_N, then pairs, then
+ * the last row alone; ACC a constant. Needs gin, gout, out, n, rows, r and r1 in scope. */
+#define AL_NORM_BWD_SWEEP_(FN, RG, ACC, ...)                                               \
+  do {                                                                                     \
+    if (n <= AL_NORM_BWD_GROUP_MAX_N)                                                      \
+      for (; r + (RG) <= r1; r += (RG)) FN(gin, gout, out, n, r, RG, ACC, rows __VA_ARGS__); \
+    for (; r + 2 <= r1; r += 2) FN(gin, gout, out, n, r, 2, ACC, rows __VA_ARGS__);        \
+    if (r < r1) FN(gin, gout, out, n, r, 1, ACC, rows __VA_ARGS__);                        \
+  } while (0)
 #define AL_NORM_DEFINE_BWD_ALL(NAME, ROWS_FN, RG)                                          \
 static al_status NAME(const char *who, float *gin, const float *gout, const float *out,  \
                       int64_t rows, int64_t n, int acc) {                                \
@@ -799,18 +812,10 @@ static al_status NAME(const char *who, float *gin, const float *gout, const floa
         ROWS_FN(ip, gp, pp, AL_V, 0, 1, 1, 0);                                           \
         memcpy(gin + r * n, ip, (size_t)n * sizeof(float));                              \
       }                                                                                  \
-    } else if (acc) {                                                                    \
-      r = r0;                                                                            \
-      if (n <= AL_NORM_BWD_GROUP_MAX_N)                                                  \
-        for (; r + RG <= r1; r += RG) ROWS_FN(gin, gout, out, n, r, RG, 1, rows);        \
-      for (; r + 2 <= r1; r += 2) ROWS_FN(gin, gout, out, n, r, 2, 1, rows);             \
-      if (r < r1) ROWS_FN(gin, gout, out, n, r, 1, 1, rows);                             \
     } else {                                                                             \
       r = r0;                                                                            \
-      if (n <= AL_NORM_BWD_GROUP_MAX_N)                                                  \
-        for (; r + RG <= r1; r += RG) ROWS_FN(gin, gout, out, n, r, RG, 0, rows);        \
-      for (; r + 2 <= r1; r += 2) ROWS_FN(gin, gout, out, n, r, 2, 0, rows);             \
-      if (r < r1) ROWS_FN(gin, gout, out, n, r, 1, 0, rows);                             \
+      if (acc) AL_NORM_BWD_SWEEP_(ROWS_FN, RG, 1, );                                     \
+      else AL_NORM_BWD_SWEEP_(ROWS_FN, RG, 0, );                                         \
     }                                                                                    \
   }                                                                                      \
   return AL_OK;                                                                          \

@@ -418,20 +418,16 @@ static inline __attribute__((always_inline)) void topk_batch(
     /* the next batch's row i, x and out (for writing), one line per block: issued in this pass,
      * the longest, and not while loading (phase 1), where the whole batch's worth stalled the
      * loads on the line fill buffers (full-size forward ~8% slower) */
-#define TOPK_PREFETCH_NEXT(b)                                \
-  do {                                                       \
-    al_norm_prefetch_(x, r0 + i + nr, rows, n, b, 0);        \
-    al_norm_prefetch_(out, r0 + i + nr, rows, n, b, 1);      \
-  } while (0)
+    const int64_t rn = r0 + i + nr;
     if (st[i].state < 2) {
-      al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);
+      al_norm_prefetch_row_(x, out, rn, rows, n, nb);
       dsum[i] = (al_vd){0};
       vsa[i] = INFINITY;
       ma[i] = 0.0f;
       jla[i] = -1;
       continue;
     }
-    for (int64_t b = nbw; b < nb; b++) TOPK_PREFETCH_NEXT(b);   /* lane1's last block */
+    for (int64_t b = nbw; b < nb; b++) al_norm_prefetch_blk_(x, out, rn, rows, n, b);   /* lane1's last block */
     al_vf *w = ws + i * nb;
     const int all = st[i].state == 2;
     vsa[i] = all ? -INFINITY : st[i].vs;
@@ -443,7 +439,7 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_dacc_init(&sum);
     if (all || st[i].jlim == INT32_MAX) {   /* every copy of v* (nearly always): one compare */
       for (int64_t b = 0; b < nbw; b++) {
-        TOPK_PREFETCH_NEXT(b);
+        al_norm_prefetch_blk_(x, out, rn, rows, n, b);
         const al_vf v = w[b];
         const al_vf e = al_vexp_le0_sel(v - m, al_vm_ge(v, vs));
         w[b] = e;
@@ -452,7 +448,7 @@ static inline __attribute__((always_inline)) void topk_batch(
       }
     } else {
       for (int64_t b = 0; b < nbw; b++) {
-        TOPK_PREFETCH_NEXT(b);
+        al_norm_prefetch_blk_(x, out, rn, rows, n, b);
         const al_vf v = w[b];
         const al_vm sel = al_vm_gt(v, vs) | (al_vm_eq(v, vs) & al_vm_ile(al_rowgeo_cols_(&g, b), jl));
         const al_vf e = al_vexp_le0_sel(v - m, sel);
@@ -468,7 +464,6 @@ static inline __attribute__((always_inline)) void topk_batch(
     al_dacc_flush(&sum);
     dsum[i] = sum.lo + sum.hi;
   }
-#undef TOPK_PREFETCH_NEXT
   if (lane1) {   /* the last columns' exps, rows in lanes; each enters where the generic pass
                   * adds the last block: lane 15 (g.tm), at the same flush point */
     al_vi jl;
