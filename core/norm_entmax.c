@@ -778,6 +778,59 @@ static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t p
   }
 }
 
+/* Rows in lanes (n <= BIS_TR_MAX_N): the Newton rows' candidate lists transposed, T[c] lane i =
+ * candidate c of row i (-inf past its count, and in the lanes of other rows), so that one pass
+ * over c evaluates every row at once: the sums come out per lane, with no per-row reduction and
+ * no per-row loop exit (the (row, block) items of bis_items pay for both). A row that has stopped
+ * is evaluated again at its unchanged s, to the same values, until the batch's last row stops.
+ * O, P, P2: d^inv, d^(inv-1), d^(inv-2) per candidate (see bis_eval), kc vectors each. */
+#define BIS_TR_MAX_N 256
+AL_VI int bis_tr_ok(int64_t n) { return n <= BIS_TR_MAX_N; }
+/* Their workspace: T, O, P, P2. */
+AL_VI int64_t bis_tr_vectors(int64_t n) { return bis_tr_ok(n) ? 4 * AL_V * (n / AL_V + 1) : 0; }
+static inline __attribute__((always_inline)) void bis_tr_eval(const al_vf *T, al_vf *O, al_vf *P,
+                                                              al_vf *P2, int64_t kc, al_vf fs,
+                                                              al_vf finv, al_vf fim1,
+                                                              bis_lanes *L) {
+  /* h straight into double: its rounding is what bounds the final s (the root of h = 1); D and
+   * D2 only set the step's length, float runs of AL_DACC_RUN terms are plenty there (as in
+   * bis_eval, where a row of one or two blocks puts one or two terms in a lane's run) */
+  al_vd hlo = {0}, hhi = {0};
+  al_dacc ad, ad2;
+  al_dacc_init(&ad);
+  al_dacc_init(&ad2);
+  al_vf mn = al_vsplat(INFINITY);
+  const al_vf zero = al_vsplat(0.0f);
+  for (int64_t c = 0; c < kc; c++) P[c] = fim1 * al_vlog(T[c] + fs);   /* (see bis_eval) */
+  for (int64_t c = 0; c < kc; c++) {
+    const al_vf y = T[c], d = y + fs;
+    const al_vf e = y - (d - fs);   /* Fast2Sum: d + e = y + s */
+    const al_vm in = al_vm_gt(d, zero);
+    const al_vf q = al_vzero(al_vexp_le0(P[c]), in);
+    const al_vf pv = al_vzero(q * al_vfma(finv, e, d), in);
+    const al_vf q2 = al_vzero(q * al_vrcp_approx(d), in);
+    O[c] = pv;
+    P[c] = q;
+    P2[c] = q2;
+    hlo += al_vlo(pv);
+    hhi += al_vhi(pv);
+    ad.f += q;
+    ad2.f += q2;
+    mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
+    if (AL_DACC_DUE(c)) { al_dacc_flush(&ad); al_dacc_flush(&ad2); }
+  }
+  al_dacc_flush(&ad);
+  al_dacc_flush(&ad2);
+  bis_dst(L->h, hlo);
+  bis_dst(L->h + 8, hhi);
+  bis_dst(L->D, ad.lo);
+  bis_dst(L->D + 8, ad.hi);
+  bis_dst(L->D2, ad2.lo);
+  bis_dst(L->D2 + 8, ad2.hi);
+  bis_dst(L->dm, al_vlo(mn));
+  bis_dst(L->dm + 8, al_vhi(mn));
+}
+
 /* The first s of the Newton rows (alpha <= 2), one lane per row: an upper bound s0 on s*, so
  * that Newton starts right of the root, and much tighter than 1 (H(1) >= 1: the max alone has
  * d = 1). For any set T of j entries, with q = 1/(alpha-1) >= 1 and the power-mean inequality
@@ -813,10 +866,11 @@ AL_VI int64_t bis_per_row(int64_t nb) { return 5 * nb; }
  *      block as alpha -> 2); with them the sums for the start s0 >= s* (bis_start, all rows at
  *      once), and the candidates of the Newton rows compacted again to y > -s0 (29 -> ~18 of
  *      65 scores ~ N(0,1) at per-head alphas in (1.05, 1.95));
- *   3. rounds of evaluations (bis_items) and decisions (bis_step_newton, eight rows a vector;
- *      bis_step_rf for alpha > 2) over the rows still iterating, from s0: 3.3 -> 2.6 passes
- *      per row; after the second, the Newton iterate s' >= s* (never overshooting) bounds the
- *      support by y > -s' and the candidates are compacted again;
+ *   3. rounds of evaluations and decisions (bis_step_newton, eight rows a vector; bis_step_rf
+ *      for alpha > 2) over the rows still iterating, from s0: 3.3 -> 2.6 passes per row. Rows
+ *      up to BIS_TR_MAX_N: the Newton rows in lanes (bis_tr_eval). Longer rows: their blocks as
+ *      items (bis_items), and after the second round, the Newton iterate s' >= s* (never
+ *      overshooting) bounds the support by y > -s' and the candidates are compacted again;
  *   4. p = [o - corr pc + corr2 pc2]_+ renormalised to sum 1, expanded back to the columns
  *      (the candidate test y > lim, repeated on the row, says where). */
 static inline __attribute__((always_inline)) int bisect_batch(
@@ -919,11 +973,13 @@ static inline __attribute__((always_inline)) int bisect_batch(
   }
   /* 3. rounds over the rows still iterating (listed in act): all their evaluations, then all
    * decisions. A loop over a row's blocks would exit at a different count on every row,
-   * mispredicted; padding every row to the batch's largest count (as before) evaluated ~40%
-   * padding blocks (2.8 blocks per evaluation for 1.8 of candidates at n = 65). So the Newton
-   * rows' blocks are listed as (row, block) items and evaluated in one counted loop (bis_items);
-   * the candidates are still -inf padded to the largest count (for the regula falsi rows, which
-   * go row by row, and the recompaction). */
+   * mispredicted; padding every row to the batch's largest count evaluated ~40% padding blocks
+   * (2.8 blocks per evaluation for 1.8 of candidates at n = 65). Rows up to BIS_TR_MAX_N go
+   * in lanes, 16 rows a vector (bis_tr_eval: 0.70-0.94x the time of the items below, n = 16 ..
+   * 256, alpha 1.05 .. 2; the rows' sums per lane, no reductions). Longer rows: the Newton
+   * rows' blocks are listed as (row, block) items and evaluated in one counted loop
+   * (bis_items). The candidates are -inf padded to the largest count (for the regula falsi
+   * rows, which go row by row, and the recompaction). */
   int32_t act[AL_NORM_BATCH];
   int64_t na = 0, km = 0;
   for (int64_t i = 0; i < nr; i++) {
@@ -936,8 +992,55 @@ static inline __attribute__((always_inline)) int bisect_batch(
     pad_ninf((float *)(ws + act[j] * per + nb), st[act[j]].k, kbm);
     st[act[j]].kb = (st[act[j]].k + AL_V - 1) / AL_V;
   }
+  /* rows in lanes (bis_tr_eval) for rows up to BIS_TR_MAX_N: the Newton rows' candidates
+   * transposed, block by block */
+  const int tr = bis_tr_ok(n);
+  al_vf *T = NULL, *TO = NULL, *TP = NULL, *TP2 = NULL;
+  int64_t kcn = 0, kbn = 0;   /* the Newton rows' largest candidate count; its blocks */
+  int32_t lane_newton[AL_NORM_BATCH] = {0};
+  float finv_l[AL_NORM_BATCH], fim1_l[AL_NORM_BATCH];
+  if (tr) {
+    T = ws + AL_NORM_BATCH * per;   /* (past 16 rows: a batch has 16 rows of room here) */
+    TO = T + AL_V * nb;
+    TP = TO + AL_V * nb;
+    TP2 = TP + AL_V * nb;
+    for (int64_t i = 0; i < AL_NORM_BATCH; i++) {
+      lane_newton[i] = i < nr && st[i].state == BIS_NEWTON;
+      finv_l[i] = lane_newton[i] ? st[i].finv : 2.0f;
+      fim1_l[i] = lane_newton[i] ? st[i].finvm1 : 1.0f;
+      kcn = lane_newton[i] && st[i].k > kcn ? st[i].k : kcn;
+    }
+    kbn = (kcn + AL_V - 1) / AL_V;
+    for (int64_t cb = 0; cb < kbn; cb++) {
+      al_vf t[AL_V];
+      for (int64_t i = 0; i < AL_V; i++)
+        t[i] = lane_newton[i] ? ws[i * per + nb + cb] : al_vsplat(-INFINITY);
+      al_vtranspose16(t);
+      for (int64_t j = 0; j < AL_V; j++) T[cb * AL_V + j] = t[j];
+    }
+  }
   for (int round = 0; round < max_iter + 2 && na > 0; round++) {
-    bis_items(ws, per, nb, st, L, act, na, kbm);
+    if (tr) {
+      int newton_live = 0;
+      for (int64_t j = 0; j < na; j++) newton_live |= st[act[j]].state == BIS_NEWTON;
+      if (newton_live) {
+        float fsl[AL_NORM_BATCH];
+        for (int64_t i = 0; i < AL_NORM_BATCH; i++) fsl[i] = (float)L->s[i];
+        bis_tr_eval(T, TO, TP, TP2, kcn, al_vld(fsl), al_vld(finv_l), al_vld(fim1_l), L);
+        for (int64_t i = 0; i < AL_NORM_BATCH; i++)   /* the other lanes benign */
+          if (!lane_newton[i]) { L->h[i] = L->D[i] = L->dm[i] = 1.0; L->D2[i] = 0.0; }
+      }
+      for (int64_t j = 0; j < na; j++) {   /* regula falsi rows, one by one */
+        const int64_t i = act[j];
+        if (st[i].state == BIS_NEWTON) continue;
+        al_vf *A = ws + i * per + nb;
+        float dm;
+        L->h[i] = bis_eval(A, A + nb, A + 2 * nb, A + 3 * nb, &st[i], L->s[i], kbm, &L->D[i], &L->D2[i], &dm);
+        L->dm[i] = dm;
+      }
+    } else {
+      bis_items(ws, per, nb, st, L, act, na, kbm);
+    }
     for (int64_t j = 0; j < na; j++) {
       const int64_t i = act[j];
       L->live[i] = -(int64_t)(st[i].state == BIS_NEWTON);
@@ -953,7 +1056,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
       na2 += more;
     }
     na = na2;
-    if (round == 1) {   /* the support lies in y > -hi (H(hi) >= 1): fewer candidates */
+    if (round == 1 && !tr) {   /* the support lies in y > -hi (H(hi) >= 1): fewer candidates */
       km = 0;
       for (int64_t j = 0; j < na; j++) {
         bis_row *r = &st[act[j]];
@@ -979,6 +1082,26 @@ static inline __attribute__((always_inline)) int bisect_batch(
       }
     }
   }
+  if (tr && kbn > 0) {   /* the Newton rows' final values, p = [o - corr pc + corr2 pc2]_+, back to rows */
+    float fc_l[AL_NORM_BATCH], fc2_l[AL_NORM_BATCH];
+    for (int64_t i = 0; i < AL_NORM_BATCH; i++) {
+      fc_l[i] = (float)L->corr[i];
+      fc2_l[i] = (float)L->corr2[i];
+    }
+    const al_vf fc = al_vld(fc_l), fc2 = al_vld(fc2_l);
+    for (int64_t c = 0; c < kcn; c++) {
+      const al_vf v = al_vfma(fc2, TP2[c], al_vfma(-fc, TP[c], TO[c]));
+      TO[c] = al_vzero(v, al_vm_gt(v, al_vsplat(0.0f)));
+    }
+    for (int64_t c = kcn; c < kbn * AL_V; c++) TO[c] = al_vsplat(0.0f);
+    for (int64_t cb = 0; cb < kbn; cb++) {
+      al_vf t[AL_V];
+      for (int64_t j = 0; j < AL_V; j++) t[j] = TO[cb * AL_V + j];
+      al_vtranspose16(t);
+      for (int64_t i = 0; i < nr; i++)
+        if (lane_newton[i]) ws[i * per + 2 * nb + cb] = t[i];
+    }
+  }
   for (int64_t i = 0; i < nr; i++) {   /* 4 */
     bis_row *r = &st[i];
     float *o = out + (r0 + i) * n;
@@ -991,8 +1114,10 @@ static inline __attribute__((always_inline)) int bisect_batch(
     al_dacc sum;
     al_dacc_init(&sum);
     for (int64_t b = 0; b < r->kb; b++) {
-      const al_vf v = al_vfma(fc2, P2[b], al_vfma(-fc, P[b], O[b]));
-      O[b] = al_vzero(v, al_vm_gt(v, al_vsplat(0.0f)));
+      if (!lane_newton[i]) {   /* (the Newton rows' are final already, when tr) */
+        const al_vf v = al_vfma(fc2, P2[b], al_vfma(-fc, P[b], O[b]));
+        O[b] = al_vzero(v, al_vm_gt(v, al_vsplat(0.0f)));
+      }
       sum.f += O[b];
       if (AL_DACC_DUE(b)) al_dacc_flush(&sum);
     }
@@ -1021,14 +1146,17 @@ static int bisect_range(float *out, const float *x, const float *alpha, const ui
   bis_row st[AL_NORM_BATCH];
   bis_lanes L;
   int used = 0;
-  if (n < AL_V) {
-    for (int64_t r = r0; r < r1; r++) {
-      float xp[AL_V], op[AL_V];
-      uint8_t kp[AL_V];
-      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
-      const int u = bisect_batch(op, xp, alpha + r, kp, 1, 1, AL_V, 0, 1, max_iter, ws, st, &L);
+  if (n < AL_V) {   /* rows padded to one block, a batch at a time */
+    for (int64_t r = r0; r < r1; r += AL_NORM_BATCH) {
+      const int64_t nr = r1 - r < AL_NORM_BATCH ? r1 - r : AL_NORM_BATCH;
+      float xp[AL_NORM_BATCH * AL_V], op[AL_NORM_BATCH * AL_V];
+      uint8_t kp[AL_NORM_BATCH * AL_V];
+      for (int64_t i = 0; i < nr; i++)
+        al_norm_pad_(xp + i * AL_V, kp + i * AL_V, x + (r + i) * n,
+                     al_norm_keeprow_(keep, mrows, rows, n, r + i), n);
+      const int u = bisect_batch(op, xp, alpha + r, kp, nr, nr, AL_V, 0, nr, max_iter, ws, st, &L);
       used = u > used ? u : used;
-      memcpy(out + r * n, op, (size_t)n * sizeof(float));
+      for (int64_t i = 0; i < nr; i++) memcpy(out + (r + i) * n, op + i * AL_V, (size_t)n * sizeof(float));
     }
     return used;
   }
@@ -1053,7 +1181,7 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
   if (iters_used) *iters_used = 0;
   if (rows * n == 0) return AL_OK;
   int used = 0;
-  AL_NORM_WS_BEGIN("entmax_bisect", ws, al_norm_batch_(n) * bis_per_row(n / AL_V + 1))
+  AL_NORM_WS_BEGIN("entmax_bisect", ws, al_norm_batch_(n) * bis_per_row(n / AL_V + 1) + bis_tr_vectors(n))
     const int u = bisect_range(out, x, alpha, keep, mrows, rows, n, r0, r1, max_iter, ws);
 #pragma omp critical(al_bisect_used)
     used = u > used ? u : used;

@@ -1255,7 +1255,8 @@ static void test_bisect_start_edges(void) {
 }
 
 /* alpha-entmax and entmax15 run the rows of a batch in lockstep (their decisions and start
- * bounds as lanes of one vector; alpha-entmax's blocks as one list of items): each row's result
+ * bounds as lanes of one vector; alpha-entmax's evaluations too for n <= 256, 16 rows a vector,
+ * n < 16 rows padded and batched, and its blocks as one list of items above): each row's result
  * must not depend on its neighbours. Batches of 37 rows (not a multiple of the 8 or 16 lanes)
  * mixing alpha 1.05 ... 1.95 (Newton), 2 and 2.5, 3 (regula falsi), rows ~ N(0,1), N(0,1e4^2),
  * with -inf entries, fully masked and NaN rows, n = 1 ... 4096: the whole batch == each row
