@@ -1264,8 +1264,8 @@ static void test_bisect_start_edges(void) {
 static void test_bisect_lanes(void) {
   static const long ns[] = {1, 5, 16, 17, 65, 300, 4096};
   static const float alphas[] = {1.05f, 1.95f, 1.5f, 2.5f, 1.25f, 2.0f, 1.7f, 3.0f, 1.1f};
-  int same = 1, iters_ok = 1, nonfinite = 0, same15 = 1;
-  long bad_n = 0, bad_r = 0, bad15_n = 0, bad15_r = 0;
+  int same = 1, iters_ok = 1, nonfinite = 0, same15 = 1, same_bwd = 1;
+  long bad_n = 0, bad_r = 0, bad15_n = 0, bad15_r = 0, bad_bwd_n = 0, bad_bwd_r = 0;
   for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
     const long n = ns[in], rows = 37;
     float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(n), *alpha = falloc(rows);
@@ -1299,6 +1299,21 @@ static void test_bisect_lanes(void) {
         for (long q = 0; q < n; q++) nonfinite |= !nanrow && !isfinite(o[r * n + q]);
       }
       iters_ok &= it_all == it_max;
+      /* its backward the same way (rows in lanes up to n = 256: a row of alpha > 2 switches
+       * the batch's exp to the unbounded one, which must agree on the other rows' lanes) */
+      {
+        float *g = falloc(rows * n), *gi = falloc(rows * n), *ga = falloc(rows), gi1[4096], ga1;
+        for (long q = 0; q < rows * n; q++) g[q] = (float)rng_normal();
+        al_entmax_bisect_bwd_write(gi, ga, g, o, alpha, rows, n);
+        for (long r = 0; r < rows; r++) {
+          al_entmax_bisect_bwd_write(gi1, &ga1, g + r * n, o + r * n, alpha + r, 1, n);
+          if (memcmp(gi1, gi + r * n, (size_t)n * sizeof(float)) != 0 || memcmp(&ga1, ga + r, sizeof ga1) != 0) {
+            if (same_bwd) { bad_bwd_n = n; bad_bwd_r = r; }
+            same_bwd = 0;
+          }
+        }
+        free(g); free(gi); free(ga);
+      }
       /* entmax15 the same way */
       if (al_entmax15_fwd(o, x, kp, masked ? rows : 1, rows, n) != AL_OK) { same15 = 0; continue; }
       for (long r = 0; r < rows; r++) {
@@ -1316,6 +1331,9 @@ static void test_bisect_lanes(void) {
         "masks, +-1e4, -inf, NaN rows, n = 1..4096; bitwise)",
         same && iters_ok && !nonfinite, "first differing row %ld at n=%ld, passes ok %d, nonfinite %d",
         bad_r, bad_n, iters_ok, nonfinite);
+  printf("  entmax_bisect backward, batches of 37 mixed rows == rows alone: %s\n", same_bwd ? "bitwise" : "DIFFER");
+  CHECK("entmax_bisect backward: a row's gradients do not depend on its batch (the same rows; bitwise)",
+        same_bwd, "first differing row %ld at n=%ld", bad_bwd_r, bad_bwd_n);
   printf("  entmax15 batches of 37 mixed rows == rows alone: %s\n", same15 ? "bitwise" : "DIFFER");
   CHECK("entmax15: a row's result does not depend on its batch (37 rows, masks, +-1e4, -inf, NaN "
         "rows, n = 1..4096; bitwise)", same15, "first differing row %ld at n=%ld", bad15_r, bad15_n);
