@@ -207,6 +207,18 @@ AL_VI void pad_ninf(float *c, int64_t k, int64_t kb) {
                                  al_vld(c + b * AL_V), al_vsplat(-INFINITY)));
 }
 
+/* The candidate lists of the rows marked in `in` (row i's list at ws + i * stride, -inf padded to
+ * kb blocks) transposed into T, 16 kb vectors: T[16 cb + j] lane i = candidate 16 cb + j of row
+ * i, -inf in the lanes of the other rows (a pass adds nothing for them). */
+AL_VI void cand_transpose(al_vf *T, const al_vf *ws, int64_t stride, int64_t kb, const int32_t in[AL_V]) {
+  for (int64_t cb = 0; cb < kb; cb++) {
+    al_vf t[AL_V];
+    for (int64_t i = 0; i < AL_V; i++) t[i] = in[i] ? ws[i * stride + cb] : al_vsplat(-INFINITY);
+    al_vtranspose16(t);
+    for (int64_t j = 0; j < AL_V; j++) T[cb * AL_V + j] = t[j];
+  }
+}
+
 /* Rows in lanes (n <= E15_TR_MAX_N): the candidate lists of the iterating rows transposed, T[c]
  * lane i = candidate c of row i (-inf past its count and in other rows' lanes), so that one pass
  * over c serves the whole batch and leaves each row's k, min, s1, s2 in its lane: no per-row
@@ -331,14 +343,10 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   al_vf *T = tr ? ws + AL_NORM_BATCH * (2 * nb + 1) : NULL;
   int64_t kcn = 0;   /* the largest candidate count */
   if (tr) {
+    int32_t iter[AL_V];
+    for (int64_t i = 0; i < AL_V; i++) iter[i] = i < nr && st[i].state == 3;
     for (int64_t j = 0; j < na; j++) kcn = kb[act[j]] > kcn ? kb[act[j]] : kcn;
-    for (int64_t cb = 0; cb < kbm; cb++) {
-      al_vf t[AL_V];
-      for (int64_t i = 0; i < AL_V; i++)
-        t[i] = i < nr && st[i].state == 3 ? ws[i * (2 * nb + 1) + nb + cb] : al_vsplat(-INFINITY);
-      al_vtranspose16(t);
-      for (int64_t j = 0; j < AL_V; j++) T[cb * AL_V + j] = t[j];
-    }
+    cand_transpose(T, ws + nb, 2 * nb + 1, kbm, iter);
   }
   for (int64_t it = 0; it < 4 * n + 64 && na > 0; it++) {
     uint32_t live = 0;
@@ -1072,13 +1080,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
       kcn = lane_newton[i] && st[i].k > kcn ? st[i].k : kcn;
     }
     kbn = (kcn + AL_V - 1) / AL_V;
-    for (int64_t cb = 0; cb < kbn; cb++) {
-      al_vf t[AL_V];
-      for (int64_t i = 0; i < AL_V; i++)
-        t[i] = lane_newton[i] ? ws[i * per + nb + cb] : al_vsplat(-INFINITY);
-      al_vtranspose16(t);
-      for (int64_t j = 0; j < AL_V; j++) T[cb * AL_V + j] = t[j];
-    }
+    cand_transpose(T, ws + nb, per, kbn, lane_newton);
   }
   for (int round = 0; round < max_iter + 2 && na > 0; round++) {
     if (tr) {
