@@ -394,6 +394,19 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   }
 }
 
+/* Rows r .. r+nr-1 (nr <= AL_NORM_BATCH) of n < 16 columns, padded to one block each (see
+ * al_norm_pad_) into xp and kp, AL_NORM_BATCH * AL_V entries each, for a batch of n = 16; and the
+ * batch's outputs back. */
+AL_VI void pad_rows(float *xp, uint8_t *kp, const float *x, const uint8_t *keep, int64_t mrows,
+                    int64_t rows, int64_t n, int64_t r, int64_t nr) {
+  for (int64_t i = 0; i < nr; i++)
+    al_norm_pad_(xp + i * AL_V, kp + i * AL_V, x + (r + i) * n,
+                 al_norm_keeprow_(keep, mrows, rows, n, r + i), n);
+}
+AL_VI void unpad_rows(float *out, const float *op, int64_t n, int64_t r, int64_t nr) {
+  for (int64_t i = 0; i < nr; i++) memcpy(out + (r + i) * n, op + i * AL_V, (size_t)n * sizeof(float));
+}
+
 static void entmax15_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                            int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
   e15_row st[AL_NORM_BATCH];
@@ -402,11 +415,9 @@ static void entmax15_range(float *out, const float *x, const uint8_t *keep, int6
       const int64_t nr = r1 - r < AL_NORM_BATCH ? r1 - r : AL_NORM_BATCH;
       float xp[AL_NORM_BATCH * AL_V], op[AL_NORM_BATCH * AL_V];
       uint8_t kp[AL_NORM_BATCH * AL_V];
-      for (int64_t i = 0; i < nr; i++)
-        al_norm_pad_(xp + i * AL_V, kp + i * AL_V, x + (r + i) * n,
-                     al_norm_keeprow_(keep, mrows, rows, n, r + i), n);
+      pad_rows(xp, kp, x, keep, mrows, rows, n, r, nr);
       entmax15_batch(op, xp, kp, nr, nr, AL_V, 0, nr, ws, st);
-      for (int64_t i = 0; i < nr; i++) memcpy(out + (r + i) * n, op + i * AL_V, (size_t)n * sizeof(float));
+      unpad_rows(out, op, n, r, nr);
     }
     return;
   }
@@ -1214,12 +1225,10 @@ static int bisect_range(float *out, const float *x, const float *alpha, const ui
       const int64_t nr = r1 - r < AL_NORM_BATCH ? r1 - r : AL_NORM_BATCH;
       float xp[AL_NORM_BATCH * AL_V], op[AL_NORM_BATCH * AL_V];
       uint8_t kp[AL_NORM_BATCH * AL_V];
-      for (int64_t i = 0; i < nr; i++)
-        al_norm_pad_(xp + i * AL_V, kp + i * AL_V, x + (r + i) * n,
-                     al_norm_keeprow_(keep, mrows, rows, n, r + i), n);
+      pad_rows(xp, kp, x, keep, mrows, rows, n, r, nr);
       const int u = bisect_batch(op, xp, alpha + r, kp, nr, nr, AL_V, 0, nr, max_iter, ws, st, &L);
       used = u > used ? u : used;
-      for (int64_t i = 0; i < nr; i++) memcpy(out + (r + i) * n, op + i * AL_V, (size_t)n * sizeof(float));
+      unpad_rows(out, op, n, r, nr);
     }
     return used;
   }
