@@ -1282,6 +1282,51 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * and sums run on those blocks only, and w is expanded back to the columns for gin. Per row:
  * pc, gc, w, log p -- nb + 1 vectors each (a compress store may write 15 lanes past the end). */
 AL_VI int64_t bis_bwd_per_row(int64_t nb) { return 4 * (nb + 1); }
+/* Row p's support (p > 0, not NaN) compacted into pc, and g there into gc, in column order: the
+ * full blocks, then the new lanes of the last block (its repeated lanes are not in it); returns
+ * the support's size. pf: a gin row to prefetch for writing alongside (see al_norm_prefetch_),
+ * or NULL. */
+AL_VI int64_t bis_support_compact(float *pc, float *gc, const float *p, const float *gr,
+                                  const al_rowgeo *g, const float *pf) {
+  const al_vf zero = al_vsplat(0.0f);
+  int64_t q = 0;
+  for (int64_t b = 0; b < g->nbf; b++) {
+    if (pf) __builtin_prefetch(pf + b * AL_V, 1, 3);
+    const al_vf pv = al_vld(p + b * AL_V);
+    const al_vm in = al_vm_gt(pv, zero);
+    al_vst_compress(pc + q, pv, in);
+    al_vst_compress(gc + q, al_vld(gr + b * AL_V), in);
+    q += al_vm_count(in);
+  }
+  if (g->rem) {
+    const al_vf pv = al_vld(p + g->jt);
+    const al_vm in = al_vm_gt(pv, zero) & g->tm;
+    al_vst_compress(pc + q, pv, in);
+    al_vst_compress(gc + q, al_vld(gr + g->jt), in);
+    q += al_vm_count(in);
+  }
+  return q;
+}
+/* gin = w (g - c) (+ gin if ACC) over row p, w given compacted (wc, k entries, as
+ * bis_support_compact lays them out; 0 off the support). The last block first: its repeated
+ * lanes get w = 0 and are rewritten by the full blocks. */
+AL_VI void bis_grad_expand(float *gi, const float *wc, int64_t k, const float *p, const float *gr,
+                           float c, const al_rowgeo *g, const int ACC) {
+  const al_vf zero = al_vsplat(0.0f), cv = al_vsplat(c);
+  if (g->rem) {
+    const al_vm in = al_vm_gt(al_vld(p + g->jt), zero) & g->tm;
+    const al_vf wv = bis_expand(wc + k - al_vm_count(in), al_vm_bits(in));
+    al_vst(gi + g->jt, al_vfma(wv, al_vld(gr + g->jt) - cv, ACC ? al_vld(gi + g->jt) : zero));
+  }
+  int64_t off = 0;
+  for (int64_t b = 0; b < g->nbf; b++) {
+    const int64_t j = b * AL_V;
+    const uint32_t bits = al_vm_bits(al_vm_gt(al_vld(p + j), zero));
+    const al_vf wv = bis_expand(wc + off, bits);
+    al_vst(gi + j, al_vfma(wv, al_vld(gr + j) - cv, ACC ? al_vld(gi + j) : zero));
+    off += __builtin_popcount(bits);
+  }
+}
 static inline __attribute__((always_inline)) void bisect_bwd_rows(
     float *gin, float *galpha, const float *gout, const float *out, const float *alpha,
     int64_t n, int64_t r0, const int R, al_vf *ws, const int ACC, int64_t rows) {
@@ -1309,23 +1354,8 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     al_dacc_init(&sg[i]);
     al_dacc_init(&st[i]);
     al_dacc_init(&sh[i]);
-    /* the support p > 0 (not NaN), compacted; the last block's repeated lanes are not in it */
-    int64_t q = 0;
-    for (int64_t b = 0; b < g.nbf; b++) {
-      if (!ACC && gin) al_norm_prefetch_(gin, r0 + R + i, rows, n, b, 1);   /* see al_norm_prefetch_ */
-      const al_vf pv = al_vld(p[i] + b * AL_V);
-      const al_vm in = al_vm_gt(pv, zero);
-      al_vst_compress(pc[i] + q, pv, in);
-      al_vst_compress(gc[i] + q, al_vld(gr[i] + b * AL_V), in);
-      q += al_vm_count(in);
-    }
-    if (g.rem) {
-      const al_vf pv = al_vld(p[i] + g.jt);
-      const al_vm in = al_vm_gt(pv, zero) & g.tm;
-      al_vst_compress(pc[i] + q, pv, in);
-      al_vst_compress(gc[i] + q, al_vld(gr[i] + g.jt), in);
-      q += al_vm_count(in);
-    }
+    const int64_t q = bis_support_compact(pc[i], gc[i], p[i], gr[i], &g,
+                                          !ACC && gin && r0 + R + i < rows ? gin + (r0 + R + i) * n : NULL);
     k[i] = q;
     kc = (q + AL_V - 1) / AL_V > kc ? (q + AL_V - 1) / AL_V : kc;
   }
@@ -1380,26 +1410,7 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
       continue;
     }
     const double gw = al_dacc_total(&sg[i]) / wsum;   /* <g, w~> */
-    if (gin) {
-      float *gi = gin + (r0 + i) * n;
-      const float *wc = (const float *)w[i];
-      const al_vf c = al_vsplat((float)gw);
-      /* w back to the columns (0 off the support); the last block first: its repeated lanes
-       * get w = 0 and are rewritten by the full blocks */
-      if (g.rem) {
-        const al_vm in = al_vm_gt(al_vld(p[i] + g.jt), zero) & g.tm;
-        const al_vf wv = bis_expand(wc + k[i] - al_vm_count(in), al_vm_bits(in));
-        al_vst(gi + g.jt, al_vfma(wv, al_vld(gr[i] + g.jt) - c, ACC ? al_vld(gi + g.jt) : zero));
-      }
-      int64_t off = 0;
-      for (int64_t b = 0; b < g.nbf; b++) {
-        const int64_t j = b * AL_V;
-        const uint32_t bits = al_vm_bits(al_vm_gt(al_vld(p[i] + j), zero));
-        const al_vf wv = bis_expand(wc + off, bits);
-        al_vst(gi + j, al_vfma(wv, al_vld(gr[i] + j) - c, ACC ? al_vld(gi + j) : zero));
-        off += __builtin_popcount(bits);
-      }
-    }
+    if (gin) bis_grad_expand(gin + (r0 + i) * n, (const float *)w[i], k[i], p[i], gr[i], (float)gw, &g, ACC);
     if (galpha) {
       const double am1 = (double)alpha[r0 + i] - 1.0;
       const double t = al_dacc_total(&st[i]), H = al_dacc_total(&sh[i]);
@@ -1438,25 +1449,9 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
   /* the support p > 0 (not NaN), compacted, per row (no prefetches here: of gin, or of the next
    * group's p and g, they measured 3-7% slower at full size) */
   for (int i = 0; i < R; i++) {
-    const float *p = out + (r0 + i) * n, *gr = gout + (r0 + i) * n;
-    float *pc = (float *)(ws + i * per), *gc = (float *)(ws + i * per + (nb + 1));
-    int64_t q = 0;
-    for (int64_t b = 0; b < g.nbf; b++) {
-      const al_vf pv = al_vld(p + b * AL_V);
-      const al_vm in = al_vm_gt(pv, zero);
-      al_vst_compress(pc + q, pv, in);
-      al_vst_compress(gc + q, al_vld(gr + b * AL_V), in);
-      q += al_vm_count(in);
-    }
-    if (g.rem) {
-      const al_vf pv = al_vld(p + g.jt);
-      const al_vm in = al_vm_gt(pv, zero) & g.tm;
-      al_vst_compress(pc + q, pv, in);
-      al_vst_compress(gc + q, al_vld(gr + g.jt), in);
-      q += al_vm_count(in);
-    }
-    k[i] = q;
-    km = q > km ? q : km;
+    k[i] = bis_support_compact((float *)(ws + i * per), (float *)(ws + i * per + (nb + 1)),
+                               out + (r0 + i) * n, gout + (r0 + i) * n, &g, NULL);
+    km = k[i] > km ? k[i] : km;
   }
   kc = (km + AL_V - 1) / AL_V;
   for (int64_t cb = 0; cb < kc; cb++) {   /* transposed, zeros past each row's support */
@@ -1516,24 +1511,9 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
       continue;
     }
     const double gw = sgw[i] / wsum[i];   /* <g, w~> */
-    if (gin) {
-      float *gi = gin + (r0 + i) * n;
-      const float *wc = (const float *)(ws + i * per + 2 * (nb + 1));
-      const al_vf c = al_vsplat((float)gw);
-      if (g.rem) {   /* the last block first (see bisect_bwd_rows) */
-        const al_vm in = al_vm_gt(al_vld(p + g.jt), zero) & g.tm;
-        const al_vf wv = bis_expand(wc + k[i] - al_vm_count(in), al_vm_bits(in));
-        al_vst(gi + g.jt, al_vfma(wv, al_vld(gr + g.jt) - c, ACC ? al_vld(gi + g.jt) : zero));
-      }
-      int64_t off = 0;
-      for (int64_t b = 0; b < g.nbf; b++) {
-        const int64_t j = b * AL_V;
-        const uint32_t bits = al_vm_bits(al_vm_gt(al_vld(p + j), zero));
-        const al_vf wv = bis_expand(wc + off, bits);
-        al_vst(gi + j, al_vfma(wv, al_vld(gr + j) - c, ACC ? al_vld(gi + j) : zero));
-        off += __builtin_popcount(bits);
-      }
-    }
+    if (gin)
+      bis_grad_expand(gin + (r0 + i) * n, (const float *)(ws + i * per + 2 * (nb + 1)), k[i], p, gr,
+                      (float)gw, &g, ACC);
     if (galpha) {
       const double am1 = (double)alpha[r0 + i] - 1.0;
       const float ga = (float)(stt[i] - gw * (1.0 / (am1 * am1) - shs[i] / am1));
