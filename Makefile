@@ -1,34 +1,51 @@
 # attnlab -- build, test and check.
 #   make            bin/attnlab (REPL/script host) + lib/attnlab/core.so + lib/libattnlab.a
 #   make test       install missing Debian packages (as root), build, run every test
+#   make test-levels     the kernel tests again at each CPU level and OpenBLAS kernel (CI)
 #   make asan-test  the same tests built with AddressSanitizer + UBSan
-#   make valgrind-test   the C tests under valgrind (portable -march, no AVX-512)
+#   make valgrind-test   the C tests under valgrind
 #   make fuzz       build the libFuzzer targets (clang)
 #   make demo       the README's first command: a real normalizer comparison
-# Variables: ARCH (default -march=native), OPT, BUILD.
+# Variables: ARCH (the baseline every file but the kernels is built for), ISA_LEVELS, OPT, BUILD.
+#
+# One build runs on every x86-64 (include/attnlab/cpu.h): the kernel files are compiled once
+# per level of ISA_LEVELS, their public functions renamed F -> F_<level> with objcopy, and a
+# generated dispatch file (mk/gen_dispatch.sh) puts a trampoline F in front of them that
+# jumps to the level chosen when the library loads (cpuid, capped by ATTNLAB_CPU).
 
 CC      ?= gcc
-ARCH    ?= -march=native
+ARCH    ?= -march=x86-64 -mtune=generic
 OPT     ?= -O3
 BUILD   ?= build/release
+ISA_LEVELS ?= avx512 avx2 generic
+ISA_FLAGS_avx512  = -march=x86-64-v4 -mtune=generic
+ISA_FLAGS_avx2    = -march=x86-64-v3 -mtune=generic
+ISA_FLAGS_generic = -march=x86-64 -mtune=generic
 PKGS     = lua5.4 libcjson zlib
 DEPS_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEPS_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 WARN     = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
-CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -g -fPIC -fopenmp $(WARN) \
+# everything but -march: the kernel variants add their own
+BASE_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fopenmp $(WARN) \
            -Iinclude $(DEPS_CFLAGS) $(SAN)
+CFLAGS  := $(BASE_CFLAGS) $(ARCH)
 LDLIBS   = $(DEPS_LIBS) -lreadline -ldl -lm -fopenmp $(SAN)
 
 CORE_SRC  := $(sort $(wildcard core/*.c))
+# the hot kernels, compiled once per CPU level; the rest of core/ is built for ARCH
+KERNEL_SRC := $(filter core/norm_% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC))
+PLAIN_SRC := $(filter-out $(KERNEL_SRC),$(CORE_SRC))
 BIND_SRC  := $(sort $(wildcard lua/bind/*.c))
 TEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
-CORE_OBJ  := $(CORE_SRC:%.c=$(BUILD)/%.o)
+ISA_DIR   := $(BUILD)/isa
+KERNEL_OBJ := $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(l)/%-$(l).o))
+CORE_OBJ  := $(PLAIN_SRC:%.c=$(BUILD)/%.o) $(KERNEL_OBJ) $(ISA_DIR)/dispatch.o
 BIND_OBJ  := $(BIND_SRC:%.c=$(BUILD)/%.o)
 HOST_OBJ  := $(BUILD)/lua/host/main.o
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h tests/c/*.h)
 
-.PHONY: all deps test asan-test valgrind-test fuzz demo clean bench
+.PHONY: all deps test test-levels asan-test valgrind-test fuzz demo clean bench
 all: bin/attnlab lib/attnlab/core.so lib/libattnlab.a
 
 deps:
@@ -37,6 +54,33 @@ deps:
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# ---- kernel variants and their dispatch ------------------------------------------------
+# raw object of one level: the file as compiled for that level, public names unchanged
+define isa_level_rules
+$(ISA_DIR)/$(1)/%.raw.o: core/%.c $(HEADERS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE_CFLAGS) $$(ISA_FLAGS_$(1)) -c $$< -o $$@
+$(ISA_DIR)/$(1)/syms.txt: $(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(1)/%.raw.o)
+	@nm -g --defined-only -P $$^ | awk '$$$$2 == "T" {print $$$$1}' | sort -u > $$@
+$(ISA_DIR)/$(1)/%-$(1).o: $(ISA_DIR)/$(1)/%.raw.o $(ISA_DIR)/syms.txt
+	@awk '{print $$$$1, $$$$1 "_$(1)"}' $(ISA_DIR)/syms.txt > $$@.map
+	objcopy --redefine-syms=$$@.map $$< $$@
+endef
+$(foreach l,$(ISA_LEVELS),$(eval $(call isa_level_rules,$(l))))
+
+# the kernel symbols: every level must define the same ones
+$(ISA_DIR)/syms.txt: $(foreach l,$(ISA_LEVELS),$(ISA_DIR)/$(l)/syms.txt)
+	@for f in $^; do cmp -s $$f $(ISA_DIR)/generic/syms.txt || \
+	  { echo "kernel levels define different functions: $$f vs $(ISA_DIR)/generic/syms.txt" >&2; exit 1; }; done
+	@cmp -s $(ISA_DIR)/generic/syms.txt $@ 2>/dev/null || cp $(ISA_DIR)/generic/syms.txt $@
+
+$(ISA_DIR)/dispatch.c: $(ISA_DIR)/syms.txt mk/gen_dispatch.sh
+	sh mk/gen_dispatch.sh "$(ISA_LEVELS)" < $< > $@.tmp && mv -f $@.tmp $@
+$(ISA_DIR)/dispatch.o: $(ISA_DIR)/dispatch.c
+	$(CC) $(BASE_CFLAGS) $(ARCH) -Wno-pedantic -c $< -o $@
+
+.SECONDARY: $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(l)/%.raw.o))
 
 $(BUILD)/libattnlab.a: $(CORE_OBJ)
 	@rm -f $@; ar rcs $@ $^
@@ -65,6 +109,22 @@ test: deps
 	@$(MAKE) --no-print-directory all tests
 	@tests/run.sh $(BUILD)/tests
 
+# The C tests compiled for each level too (the header-only vector helpers they test directly
+# are then that level's), run by tests/levels.sh with the kernels dispatched to the same level.
+define level_test_rules
+$(BUILD)/tests-$(1)/%: tests/c/%.c $(BUILD)/libattnlab.a $(HEADERS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE_CFLAGS) $$(ISA_FLAGS_$(1)) -Itests/c -o $$@ $$< $(BUILD)/libattnlab.a $$(LDLIBS)
+endef
+$(foreach l,$(ISA_LEVELS),$(eval $(call level_test_rules,$(l))))
+LEVEL_TEST_BIN := $(foreach l,$(ISA_LEVELS),$(TEST_SRC:tests/c/%.c=$(BUILD)/tests-$(l)/%))
+
+# Kernel, determinism and model tests at every CPU level this machine runs, and under
+# OpenBLAS's own kernel choice and a pinned OPENBLAS_CORETYPE=Haswell (tests/levels.sh).
+test-levels: deps
+	@$(MAKE) --no-print-directory all $(LEVEL_TEST_BIN)
+	@tests/levels.sh $(BUILD)
+
 # Sanitizers: a separate build tree; the Lua tests run in the sanitized host.
 ASAN_BUILD = build/asan
 asan-test: deps
@@ -74,7 +134,8 @@ asan-test: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=tests/lsan.supp:print_suppressions=0 \
 	  ATTNLAB_SANITIZED=1 ATTNLAB_HOST=$(ASAN_BUILD)/attnlab tests/run.sh $(ASAN_BUILD)/tests
 
-# valgrind does not know AVX-512: build for a portable x86-64 target.
+# valgrind does not know AVX-512: the baseline for x86-64-v2, and tests/valgrind.sh caps the
+# kernels at ATTNLAB_CPU=avx2.
 VG_BUILD = build/valgrind
 valgrind-test: deps
 	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) OPT=-O1 ARCH=-march=x86-64-v2 \

@@ -23,8 +23,6 @@
 #include "norm_internal.h"
 #include "attnlab/threads.h"
 
-int al_topk_lane1_off_ = 0;
-
 int64_t al_topk_count(double ratio, int64_t n_kept) {
   if (n_kept <= 0) return 0;
   double v = ratio * (double)n_kept;

@@ -4,6 +4,7 @@
 # A program that exits non-zero (a crash, a sanitizer report) without printing
 # a FAIL line counts as one failure, so a crash can never pass silently.
 # Usage: tests/run.sh [BUILD_DIR]   (BUILD_DIR holds the C test binaries)
+# ATTNLAB_TEST_ONLY="c/test_core lua/test_nn ..." runs only those (tests/levels.sh does).
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build/tests}
@@ -14,6 +15,9 @@ log=$(mktemp); trap 'rm -f "$log"' EXIT
 
 run_one() {  # label, command...
   local label=$1; shift
+  if [ -n "${ATTNLAB_TEST_ONLY:-}" ]; then
+    case " $ATTNLAB_TEST_ONLY " in *" $label "*) ;; *) return 0 ;; esac
+  fi
   local t0=$(date +%s.%N)
   "$@" >"$log" 2>&1; local rc=$?
   local p=$(grep -c '^PASS: ' "$log") f=$(grep -c '^FAIL: ' "$log") s=$(grep -c '^SKIP: ' "$log")

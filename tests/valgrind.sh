@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build/valgrind}
-export ATTNLAB_NUM_THREADS=1 ATTNLAB_NO_CORETYPE=1
+export ATTNLAB_NUM_THREADS=1 ATTNLAB_NO_CORETYPE=1 ATTNLAB_CPU=avx2
 # AVX2 kernels at most: valgrind cannot run AVX-512
 grep -qw avx2 /proc/cpuinfo && export OPENBLAS_CORETYPE=Haswell
 pass=0; fail=0

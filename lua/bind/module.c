@@ -1,12 +1,14 @@
 /* lua/bind/module.c -- luaopen_attnlab_core: the C half of `require "attnlab"`.
  * Also: configuration report, threads, grad mode, clock, memory counters. */
 #include <malloc.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "attnlab/blas.h"
+#include "attnlab/cpu.h"
 #include "attnlab/threads.h"
 #include "bind.h"
 
@@ -86,6 +88,44 @@ static int l_config(lua_State *L) {
   lua_setfield(L, -2, "threads");
   lua_pushinteger(L, sysconf(_SC_NPROCESSORS_ONLN));
   lua_setfield(L, -2, "cores");
+  lua_pushstring(L, al_cpu_level_name(al_cpu_active()));
+  lua_setfield(L, -2, "cpu_level");
+  lua_pushstring(L, al_cpu_level_name(al_cpu_detect()));
+  lua_setfield(L, -2, "cpu_best");
+  lua_pushstring(L, al_cpu_levels_built());
+  lua_setfield(L, -2, "cpu_levels_built");
+  lua_pushstring(L, al_cpu_note());
+  lua_setfield(L, -2, "cpu_note");
+  luaL_setmetatable(L, "attnlab.Config");
+  return 1;
+}
+
+/* print(al.config()) and the REPL show the fields, sorted, one per line. */
+static int cmp_cstr(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
+static int l_config_tostring(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const char *keys[64];   /* the strings stay alive: they are keys of table 1 */
+  int n = 0;
+  lua_pushnil(L);
+  while (lua_next(L, 1)) {
+    lua_pop(L, 1);
+    if (lua_type(L, -1) == LUA_TSTRING && n < 64) keys[n++] = lua_tostring(L, -1);
+  }
+  qsort(keys, (size_t)n, sizeof keys[0], cmp_cstr);
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addstring(&b, "attnlab config:");
+  for (int i = 0; i < n; i++) {
+    lua_getfield(L, 1, keys[i]);
+    luaL_tolstring(L, -1, NULL);
+    lua_remove(L, -2);   /* the value; its string is on top */
+    char head[64];
+    snprintf(head, sizeof head, "\n  %-22s ", keys[i]);
+    luaL_addstring(&b, head);   /* balanced: the string below stays put */
+    luaL_addvalue(&b);
+  }
+  luaL_pushresult(&b);
   return 1;
 }
 
@@ -100,6 +140,11 @@ int luaopen_attnlab_core(lua_State *L) {
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   al_blas_init();
   al_set_num_threads(n > 0 ? n : al_get_num_threads());
+  if (luaL_newmetatable(L, "attnlab.Config")) {
+    lua_pushcfunction(L, l_config_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
   lua_newtable(L);
   l_open_tensor(L);
   l_open_ops(L);

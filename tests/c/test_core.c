@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "attnlab/autograd.h"
+#include "attnlab/cpu.h"
+#include "attnlab/normalizers.h"
 #include "attnlab/ops.h"
 #include "attnlab/rng.h"
 #include "attnlab/threads.h"
@@ -604,6 +606,49 @@ static void test_malloc(void) {
         al_malloc(SIZE_MAX - 8) == NULL && al_mem_live() == live0, "got a block");
 }
 
+/* Run-time dispatch (include/attnlab/cpu.h): the levels built, the cap, switching, and one
+ * kernel's result at every level this CPU runs against the same float64 reference. */
+static void test_cpu_dispatch(void) {
+  const char *built = al_cpu_levels_built();
+  CHECK("cpu: this build contains the avx512, avx2 and generic kernels",
+        strcmp(built, "avx512 avx2 generic") == 0, "built: %s", built);
+  const char *cap = getenv("ATTNLAB_CPU");
+  al_cpu_level want = al_cpu_detect();
+  if (cap && strcmp(cap, "avx2") == 0 && want > AL_CPU_AVX2) want = AL_CPU_AVX2;
+  if (cap && strcmp(cap, "generic") == 0) want = AL_CPU_GENERIC;
+  al_cpu_level start = al_cpu_active();
+  CHECK("cpu: the level in use is the best the CPU runs, capped by ATTNLAB_CPU", start == want,
+        "active %s, expected %s (ATTNLAB_CPU=%s)", al_cpu_level_name(start), al_cpu_level_name(want), cap ? cap : "");
+  al_status st = al_cpu_set_level("sse9");
+  CHECK("cpu: an unknown level is refused with a message naming it",
+        st == AL_EINVAL && strstr(al_errmsg(), "sse9") && al_cpu_active() == start, "status %d: %s", st, al_errmsg());
+  if (al_cpu_detect() < AL_CPU_AVX512) {
+    st = al_cpu_set_level("avx512");
+    CHECK("cpu: a level this CPU cannot run is refused", st == AL_EINVAL && al_cpu_active() == start, "status %d", st);
+  }
+  enum { N = 37 };
+  float x[N], y[N];
+  double ref[N], m = -1e300, z = 0;
+  for (int j = 0; j < N; j++) x[j] = (float)(0.37 * j - 5.0 + 0.11 * (j % 5) * (j % 3));
+  for (int j = 0; j < N; j++) m = x[j] > m ? x[j] : m;
+  for (int j = 0; j < N; j++) z += exp((double)x[j] - m);
+  for (int j = 0; j < N; j++) ref[j] = exp((double)x[j] - m) / z;
+  for (int l = AL_CPU_GENERIC; l <= (int)al_cpu_detect(); l++) {
+    const char *name = al_cpu_level_name((al_cpu_level)l);
+    char label[96];
+    snprintf(label, sizeof label, "cpu: softmax at level %s matches float64 (switched in-process)", name);
+    st = al_cpu_set_level(name);
+    double worst = 0;
+    if (!st) {
+      al_softmax_fwd(y, x, NULL, 1, 1, N);
+      for (int j = 0; j < N; j++) worst = fmax(worst, fabs(y[j] - ref[j]) / ref[j]);
+    }
+    CHECK(label, !st && al_cpu_active() == (al_cpu_level)l && worst < 1e-6, "status %d, active %s, worst rel err %.3g",
+          st, al_cpu_level_name(al_cpu_active()), worst);
+  }
+  al_cpu_set_level(al_cpu_level_name(start));
+}
+
 int main(void) {
   al_set_num_threads(1);
   mem_start = al_mem_live();
@@ -616,6 +661,7 @@ int main(void) {
   test_errors();
   test_empty();
   test_malloc();
+  test_cpu_dispatch();
   CHECK("al_mem_live() is back at its start value after everything was released", al_mem_live() == mem_start,
         "live %zu vs %zu", al_mem_live(), mem_start);
   CHECK_EXIT();
