@@ -19,15 +19,61 @@
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
-local function die(msg) io.stderr:write("distill.lua: " .. tostring(msg) .. "\n") os.exit(1) end
+local cli = al.cli
 
+local SPEC = {
+  name = "distill.lua",
+  usage = "bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]",
+  about = "The S2S pipeline, one subcommand per step:\n" ..
+          "  teacher  train the dense teacher (or fine-tune a timm checkpoint given as --init)\n" ..
+          "  avit     fine-tune the teacher into an A-ViT at --keep_rate\n" ..
+          "  run      distill a student: --teacher FILE --strategy layer_aware:3 [--mixer bimamba|bilstm]\n" ..
+          "  eval     accuracy and keep rate of --model FILE on --dataset\n" ..
+          "  bench    throughput of dense / A-ViT / S2S forward passes vs resolution\n" ..
+          "Any preset key can be overridden: --distill.stage1.epochs 3, --train_limit 2000, --halting '{...}'.",
+  positional = { { "SUBCOMMAND", "teacher | avit | run | eval | bench" } },
+  options = {
+    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua)" },
+    { "quick", nil, "merge the preset's quick table (a smoke run of the pipeline)" },
+    { "out", "DIR", "output folder (default: the preset's out, else results/s2s)" },
+    { "threads", "N", "threads" },
+    { "dataset", "NAME", "dataset" }, { "epochs", "E", "epochs" }, { "seed", "K", "seed" },
+    { "train_limit", "N", "training examples" }, { "test_limit", "N", "test examples" },
+    { "lr", "LR", "learning rate" }, { "batch_size", "B", "batch size" },
+    { "init", "FILE", "teacher: fine-tune this timm checkpoint" },
+    { "save", "FILE", "teacher: model file" }, { "record", "FILE", "teacher, bench: JSON record" },
+    { "progress", "BOOL", "progress lines (default true)" },
+    { "keep_rate", "R", "avit: target keep rate" }, { "teacher", "FILE", "avit, run: the teacher model file" },
+    { "halting", "JSON|true", "halting settings (avit) / masks (eval)" }, { "name", "NAME", "avit, run: output name" },
+    { "strategy", "NAME", "run: uniform | groupwise:<group> | layer_aware[:k] | sparsest[:k]" },
+    { "layers", "L,L", "run: replace these layers" }, { "mixer", "NAME", "run: bimamba | bilstm" },
+    { "profile", "FILE", "run: the teacher's profile.json (sparsest[:k])" },
+    { "teacher_halting", "BOOL", "run: distill under the teacher's halting masks" },
+    { "eval_limit", "N", "run: evaluation examples" },
+    { "model", "FILE", "eval: the model file; bench: model shape" }, { "heads", "N", "eval: heads of a timm file" },
+    { "image_size", "S", "eval: image size of a timm file" }, { "limit", "N", "eval: test examples" },
+    { "mode", "NAME", "eval: gather | masked" },
+    { "sizes", "S,S", "bench: resolutions" }, { "keep_rates", "R,R", "bench: keep rates" }, { "batch", "B", "bench: batch" },
+    { "iters", "N", "bench: timed iterations" }, { "dim", "D", "bench: width" }, { "depth", "L", "bench: depth" },
+    { "patch", "P", "bench: patch size" },
+  },
+  more_options = { "  --teacher.KEY, --avit.KEY, --distill.KEY, --resolution.KEY VALUE   override a preset section key" },
+  examples = { "bin/attnlab scripts/distill.lua teacher --preset experiments/s2s/cifar_small.lua --quick",
+               "bin/attnlab scripts/distill.lua run --preset experiments/s2s/cifar_small.lua --teacher " ..
+               "results/s2s/cifar_small/avit_k0.65.safetensors --strategy layer_aware:3" },
+}
+cli.help_requested(SPEC, arg)
 local cmd = arg[1]
-local USAGE = "usage: bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]"
-if not cmd or cmd == "-h" or cmd == "--help" then print(USAGE) os.exit(cmd and 0 or 2) end
-local opts = s2s.parse_args(arg, 2)
-local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
-local out = opts.out or preset.out or "results/s2s"
-if opts.threads then al.set_num_threads(opts.threads) end
+local COMMANDS = { teacher = true, avit = true, run = true, eval = true, bench = true }
+if not cmd then cli.usage_error(SPEC, "no subcommand given") end
+if not COMMANDS[cmd] then cli.usage_error(SPEC, ("unknown subcommand '%s'"):format(cmd)) end
+local opts, words = s2s.parse_args(arg, 2)
+local known = { avit = true, distill = true, resolution = true }
+for _, o in ipairs(SPEC.options) do known[o[1]] = true end
+cli.check_known(SPEC, opts, known)
+cli.check_words(SPEC, words)
+local function die(msg) cli.die(SPEC, msg) end
+local preset, out
 
 local function fmt_rates(r)
   local t = {}
@@ -36,6 +82,9 @@ local function fmt_rates(r)
 end
 
 local function run()
+  preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
+  out = opts.out or preset.out or "results/s2s"
+  if opts.threads then al.set_num_threads(opts.threads) end
   if cmd == "teacher" then
     local c = s2s.deep_merge(preset.teacher or {}, opts.teacher or {})
     for _, k in ipairs({ "epochs", "dataset", "init", "seed", "train_limit", "test_limit" }) do
@@ -121,5 +170,4 @@ local function run()
   end
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then die(err) end
+cli.protect(SPEC, run)

@@ -250,21 +250,48 @@ function cli.parse(spec, argv, first)
   return opts, rest
 end
 
--- Run main(opts, rest) with parsed arguments; every error becomes one clean line (exit 1), and
--- an "interrupted" error exits 130. main may return an exit status.
-function cli.run(spec, argv, main)
-  local opts, rest = cli.parse(spec, argv)
+-- Run fn(...) and turn any error into one clean line on stderr (exit 1; 130 for "interrupted");
+-- ATTNLAB_TRACEBACK=1 shows the traceback instead. Exits with fn's integer result, else 0.
+function cli.protect(spec, fn, ...)
   local tb = os.getenv("ATTNLAB_TRACEBACK")
-  local ok, rc = xpcall(main, function(m)
-    if tb and tb ~= "" and tb ~= "0" then return debug.traceback(tostring(m), 2) end
+  tb = tb and tb ~= "" and tb ~= "0"
+  local ok, rc = xpcall(fn, function(m)
+    if tb then return debug.traceback(tostring(m), 2) end
     return m
-  end, opts, rest)
+  end, ...)
   if not ok then
     local msg = type(rc) == "table" and (rc.message or rc.msg) or rc
-    if tb and tb ~= "" and tb ~= "0" then err(tostring(msg) .. "\n") os.exit(1) end
+    if tb then err(tostring(msg) .. "\n") os.exit(1) end
     cli.die(spec, msg, tostring(msg):match("interrupted") and 130 or 1)
   end
+  io.stdout:flush()
   os.exit(math.type(rc) == "integer" and rc or 0)
+end
+
+-- Parse argv by spec, then cli.protect(spec, main, opts, rest).
+function cli.run(spec, argv, main)
+  local opts, rest = cli.parse(spec, argv)
+  cli.protect(spec, main, opts, rest)
+end
+
+-- For scripts that take free-form --a.b.c value overrides (the S2S presets): --help/-h anywhere
+-- prints the help (exit 0); any top-level key of opts not in `known` (a set) is a usage error.
+function cli.help_requested(spec, argv)
+  for _, a in ipairs(argv) do
+    if a == "--help" or a == "-h" or a == "-help" then out(cli.help(spec)) io.stdout:flush() os.exit(0) end
+  end
+end
+function cli.check_words(spec, words)
+  local w = words[1]
+  if w == nil then return end
+  if w:match("^%-") then cli.usage_error(spec, "unknown option " .. w) end
+  cli.usage_error(spec, ("unexpected argument '%s'"):format(w))
+end
+function cli.check_known(spec, opts, known)
+  local bad = {}
+  for k in pairs(opts) do if not known[k] then bad[#bad + 1] = "--" .. tostring(k) end end
+  table.sort(bad)
+  if #bad > 0 then cli.usage_error(spec, "unknown option " .. table.concat(bad, ", ")) end
 end
 
 return cli
