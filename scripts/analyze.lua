@@ -36,8 +36,8 @@ cli.run(SPEC, arg, function(o, rest)
   local f = io.open(dir .. "/.", "rb")
   if not f then cli.die(SPEC, ("no such folder: %s"):format(dir)) end
   f:close()
-  local opts = { out = o.out, plots_dir = o.plots, baseline = o.baseline, plots = not o.no_plots and nil or false,
-                 tool = o.svg and "svg" or nil }
+  local opts = { out = o.out, plots_dir = o.plots, baseline = o.baseline, tool = o.svg and "svg" or nil }
+  if o.no_plots then opts.plots = false end
   local md, A, plots, out = al.report.run(dir, opts)
   print(md)
   for _, u in ipairs(A.unreadable or {}) do

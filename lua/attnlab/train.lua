@@ -152,6 +152,18 @@ function train.datasets(c)
   return tr, te, val
 end
 
+-- The files the run's data came from, each with its size and SHA-256 (cached across runs).
+function train.data_files(...)
+  local paths, seen = {}, {}
+  for i = 1, select("#", ...) do
+    local ds = select(i, ...)
+    for _, p in ipairs(ds and ds.files or {}) do
+      if not seen[p] then seen[p] = true paths[#paths + 1] = p end
+    end
+  end
+  return al.data.fingerprints(paths)
+end
+
 function train.model(c, ds)
   local common = { dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio, normalizer = c.normalizer,
                    num_classes = ds.num_classes, seed = c.seed, iters = c.iters }
@@ -284,7 +296,8 @@ function train.run(user)
   local rec = {
     config = c, git_revision = train.git_revision(), machine = train.machine(), params = model:num_parameters(),
     tokens = model.num_tokens, dataset = { name = tr.name, train = tr.n, test = te.n, val = val and val.n or 0,
-    protocol = tr.protocol }, epochs = {}, started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    protocol = tr.protocol, files = train.data_files(tr, te, val) }, epochs = {},
+    started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
   }
   local start_epoch, step_times, warm_times = 1, {}, {}
   local ckpt = c.checkpoint

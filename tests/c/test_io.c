@@ -1020,7 +1020,10 @@ static void test_st_malformed(void) {
   st_bad("an unknown dtype", "{\"a\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}}", z, 16, -1, "unknown dtype");
   st_bad("a missing shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", z, 4, -1, "missing \"shape\"");
   st_bad("a negative dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", z, 4, -1, "shape[0]");
-  st_bad("a fractional offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.5]}}", z, 4, -1, "data_offsets must be");
+  st_bad("a fractional offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.5]}}", z, 4, -1, "data_offsets end 4.5 is not an integer");
+  st_bad("an offset of 2^60 (too large, not negative)", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1152921504606846976,1152921504606846980]}}",
+         z, 4, -1, "data_offsets begin 1152921504606846976 is too large");
+  st_bad("a negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", z, 4, -1, "data_offsets begin -4 is negative");
   st_bad("offsets with 3 numbers", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", z, 8, -1, "data_offsets must be");
   st_bad("offsets whose size mismatches dtype x shape",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}", z, 20, -1,
