@@ -122,7 +122,7 @@ local function run()
     local c = s2s.deep_merge(preset.distill or {}, opts.distill or {})
     c.dataset = opts.dataset or c.dataset or preset.dataset
     c.train_limit, c.test_limit = opts.train_limit or preset.train_limit, opts.test_limit or preset.test_limit
-    c.teacher = opts.teacher or c.teacher or die("run: --teacher FILE is required (a teacher or A-ViT model file)")
+    c.teacher = opts.teacher or c.teacher or cli.usage_error(SPEC, "run: --teacher FILE is required (a teacher or A-ViT model file)")
     c.strategy = opts.strategy or c.strategy
     c.layers = opts.layers or c.layers
     if type(c.layers) == "number" then c.layers = { c.layers } end
@@ -145,7 +145,7 @@ local function run()
     print(("  params %d (teacher %d); %.3f ms/img (teacher %.3f); record %s"):format(rec.student_params, rec.teacher_params,
       rec.s_per_example * 1e3, rec.teacher_s_per_example * 1e3, c.out))
   elseif cmd == "eval" then
-    local path = opts.model or die("eval: --model FILE is required")
+    local path = opts.model or cli.usage_error(SPEC, "eval: --model FILE is required")
     local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
     local halting = opts.halting
     if halting == true then halting = meta.halting and al.json.decode(meta.halting) or {} end
@@ -160,13 +160,20 @@ local function run()
       if opts[k] ~= nil then c[k] = opts[k] end
     end
     if type(c.sizes) == "number" then c.sizes = { c.sizes } end
+    local function ints(k, v)   -- a measurement over nothing must not become a record
+      if v == nil then return end
+      local okv = type(v) == "table" and #v > 0
+      for _, x in ipairs(type(v) == "table" and v or {}) do okv = okv and math.type(x) == "integer" and x > 0 end
+      if not okv then cli.usage_error(SPEC, ("bench: --%s needs positive integers like 224,384, got '%s'"):format(k, tostring(opts[k] or v))) end
+    end
+    ints("sizes", c.sizes)
     c.out = opts.record or (out .. "/resolution.json")
     c.progress = true
     local r = s2s.resolution_bench(c)
     print(("keep schedule %s; replaced layers %s; %d thread(s); record %s"):format(fmt_rates(r.keep_rates),
       table.concat(r.layers, ","), r.threads, c.out))
   else
-    die("unknown subcommand '" .. tostring(cmd) .. "'\n" .. USAGE)
+    cli.usage_error(SPEC, "unknown subcommand '" .. tostring(cmd) .. "'")
   end
 end
 

@@ -62,6 +62,11 @@ local function main(argv)
   opts.sbatch = nil
   if not exp_path then usage("no EXPERIMENT given") end
   if (opts.submit or opts.wait) and not opts.slurm then usage("--submit and --wait go with --slurm") end
+  if opts.wait and not opts.submit then usage("--wait goes with --submit (it waits for the submitted array)") end
+  for _, k in ipairs({ "cpus_per_task", "max_parallel" }) do
+    if opts[k] and not opts.slurm then usage(("--%s goes with --slurm"):format(k:gsub("_", "-"))) end
+  end
+  if #sbatch > 0 and not opts.slurm then usage("--sbatch goes with --slurm") end
   opts.sbatch = sbatch
 
   local exp = al.sweep.resolve(al.sweep.load(exp_path), { quick = opts.quick })

@@ -34,7 +34,10 @@ local SPEC = {
 for _, k in ipairs(train_keys()) do
   local d = al.train.DEFAULTS[k]
   local text = (al.train.HELP[k] or "") .. (d ~= nil and (" (default %s)"):format(tostring(d)) or "")
-  SPEC.options[#SPEC.options + 1] = { k, "VALUE", text, type = "auto" }
+  local placeholder = type(d) == "boolean" and "BOOL" or math.type(d) == "integer" and "N" or type(d) == "number"
+    and "X" or (k == "out" or k == "checkpoint") and "FILE" or (al.train.OPTIONAL_KEYS[k] and k ~= "threads") and "N"
+    or k == "threads" and "N" or "NAME"
+  SPEC.options[#SPEC.options + 1] = { k, placeholder, text, type = "auto" }
 end
 
 -- --config FILE: a Lua file returning a table of training keys; any failure is one line.

@@ -69,7 +69,8 @@ function train.config(user)
   local function bad(k, want) error(("train: %s must be %s, got %s"):format(k, want, al.cli.show(c[k])), 3) end
   for k, d in pairs(train.DEFAULTS) do   -- the type of each key's default
     if c[k] ~= nil and type(c[k]) ~= type(d) then
-      bad(k, type(d) == "boolean" and "true or false" or type(d) == "number" and "a number" or "a " .. type(d))
+      bad(k, type(d) == "boolean" and "true or false" or math.type(d) == "integer" and k ~= "mlp_ratio" and
+        "a positive integer" or type(d) == "number" and "a number" or "a " .. type(d))
     end
   end
   for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "seed", "iters", "eval_batch", "seq_len" }) do

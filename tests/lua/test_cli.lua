@@ -173,6 +173,22 @@ case("distill.lua run --strategy layer_aware:9 (a 2-layer teacher): one line", f
   user_error(out, err, code, 1, "distill.lua", { "layer_aware", "k must be in 1..2, got 9" }, true)
 end)
 
+case("distill.lua bench --sizes abc: a usage error, no measurement over nothing recorded", function()
+  local d = os.tmpname()
+  os.remove(d)
+  local out, err, code = run("scripts/distill.lua bench --sizes abc --out " .. d)
+  user_error(out, err, code, 2, "distill.lua", { "--sizes needs positive integers", "'abc'" })
+  T.eq(T.read_file(d .. "/resolution.json"), nil, 0, "a record was written")
+end)
+case("sweep.lua: options that go with others say so", function()
+  local out, err, code = run("scripts/sweep.lua normalizers/demo --slurm --wait")
+  user_error(out, err, code, 2, "sweep.lua", { "--wait goes with --submit" })
+  out, err, code = run("scripts/sweep.lua normalizers/demo --max-parallel 3")
+  user_error(out, err, code, 2, "sweep.lua", { "--max-parallel goes with --slurm" })
+  out, err, code = run("scripts/sweep.lua --task")
+  user_error(out, err, code, 2, "sweep.lua", { "--task needs MANIFEST and a positive integer INDEX" })
+end)
+
 -- ---- threads -------------------------------------------------------------------------------------
 case("ATTNLAB_NUM_THREADS=abc / 0 / -4: said on stderr, the default is used", function()
   for _, v in ipairs({ "abc", "0", "-4", "2x" }) do
