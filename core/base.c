@@ -17,6 +17,9 @@ al_status al_seterr(al_status st, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(errbuf, sizeof errbuf, fmt, ap);
   va_end(ap);
+  /* printf spells a NaN with its sign bit set "-nan" (0/0 on x86 makes one); a sign on NaN
+   * means nothing to a reader, so every message says "nan" */
+  for (char *p = strstr(errbuf, "-nan"); p; p = strstr(p, "-nan")) memmove(p, p + 1, strlen(p + 1) + 1);
   return st;
 }
 

@@ -93,6 +93,16 @@ static int json_u53(const cJSON *v, uint64_t *out) {
   return 1;
 }
 
+/* Why json_u53 refused v, for messages. */
+static const char *u53_why(const cJSON *v) {
+  if (!cJSON_IsNumber(v)) return "not a number";
+  double d = v->valuedouble;
+  if (d != d) return "not a number";
+  if (d < 0) return "negative";
+  if (d > 9007199254740992.0) return "too large (above 2^53, beyond any file this reader accepts)";
+  return "not an integer";
+}
+
 typedef struct {
   const char *name;       /* in the cJSON tree while parsing */
   int dtype, ndim;
@@ -161,8 +171,8 @@ static al_status parse_entry(const char *nm, const cJSON *item, pentry *e) {
   cJSON_ArrayForEach(d, sh) {
     uint64_t v;
     if (!json_u53(d, &v))
-      return al_seterr(AL_EFORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer",
-                       nm, tn, i);
+      return al_seterr(AL_EFORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer (%s)",
+                       nm, tn, i, u53_why(d));
     e->shape[i++] = (int64_t)v;
     if (v && numel > UINT64_MAX / v) overflow = 1;
     else numel *= v;
@@ -175,10 +185,21 @@ static al_status parse_entry(const char *nm, const cJSON *item, pentry *e) {
                      tn, s, DT_NAME[e->dtype]);
   }
   e->nbytes = numel * esz;
-  if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2 ||
-      !json_u53(off->child, &e->begin) || !json_u53(off->child->next, &e->end))
+  if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)
     return al_seterr(AL_EFORMAT, "%s: tensor '%s': data_offsets must be [begin, end] with "
                      "non-negative integers", nm, tn);
+  for (int k = 0; k < 2; k++) {
+    const cJSON *o = k ? off->child->next : off->child;
+    if (!json_u53(o, k ? &e->end : &e->begin)) {
+      char val[64] = "";
+      if (cJSON_IsNumber(o)) {
+        double dv = o->valuedouble;
+        snprintf(val, sizeof val, dv == floor(dv) && fabs(dv) < 1e19 ? " %.0f" : " %g", dv);
+      }
+      return al_seterr(AL_EFORMAT, "%s: tensor '%s': data_offsets %s%s is %s", nm, tn, k ? "end" : "begin",
+                       val, u53_why(o));
+    }
+  }
   if (e->end < e->begin)
     return al_seterr(AL_EFORMAT, "%s: tensor '%s': data_offsets [%" PRIu64 ", %" PRIu64 "] end "
                      "before they begin", nm, tn, e->begin, e->end);

@@ -485,8 +485,8 @@ static inline __attribute__((always_inline)) void entmax15_bwd_rows(
     float *gi = gin + (r0 + i) * n;
     const al_vf *w = ws + i * nb;
     const double wsum = tot[i];
-    if (!(wsum > 0.0)) {   /* all-masked row */
-      if (!ACC) al_norm_fill_(gi, n, 0.0f);
+    if (!(wsum > 0.0)) {   /* all-masked row: no gradient; NaN row: NaN gradient */
+      if (!al_norm_nan_row_grad_(gi, out + (r0 + i) * n, n) && !ACC) al_norm_fill_(gi, n, 0.0f);
       continue;
     }
     const float c = (float)(tot[R + i] / wsum);
@@ -1404,7 +1404,11 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     }
   for (int i = 0; i < R; i++) {
     const double wsum = al_dacc_total(&sw[i]);
-    if (!(wsum > 0.0)) {   /* all-masked (or NaN) row: no gradient */
+    if (!(wsum > 0.0)) {   /* all-masked row: no gradient; NaN row: NaN gradients */
+      if (al_norm_nan_row_grad_(gin ? gin + (r0 + i) * n : NULL, p[i], n)) {
+        if (galpha) galpha[r0 + i] = NAN;
+        continue;
+      }
       if (!ACC && gin) al_norm_fill_(gin + (r0 + i) * n, n, 0.0f);
       if (!ACC && galpha) galpha[r0 + i] = 0.0f;
       continue;
@@ -1505,7 +1509,11 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
     }
   for (int i = 0; i < R; i++) {
     const float *p = out + (r0 + i) * n, *gr = gout + (r0 + i) * n;
-    if (!(wsum[i] > 0.0)) {   /* all-masked (or NaN) row: no gradient */
+    if (!(wsum[i] > 0.0)) {   /* all-masked row: no gradient; NaN row: NaN gradients */
+      if (al_norm_nan_row_grad_(gin ? gin + (r0 + i) * n : NULL, p, n)) {
+        if (galpha) galpha[r0 + i] = NAN;
+        continue;
+      }
       if (!ACC && gin) al_norm_fill_(gin + (r0 + i) * n, n, 0.0f);
       if (!ACC && galpha) galpha[r0 + i] = 0.0f;
       continue;

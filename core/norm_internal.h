@@ -151,6 +151,17 @@ static inline void al_norm_fill_(float *o, int64_t n, float v) {
   for (int64_t j = 0; j < n; j++) o[j] = v;
 }
 
+/* The rare path of the sparse backwards: a row with no support is either all-masked (no
+ * gradient) or a NaN row (the forward fills a row with a kept NaN or +inf with NaN). A NaN row
+ * gets NaN gradients, as softmax's and top-k's do, so the NaN is not hidden by zeros. Returns
+ * 1 (and fills gin with NaN, whether accumulating or not: gin + NaN = NaN) for a NaN row. */
+static inline int al_norm_nan_row_grad_(float *gin, const float *p, int64_t n) {
+  int nan = 0;
+  for (int64_t j = 0; j < n; j++) nan |= p[j] != p[j];
+  if (nan && gin) al_norm_fill_(gin, n, NAN);
+  return nan;
+}
+
 /* ---- internal: 16-lane vectors for the row kernels (core/norm_*.c and their test) ----------
  *
  * Why not the auto-vectorizer: attention rows are short (n = 65 is four full blocks and one

@@ -190,8 +190,8 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
     }
   for (int i = 0; i < R; i++) {
     const int k = al_vhsumi(cnt[i]);
-    if (k == 0) {   /* all-masked row: no gradient */
-      if (!ACC) al_norm_fill_(gi[i], n, 0.0f);
+    if (k == 0) {   /* all-masked row: no gradient; NaN row: NaN gradient */
+      if (!al_norm_nan_row_grad_(gi[i], p[i], n) && !ACC) al_norm_fill_(gi[i], n, 0.0f);
       continue;
     }
     const al_vf c = al_vsplat((float)(al_dacc_total(&sum[i]) / k));

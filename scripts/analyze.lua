@@ -8,49 +8,43 @@
 --       [--svg] [--baseline NAME]
 --
 -- Prints the report and writes it to --out (default RESULTS_DIR/REPORT.md); plots go to
--- --plots (default: plots/ next to the report).
+-- --plots (default: plots/ next to the report). Records that cannot be read are named on
+-- stderr and in the report (never counted as missing).
 local al = require "attnlab"
+local cli = al.cli
 
-local function usage(msg)
-  io.stderr:write("analyze.lua: ", msg, "\n",
-    "usage: bin/attnlab scripts/analyze.lua RESULTS_DIR [--out REPORT.md] [--plots DIR] [--no-plots] [--svg] [--baseline NAME]\n")
-  os.exit(2)
-end
+local SPEC = {
+  name = "analyze.lua",
+  usage = "bin/attnlab scripts/analyze.lua RESULTS_DIR [--out REPORT.md] [--plots DIR] [--no-plots] [--svg] [--baseline NAME]",
+  about = "The Markdown report of a sweep's results folder: accuracy per normalizer, paired t-tests vs the\n" ..
+          "baseline over matched seeds (Holm within families), support density, alphas, runtimes, plots.",
+  positional = { { "RESULTS_DIR", "the folder a sweep wrote (records *.json, experiment.json)" } },
+  positional_required = 1,
+  options = {
+    { "out", "FILE", "write the report here (default RESULTS_DIR/REPORT.md)" },
+    { "plots", "DIR", "plots folder (default: plots/ next to the report)" },
+    { "no-plots", nil, "no plots" },
+    { "svg", nil, "plain SVG plots even when gnuplot is installed" },
+    { "baseline", "NAME", "the normalizer the others are compared with (default: the experiment's)" },
+  },
+  examples = { "bin/attnlab scripts/analyze.lua results/normalizers-demo --no-plots" },
+}
 
-local dir
-local opts = {}
-local i = 1
-while i <= #arg do
-  local a = arg[i]
-  if a == "--out" or a == "--plots" or a == "--baseline" then
-    local v = arg[i + 1]
-    if not v then usage(a .. " needs a value") end
-    if a == "--out" then opts.out = v elseif a == "--plots" then opts.plots_dir = v else opts.baseline = v end
-    i = i + 2
-  elseif a == "--no-plots" then
-    opts.plots = false
-    i = i + 1
-  elseif a == "--svg" then
-    opts.tool = "svg"
-    i = i + 1
-  elseif a:sub(1, 2) == "--" then
-    usage("unknown option " .. a)
-  elseif not dir then
-    dir = a:gsub("/+$", "")
-    i = i + 1
-  else
-    usage("unexpected argument '" .. a .. "'")
+cli.run(SPEC, arg, function(o, rest)
+  local dir = rest[1]:gsub("/+$", "")
+  if dir == "" then dir = "/" end
+  local f = io.open(dir .. "/.", "rb")
+  if not f then cli.die(SPEC, ("no such folder: %s"):format(dir)) end
+  f:close()
+  local opts = { out = o.out, plots_dir = o.plots, baseline = o.baseline, tool = o.svg and "svg" or nil }
+  if o.no_plots then opts.plots = false end
+  local md, A, plots, out = al.report.run(dir, opts)
+  print(md)
+  for _, u in ipairs(A.unreadable or {}) do
+    io.stderr:write(("analyze.lua: unreadable record %s: %s\n"):format(u.path or u.name, u.why))
   end
-end
-if not dir then usage("no RESULTS_DIR given") end
-
-local ok, md, _, plots, out = pcall(al.report.run, dir, opts)
-if not ok then
-  io.stderr:write("analyze.lua: ", tostring(md), "\n")
-  os.exit(1)
-end
-print(md)
-print(("report written to %s"):format(out))
-if plots then
-  for _, f in ipairs(plots.files) do print("plot " .. f) end
-end
+  print(("report written to %s"):format(out))
+  if plots then
+    for _, p in ipairs(plots.files) do print("plot " .. p) end
+  end
+end)

@@ -11,17 +11,21 @@
 local al = require "attnlab"
 local bench = al.bench
 
-local threads, tokens, use_torch, torch_max, heads = 2, { 64, 196, 576, 1024, 2304 }, true, 1024, 1
-local i = 1
-while i <= #arg do
-  local a = arg[i]
-  if a == "--threads" then threads = tonumber(arg[i + 1]); i = i + 2
-  elseif a == "--tokens" then tokens = {}; for t in arg[i + 1]:gmatch("%d+") do tokens[#tokens + 1] = tonumber(t) end; i = i + 2
-  elseif a == "--heads" then heads = tonumber(arg[i + 1]); i = i + 2
-  elseif a == "--torch-max" then torch_max = tonumber(arg[i + 1]); i = i + 2
-  elseif a == "--no-torch" then use_torch = false; i = i + 1
-  else error("unknown argument " .. a) end
-end
+local o = al.cli.parse({
+  name = "bench_mixers.lua",
+  usage = "bin/attnlab scripts/bench_mixers.lua [--threads 2] [--tokens 64,196,576,1024,2304] [--heads 1] [--no-torch] [--torch-max 1024]",
+  about = "Token mixers at DeiT-Tiny width (dim 192, batch 8): attention, BiMamba, BiLSTM, forward and\n" ..
+          "forward+backward ms against token count, and the PyTorch reference in the same run.",
+  options = {
+    { "threads", "N", "threads (default 2)", type = "posint", default = 2 },
+    { "tokens", "N,N,...", "token counts (default 64,196,576,1024,2304)", type = "ints", default = { 64, 196, 576, 1024, 2304 } },
+    { "heads", "H", "BiMamba/BiLSTM heads (default 1)", type = "posint", default = 1 },
+    { "torch-max", "N", "largest token count PyTorch's BiMamba is timed at (default 1024)", type = "posint", default = 1024 },
+    { "no-torch", nil, "skip the PyTorch reference" },
+  },
+  examples = { "bin/attnlab scripts/bench_mixers.lua --tokens 64,196 --no-torch" },
+}, arg)
+local threads, tokens, use_torch, torch_max, heads = o.threads, o.tokens, not o.no_torch, o.torch_max, o.heads
 al.set_num_threads(threads)
 bench.header("token mixers, dim 192, batch 8")
 

@@ -10,14 +10,19 @@
 local al = require "attnlab"
 local bench = al.bench
 
-local threads, N, use_torch = 1, 65, true
-local i = 1
-while i <= #arg do
-  if arg[i] == "--threads" then threads = tonumber(arg[i + 1]); i = i + 2
-  elseif arg[i] == "--tokens" then N = tonumber(arg[i + 1]); i = i + 2
-  elseif arg[i] == "--no-torch" then use_torch = false; i = i + 1
-  else error("unknown argument " .. arg[i]) end
-end
+local o = al.cli.parse({
+  name = "bench_normalizers.lua",
+  usage = "bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--no-torch]",
+  about = "Attention normalizers and the attention layer, forward+backward, on scores {128,4,N,N},\n" ..
+          "against our softmax and the PyTorch reference in the same run.",
+  options = {
+    { "threads", "N", "threads (default 1)", type = "posint", default = 1 },
+    { "tokens", "N", "tokens per row (default 65)", type = "posint", default = 65 },
+    { "no-torch", nil, "skip the PyTorch reference" },
+  },
+  examples = { "bin/attnlab scripts/bench_normalizers.lua --tokens 17 --no-torch" },
+}, arg)
+local threads, N, use_torch = o.threads, o.tokens, not o.no_torch
 al.set_num_threads(threads)
 bench.header(("normalizers on {128,4,%d,%d}, forward+backward"):format(N, N))
 

@@ -15,17 +15,27 @@
 local al = require "attnlab"
 local bench = al.bench
 
-local patch, thread_list, use_torch, rounds = 8, { 1, 2 }, true, 9
-local NAMES = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" }
-local i = 1
-while i <= #arg do
-  local a = arg[i]
-  if a == "--patch" then patch = tonumber(arg[i + 1]); i = i + 2
-  elseif a == "--threads" then thread_list = {}; for t in arg[i + 1]:gmatch("%d+") do thread_list[#thread_list + 1] = tonumber(t) end; i = i + 2
-  elseif a == "--names" then NAMES = {}; for n in arg[i + 1]:gmatch("[^,]+") do NAMES[#NAMES + 1] = n end; i = i + 2
-  elseif a == "--no-torch" then use_torch = false; i = i + 1
-  elseif a == "--rounds" then rounds = tonumber(arg[i + 1]); i = i + 2
-  else error("unknown argument " .. a) end
+local SPEC = {
+  name = "bench_train.lua",
+  usage = "bin/attnlab scripts/bench_train.lua [--patch 8] [--threads 1,2] [--names softmax,hae] [--no-torch] [--rounds 9]",
+  about = "Training and inference throughput (images/s) of the compact classifier for every normalizer,\n" ..
+          "at each thread count, against the PyTorch reference (CIFAR-10 shapes).",
+  options = {
+    { "patch", "P", "patch size: 32 must be a multiple (default 8: 17 tokens)", type = "posint", default = 8 },
+    { "threads", "N,N", "thread counts (default 1,2)", type = "ints", default = { 1, 2 } },
+    { "names", "A,B,...", "normalizers (default all seven)", type = "names",
+      default = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" } },
+    { "no-torch", nil, "skip the PyTorch reference" },
+    { "rounds", "R", "timed rounds (default 9)", type = "posint", default = 9 },
+  },
+  examples = { "bin/attnlab scripts/bench_train.lua --threads 1 --names softmax,entmax15 --rounds 3 --no-torch" },
+}
+local o = al.cli.parse(SPEC, arg)
+local patch, thread_list, use_torch, rounds, NAMES = o.patch, o.threads, not o.no_torch, o.rounds, o.names
+if 32 % patch ~= 0 then al.cli.usage_error(SPEC, ("--patch %d does not divide the 32x32 image"):format(patch)) end
+for _, n in ipairs(NAMES) do
+  local ok, e = pcall(al.nn.Normalizer.parse, n)
+  if not ok then al.cli.usage_error(SPEC, "--names: " .. al.cli.clean(e)) end
 end
 local N = (32 // patch) ^ 2 + 1
 bench.header(("compact classifier throughput, CIFAR-10 shapes, patch %d (N = %d tokens)"):format(patch, N))

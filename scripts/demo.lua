@@ -19,19 +19,19 @@
 local al = require "attnlab"
 
 local t0 = al.clock()
-local opts = { workers = 2, threads = 1 }
-local i = 1
-while i <= #arg do
-  local a = arg[i]
-  if a == "--workers" then opts.workers = math.tointeger(tonumber(arg[i + 1] or "")); i = i + 2
-  elseif a == "--out" then opts.out = arg[i + 1]; i = i + 2
-  elseif a == "--quick" then opts.quick = true; i = i + 1
-  else
-    io.stderr:write("demo.lua: unknown argument '", a, "'\nusage: bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick]\n")
-    os.exit(2)
-  end
-end
-if not opts.workers or opts.workers < 1 then io.stderr:write("demo.lua: --workers needs a positive integer\n") os.exit(2) end
+local opts = al.cli.parse({
+  name = "demo.lua",
+  usage = "bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick]",
+  about = "A real, small normalizer comparison on Fashion-MNIST (softmax vs entmax15 vs hae vs top-k 25%,\n" ..
+          "3 seeds) as a sweep, then the report with paired tests and plots. A rerun resumes.",
+  options = {
+    { "workers", "N", "runs at a time (default 2)", type = "posint", default = 2 },
+    { "out", "DIR", "results folder (default results/normalizers-demo)" },
+    { "quick", nil, "the experiment's quick preset" },
+  },
+  examples = { "bin/attnlab scripts/demo.lua --quick" },
+}, arg)
+opts.threads = 1
 
 local root = al.sweep.root()
 local function say(s) print(s) io.stdout:flush() end

@@ -19,15 +19,61 @@
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
-local function die(msg) io.stderr:write("distill.lua: " .. tostring(msg) .. "\n") os.exit(1) end
+local cli = al.cli
 
+local SPEC = {
+  name = "distill.lua",
+  usage = "bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]",
+  about = "The S2S pipeline, one subcommand per step:\n" ..
+          "  teacher  train the dense teacher (or fine-tune a timm checkpoint given as --init)\n" ..
+          "  avit     fine-tune the teacher into an A-ViT at --keep_rate\n" ..
+          "  run      distill a student: --teacher FILE --strategy layer_aware:3 [--mixer bimamba|bilstm]\n" ..
+          "  eval     accuracy and keep rate of --model FILE on --dataset\n" ..
+          "  bench    throughput of dense / A-ViT / S2S forward passes vs resolution\n" ..
+          "Any preset key can be overridden: --distill.stage1.epochs 3, --train_limit 2000, --halting '{...}'.",
+  positional = { { "SUBCOMMAND", "teacher | avit | run | eval | bench" } },
+  options = {
+    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua)" },
+    { "quick", nil, "merge the preset's quick table (a smoke run of the pipeline)" },
+    { "out", "DIR", "output folder (default: the preset's out, else results/s2s)" },
+    { "threads", "N", "threads" },
+    { "dataset", "NAME", "dataset" }, { "epochs", "E", "epochs" }, { "seed", "K", "seed" },
+    { "train_limit", "N", "training examples" }, { "test_limit", "N", "test examples" },
+    { "lr", "LR", "learning rate" }, { "batch_size", "B", "batch size" },
+    { "init", "FILE", "teacher: fine-tune this timm checkpoint" },
+    { "save", "FILE", "teacher: model file" }, { "record", "FILE", "teacher, bench: JSON record" },
+    { "progress", "BOOL", "progress lines (default true)" },
+    { "keep_rate", "R", "avit: target keep rate" }, { "teacher", "FILE", "avit, run: the teacher model file" },
+    { "halting", "JSON|true", "halting settings (avit) / masks (eval)" }, { "name", "NAME", "avit, run: output name" },
+    { "strategy", "NAME", "run: uniform | groupwise:<group> | layer_aware[:k] | sparsest[:k]" },
+    { "layers", "L,L", "run: replace these layers" }, { "mixer", "NAME", "run: bimamba | bilstm" },
+    { "profile", "FILE", "run: the teacher's profile.json (sparsest[:k])" },
+    { "teacher_halting", "BOOL", "run: distill under the teacher's halting masks" },
+    { "eval_limit", "N", "run: evaluation examples" },
+    { "model", "FILE", "eval: the model file; bench: model shape" }, { "heads", "N", "eval: heads of a timm file" },
+    { "image_size", "S", "eval: image size of a timm file" }, { "limit", "N", "eval: test examples" },
+    { "mode", "NAME", "eval: gather | masked" },
+    { "sizes", "S,S", "bench: resolutions" }, { "keep_rates", "R,R", "bench: keep rates" }, { "batch", "B", "bench: batch" },
+    { "iters", "N", "bench: timed iterations" }, { "dim", "D", "bench: width" }, { "depth", "L", "bench: depth" },
+    { "patch", "P", "bench: patch size" },
+  },
+  more_options = { "  --teacher.KEY, --avit.KEY, --distill.KEY, --resolution.KEY VALUE   override a preset section key" },
+  examples = { "bin/attnlab scripts/distill.lua teacher --preset experiments/s2s/cifar_small.lua --quick",
+               "bin/attnlab scripts/distill.lua run --preset experiments/s2s/cifar_small.lua --teacher " ..
+               "results/s2s/cifar_small/avit_k0.65.safetensors --strategy layer_aware:3" },
+}
+cli.help_requested(SPEC, arg)
 local cmd = arg[1]
-local USAGE = "usage: bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]"
-if not cmd or cmd == "-h" or cmd == "--help" then print(USAGE) os.exit(cmd and 0 or 2) end
-local opts = s2s.parse_args(arg, 2)
-local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
-local out = opts.out or preset.out or "results/s2s"
-if opts.threads then al.set_num_threads(opts.threads) end
+local COMMANDS = { teacher = true, avit = true, run = true, eval = true, bench = true }
+if not cmd then cli.usage_error(SPEC, "no subcommand given") end
+if not COMMANDS[cmd] then cli.usage_error(SPEC, ("unknown subcommand '%s'"):format(cmd)) end
+local opts, words = s2s.parse_args(arg, 2)
+local known = { avit = true, distill = true, resolution = true }
+for _, o in ipairs(SPEC.options) do known[o[1]] = true end
+cli.check_known(SPEC, opts, known)
+cli.check_words(SPEC, words)
+local function die(msg) cli.die(SPEC, msg) end
+local preset, out
 
 local function fmt_rates(r)
   local t = {}
@@ -36,6 +82,9 @@ local function fmt_rates(r)
 end
 
 local function run()
+  preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
+  out = opts.out or preset.out or "results/s2s"
+  if opts.threads then al.set_num_threads(opts.threads) end
   if cmd == "teacher" then
     local c = s2s.deep_merge(preset.teacher or {}, opts.teacher or {})
     for _, k in ipairs({ "epochs", "dataset", "init", "seed", "train_limit", "test_limit" }) do
@@ -73,7 +122,7 @@ local function run()
     local c = s2s.deep_merge(preset.distill or {}, opts.distill or {})
     c.dataset = opts.dataset or c.dataset or preset.dataset
     c.train_limit, c.test_limit = opts.train_limit or preset.train_limit, opts.test_limit or preset.test_limit
-    c.teacher = opts.teacher or c.teacher or die("run: --teacher FILE is required (a teacher or A-ViT model file)")
+    c.teacher = opts.teacher or c.teacher or cli.usage_error(SPEC, "run: --teacher FILE is required (a teacher or A-ViT model file)")
     c.strategy = opts.strategy or c.strategy
     c.layers = opts.layers or c.layers
     if type(c.layers) == "number" then c.layers = { c.layers } end
@@ -96,7 +145,7 @@ local function run()
     print(("  params %d (teacher %d); %.3f ms/img (teacher %.3f); record %s"):format(rec.student_params, rec.teacher_params,
       rec.s_per_example * 1e3, rec.teacher_s_per_example * 1e3, c.out))
   elseif cmd == "eval" then
-    local path = opts.model or die("eval: --model FILE is required")
+    local path = opts.model or cli.usage_error(SPEC, "eval: --model FILE is required")
     local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
     local halting = opts.halting
     if halting == true then halting = meta.halting and al.json.decode(meta.halting) or {} end
@@ -111,15 +160,21 @@ local function run()
       if opts[k] ~= nil then c[k] = opts[k] end
     end
     if type(c.sizes) == "number" then c.sizes = { c.sizes } end
+    local function ints(k, v)   -- a measurement over nothing must not become a record
+      if v == nil then return end
+      local okv = type(v) == "table" and #v > 0
+      for _, x in ipairs(type(v) == "table" and v or {}) do okv = okv and math.type(x) == "integer" and x > 0 end
+      if not okv then cli.usage_error(SPEC, ("bench: --%s needs positive integers like 224,384, got '%s'"):format(k, tostring(opts[k] or v))) end
+    end
+    ints("sizes", c.sizes)
     c.out = opts.record or (out .. "/resolution.json")
     c.progress = true
     local r = s2s.resolution_bench(c)
     print(("keep schedule %s; replaced layers %s; %d thread(s); record %s"):format(fmt_rates(r.keep_rates),
       table.concat(r.layers, ","), r.threads, c.out))
   else
-    die("unknown subcommand '" .. tostring(cmd) .. "'\n" .. USAGE)
+    cli.usage_error(SPEC, "unknown subcommand '" .. tostring(cmd) .. "'")
   end
 end
 
-local ok, err = xpcall(run, debug.traceback)
-if not ok then die(err) end
+cli.protect(SPEC, run)

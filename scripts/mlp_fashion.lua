@@ -9,12 +9,22 @@ local nn = al.nn
 
 local as_library = (... == "mlp_fashion")   -- loadfile(path)("mlp_fashion") returns run()
 local opts = { epochs = 1, hidden = 256, batch = 64, lr = 1e-3, seed = 1, limit = nil, threads = nil }
-local i = 1
-while not as_library and i <= #arg do
-  local k = arg[i]:match("^%-%-(.+)$")
-  if not k or opts[k] == nil and k ~= "limit" and k ~= "threads" then error("unknown option " .. arg[i]) end
-  opts[k] = tonumber(arg[i + 1]) or error("option --" .. k .. " needs a number")
-  i = i + 2
+if not as_library then
+  opts = al.cli.parse({
+    name = "mlp_fashion.lua",
+    usage = "bin/attnlab scripts/mlp_fashion.lua [--epochs 1] [--hidden 256] [--batch 64] [--lr 1e-3] [--seed 1] [--limit N] [--threads T]",
+    about = "The core's end-to-end check: an MLP trained on Fashion-MNIST; prints the loss and the test accuracy.",
+    options = {
+      { "epochs", "E", "epochs (default 1)", type = "posint", default = 1 },
+      { "hidden", "H", "hidden width (default 256)", type = "posint", default = 256 },
+      { "batch", "B", "batch size (default 64)", type = "posint", default = 64 },
+      { "lr", "LR", "learning rate (default 1e-3)", type = "posnum", default = 1e-3 },
+      { "seed", "K", "seed (default 1)", type = "posint", default = 1 },
+      { "limit", "N", "training examples per epoch (default all)", type = "posint" },
+      { "threads", "T", "threads (default: all cores)", type = "posint" },
+    },
+    examples = { "bin/attnlab scripts/mlp_fashion.lua --epochs 1 --limit 5000" },
+  }, arg)
 end
 if opts.threads then al.set_num_threads(opts.threads) end
 
@@ -57,4 +67,5 @@ end
 if as_library then return run end
 local acc, secs = run { epochs = opts.epochs, hidden = opts.hidden, batch = opts.batch, lr = opts.lr,
                         seed = opts.seed, limit = opts.limit, verbose = true }
-print(("test accuracy %.4f after %d epoch(s), %.1f s training, %d threads"):format(acc, opts.epochs, secs, al.get_num_threads()))
+print(("test accuracy %.4f after %d epoch(s), %.1f s training, %d thread%s"):format(acc, opts.epochs, secs,
+  al.get_num_threads(), al.get_num_threads() == 1 and "" or "s"))

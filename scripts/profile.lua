@@ -14,19 +14,53 @@
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
-local function die(msg) io.stderr:write("profile.lua: " .. tostring(msg) .. "\n") os.exit(1) end
+local cli = al.cli
 
-local opts = s2s.parse_args(arg, 1)
-if opts.help or opts.h then
-  print("usage: bin/attnlab scripts/profile.lua --model FILE [--dataset NAME] [--split test|train] [--limit N] [--halting true] [--out DIR]")
-  os.exit(0)
+local SPEC = {
+  name = "profile.lua",
+  usage = "bin/attnlab scripts/profile.lua --model FILE [--dataset NAME] [--split test|train] [--limit N] " ..
+          "[--halting true] [--out DIR] [--png false]\n       bin/attnlab scripts/profile.lua --preset FILE [--quick]",
+  about = "Layer-wise sparsity profile of a ViT's attention over a dataset split (entropy, effective support,\n" ..
+          "nonzero fraction, top-k mass per layer and head) and token-interaction heatmaps.",
+  options = {
+    { "model", "FILE", "a safetensors model (from scripts/distill.lua, or any timm ViT)" },
+    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua): its teacher, dataset and profile settings" },
+    { "quick", nil, "the preset's quick settings" },
+    { "dataset", "NAME", "cifar10 (default) | fashion_mnist | kmnist" },
+    { "split", "NAME", "test (default) | train" },
+    { "limit", "N", "examples to profile" },
+    { "batch_size", "B", "batch size (default 100)" },
+    { "halting", "true|JSON", "profile under the model's A-ViT halting masks" },
+    { "heads", "N", "heads of a timm file" },
+    { "image_size", "S", "image size of a timm file" },
+    { "out", "DIR", "output folder (default <preset out>/profile)" },
+    { "png", "BOOL", "also PNG heatmaps through gnuplot (default true)" },
+    { "threads", "N", "threads" },
+  },
+  examples = { "bin/attnlab scripts/profile.lua --model results/s2s/cifar_small/teacher.safetensors --limit 500" },
+}
+cli.help_requested(SPEC, arg)
+local opts, words = s2s.parse_args(arg, 1)
+local known = {}
+for _, o in ipairs(SPEC.options) do known[o[1]] = true end
+cli.check_known(SPEC, opts, known)
+cli.check_words(SPEC, words)
+if not opts.model and not opts.preset then cli.usage_error(SPEC, "--model FILE (or --preset FILE) is required") end
+for _, k in ipairs({ "limit", "batch_size", "heads", "image_size", "threads" }) do
+  if opts[k] ~= nil and (math.type(opts[k]) ~= "integer" or opts[k] < 1) then
+    cli.usage_error(SPEC, ("--%s needs a positive integer, got '%s'"):format(k, tostring(opts[k])))
+  end
 end
+if opts.split and opts.split ~= "test" and opts.split ~= "train" then cli.usage_error(SPEC, "--split is test or train") end
+local function die(msg) cli.die(SPEC, msg) end
+
+cli.protect(SPEC, function()
 local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
 local pp = preset.profile or {}
 local base = opts.out or ((preset.out or "results/s2s") .. "/profile")
 if opts.threads then al.set_num_threads(opts.threads) end
 
-local ok, err = xpcall(function()
+do
   local path = opts.model or (preset.out and (preset.out .. "/teacher.safetensors")) or die("--model FILE is required")
   local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
   local halting = opts.halting
@@ -59,5 +93,5 @@ local ok, err = xpcall(function()
   f:close()
   local files = s2s.write_heatmaps(prof, base, { png = opts.png ~= false })
   print(("wrote %s/profile.json, profile.txt and %d heatmap files (%.1f s)"):format(base, #files, prof.seconds))
-end, debug.traceback)
-if not ok then die(err) end
+end
+end)

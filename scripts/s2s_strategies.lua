@@ -21,15 +21,38 @@ local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 local S = s2s.strategies
 
-local function die(msg) io.stderr:write("s2s_strategies.lua: " .. tostring(msg) .. "\n") os.exit(1) end
+local cli = al.cli
+local EXPERIMENTS = { groupwise = true, keeprate = true, layeraware = true, uniform = true, latency = true,
+                      resolution = true, all = true, summary = true }
+local SPEC = {
+  name = "s2s_strategies.lua",
+  usage = "bin/attnlab scripts/s2s_strategies.lua groupwise|keeprate|layeraware|uniform|latency|resolution|all|summary " ..
+          "--preset FILE [--quick] [--key value ...]",
+  about = "The S2S study's experiments from one preset: which layers to replace (uniform, group-wise,\n" ..
+          "layer-aware, sparsest-k), under which teacher. Finished steps are skipped; training resumes.",
+  positional = { { "EXPERIMENT", "groupwise | keeprate | layeraware | uniform | latency | resolution | all | summary" } },
+  options = {
+    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua); required" },
+    { "quick", nil, "merge the preset's quick table" },
+    { "threads", "N", "threads" },
+  },
+  more_options = { "  --KEY VALUE, --SECTION.KEY VALUE   override a key the preset has (e.g. --out DIR, --distill.lr 1e-3)" },
+  examples = { "bin/attnlab scripts/s2s_strategies.lua layeraware --preset experiments/s2s/cifar_small.lua --quick" },
+}
+cli.help_requested(SPEC, arg)
+local function die(msg) cli.die(SPEC, msg) end
 
 local exp = arg[1]
-if not exp or exp:match("^%-") then
-  print("usage: bin/attnlab scripts/s2s_strategies.lua groupwise|keeprate|layeraware|uniform|latency|resolution|all|summary --preset FILE [--quick]")
-  os.exit(exp and 0 or 2)
-end
-local opts = s2s.parse_args(arg, 2)
-local preset = s2s.load_preset(opts.preset or die("--preset FILE is required"), opts.quick)
+if not exp then cli.usage_error(SPEC, "no EXPERIMENT given") end
+if not EXPERIMENTS[exp] then cli.usage_error(SPEC, ("unknown experiment '%s'"):format(exp)) end
+local opts, words = s2s.parse_args(arg, 2)
+cli.check_words(SPEC, words)
+if not opts.preset then cli.usage_error(SPEC, "--preset FILE is required") end
+local okp, preset = pcall(s2s.load_preset, opts.preset, opts.quick)
+if not okp then die(preset) end
+local known = { preset = true, quick = true, threads = true, out = true }
+for k in pairs(preset) do known[k] = true end
+cli.check_known(SPEC, opts, known)
 for k, v in pairs(opts) do if k ~= "preset" and k ~= "quick" then preset[k] = type(v) == "table" and s2s.deep_merge(preset[k], v) or v end end
 local out = preset.out or "results/s2s"
 if opts.threads then al.set_num_threads(opts.threads) end
@@ -444,7 +467,7 @@ function E.summary()
   log("wrote %s", path)
 end
 
-local ok, err = xpcall(function()
+cli.protect(SPEC, function()
   if exp == "all" then
     teacher_path()
     profile_of(teacher_path(), "profile", nil)
@@ -458,5 +481,4 @@ local ok, err = xpcall(function()
   else
     die("unknown experiment '" .. exp .. "'")
   end
-end, debug.traceback)
-if not ok then die(err) end
+end)

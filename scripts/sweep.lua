@@ -13,63 +13,60 @@
 -- whose record name (<dataset>__<normalizer>__seed<k>) matches the Lua pattern.
 -- Exit status: 0 when every run has a record, 1 when some run failed, 2 on a usage error.
 local al = require "attnlab"
+local cli = al.cli
 
-local function usage(msg)
-  io.stderr:write("sweep.lua: ", msg, "\n",
-    "usage: bin/attnlab scripts/sweep.lua EXPERIMENT [--quick] [--workers N] [--threads T] [--out DIR]\n",
-    "         [--only PATTERN] [--redo-changed] [--dry-run] [--slurm [--submit [--wait]] [--cpus-per-task T]\n",
-    "         [--max-parallel K] [--sbatch OPTION]...]\n",
-    "       bin/attnlab scripts/sweep.lua --task MANIFEST INDEX\n")
-  os.exit(2)
-end
+local SPEC = {
+  name = "sweep.lua",
+  usage = "bin/attnlab scripts/sweep.lua EXPERIMENT [--quick] [--workers N] [--threads T] [--out DIR] " ..
+          "[--only PATTERN] [--redo-changed] [--dry-run] [--slurm [--submit [--wait]] ...]\n" ..
+          "       bin/attnlab scripts/sweep.lua --task MANIFEST INDEX",
+  about = "Run every (dataset, normalizer, seed) of an experiment, each as its own process writing one JSON\n" ..
+          "record atomically; a rerun resumes. Exit status: 0 every run has a record, 1 some run failed,\n" ..
+          "2 usage error, 3 (with --no-wait) runs of an earlier, killed sweep are still going, no record yet.\n" ..
+          "A rerun after a killed sweep waits for that sweep's runs that are still going, then keeps their\n" ..
+          "records (or retries them); an unreadable checkpoint is set aside and its run starts over.",
+  positional = { { "EXPERIMENT", "a Lua file (experiments/normalizers/main.lua) or a name under experiments/" } },
+  positional_required = 1,
+  options = {
+    { "quick", nil, "apply the experiment's quick preset (a smoke run)" },
+    { "workers", "N", "runs at a time (default: the core count)", type = "posint" },
+    { "threads", "T", "threads per run (default: cores / workers)", type = "posint" },
+    { "out", "DIR", "results folder (default results/<name>[-quick])" },
+    { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches" },
+    { "redo-changed", nil, "rerun finished records whose config differs from the experiment" },
+    { "dry-run", nil, "list what would run; writes nothing" },
+    { "no-wait", nil, "do not wait for runs still going from an earlier, killed sweep: exit 3 instead" },
+    { "slurm", nil, "write a Slurm job array (DIR/sweep.sbatch) instead of running here" },
+    { "submit", nil, "with --slurm: sbatch it" },
+    { "wait", nil, "with --submit: wait for the array to finish" },
+    { "cpus-per-task", "T", "with --slurm: threads per task", type = "posint" },
+    { "max-parallel", "K", "with --slurm: at most K tasks at once", type = "posint" },
+    { "sbatch", "OPTION", "with --slurm: an extra sbatch option (repeatable)", ["repeat"] = true, raw = true },
+  },
+  examples = { "bin/attnlab scripts/sweep.lua normalizers/demo --quick --dry-run",
+               "bin/attnlab scripts/sweep.lua experiments/normalizers/main.lua --workers 2 --threads 1" },
+}
+
+local function usage(msg) cli.usage_error(SPEC, msg) end
 
 local function main(argv)
   if argv[1] == "--task" then
     local index = math.tointeger(tonumber(argv[3] or ""))
-    if not argv[2] or not index then usage("--task needs MANIFEST and an integer INDEX") end
+    if not argv[2] or not index or index < 1 or argv[4] then usage("--task needs MANIFEST and a positive integer INDEX") end
     local st = al.sweep.task(argv[2], index)
     return st == "error" and 1 or 0
   end
-  local opts, exp_path, sbatch = {}, nil, {}
-  local flags = { ["--quick"] = "quick", ["--slurm"] = "slurm", ["--submit"] = "submit", ["--wait"] = "wait",
-                  ["--redo-changed"] = "redo_changed", ["--dry-run"] = "dry_run" }
-  local valued = { ["--workers"] = "workers", ["--threads"] = "threads", ["--out"] = "out", ["--only"] = "only",
-                   ["--cpus-per-task"] = "cpus_per_task", ["--max-parallel"] = "max_parallel" }
-  local ints = { workers = true, threads = true, cpus_per_task = true, max_parallel = true }
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local k, v = a:match("^(%-%-[%w%-]+)=(.*)$")
-    if k then a = k end
-    if flags[a] then
-      opts[flags[a]] = true
-      i = i + 1
-    elseif valued[a] or a == "--sbatch" then
-      if v == nil then v = argv[i + 1]; i = i + 1 end
-      if v == nil then usage(a .. " needs a value") end
-      if a == "--sbatch" then
-        sbatch[#sbatch + 1] = v
-      else
-        local key = valued[a]
-        if ints[key] then
-          local n = math.tointeger(tonumber(v))
-          if not n or n < 1 then usage(a .. " needs a positive integer, got '" .. v .. "'") end
-          v = n
-        end
-        opts[key] = v
-      end
-      i = i + 1
-    elseif a:sub(1, 2) == "--" then
-      usage("unknown option " .. a)
-    elseif exp_path == nil then
-      exp_path = a
-      i = i + 1
-    else
-      usage("unexpected argument '" .. a .. "'")
-    end
-  end
+  local opts, rest = cli.parse(SPEC, argv)
+  local exp_path = rest[1]
+  local sbatch = opts.sbatch or {}
+  opts.sbatch = nil
   if not exp_path then usage("no EXPERIMENT given") end
   if (opts.submit or opts.wait) and not opts.slurm then usage("--submit and --wait go with --slurm") end
+  if opts.wait and not opts.submit then usage("--wait goes with --submit (it waits for the submitted array)") end
+  for _, k in ipairs({ "cpus_per_task", "max_parallel" }) do
+    if opts[k] and not opts.slurm then usage(("--%s goes with --slurm"):format(k:gsub("_", "-"))) end
+  end
+  if #sbatch > 0 and not opts.slurm then usage("--sbatch goes with --slurm") end
   opts.sbatch = sbatch
 
   local exp = al.sweep.resolve(al.sweep.load(exp_path), { quick = opts.quick })
@@ -99,12 +96,14 @@ local function main(argv)
     for _, f in ipairs(summary.failures) do print(("  %s: %s"):format(f.name, f.error)) end
     return 1
   end
+  if #summary.orphaned > 0 and not opts.dry_run then
+    print(("%d run(s) of an earlier sweep are still going and have no record yet: %s. Rerun this command " ..
+      "(without --no-wait) to wait for them."):format(#summary.orphaned, table.concat(summary.orphaned, ", ")))
+    return 3
+  end
   return 0
 end
 
 local ok, rc = pcall(main, arg)
-if not ok then
-  io.stderr:write("sweep.lua: ", tostring(rc), "\n")
-  os.exit(tostring(rc):match("interrupted") and 130 or 1)
-end
+if not ok then cli.die(SPEC, rc, tostring(rc):match("interrupted") and 130 or 1) end
 os.exit(rc)

@@ -18,8 +18,9 @@
  *         A kept NaN or +inf makes that whole output row NaN (as PyTorch would), so NaN guards
  *         see it instead of it being silently dropped.
  * Backward functions ACCUMULATE: gin += dL/dx. They need no mask: out is 0 where masked, and
- *         every backward gives 0 gradient where out == 0. (On a NaN output row the softmax and
- *         top-k backward propagate NaN, the sparse ones give 0: the forward NaN is the signal.)
+ *         every backward gives 0 gradient where out == 0, and an all-masked row 0 gradient.
+ *         NaN in, NaN out: a NaN output row (a kept NaN or +inf in x) gets NaN in every entry
+ *         of gin (and galpha) under every normalizer, so the gradient never hides it as 0.
  *         Each has a _write twin with the same arguments that WRITES gin = dL/dx (and galpha)
  *         without reading it, bitwise equal to accumulating into zeros: a fresh gradient buffer
  *         then needs no zero fill (which moves as many bytes as the backward itself).

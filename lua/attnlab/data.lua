@@ -30,14 +30,49 @@ local function exists(path)
   return false
 end
 
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- The names in a folder (nil if it is not one or is empty), from one `ls`: io.open cannot tell a
+-- missing file from a dangling symlink; the listing can.
+local listing_cache = {}
+local function listing(dir)
+  local l = listing_cache[dir]
+  if l == nil then
+    l = false
+    local p = io.popen("ls -1A " .. shq(dir) .. " 2>/dev/null")
+    if p then
+      local names, any = {}, false
+      for f in p:lines() do names[f] = true any = true end
+      p:close()
+      if any then l = names end
+    end
+    listing_cache[dir] = l
+  end
+  return l or nil
+end
+
+-- Why an entry that is listed cannot be opened (a dangling symlink, no permission), or nil.
+local function broken(path)
+  local dir, name = path:match("^(.*)/([^/]+)$")
+  local l = dir and listing(dir)
+  if not (l and l[name]) or exists(path) then return nil end
+  local pipe = io.popen("readlink " .. shq(path) .. " 2>/dev/null")
+  local t = pipe and pipe:read("l")
+  if pipe then pipe:close() end
+  return t and ("a symlink to %s, which does not exist"):format(t) or "present but cannot be read (permissions?)"
+end
+
 -- First existing file among candidate relative names, in the search path; else an
--- error that lists every place looked at.
+-- error that lists every place looked at. An entry that exists but cannot be opened (a
+-- dangling symlink) is an error naming it, not skipped.
 function data.find(what, candidates)
   local tried = {}
   for _, d in ipairs(data.search_path()) do
     for _, c in ipairs(candidates) do
       local p = d .. "/" .. c
       if exists(p) then return p end
+      local why = broken(p)
+      if why then error(("%s: %s is %s"):format(what, p, why), 0) end
       tried[#tried + 1] = p
     end
   end
@@ -45,20 +80,145 @@ function data.find(what, candidates)
     :format(what, table.concat(tried, "\n  ")), 0)
 end
 
-local function gz_candidates(folders, name)
-  local out = {}
-  for _, f in ipairs(folders) do
-    out[#out + 1] = f .. "/" .. name .. ".gz"
-    out[#out + 1] = f .. "/" .. name
+-- The files of one dataset, all from ONE folder: the first folder of the search path (with the
+-- dataset's subfolder) that holds any of them must hold every required one (each as NAME.gz or
+-- NAME), so a dataset is never assembled from several copies. optional: files used when
+-- present in that same folder (KMNIST's training images). Returns { name = path }, folder.
+function data.find_set(what, subfolder, names, optional)
+  local tried = {}
+  for _, d in ipairs(data.search_path()) do
+    local dir = d .. "/" .. subfolder
+    tried[#tried + 1] = dir
+    local l = listing(dir)
+    if l then
+      local found, missing, any = {}, {}, false
+      local function look(name)
+        for _, c in ipairs({ name .. ".gz", name }) do
+          if l[c] then
+            local p = dir .. "/" .. c
+            local why = broken(p)
+            if why then error(("%s: %s is %s"):format(what, p, why), 0) end
+            return p
+          end
+        end
+      end
+      for _, n in ipairs(names) do
+        local p = look(n)
+        if p then found[n] = p any = true else missing[#missing + 1] = n end
+      end
+      for _, n in ipairs(optional or {}) do
+        local p = look(n)
+        if p then found[n] = p any = true end
+      end
+      if any then
+        if #missing > 0 then
+          error(("%s: %s holds only part of the dataset (%s missing, as .gz or plain); a dataset must come " ..
+            "whole from one folder: complete it, or take it out of ATTNLAB_DATA"):format(what, dir,
+            table.concat(missing, ", ")), 0)
+        end
+        return found, dir
+      end
+    end
+  end
+  error(("%s: not found; looked in:\n  %s\nSet ATTNLAB_DATA to the folder that holds %s/ (scripts/fetch_data.lua " ..
+    "downloads the canonical archives)"):format(what, table.concat(tried, "\n  "), subfolder), 0)
+end
+
+-- Record counts of the canonical files (shared/data/README.md, the datasets' pages). A file with
+-- another count is a truncated or different copy and is refused; the only exception is the
+-- documented KMNIST re-split of the test file (data.kmnist).
+data.CANONICAL = {
+  ["fashion-mnist"] = { train = 60000, test = 10000, size = 28 },
+  kmnist = { train = 60000, test = 10000, size = 28 },
+  cifar10 = { batch = 10000 },
+  newsgroups20 = { train = 11314, test = 7532 },
+}
+
+-- Size and SHA-256 of each file a run read, computed once per (path, size, mtime) and cached in
+-- $XDG_CACHE_HOME/attnlab/sha256.json (default ~/.cache/attnlab), so a sweep hashes each once.
+local function cache_path()
+  local base = os.getenv("XDG_CACHE_HOME")
+  if not base or base == "" then
+    local home = os.getenv("HOME")
+    if not home or home == "" then return nil end
+    base = home .. "/.cache"
+  end
+  return base .. "/attnlab/sha256.json"
+end
+data.fingerprint_cache = cache_path
+
+-- { {path =, size =, sha256 =}, ... } for a list of paths.
+function data.fingerprints(paths)
+  if #paths == 0 then return {} end
+  local quoted = {}
+  for i, p in ipairs(paths) do quoted[i] = shq(p) end
+  local st = {}
+  local pipe = io.popen("stat -L -c '%s %Y %n' " .. table.concat(quoted, " ") .. " 2>/dev/null")
+  if pipe then
+    for l in pipe:lines() do
+      local size, mtime, name = l:match("^(%d+) (%d+) (.*)$")
+      if name then st[name] = { size = math.tointeger(tonumber(size)), mtime = math.tointeger(tonumber(mtime)) } end
+    end
+    pipe:close()
+  end
+  local cp = cache_path()
+  local cache = {}
+  local f = cp and io.open(cp, "rb")
+  if f then
+    local ok, c = pcall(al.json.decode, f:read("a") or "")
+    f:close()
+    if ok and type(c) == "table" then cache = c end
+  end
+  local out, dirty = {}, false
+  for _, p in ipairs(paths) do
+    local s = st[p] or {}
+    local key = ("%s|%s|%s"):format(p, tostring(s.size), tostring(s.mtime))
+    local hex, size = cache[key], s.size
+    if type(hex) ~= "string" or not size then
+      local h, sz = al.sha256_file(p)
+      if not h then error("data: cannot fingerprint " .. tostring(sz), 0) end
+      hex, size = h, sz
+      if s.size then cache[key], dirty = hex, true end
+    end
+    out[#out + 1] = { path = p, size = size, sha256 = hex }
+  end
+  if dirty and cp then
+    os.execute("mkdir -p " .. shq(cp:match("^(.*)/[^/]*$")) .. " 2>/dev/null")
+    al.write_atomic(cp, al.json.encode(cache) .. "\n")   -- best effort: a failure only costs a rehash
   end
   return out
 end
 
-local function read_idx(what, folders, name)
-  local path = data.find(what, gz_candidates(folders, name))
+-- An IDX file of the MNIST family, checked: images (N, size, size), labels (N) in
+-- 0..classes-1, N the canonical count (count = nil: any). Every error names the file.
+local function read_idx_checked(what, path, kind, count, size, classes)
   local b, err = al.read_idx(path)
   if not b then error(what .. ": " .. err, 0) end
-  return b, path
+  local sh = b:shape()
+  local dims = table.concat(sh, " x ")
+  if kind == "images" then
+    if #sh ~= 3 or sh[2] ~= size or sh[3] ~= size then
+      error(("%s: %s holds %s, want N x %d x %d images"):format(what, path, dims, size, size), 0)
+    end
+  elseif #sh ~= 1 then
+    error(("%s: %s holds %s, want a list of N labels"):format(what, path, dims), 0)
+  end
+  if count and sh[1] ~= count then
+    error(("%s: %s has %d records, the canonical file has %d: a truncated or different copy?"):format(what, path,
+      sh[1], count), 0)
+  end
+  if kind == "labels" then
+    local t = b:to_tensor("int64")
+    if t:numel() > 0 and (al.max(t):item() >= classes or al.max(-t):item() > 0) then
+      for i, v in ipairs(t:totable()) do
+        if v < 0 or v >= classes then
+          error(("%s: %s: record %d has label %d, outside 0..%d"):format(what, path, i, v, classes - 1), 0)
+        end
+      end
+    end
+    return b, t
+  end
+  return b
 end
 
 -- ---- datasets ----------------------------------------------------------------------------
@@ -130,51 +290,71 @@ local function train_stats(key, loader)
   return stats_cache[key][1], stats_cache[key][2]
 end
 
-local function idx_dataset(name, folders, classes, opts)
+local IDX = { train_images = "train-images-idx3-ubyte", train_labels = "train-labels-idx1-ubyte",
+              test_images = "t10k-images-idx3-ubyte", test_labels = "t10k-labels-idx1-ubyte" }
+
+-- files: { idx name = path } from data.find_set (one folder). Counts and geometry are checked
+-- against the canonical ones (data.CANONICAL[name]); resplit = true: the test file is used whole
+-- by the KMNIST re-split (its count is still checked).
+local function idx_dataset(name, files, classes, opts)
   opts = opts or {}
   local split = opts.split or "train"
-  local prefix = (split == "train") and "train" or (split == "test" and "t10k" or error(name .. ": split must be 'train' or 'test', got " .. tostring(split), 2))
-  local images, ipath = read_idx(name .. " " .. split .. " images", folders, prefix .. "-images-idx3-ubyte")
-  local lab_bytes, lpath = read_idx(name .. " " .. split .. " labels", folders, prefix .. "-labels-idx1-ubyte")
-  local labels = lab_bytes:to_tensor("int64") + 1
+  if split ~= "train" and split ~= "test" then error(name .. ": split must be 'train' or 'test', got " .. tostring(split), 3) end
+  local canon = data.CANONICAL[name]
+  local ipath, lpath = files[IDX[split .. "_images"]], files[IDX[split .. "_labels"]]
+  local what = name .. " " .. split
+  local images = read_idx_checked(what .. " images", ipath, "images", canon[split], canon.size)
+  local _, lab = read_idx_checked(what .. " labels", lpath, "labels", canon[split], nil, #classes)
+  local labels = lab + 1
   local n = images:shape()[1]
   if labels:numel() ~= n then error(("%s: %s has %d images but %s has %d labels"):format(name, ipath, n, lpath, labels:numel()), 0) end
   local mean, std
+  local used = { ipath, lpath }
   if opts.normalize == false then mean, std = { 0 }, { 1 }
   else
-    mean, std = train_stats(name, function()
+    if split ~= "train" then used[#used + 1] = files[IDX.train_images] end   -- the normalisation statistics
+    mean, std = train_stats(name .. "\0" .. files[IDX.train_images], function()
       if split == "train" then return images end
-      return (read_idx(name .. " train images", folders, "train-images-idx3-ubyte"))
+      return (read_idx_checked(name .. " train images", files[IDX.train_images], "images", canon.train, canon.size))
     end)
   end
   return setmetatable({ name = name, split = split, images = images, labels = labels, n = n, num_classes = #classes,
                         classes = classes, channels = 1, size = images:shape()[2], mean = mean, std = std,
-                        files = { ipath, lpath } }, Dataset)
+                        files = used }, Dataset)
 end
 
 function data.fashion_mnist(opts)
-  return idx_dataset("fashion-mnist", { "fashion-mnist" }, FASHION_CLASSES, opts)
+  local files = data.find_set("fashion-mnist", "fashion-mnist",
+    { IDX.train_images, IDX.train_labels, IDX.test_images, IDX.test_labels })
+  return idx_dataset("fashion-mnist", files, FASHION_CLASSES, opts)
 end
 
 -- KMNIST. This copy lacks the canonical training images (shared/data/README.md), so the
--- default protocol "auto" uses the canonical split when train-images is present and
--- otherwise the README's re-split of the test split: records 1-8,000 for training and
--- 8,001-10,000 for testing. protocol = "canonical" or "resplit" forces one.
+-- default protocol "auto" uses the canonical split when train-images is present (in the same
+-- folder as the test files) and otherwise the README's re-split of the test split: records
+-- 1-8,000 for training and 8,001-10,000 for testing. protocol = "canonical" or "resplit"
+-- forces one.
 function data.kmnist(opts)
   opts = opts or {}
   local split = opts.split or "train"
   local protocol = opts.protocol or "auto"
-  if protocol == "auto" then
-    local ok = pcall(data.find, "kmnist train images", gz_candidates({ "kmnist" }, "train-images-idx3-ubyte"))
-    protocol = ok and "canonical" or "resplit"
+  if protocol ~= "auto" and protocol ~= "canonical" and protocol ~= "resplit" then
+    error("kmnist: protocol must be 'auto', 'canonical' or 'resplit', got " .. tostring(protocol), 2)
   end
+  local files, dir = data.find_set("kmnist", "kmnist", { IDX.test_images, IDX.test_labels },
+    { IDX.train_images, IDX.train_labels })
+  if protocol == "auto" then protocol = files[IDX.train_images] and "canonical" or "resplit" end
   if protocol == "canonical" then
-    local ds = idx_dataset("kmnist", { "kmnist" }, KMNIST_CLASSES, opts)
+    for _, k in ipairs({ IDX.train_images, IDX.train_labels }) do
+      if not files[k] then
+        error(("kmnist: the canonical split needs %s in %s (the re-split protocol does not)"):format(k, dir), 0)
+      end
+    end
+    local ds = idx_dataset("kmnist", files, KMNIST_CLASSES, opts)
     ds.protocol = "canonical"
     return ds
   end
-  if protocol ~= "resplit" then error("kmnist: protocol must be 'auto', 'canonical' or 'resplit', got " .. tostring(protocol), 2) end
-  local full = idx_dataset("kmnist", { "kmnist" }, KMNIST_CLASSES, { split = "test", normalize = false })
+  local full = idx_dataset("kmnist", files, KMNIST_CLASSES, { split = "test", normalize = false })
   local tr_idx = al.arange(8000)
   if opts.normalize ~= false then
     -- train statistics = records 1-8,000 of the test file
@@ -196,10 +376,17 @@ function data.cifar10(opts)
   local names = split == "train" and { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin" }
     or split == "test" and { "test_batch.bin" } or error("cifar10: split must be 'train' or 'test'", 2)
   local parts, labels, files = {}, {}, {}
+  -- all six files from one folder (the statistics of the test split come from its train files)
+  local found = data.find_set("cifar10", "cifar-10-batches-bin", { "data_batch_1.bin", "data_batch_2.bin",
+    "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin" })
   for i, f in ipairs(names) do
-    local path = data.find("cifar10 " .. f, gz_candidates({ "cifar-10-batches-bin" }, f))
+    local path = found[f]
     local b, l = al.read_cifar(path)
     if not b then error("cifar10: " .. l, 0) end
+    if l:numel() ~= data.CANONICAL.cifar10.batch then
+      error(("cifar10: %s has %d records, the canonical file has %d: a truncated or different copy?"):format(path,
+        l:numel(), data.CANONICAL.cifar10.batch), 0)
+    end
     parts[i], labels[i], files[i] = b, l, path
   end
   local images = parts[1]
@@ -208,7 +395,8 @@ function data.cifar10(opts)
   local mean, std
   if opts.normalize == false then mean, std = { 0, 0, 0 }, { 1, 1, 1 }
   else
-    mean, std = train_stats("cifar10", function()
+    if split ~= "train" then for i = 1, 5 do files[#files + 1] = found["data_batch_" .. i .. ".bin"] end end
+    mean, std = train_stats("cifar10\0" .. found["data_batch_1.bin"], function()
       if split == "train" then return images end
       return data.cifar10({ split = "train", normalize = false }).images
     end)

@@ -43,7 +43,8 @@
 -- archive's order; in shared/data's copy that is group by group in sorted order and, within
 -- a group, file names in byte order (so .../10042 before .../8514). Example 1 of train is
 -- alt.atheism/49960; ds.doc_names[i] is "<group>/<id>". Counts: 11,314 train and 7,532
--- test documents (ds.n); a copy with other counts loads, it is not rejected.
+-- test documents (ds.n); the archive found by the search must have these counts (else an error
+-- naming it); an archive given as `path` may hold others (test fixtures).
 -- Header stripping (strip_headers = true): everything up to and including the first blank
 -- line (an empty line, or one holding only "\r") is removed; a document with no blank line
 -- is all header and becomes empty (a row of <pad>). Default false: the study keeps headers.
@@ -440,6 +441,16 @@ function M.newsgroups20(opts)
   end
 
   local corpus = get_corpus(path, lowercase, strip, seq_len)
+  if not opts.path then   -- the archive the search found must be the canonical one (an explicit path may be a fixture)
+    local want = require("attnlab.data").CANONICAL.newsgroups20
+    for _, sp in ipairs({ "train", "test" }) do
+      local got = corpus.splits[sp] and corpus.splits[sp].n or 0
+      if got ~= want[sp] then
+        fail(fn, "%s has %d %s documents, the canonical archive has %d: a truncated or different copy? (pass it as " ..
+          "path = ... to use it anyway)", path, got, sp, want[sp])
+      end
+    end
+  end
   if not vocab then
     local vkey = vocab_size .. ":" .. min_count
     vocab = corpus.vocabs[vkey]

@@ -23,13 +23,18 @@ function Normalizer.parse(name)
   local a = name:match("^entmax:(.+)$")
   if a then
     local v = tonumber(a)
-    if not v or v <= 1 or v ~= v or v == math.huge then bad(" (alpha must be a number > 1)") end
+    if not v or v <= 1 or v ~= v or v == math.huge then
+      error(("normalizer '%s': the alpha of entmax:<alpha> must be a finite number > 1, got '%s'"):format(name, a), 3)
+    end
     return { kind = "entmax", alpha = v }
   end
   local r = name:match("^topk:(.+)$")
   if r then
     local v = tonumber(r)
-    if not v or not (v > 0 and v <= 1) then bad(" (ratio must be in (0, 1])") end
+    if not v or not (v > 0 and v <= 1) then
+      error(("normalizer '%s': the ratio of topk:<ratio> must be in (0, 1] (the share of keys kept), got '%s'")
+        :format(name, r), 3)
+    end
     return { kind = "topk", ratio = v }
   end
   bad()

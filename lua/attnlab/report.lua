@@ -90,15 +90,18 @@ function report.load(dir)
     if name ~= "experiment" and not path:find("%.json%.tmp%.") then
       local txt = read_all(path)
       local ok, rec = pcall(al.json.decode, txt or "")
-      if not ok or type(rec) ~= "table" then
-        data.unreadable[#data.unreadable + 1] = { name = name, why = tostring(rec) }
+      if not txt then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "cannot be opened (permissions?)" }
+      elseif not ok or type(rec) ~= "table" then
+        local why = #txt == 0 and "empty file" or ("not JSON: " .. tostring(rec):gsub("^[^%s:]+%.lua:%d+: ", ""))
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = why }
       elseif rec.error ~= nil then
         local c = rec.config or {}
         data.errors[#data.errors + 1] = { name = name, label = label_of(name, rec, data.experiment),
           normalizer = c.normalizer, seed = c.seed, error = tostring(rec.error), attempts = rec.attempts,
           exit_status = rec.exit_status, stderr_tail = rec.stderr_tail, record = rec }
       elseif type(rec.test_accuracy) ~= "number" or type(rec.config) ~= "table" then
-        data.unreadable[#data.unreadable + 1] = { name = name, why = "no test_accuracy or config" }
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "no test_accuracy or config" }
       else
         local c = rec.config
         local r = { name = name, label = label_of(name, rec, data.experiment), dataset = c.dataset,
@@ -361,6 +364,7 @@ function report.analyze(data, opts)
     local have = {}
     for _, r in ipairs(data.runs) do have[r.name] = true end
     for _, e in ipairs(data.errors) do have[e.name] = true end
+    for _, u in ipairs(data.unreadable) do have[u.name] = true end   -- listed as unreadable, not as missing
     for _, name in ipairs(sorted_keys(exp.runs)) do
       if not have[name] then A.missing[#A.missing + 1] = name end
     end
@@ -488,7 +492,8 @@ function report.markdown(A, opts)
   end
   w(("Results folder `%s`: %d finished record%s, %d error record%s%s%s. Git revision%s: %s. Machine: %s.")
     :format(A.dir or "?", A.n_records, A.n_records == 1 and "" or "s", #A.errors, #A.errors == 1 and "" or "s",
-      #A.missing > 0 and (", %d expected run%s without a record"):format(#A.missing, #A.missing == 1 and "" or "s") or "",
+      (#A.unreadable > 0 and (", %d unreadable record%s"):format(#A.unreadable, #A.unreadable == 1 and "" or "s") or "") ..
+      (#A.missing > 0 and (", %d expected run%s without a record"):format(#A.missing, #A.missing == 1 and "" or "s") or ""),
       (exp and exp.quick) and " (--quick preset)" or "", #sorted_keys(revs) == 1 and "" or "s",
       table.concat(sorted_keys(revs), ", "), table.concat(sorted_keys(hosts), "; ")))
   w()
@@ -1005,6 +1010,11 @@ function report.run(dir, opts)
   opts = opts or {}
   local data = report.load(dir)
   if #data.runs == 0 and #data.errors == 0 then
+    if #data.unreadable > 0 then
+      local names = {}
+      for _, u in ipairs(data.unreadable) do names[#names + 1] = u.name .. ".json (" .. u.why .. ")" end
+      error(("report: no readable record in %s; unreadable: %s"):format(dir, table.concat(names, "; ")), 0)
+    end
     error(("report: no records in %s (is it the folder a sweep wrote?)"):format(dir), 0)
   end
   local A = report.analyze(data, opts)

@@ -417,10 +417,15 @@ end
 -- Load an experiment preset (a Lua file returning a table); with quick = true its
 -- `quick` table is merged over it (a minutes-long smoke run of the same pipeline).
 function s2s.load_preset(path, quick)
+  if type(path) ~= "string" then error("s2s: --preset needs a file name", 0) end
+  local f = io.open(path, "rb")
+  if not f then error(("s2s: preset %s: no such file (the presets are in experiments/s2s/)"):format(path), 0) end
+  f:close()
   local chunk, err = loadfile(path)
-  if not chunk then error("s2s: cannot load preset " .. tostring(path) .. ": " .. tostring(err), 2) end
-  local p = chunk()
-  if type(p) ~= "table" then error("s2s: preset " .. path .. " must return a table", 2) end
+  if not chunk then error("s2s: cannot load preset " .. tostring(path) .. ": " .. tostring(err), 0) end
+  local ok, p = pcall(chunk)
+  if not ok then error(("s2s: preset %s raised an error: %s"):format(path, tostring(p)), 0) end
+  if type(p) ~= "table" then error("s2s: preset " .. path .. " must return a table, got " .. type(p), 0) end
   if quick and p.quick then p = s2s.deep_merge(p, p.quick) end
   p.quick = nil
   return p

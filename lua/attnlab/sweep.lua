@@ -239,16 +239,42 @@ function sweep.validate(exp, where)
       error(("sweep: %s: families[%d] must be a table with a name"):format(where, i), 0)
     end
   end
+  -- every value, before any run starts: an unknown normalizer or epochs = -1 is an error here,
+  -- not a failed run per (dataset, seed) later
+  local function clean(e) return (tostring(e):gsub("^[^%s:]+%.lua:%d+: ", ""):gsub("^train: ", "")) end
+  for i, n in ipairs(exp.normalizers) do
+    local ok, e = pcall(al.nn.Normalizer.parse, n)
+    if not ok then error(("sweep: %s: normalizers[%d]: %s"):format(where, i, clean(e)), 0) end
+  end
+  for i, sd in ipairs(exp.seeds) do
+    if sd < 1 then error(("sweep: %s: seeds[%d] = %d, want a positive integer"):format(where, i, sd), 0) end
+  end
+  for _, e in ipairs(entries) do
+    if not al.data.by_name[e.dataset] then
+      local names = {}
+      for k in pairs(al.data.by_name) do names[#names + 1] = k end
+      table.sort(names)
+      error(("sweep: %s: unknown dataset '%s'; known: %s"):format(where, tostring(e.dataset), table.concat(names, ", ")), 0)
+    end
+    local cfg = merge(merge(exp.schedule, e.overrides), (exp.overrides or {})[e.label])
+    cfg.dataset, cfg.normalizer, cfg.seed = e.dataset, exp.normalizers[1], exp.seeds[1]
+    local ok, err = pcall(al.train.config, cfg)
+    if not ok then error(("sweep: %s: dataset %s: %s"):format(where, e.label, clean(err)), 0) end
+  end
   return exp
 end
 
 -- Load an experiment file. `path` may also be a name under experiments/ ("normalizers/demo").
 function sweep.load(path)
+  if type(path) ~= "string" or path == "" then error("sweep: no experiment given", 0) end
   local candidates = { path }
-  if not path:match("%.lua$") then candidates[#candidates + 1] = path .. ".lua" end
-  local root = sweep.root()
-  candidates[#candidates + 1] = root .. "/experiments/" .. path
-  candidates[#candidates + 1] = root .. "/experiments/" .. path .. ".lua"
+  local lua = path:match("%.lua$") ~= nil
+  if not lua then candidates[#candidates + 1] = path .. ".lua" end
+  if path:sub(1, 1) ~= "/" then   -- a name under experiments/ (never for absolute paths)
+    local root = sweep.root()
+    candidates[#candidates + 1] = root .. "/experiments/" .. path
+    if not lua then candidates[#candidates + 1] = root .. "/experiments/" .. path .. ".lua" end
+  end
   for _, c in ipairs(candidates) do
     if file_exists(c) then
       local chunk, err = loadfile(c)
@@ -604,6 +630,24 @@ local function pid_alive(pid)
   return state ~= nil and state ~= "Z" and state ~= "X"
 end
 
+-- Remove what killed sweeps left in DIR/.state: the pid and status files of workers that are
+-- gone. Files of a worker that is still alive stay (a run adopted from an earlier sweep, or one of
+-- another sweep on the same folder).
+local function remove_stale_state(state_dir)
+  local p = io.popen("ls -1A " .. q(state_dir) .. " 2>/dev/null")
+  local files = {}
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+  for _, f in ipairs(files) do
+    local name = f:match("^(.+)%.pid$") or f:match("^(.+)%.rc%.w$") or f:match("^(.+)%.rc$")
+    local s = name and read_all(state_dir .. "/" .. name .. ".pid")
+    local pid = s and tonumber(s:match("%d+"))
+    local cmd = pid and pid_alive(pid) and read_all("/proc/" .. pid .. "/cmdline")
+    if not (cmd and cmd:find(name, 1, true)) then os.remove(state_dir .. "/" .. f) end
+  end
+end
+
+
 -- Start one run in the background, in its own session (so that it can be stopped as a
 -- group), its exit status landing in DIR/.state/<name>.rc when it ends.
 local function spawn(run, state_dir)
@@ -682,19 +726,11 @@ function sweep.run(exp, opts)
   local host = opts.host or sweep.host()
   for _, r in ipairs(runs) do r.command = sweep.command(r, host) end
 
-  -- warn early about normalizers the model will not accept (those runs will fail alone)
-  for _, n in ipairs(exp.normalizers) do
-    local ok, err = pcall(al.nn.Normalizer.parse, n)
-    if not ok then
-      local msg = tostring(err):gsub("^[^%s:]+:%d+: ", "")
-      log(("warning: %s -- its runs will fail and be recorded as errors"):format(msg))
-    end
-  end
-
   local state_dir = dir .. "/.state"
-  mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir)
+  local dry = opts.dry_run
+  if not dry then mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir) end
 
-  local todo, changed, done_before, retry, resume = {}, {}, 0, 0, 0
+  local todo, changed, orphans, done_before, retry, resume, set_aside = {}, {}, {}, 0, 0, 0, 0
   for _, r in ipairs(runs) do
     local st, _, why = sweep.state(r)
     if st == "done" then
@@ -702,17 +738,38 @@ function sweep.run(exp, opts)
     elseif st == "changed" then
       changed[#changed + 1] = r.name .. " (" .. why .. ")"
       if opts.redo_changed then
-        os.remove(r.checkpoint)
+        if not dry then os.remove(r.checkpoint) end
         todo[#todo + 1] = r
       end
     else
-      -- a run still going from an earlier, killed sweep is left alone
+      -- a run still going from an earlier, killed sweep: not started twice; this sweep waits
+      -- for it (adopts it) and then keeps its record or retries it like any other run
       local s = read_all(state_dir .. "/" .. r.name .. ".pid")
       local pid = s and tonumber(s:match("%d+"))
       local cmdline = pid and pid_alive(pid) and read_all("/proc/" .. pid .. "/cmdline")
       if cmdline and cmdline:find(r.out, 1, true) and not file_exists(state_dir .. "/" .. r.name .. ".rc") then
-        log(("%s: still running from an earlier sweep (pid %d); skipped"):format(r.name, pid))
+        r.pid, r.rcfile, r.pidfile, r.orphan = pid, state_dir .. "/" .. r.name .. ".rc", state_dir .. "/" .. r.name .. ".pid", true
+        orphans[#orphans + 1] = r
       else
+        -- a checkpoint that cannot be read would fail the run identically on every retry:
+        -- it is set aside (renamed, logged) and the run starts over
+        if r.checkpoint and file_exists(r.checkpoint) then
+          local ok, e = pcall(al.load, r.checkpoint)
+          if not ok then
+            local aside = r.checkpoint .. ".corrupt-" .. os.date("!%Y%m%dT%H%M%SZ")
+            local msg = tostring(e):gsub("^[^%s:]+%.lua:%d+: ", "")
+            if dry then
+              log(("%s: checkpoint %s is unreadable (%s); a real run sets it aside and starts over"):format(r.name,
+                r.checkpoint, msg))
+            else
+              local okr, rerr = os.rename(r.checkpoint, aside)
+              if not okr then error(("sweep: cannot set aside the unreadable checkpoint %s: %s"):format(r.checkpoint, rerr), 0) end
+              log(("%s: checkpoint unreadable (%s); set aside as %s, the run starts over"):format(r.name, msg, aside))
+            end
+            set_aside = set_aside + 1
+            if st == "partial" then st = "pending" end
+          end
+        end
         if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
         todo[#todo + 1] = r
       end
@@ -722,27 +779,45 @@ function sweep.run(exp, opts)
     error(("sweep: %d finished record(s) in %s were made with a different config than the experiment now gives, e.g. %s.\n" ..
       "Use a new --out folder, or pass --redo-changed to rerun them."):format(#changed, dir, changed[1]), 0)
   end
-  remove_stale_temps(dir, todo)
-  sweep.write_experiment(exp, runs, dir)
+  if not dry then
+    remove_stale_temps(dir, todo)
+    remove_stale_state(state_dir)
+    sweep.write_experiment(exp, runs, dir)
+  end
 
-  log(("sweep %s: %d runs, %d finished before, %d to run (%d retried after an error, %d resumed from a checkpoint%s), " ..
+  log(("sweep %s: %d runs, %d finished before, %d to run (%d retried after an error, %d resumed from a checkpoint%s%s), " ..
        "%d worker%s x %d thread%s -> %s"):format(exp.name, #runs, done_before, #todo, retry, resume,
-       #changed > 0 and (", %d rerun after a config change"):format(#changed) or "", workers,
+       #changed > 0 and (", %d rerun after a config change"):format(#changed) or "",
+       set_aside > 0 and (", %d started over after an unreadable checkpoint"):format(set_aside) or "", workers,
        workers == 1 and "" or "s", threads, threads == 1 and "" or "s", dir))
   local summary = { total = #runs, done_before = done_before, done = 0, failed = 0, ran = 0, failures = {},
-                    out = dir, workers = workers, threads = threads }
-  if opts.dry_run then
+                    out = dir, workers = workers, threads = threads, orphaned = {} }
+  for _, r in ipairs(orphans) do
+    log(("%s: still running from an earlier sweep (pid %d); %s"):format(r.name, r.pid,
+      (dry or opts.no_wait) and "not started again" or "waiting for it"))
+  end
+  if dry then
     for _, r in ipairs(todo) do log(r.command) end
+    for _, r in ipairs(orphans) do summary.orphaned[#summary.orphaned + 1] = r.name end
     return summary
   end
-  if #todo == 0 then summary.seconds = 0 return summary end
+  if opts.no_wait then
+    -- exit 0 means every run has a record: runs of an earlier sweep that are still going have
+    -- none yet, so the caller reports them (scripts/sweep.lua exits 3)
+    for _, r in ipairs(orphans) do summary.orphaned[#summary.orphaned + 1] = r.name end
+    orphans = {}
+  end
+  if #todo == 0 and #orphans == 0 then summary.seconds = 0 return summary end
   local cmds = {}
   for _, r in ipairs(todo) do cmds[#cmds + 1] = r.command end
-  append_commands(dir, ("%s  %s: %d runs, %d worker%s x %d thread%s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"),
-    exp.name, #todo, workers, workers == 1 and "" or "s", threads, threads == 1 and "" or "s"), cmds)
-
+  if #cmds > 0 then
+    append_commands(dir, ("%s  %s: %d runs, %d worker%s x %d thread%s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"),
+      exp.name, #todo, workers, workers == 1 and "" or "s", threads, threads == 1 and "" or "s"), cmds)
+  end
   local t0 = al.clock()
   local active, next_i, finished, sum_dur = {}, 1, 0, 0
+  for _, r in ipairs(orphans) do r.t0 = al.clock(); active[#active + 1] = r end
+  local n_work = #todo + #orphans
   local poll = opts.poll or 0.25
   local function loop()
     while next_i <= #todo or #active > 0 do
@@ -756,7 +831,15 @@ function sweep.run(exp, opts)
       local still = {}
       for _, r in ipairs(active) do
         local rc = poll_rc(r)
-        if rc then
+        local rec0 = rc and r.orphan and sweep.read_record(r.out)
+        if rc and r.orphan and not (rec0 and not rec0.error) then
+          -- a run of the earlier sweep that ended without a record (killed, or failed): this
+          -- sweep runs it again itself, from its checkpoint if it left one
+          os.remove(r.rcfile); os.remove(r.pidfile)
+          log(("%s: the earlier sweep's run ended without a record (status %d); running it again"):format(r.name, rc))
+          r.orphan, r.pid = false, nil
+          todo[#todo + 1] = r
+        elseif rc then
           local st, rec = sweep.finish(r, rc)
           os.remove(r.rcfile); os.remove(r.pidfile)
           finished = finished + 1
@@ -776,10 +859,10 @@ function sweep.run(exp, opts)
           for _, o in ipairs(active) do
             if o ~= r and not o.seconds then left = left + math.max(0, avg - (al.clock() - o.t0)) end
           end
-          local eta = left / math.max(1, math.min(workers, #todo - finished))
+          local eta = left / math.max(1, math.min(workers, n_work - finished))
           log(("[%d/%d] %s %s seed %d: %s (%.1f s) | elapsed %s, ETA %s"):format(done_before + finished, #runs,
-            r.label, r.normalizer, r.seed, describe_result(st, rec), r.seconds, fmt_duration(el),
-            finished == #todo and "0s" or fmt_duration(eta)))
+            r.label, r.normalizer, r.seed, describe_result(st, rec) .. (r.orphan and " (run of an earlier sweep)" or ""),
+            r.seconds, fmt_duration(el), finished == n_work and "0s" or fmt_duration(eta)))
         else
           still[#still + 1] = r
         end
@@ -793,7 +876,7 @@ function sweep.run(exp, opts)
   end
   local ok, err = pcall(loop)
   if not ok then
-    for _, r in ipairs(active) do stop(r) end
+    for _, r in ipairs(active) do if not r.orphan then stop(r) end end
     log(("sweep stopped (%s): %d run(s) interrupted; their checkpoints stay in %s/ckpt. Rerun the same command to resume.")
       :format(tostring(err), #active, dir))
     error(err, 0)

@@ -25,6 +25,25 @@ train.DEFAULTS = {
 -- keys whose default is nil (the dataset's own default, or off)
 local OPTIONAL_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true, out = true,
                         checkpoint = true, vocab_size = true }
+train.OPTIONAL_KEYS = OPTIONAL_KEYS
+
+-- One line per key for scripts/train.lua --help (a key without a line is still listed).
+train.HELP = {
+  dataset = "cifar10 | fashion_mnist | kmnist | newsgroups20 | marker", normalizer = "softmax | sparsemax | " ..
+  "entmax15 | hae | entmax:<alpha> | topk:<ratio>", seed = "positive integer (model init and data order)",
+  epochs = "positive integer", batch_size = "examples per step", lr = "peak learning rate (AdamW)",
+  weight_decay = "AdamW weight decay", warmup_epochs = "linear warm-up, in epochs (may be fractional)",
+  min_lr = "final learning rate of the cosine schedule", label_smoothing = "0 .. <1", clip_grad = "max gradient " ..
+  "norm (0: off)", dim = "embedding width", depth = "encoder blocks", heads = "attention heads",
+  mlp_ratio = "MLP width / dim", patch = "patch size (default: a 4x4 grid of patches)", iters = "bisection " ..
+  "iterations (hae, entmax:<alpha>)", train_limit = "use N training examples (a fixed random subset)",
+  test_limit = "evaluate on N test examples (a fixed random subset)", val = "hold out N training examples as " ..
+  "a validation set (0: none)", eval_batch = "batch size for evaluation", threads = "threads (default: all cores)",
+  padding = "text: positions | masked", vocab_size = "text: vocabulary size", seq_len = "text: tokens per example",
+  out = "write the JSON record here (atomically)", checkpoint = "checkpoint file: written after every epoch, a " ..
+  "rerun resumes from it", progress = "true | false: progress lines", cifar_exact_test = "also report accuracy on " ..
+  "CIFAR-10's 1,000 bit-exact test records",
+}
 
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
 
@@ -44,16 +63,37 @@ function train.config(user)
     table.sort(names)
     error(("train: unknown dataset '%s'; known: %s"):format(tostring(c.dataset), table.concat(names, ", ")), 3)
   end
-  al.nn.Normalizer.parse(c.normalizer)   -- raises with the list of valid names
-  for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "seed" }) do
-    if math.type(c[k]) ~= "integer" or c[k] < (k == "seed" and 0 or 1) then
-      error(("train: %s must be a positive integer, got %s"):format(k, tostring(c[k])), 3)
+  local okn, nerr = pcall(al.nn.Normalizer.parse, c.normalizer)   -- raises with the list of valid names
+  if not okn then error("train: " .. tostring(nerr):gsub("^[^%s:]+%.lua:%d+: ", ""), 3) end
+  -- every key up front: a bad value is one message here, not a failure deep inside a run
+  local function bad(k, want) error(("train: %s must be %s, got %s"):format(k, want, al.cli.show(c[k])), 3) end
+  for k, d in pairs(train.DEFAULTS) do   -- the type of each key's default
+    if c[k] ~= nil and type(c[k]) ~= type(d) then
+      bad(k, type(d) == "boolean" and "true or false" or math.type(d) == "integer" and k ~= "mlp_ratio" and
+        "a positive integer" or type(d) == "number" and "a number" or "a " .. type(d))
     end
   end
-  for _, k in ipairs({ "lr", "weight_decay", "label_smoothing" }) do
-    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 then error(("train: %s must be a number >= 0"):format(k), 3) end
+  for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "seed", "iters", "eval_batch", "seq_len" }) do
+    if math.type(c[k]) ~= "integer" or c[k] < 1 then bad(k, "a positive integer") end
   end
-  if c.padding ~= "positions" and c.padding ~= "masked" then error("train: padding must be 'positions' or 'masked'", 3) end
+  for _, k in ipairs({ "patch", "train_limit", "test_limit", "threads", "vocab_size" }) do
+    -- (false: explicitly off, e.g. a quick preset's limit switched off for one dataset)
+    if c[k] ~= nil and c[k] ~= false and (math.type(c[k]) ~= "integer" or c[k] < 1) then
+      bad(k, "a positive integer (or unset)")
+    end
+  end
+  if math.type(c.val) ~= "integer" or c.val < 0 then bad("val", "an integer >= 0") end
+  for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio" }) do
+    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then bad(k, "a finite number >= 0") end
+  end
+  if c.lr <= 0 then bad("lr", "a number > 0") end
+  if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
+  if c.label_smoothing >= 1 then bad("label_smoothing", "a number in [0, 1)") end
+  if c.dim % c.heads ~= 0 then error(("train: dim (%d) must be a multiple of heads (%d)"):format(c.dim, c.heads), 3) end
+  if c.padding ~= "positions" and c.padding ~= "masked" then bad("padding", "'positions' or 'masked'") end
+  for _, k in ipairs({ "out", "checkpoint" }) do
+    if c[k] ~= nil and (type(c[k]) ~= "string" or c[k] == "") then bad(k, "a file path") end
+  end
   c.patch = c.patch or IMAGE_PATCH[c.dataset]
   return c
 end
@@ -107,9 +147,22 @@ function train.datasets(c)
     local sorted = al.tensor((function() local t = idx:totable() table.sort(t) return t end)(), { dtype = "int64" })
     return ds:subset(sorted, ds.split)
   end
+  if val and tr.n < 1 then error(("train: val = %d leaves no training examples (%s has %d)"):format(c.val, c.dataset, tr.n + val.n), 0) end
   if c.train_limit and c.train_limit < tr.n then tr = limited(tr, c.train_limit, 1) end
   if c.test_limit and c.test_limit < te.n then te = limited(te, c.test_limit, 2); te.exact_records = nil end
   return tr, te, val
+end
+
+-- The files the run's data came from, each with its size and SHA-256 (cached across runs).
+function train.data_files(...)
+  local paths, seen = {}, {}
+  for i = 1, select("#", ...) do
+    local ds = select(i, ...)
+    for _, p in ipairs(ds and ds.files or {}) do
+      if not seen[p] then seen[p] = true paths[#paths + 1] = p end
+    end
+  end
+  return al.data.fingerprints(paths)
 end
 
 function train.model(c, ds)
@@ -244,15 +297,20 @@ function train.run(user)
   local rec = {
     config = c, git_revision = train.git_revision(), machine = train.machine(), params = model:num_parameters(),
     tokens = model.num_tokens, dataset = { name = tr.name, train = tr.n, test = te.n, val = val and val.n or 0,
-    protocol = tr.protocol }, epochs = {}, started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    protocol = tr.protocol, files = train.data_files(tr, te, val) }, epochs = {},
+    started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
   }
-  local start_epoch, step_times = 1, {}
+  local start_epoch, step_times, warm_times = 1, {}, {}
   local ckpt = c.checkpoint
   if ckpt then
     local f = io.open(ckpt, "rb")
     if f then
       f:close()
-      local st = load_checkpoint(ckpt, model, opt)
+      local okc, st = pcall(load_checkpoint, ckpt, model, opt)
+      if not okc then
+        error(("train: checkpoint %s is unreadable (%s); delete it (or move it away) to start this run over")
+          :format(ckpt, tostring(st):gsub("^[^%s:]+%.lua:%d+: ", "")), 2)
+      end
       if st.config_key ~= config_key(c) then
         error(("train: checkpoint %s was made with a different config; remove it or change --checkpoint"):format(ckpt), 2)
       end
@@ -280,7 +338,7 @@ function train.run(user)
       opt:step()
       sched:step()
       local dt = al.clock() - t0
-      if b > 2 then step_times[#step_times + 1] = dt end      -- skip warm-up steps
+      if b > 2 then step_times[#step_times + 1] = dt else warm_times[#warm_times + 1] = dt end  -- warm-up apart
       local lv = loss:item()
       if lv ~= lv then error(("train: loss became NaN at epoch %d step %d"):format(epoch, b), 2) end
       sum_loss, n_loss = sum_loss + lv * y:numel(), n_loss + y:numel()
@@ -312,7 +370,15 @@ function train.run(user)
   rec.support_density = dens / #final.support
   rec.support_density_real = dens_real / #final.support
   if c.normalizer == "hae" then rec.alphas = model:alphas() end
+  -- a run too short to have steps past the warm-up is timed on those (flagged), never "0 img/s"
   rec.train_s_per_step = median(step_times)
+  if not rec.train_s_per_step and #warm_times > 0 then
+    rec.train_s_per_step, rec.train_timing_includes_warmup = median(warm_times), true
+  end
+  -- nothing degenerate becomes a result: a record's accuracy is a finite number in [0, 1]
+  if type(rec.test_accuracy) ~= "number" or rec.test_accuracy ~= rec.test_accuracy or final.n < 1 then
+    error(("train: no test accuracy (evaluated %d examples); no record written"):format(final.n or 0), 2)
+  end
   rec.train_img_per_s = rec.train_s_per_step and c.batch_size / rec.train_s_per_step
   rec.infer_s_per_example = final.infer_s_per_example
   rec.finished = os.date("!%Y-%m-%dT%H:%M:%SZ")

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnlab/io.h"
+#include "attnlab/sha256.h"
 #include "bind.h"
 
 #define BYTES_MT "attnlab.Bytes"
@@ -337,6 +338,33 @@ static int l_read_file(lua_State *L) {
   return 1;
 }
 
+/* sha256(string) -> 64 hex digits.  sha256_file(path) -> hex, size in bytes | nil, message
+ * (the bytes as stored: a .gz file's compressed bytes). */
+static int l_sha256(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  uint8_t d[AL_SHA256_SIZE];
+  char hex[AL_SHA256_HEX];
+  al_sha256(s, n, d);
+  al_sha256_hex(d, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
+static int l_sha256_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  char hex[AL_SHA256_HEX];
+  uint64_t size = 0;
+  if (al_sha256_file(path, hex, &size) != AL_OK) {
+    lua_pushnil(L);
+    lua_pushstring(L, al_errmsg());
+    return 2;
+  }
+  lua_pushstring(L, hex);
+  lua_pushinteger(L, (lua_Integer)size);
+  return 2;
+}
+
 void l_open_io(lua_State *L) {
   static const luaL_Reg bm[] = {{"shape", bytes_shape}, {"batch", bytes_batch}, {"channel_stats", bytes_channel_stats},
                                 {"to_tensor", bytes_to_tensor}, {NULL, NULL}};
@@ -352,6 +380,7 @@ void l_open_io(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"read_idx", l_read_idx}, {"bytes_cat", l_bytes_cat}, {"read_cifar", l_read_cifar}, {"tar_foreach", l_tar_foreach},
                                  {"save", l_save}, {"load", l_load}, {"write_atomic", l_write_atomic},
-                                 {"read_file", l_read_file}, {NULL, NULL}};
+                                 {"read_file", l_read_file}, {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
+                                 {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
 }

@@ -1,6 +1,7 @@
 /* lua/bind/module.c -- luaopen_attnlab_core: the C half of `require "attnlab"`.
  * Also: configuration report, threads, grad mode, clock, memory counters. */
 #include <malloc.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,9 +15,25 @@
 
 #define ATTNLAB_VERSION "0.1.0"
 
+/* More threads than cores only slows the row kernels and OpenBLAS down (and a typo such as
+ * 1000 would start 1000 threads): the count is clamped to the core count, with a warning. */
+static int cores(void) {
+  long c = sysconf(_SC_NPROCESSORS_ONLN);
+  return c > 0 ? (int)c : 1;
+}
+
 static int l_set_num_threads(lua_State *L) {
-  lua_Integer n = luaL_checkinteger(L, 1);
-  if (n < 1) return luaL_argerror(L, 1, "need at least 1 thread");
+  if (!lua_isinteger(L, 1))
+    return luaL_argerror(L, 1, lua_pushfstring(L, "need a positive integer number of threads, got %s",
+                                               lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TSTRING
+                                                   ? luaL_tolstring(L, 1, NULL) : luaL_typename(L, 1)));
+  lua_Integer n = lua_tointeger(L, 1);
+  if (n < 1) return luaL_argerror(L, 1, lua_pushfstring(L, "need at least 1 thread, got %d", (int)(n < -1000000 ? -1000000 : n)));
+  if (n > cores()) {
+    fprintf(stderr, "attnlab: set_num_threads(%lld): this machine has %d core%s; using %d\n", (long long)n, cores(),
+            cores() == 1 ? "" : "s", cores());
+    n = cores();
+  }
   al_set_num_threads((int)n);
   return 0;
 }
@@ -132,7 +149,22 @@ static int l_config_tostring(lua_State *L) {
 int luaopen_attnlab_core(lua_State *L) {
   /* threads: ATTNLAB_NUM_THREADS, else OpenMP's default (the core count) */
   const char *nt = getenv("ATTNLAB_NUM_THREADS");
-  int n = nt ? atoi(nt) : 0;
+  int n = 0;
+  if (nt && *nt) {   /* a positive integer; anything else is said, not silently replaced */
+    char *end;
+    long v = strtol(nt, &end, 10);
+    while (*end == ' ' || *end == '\t' || *end == '\n') end++;
+    if (end == nt || *end || v < 1) {
+      fprintf(stderr, "attnlab: ATTNLAB_NUM_THREADS='%s' is not a positive integer; ignored (using %d thread%s)\n", nt,
+              omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
+    } else if (v > cores()) {
+      fprintf(stderr, "attnlab: ATTNLAB_NUM_THREADS=%ld but this machine has %d core%s; using %d\n", v, cores(),
+              cores() == 1 ? "" : "s", cores());
+      n = cores();
+    } else {
+      n = (int)v;
+    }
+  }
   /* Tensor buffers of a training step are freed and re-allocated every step. glibc
    * serves large blocks with fresh mmaps, so every step would page-fault its whole
    * working set again; keeping them in the heap makes the reuse free. */

@@ -20,6 +20,7 @@
 #include <cjson/cJSON.h>
 
 #include "attnlab/io.h"
+#include "attnlab/sha256.h"
 #include "check.h"
 
 /* ------------------------------------------------------------------ helpers */
@@ -1019,7 +1020,10 @@ static void test_st_malformed(void) {
   st_bad("an unknown dtype", "{\"a\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}}", z, 16, -1, "unknown dtype");
   st_bad("a missing shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", z, 4, -1, "missing \"shape\"");
   st_bad("a negative dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", z, 4, -1, "shape[0]");
-  st_bad("a fractional offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.5]}}", z, 4, -1, "data_offsets must be");
+  st_bad("a fractional offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.5]}}", z, 4, -1, "data_offsets end 4.5 is not an integer");
+  st_bad("an offset of 2^60 (too large, not negative)", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1152921504606846976,1152921504606846980]}}",
+         z, 4, -1, "data_offsets begin 1152921504606846976 is too large");
+  st_bad("a negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", z, 4, -1, "data_offsets begin -4 is negative");
   st_bad("offsets with 3 numbers", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", z, 8, -1, "data_offsets must be");
   st_bad("offsets whose size mismatches dtype x shape",
          "{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}", z, 20, -1,
@@ -1128,6 +1132,68 @@ static void test_atomic(void) {
   free(b);
 }
 
+/* ------------------------------------------------------------------ SHA-256 (core/sha256.c) */
+
+/* FIPS 180-4 / NIST CAVS vectors, plus the public code against the test's own independent
+ * implementation above over pieces of every length 0..200 (block and padding boundaries). */
+static void test_sha256(void) {
+  static const struct { const char *msg; const char *hex; } V[] = {
+    {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+    {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+    {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+     "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+    {"abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu",
+     "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1"},
+  };
+  int ok = 1;
+  char hex[AL_SHA256_HEX], want[65];
+  uint8_t d[AL_SHA256_SIZE];
+  for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
+    al_sha256(V[i].msg, strlen(V[i].msg), d);
+    al_sha256_hex(d, hex);
+    if (strcmp(hex, V[i].hex)) { ok = 0; printf("  vector %zu: got %s want %s\n", i, hex, V[i].hex); }
+  }
+  CHECK("sha256: FIPS 180-4 test vectors", ok, "see above");
+  /* one million 'a' fed in uneven pieces */
+  static char mil[1000];
+  memset(mil, 'a', sizeof mil);
+  al_sha256_ctx c;
+  al_sha256_init(&c);
+  size_t fed = 0;
+  for (size_t k = 1; fed < 1000000; k = k % 997 + 1) {
+    size_t n = k < 1000000 - fed ? k : 1000000 - fed;
+    al_sha256_update(&c, mil, n);
+    fed += n;
+  }
+  al_sha256_final(&c, d);
+  al_sha256_hex(d, hex);
+  CHECK("sha256: 1,000,000 x 'a' in uneven pieces", !strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+        "got %s", hex);
+  uint8_t buf[200];
+  for (int i = 0; i < 200; i++) buf[i] = (uint8_t)(i * 37 + 11);
+  ok = 1;
+  for (size_t n = 0; n <= 200 && ok; n++) {
+    sha256_ctx r;
+    sha_init(&r);
+    sha_update(&r, buf, n);
+    sha_hex(&r, want);
+    al_sha256_init(&c);
+    al_sha256_update(&c, buf, n / 3);
+    al_sha256_update(&c, buf + n / 3, n - n / 3);
+    al_sha256_final(&c, d);
+    al_sha256_hex(d, hex);
+    if (strcmp(hex, want)) { ok = 0; printf("  n=%zu: got %s want %s\n", n, hex, want); }
+  }
+  CHECK("sha256: every length 0..200 matches an independent implementation", ok, "see above");
+  const char *p = tmppath("sha.bin");
+  uint64_t size = 0;
+  al_status st = write_bytes(p, "abc", 3) ? al_sha256_file(p, hex, &size) : AL_EIO;
+  CHECK("sha256: al_sha256_file gives digest and size", st == AL_OK && size == 3 &&
+        !strcmp(hex, V[1].hex), "st=%d size=%llu %s", st, (unsigned long long)size, hex);
+  expect_err("sha256: a missing file is an error naming it", al_sha256_file("/nonexistent/x.bin", hex, NULL),
+             "/nonexistent/x.bin", NULL);
+}
+
 static void rm_tmpdir(void) {
   DIR *d = opendir(tmpdir);
   struct dirent *de;
@@ -1154,6 +1220,7 @@ int main(void) {
   test_st_ref();
   test_st_malformed();
   test_atomic();
+  test_sha256();
   CHECK("io: every al_malloc'ed byte was freed", al_mem_live() == live0, "%zu bytes live",
         al_mem_live() - live0);
   rm_tmpdir();

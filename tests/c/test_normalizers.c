@@ -1071,6 +1071,53 @@ static void test_write_mode(void) {
   }
 }
 
+/* NaN in, NaN gradient out: a row with a kept NaN or +inf has a NaN forward row, and its
+ * backward gives NaN for every entry of gin (and galpha) under every normalizer, accumulating
+ * or writing; the other rows (finite, all-masked) are unaffected, bitwise. Every block geometry
+ * (n < 16 padded, rows in lanes, per-row paths). */
+static void test_nan_grad(void) {
+  const long lens[] = {3, 16, 17, 65, 300};
+  int ok[NOPS] = {1, 1, 1, 1, 1};
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+    const long n = lens[li], rows = 20;
+    float *x = falloc(rows * n), *xc = falloc(rows * n), *g = falloc(rows * n), *o = falloc(rows * n);
+    float *oc = falloc(rows * n), *gi = falloc(rows * n), *gc = falloc(rows * n), *alpha = falloc(rows);
+    float ga[20], gac[20];
+    uint8_t *keep = malloc(rows * n);
+    fill_randn(x, rows * n, 1.5);
+    fill_randn(g, rows * n, 1.0);
+    for (long i = 0; i < rows * n; i++) keep[i] = 1;
+    memset(keep + 3 * n, 0, n);                             /* row 3: all masked */
+    for (long r = 0; r < rows; r++) alpha[r] = (float)(1.05 + 0.9 * rng_unif());
+    memcpy(xc, x, rows * n * 4);
+    x[5 * n + n / 2] = NAN;                                 /* row 5: NaN */
+    x[11 * n + n - 1] = INFINITY;                           /* row 11: +inf */
+    for (int op = 0; op < NOPS; op++)
+      for (int acc = 0; acc < 2; acc++) {
+        op_fwd(op, o, x, keep, rows, rows, n, alpha, 0.3);
+        op_fwd(op, oc, xc, keep, rows, rows, n, alpha, 0.3);
+        for (long i = 0; i < rows * n; i++) gi[i] = gc[i] = acc ? 0.5f : NAN;
+        for (long r = 0; r < rows; r++) ga[r] = gac[r] = acc ? 0.25f : NAN;
+        if (acc) { op_bwd(op, gi, ga, g, o, rows, n, alpha); op_bwd(op, gc, gac, g, oc, rows, n, alpha); }
+        else { op_bwd_write(op, gi, ga, g, o, rows, n, alpha); op_bwd_write(op, gc, gac, g, oc, rows, n, alpha); }
+        for (long r = 0; r < rows; r++) {
+          const int bad = r == 5 || r == 11;
+          for (long j = 0; j < n; j++) {
+            if (bad) ok[op] &= isnan(gi[r * n + j]);
+            else ok[op] &= !memcmp(gi + r * n + j, gc + r * n + j, 4);
+          }
+          if (op == BISECT) ok[op] &= bad ? isnan(ga[r]) : !memcmp(ga + r, gac + r, 4);
+        }
+      }
+    free(x); free(xc); free(g); free(o); free(oc); free(gi); free(gc); free(alpha); free(keep);
+  }
+  for (int op = 0; op < NOPS; op++) {
+    char name[120];
+    snprintf(name, sizeof name, "NaN: %s backward of a NaN/+inf row is NaN (other rows unchanged)", op_name[op]);
+    CHECK(name, ok[op], "a NaN row got a non-NaN gradient, or another row changed");
+  }
+}
+
 /* entmax_bisect backward (which compacts the support before its log/exp) against the formula
  * evaluated in double on the same forward output, for every row length 1..80 (all block
  * geometries), masked and not, rows not a multiple of the kernel's row group, several alphas. */
@@ -1504,6 +1551,7 @@ int main(void) {
   test_errors();
   test_every_length();   /* after the checks above: it draws from their random stream */
   test_write_mode();
+  test_nan_grad();
   test_bisect_bwd_lengths();
   test_e15_start_edges();
   test_bisect_start_edges();

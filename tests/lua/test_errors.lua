@@ -255,6 +255,35 @@ err("al.load of a 3-byte file", function()
   if not ok then error(e, 0) end
 end, "attnlab.load", "8-byte")
 
+-- ---- NaN in messages: "nan", never printf's "-nan" (0/0 is a negative NaN on x86) -----------
+local function no_minus_nan(name, fn, ...)
+  local pats = { ... }
+  cases[#cases + 1] = { name = "error: " .. name, fn = function()
+    local ok, e = pcall(fn)
+    if ok then error("no error raised", 0) end
+    e = tostring(e)
+    if e:find("-nan", 1, true) then error("message says -nan: " .. e, 0) end
+    for _, p in ipairs(pats) do
+      if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
+    end
+  end }
+end
+no_minus_nan("dropout p = 0/0 says nan", function() return al.dropout(al.ones { 2 }, 0 / 0) end, "got nan")
+no_minus_nan("topk_softmax ratio = 0/0 says nan", function() return al.topk_softmax(al.ones { 4 }, 0 / 0) end, "got nan")
+no_minus_nan("layer_norm eps = 0/0 says nan", function() return al.layer_norm(al.ones { 2, 3 }, nil, nil, 0 / 0) end, "got nan")
+
+-- ---- safetensors: an offset of 2^60 is "too large", not "must be non-negative" ------------------
+err("al.load of an offset of 2^60", function()
+  local h = '{"w": {"dtype": "F32", "shape": [1], "data_offsets": [1152921504606846976, 1152921504606846980]}}'
+  local p = write_tmp(string.pack("<I8", #h) .. h .. string.rep("\0", 8))
+  local ok, e = pcall(al.load, p)
+  os.remove(p)
+  if not ok then
+    if tostring(e):find("non-negative", 1, true) then error("says non-negative: " .. tostring(e), 0) end
+    error(e, 0)
+  end
+end, "attnlab.load", "data_offsets begin 1152921504606846976 is too large")
+
 -- every case above must also leave the library usable
 cases[#cases + 1] = { name = "the library still works after all those errors", fn = function()
   local x = al.ones({ 2, 2 }, { requires_grad = true })

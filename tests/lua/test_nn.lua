@@ -146,8 +146,14 @@ return {
   { name = "unknown normalizer lists the valid names", fn = function()
     T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "sparsmax" } end,
       "unknown normalizer 'sparsmax'; valid: softmax, sparsemax, entmax15, hae, entmax:<alpha>, topk:<ratio>")
-    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "topk:1.5" } end, "ratio must be in (0, 1]")
-    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:0.9" } end, "alpha must be a number > 1")
+    -- the name is fine, its parameter is not: the message says so (not "unknown normalizer")
+    local e = T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "topk:1.5" } end,
+      "normalizer 'topk:1.5': the ratio of topk:<ratio> must be in (0, 1] (the share of keys kept), got '1.5'")
+    assert(not e:find("unknown normalizer", 1, true), e)
+    e = T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "topk:0" } end, "ratio of topk:<ratio>")
+    assert(not e:find("unknown normalizer", 1, true), e)
+    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:0.9" } end,
+      "the alpha of entmax:<alpha> must be a finite number > 1, got '0.9'")
   end },
   { name = "hae alphas start at 1.5 and are trained by the optimizer", fn = function()
     al.manual_seed(4)

@@ -106,6 +106,24 @@ local cases = {
     e = base(); e.overrides = { cifar10 = { epochs = 2 } }
     T.raises(function() sweep.validate(e) end, "overrides.cifar10 names no dataset")
     T.raises(function() sweep.load("/nonexistent/exp.lua") end, "not found")
+    -- checked at load, before any run starts (issue 21): values a run would fail on
+    e = base(); e.normalizers = { "softmax", "bogus" }
+    T.raises(function() sweep.validate(e) end, "normalizers[2]: unknown normalizer 'bogus'")
+    e = base(); e.normalizers = { "topk:0" }
+    T.raises(function() sweep.validate(e) end, "ratio of topk:<ratio> must be in (0, 1]")
+    e = base(); e.schedule = { epochs = -1 }
+    T.raises(function() sweep.validate(e) end, "dataset fashion_mnist: epochs must be a positive integer, got -1")
+    e = base(); e.schedule = { test_limit = 0 }
+    T.raises(function() sweep.validate(e) end, "test_limit must be a positive integer")
+    e = base(); e.seeds = { 0 }
+    T.raises(function() sweep.validate(e) end, "seeds[1] = 0, want a positive integer")
+    e = base(); e.datasets = { "mnist" }
+    T.raises(function() sweep.validate(e) end, "unknown dataset 'mnist'")
+    e = base(); e.overrides = { fashion_mnist = { lr = -1 } }
+    T.raises(function() sweep.validate(e) end, "lr must be a finite number >= 0")
+    -- a missing experiment names the places looked at, never "experiments//tmp/x.lua.lua"
+    local msg = T.raises(function() sweep.load("/tmp/attnlab-no-such-exp.lua") end, "not found")
+    assert(not msg:find("experiments//", 1, true) and not msg:find(".lua.lua", 1, true), msg)
     T.raises(function() sweep.resolve(sweep.validate(base()), { quick = true }) end, "has no quick preset")
   end },
   { name = "the study's experiment files load; main has 350 runs, --quick 105; kmnist 70; demo 12", fn = function()
@@ -140,6 +158,31 @@ local cases = {
     T.eq(math.type(cfg.epochs), "integer")
     local run = sweep.run_from_command(cmd)
     T.eq({ run.name, run.label, run.dir }, { "nm__topk-0.25__seed3", "nm", "/tmp/some dir" })
+  end },
+
+  { name = "--dry-run lists the runs and writes nothing (no folder, no experiment.json)", fn = function()
+    local dir = tmpdir()
+    local exp = tiny_experiment(dir, { "softmax", "topk:0.25" })
+    local out, rc = sh(("%s scripts/sweep.lua %s --dry-run --out %s"):format(q(HOST), q(exp), q(dir .. "/new")))
+    T.eq(rc, 0, 0, out)
+    assert(out:find("4 to run", 1, true) and out:find("scripts/train.lua --dataset fashion_mnist", 1, true), out)
+    T.eq(sh("ls -A " .. q(dir)), "tiny.lua\n", 0, "files after --dry-run")
+  end },
+  { name = "sweep.lua: a bad experiment is one line before any run (exit 1); usage errors exit 2", fn = function()
+    local dir = tmpdir()
+    write(dir .. "/bad.lua", 'return { datasets = { "fashion_mnist" }, normalizers = { "softmax", "sparsmax" }, seeds = { 1 } }')
+    local out, rc = sh(("%s scripts/sweep.lua %s --out %s"):format(q(HOST), q(dir .. "/bad.lua"), q(dir .. "/r")))
+    T.eq(rc, 1, 0, out)
+    assert(out:find("^sweep%.lua: .*normalizers%[2%]: unknown normalizer 'sparsmax'"), out)
+    T.eq(select(2, out:gsub("\n", "")), 1, 0, "lines: " .. out)
+    T.eq(sh("ls -A " .. q(dir)), "bad.lua\n", 0, "nothing created")
+    write(dir .. "/raises.lua", 'error("oops")')
+    out, rc = sh(("%s scripts/sweep.lua %s"):format(q(HOST), q(dir .. "/raises.lua")))
+    T.eq(rc, 1, 0, out)
+    assert(out:find("raised: ", 1, true) and out:find("oops", 1, true) and not out:find("traceback"), out)
+    out, rc = sh(("%s scripts/sweep.lua %s --wrokers 2"):format(q(HOST), q(dir .. "/bad.lua")))
+    T.eq(rc, 2, 0, out)
+    assert(out:find("unknown option --wrokers", 1, true) and out:find("usage:", 1, true), out)
   end },
 
   -- ---- real sweeps ------------------------------------------------------------------------------
@@ -185,6 +228,8 @@ local cases = {
     write(dir .. "/" .. NAMES[3] .. ".json", '{"config": {"dataset": "fashion_mnist", "normal')
     write(dir .. "/" .. NAMES[4] .. ".json.tmp.Ab12Cd", '{"test_accuracy": 0.1')
     write(dir .. "/.state/" .. NAMES[4] .. ".pid", "999999999\n")
+    write(dir .. "/.state/" .. NAMES[3] .. ".rc", "0\n")            -- a status nobody collected
+    write(dir .. "/.state/gone__softmax__seed9.pid", "999999998\n") -- a run no longer in the experiment
     local lines = {}
     s = sweep.run(exp, { out = dir, workers = 2, log = function(l) lines[#lines + 1] = l end })
     T.eq({ s.ran, s.done, s.done_before }, { 2, 2, 2 })
@@ -192,6 +237,7 @@ local cases = {
     for _, n in ipairs(NAMES) do same_results(b[n], a[n], n) end
     local nrec, ntmp = json_files(dir)
     T.eq({ nrec, ntmp }, { 4, 0 }, 0, "records, temporaries")
+    T.eq(sh("ls -A " .. q(dir .. "/.state")), "", 0, "stale .state files left")
     print(("# resumed: %s acc %.4f == %.4f"):format(NAMES[3], b[NAMES[3]].test_accuracy, a[NAMES[3]].test_accuracy))
   end },
   { name = "a sweep killed with its workers resumes to the same records", fn = function()
@@ -244,29 +290,88 @@ local cases = {
     print(("# resumed from epoch %d: acc %.4f == %.4f, alpha[1][1] %.6f"):format(b.resumed_from_epoch, b.test_accuracy,
       a.test_accuracy, b.alphas[1][1]))
   end },
-  { name = "a failing run (unknown normalizer) leaves an error record; the other runs finish; rerun retries it", fn = function()
+  { name = "a failing run (patch 5 on 28x28 images) leaves an error record; the other runs finish; rerun retries it", fn = function()
     if not have_fmnist() then T.skip("Fashion-MNIST not found") end
     local dir = tmpdir()
-    local exp = sweep.load(tiny_experiment(dir, { "softmax", "bogus" }))
-    exp.seeds = { 1 }
-    local lines = {}
-    local s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function(l) lines[#lines + 1] = l end })
+    -- a value only the model can refuse (28 is not a multiple of 5): the run fails on its own
+    write(dir .. "/tiny.lua", [[return {
+  name = "tiny", datasets = { "fashion_mnist", { name = "fmnist_p5", dataset = "fashion_mnist", patch = 5 } },
+  normalizers = { "softmax" }, seeds = { 1 },
+  schedule = { epochs = 1, batch_size = 100, train_limit = 500, test_limit = 300 },
+}
+]])
+    local exp = sweep.load(dir .. "/tiny.lua")
+    local s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function() end })
     T.eq({ s.done, s.failed }, { 1, 1 })
-    assert(table.concat(lines, "\n"):find("warning: unknown normalizer 'bogus'", 1, true), "no early warning")
-    local err = al.json.decode(read(dir .. "/r/fashion_mnist__bogus__seed1.json"))
-    assert(err.error:find("unknown normalizer 'bogus'", 1, true), err.error)
-    T.eq({ err.config.normalizer, err.config.seed, err.exit_status, err.attempts }, { "bogus", 1, 1, 1 })
+    local err = al.json.decode(read(dir .. "/r/fmnist_p5__softmax__seed1.json"))
+    assert(err.error:find("not a multiple of patch_size 5", 1, true), err.error)
+    T.eq({ err.config.patch, err.config.seed, err.exit_status, err.attempts }, { 5, 1, 1, 1 })
     assert(err.stderr_tail:find("train.lua", 1, true), "stderr tail: " .. tostring(err.stderr_tail))
-    assert(err.command:find("--normalizer bogus", 1, true))
+    assert(err.command:find("--patch 5", 1, true))
     local ok = al.json.decode(read(dir .. "/r/fashion_mnist__softmax__seed1.json"))
     assert(ok.test_accuracy > 0.1)
     s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function() end })
     T.eq({ s.ran, s.failed }, { 1, 1 }, 0, "the rerun retries only the error")
-    T.eq(al.json.decode(read(dir .. "/r/fashion_mnist__bogus__seed1.json")).attempts, 2)
+    T.eq(al.json.decode(read(dir .. "/r/fmnist_p5__softmax__seed1.json")).attempts, 2)
     -- the CLI reports the failure in its exit status
     local out, rc = sh(("%s scripts/sweep.lua %s --out %s"):format(q(HOST), q(dir .. "/tiny.lua"), q(dir .. "/cli")))
     T.eq(rc, 1, 0, "exit status with a failed run")
-    assert(out:find("2 run(s) failed", 1, true), out)
+    assert(out:find("1 run(s) failed", 1, true), out)
+  end },
+  { name = "an unreadable checkpoint is set aside (renamed, logged) and its run starts over", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local dir = A_DIR .. "/../corrupt"
+    local exp = sweep.load(A_DIR .. "/../tiny.lua")
+    sh("mkdir -p " .. q(dir .. "/ckpt"))
+    write(dir .. "/ckpt/" .. NAMES[1] .. ".ckpt", string.pack("<I8", 64) .. '{"model.w": ')   -- truncated
+    local lines = {}
+    local s = sweep.run(exp, { out = dir, workers = 1, only = "^" .. NAMES[1] .. "$", log = function(l) lines[#lines + 1] = l end })
+    local log = table.concat(lines, "\n")
+    T.eq({ s.done, s.failed }, { 1, 0 }, 0, log)
+    assert(log:find("checkpoint unreadable", 1, true) and log:find("set aside as", 1, true), log)
+    local aside = sh("ls " .. q(dir .. "/ckpt"))
+    assert(aside:find(NAMES[1] .. ".ckpt.corrupt-", 1, true), "not set aside: " .. aside)
+    same_results(records(dir)[NAMES[1]], records(A_DIR)[NAMES[1]], NAMES[1])
+    -- train.lua alone says what to do
+    write(dir .. "/bad.ckpt", "garbage")
+    local out, rc = sh(("%s scripts/train.lua --dataset fashion_mnist --epochs 1 --train_limit 100 --test_limit 100 --checkpoint %s")
+      :format(q(HOST), q(dir .. "/bad.ckpt")))
+    T.eq(rc, 1, 0, out)
+    assert(out:find("is unreadable", 1, true) and out:find("delete it", 1, true), out)
+  end },
+  { name = "runs of a killed sweep still going: the rerun waits for them (or, --no-wait, exits 3 and says so)", fn = function()
+    if not A_DIR then T.skip("needs the tiny sweep") end
+    local dir = A_DIR .. "/../orphan"
+    local exp = sweep.load(A_DIR .. "/../tiny.lua")
+    local only = "^" .. NAMES[2]:gsub("%p", "%%%0") .. "$"
+    local run = sweep.runs(exp, { out = dir, only = only })[1]
+    sh("mkdir -p " .. q(dir .. "/.state"))
+    -- what a SIGKILL of the sweep alone leaves: its worker going on, its pid file in .state/
+    -- (a stand-in worker: sleeps, then copies the finished record into place, as train.lua would)
+    local src = A_DIR .. "/" .. NAMES[2] .. ".json"
+    local inner = ("sleep 3; cp %s %s.tmp; mv %s.tmp %s"):format(q(src), q(run.out), q(run.out), q(run.out))
+    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    write(dir .. "/.state/" .. NAMES[2] .. ".pid", pid .. "\n")
+    local out, rc = sh(("%s scripts/sweep.lua %s --only %s --no-wait --out %s"):format(q(HOST), q(A_DIR .. "/../tiny.lua"),
+      q(only), q(dir)))
+    T.eq(rc, 3, 0, out)
+    assert(out:find("still going and have no record yet", 1, true), out)
+    local lines = {}
+    local s = sweep.run(exp, { out = dir, workers = 1, only = only, log = function(l) lines[#lines + 1] = l end })
+    local log = table.concat(lines, "\n")
+    assert(log:find("waiting for it", 1, true), log)
+    T.eq({ s.done, s.failed }, { 1, 0 }, 0, log)
+    T.eq(read(run.out), read(src), 0, "the earlier sweep's record is kept")
+    -- a stand-in that ends without a record: the run is started again by this sweep
+    os.remove(run.out)
+    pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q("sleep 1; : " .. run.out))):match("%d+")
+    write(dir .. "/.state/" .. NAMES[2] .. ".pid", pid .. "\n")
+    lines = {}
+    s = sweep.run(exp, { out = dir, workers = 1, only = only, log = function(l) lines[#lines + 1] = l end })
+    log = table.concat(lines, "\n")
+    assert(log:find("ended without a record", 1, true), log)
+    T.eq({ s.done, s.failed }, { 1, 0 }, 0, log)
+    same_results(al.json.decode(read(run.out)), records(A_DIR)[NAMES[2]], NAMES[2])
   end },
   { name = "a changed schedule is refused (use a new folder or --redo-changed)", fn = function()
     if not A_DIR then T.skip("needs the tiny sweep") end

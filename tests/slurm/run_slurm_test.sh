@@ -219,14 +219,15 @@ fi
 
 # a run that fails inside a Slurm task leaves an error record
 cat >"$WORK/bad.lua" <<'LUA'
-return { name = "slurm-test-bad", datasets = { "fashion_mnist" }, normalizers = { "softmax", "bogus" }, seeds = { 1 },
+return { name = "slurm-test-bad", datasets = { "fashion_mnist", { name = "fmnist_p5", dataset = "fashion_mnist", patch = 5 } },
+         normalizers = { "softmax" }, seeds = { 1 },
          schedule = { epochs = 1, batch_size = 50, train_limit = 100, test_limit = 100 } }
 LUA
 if submit bad "$WORK/bad.lua" "$WORK/bad"; then
-  if grep -q "unknown normalizer 'bogus'" "$WORK/bad/fashion_mnist__bogus__seed1.json" 2>/dev/null &&
+  if grep -q "not a multiple of patch_size 5" "$WORK/bad/fmnist_p5__softmax__seed1.json" 2>/dev/null &&
      grep -q '"test_accuracy"' "$WORK/bad/fashion_mnist__softmax__seed1.json" 2>/dev/null; then
     pass "a failing array task writes an error record; the other task finishes (job $jobid)"
-  else fail "failing array task" "$(head -c 300 "$WORK/bad/fashion_mnist__bogus__seed1.json" 2>/dev/null)"; fi
+  else fail "failing array task" "$(head -c 300 "$WORK/bad/fmnist_p5__softmax__seed1.json" 2>/dev/null)"; fi
 fi
 
 echo "# slurm test took $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,154 @@
+-- tests/lua/test_data.lua -- the data search and the loaders' checks (issue 21): a dataset comes
+-- whole from ONE folder of the search path, record counts match the canonical files (the KMNIST
+-- re-split aside), labels outside the classes and a wrong image geometry are refused at load
+-- naming the file, a dangling symlink is named (not skipped), and a run record lists the files it
+-- read with size and SHA-256. Each case builds a folder under /tmp and runs bin/attnlab with
+-- ATTNLAB_DATA pointing at it (the search path is read from the environment).
+local al = require "attnlab"
+local T = require "harness"
+
+local HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local TMP = {}
+local function tmpdir()
+  local d = T.sh("mktemp -d /tmp/attnlab-test-data.XXXXXX"):gsub("%s+$", "")
+  TMP[#TMP + 1] = d
+  return d
+end
+
+-- run a Lua snippet in a fresh host with ATTNLAB_DATA=dir; returns stdout, stderr, status
+local function host(dir, code, env)
+  local errf = os.tmpname()
+  local p = io.popen(("env -u LUA_INIT ATTNLAB_DATA=%s %s timeout 120 %s -e %s </dev/null 2>%s"):format(q(dir), env or "",
+    q(HOST), q(code), errf))
+  local out = p:read("a")
+  local _, _, rc = p:close()
+  local err = T.read_file(errf) or ""
+  os.remove(errf)
+  return out, err, rc
+end
+
+-- the snippet must fail with a message containing every pattern
+local function load_fails(dir, call, pats)
+  local out, err, rc = host(dir, ("local ok, e = pcall(%s) if ok then print('LOADED') else io.stderr:write(tostring(e)) os.exit(3) end"):format(call))
+  T.eq(rc, 3, 0, "loaded although it should not: " .. out .. err)
+  for _, p in ipairs(pats) do assert(err:find(p, 1, true), ("message lacks %q: %s"):format(p, err)) end
+  print("#   " .. err:gsub("\n", "\n#   "))
+end
+
+local function find_real(sub, name)   -- an absolute path (symlinks to it must not dangle)
+  local ok, p = pcall(al.data.find, sub, { sub .. "/" .. name .. ".gz", sub .. "/" .. name })
+  if not ok then return nil end
+  return (T.sh("realpath " .. q(p)):gsub("%s+$", ""))
+end
+
+local function gunzip_to(src, dst, nbytes)   -- the first nbytes of the decompressed file (all: nil)
+  local cmd = ("gzip -dc %s %s > %s"):format(q(src), nbytes and ("| head -c " .. nbytes) or "", q(dst))
+  if not src:match("%.gz$") then cmd = ("head -c %s %s > %s"):format(nbytes or "-0", q(src), q(dst)) end
+  assert(os.execute(cmd), cmd)
+end
+
+local function idx_header(dims)   -- big-endian IDX header of uint8 data
+  local h = string.char(0, 0, 8, #dims)
+  for _, d in ipairs(dims) do h = h .. string.pack(">I4", d) end
+  return h
+end
+
+local FMNIST = { "train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte" }
+local function fmnist_copy(dir, except)   -- symlinks to the real files, except the named one
+  os.execute("mkdir -p " .. q(dir .. "/fashion-mnist"))
+  for _, n in ipairs(FMNIST) do
+    if n ~= except then
+      local p = assert(find_real("fashion-mnist", n))
+      os.execute(("ln -s %s %s"):format(q(p), q(dir .. "/fashion-mnist/" .. p:match("[^/]+$"))))
+    end
+  end
+end
+
+local cases = {}
+local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+
+case("CIFAR-10: one partial batch in ATTNLAB_DATA is refused, not completed from ../shared/data", function()
+  local b2 = find_real("cifar-10-batches-bin", "data_batch_2.bin")
+  if not b2 then T.skip("CIFAR-10 not found") end
+  local d = tmpdir()
+  os.execute("mkdir -p " .. q(d .. "/cifar-10-batches-bin"))
+  gunzip_to(b2, d .. "/cifar-10-batches-bin/data_batch_2.bin", 1000 * 3073)
+  load_fails(d, "al.data.cifar10, {split = 'train'}", { d .. "/cifar-10-batches-bin holds only part of the dataset",
+    "data_batch_1.bin", "whole from one folder" })
+end)
+case("CIFAR-10: a complete folder with a batch cut to 1,000 records: the count is refused naming the file", function()
+  local b2 = find_real("cifar-10-batches-bin", "data_batch_2.bin")
+  if not b2 then T.skip("CIFAR-10 not found") end
+  local d = tmpdir()
+  local sub = d .. "/cifar-10-batches-bin"
+  os.execute("mkdir -p " .. q(sub))
+  for _, n in ipairs({ "data_batch_1.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin" }) do
+    local p = find_real("cifar-10-batches-bin", n)
+    os.execute(("ln -s %s %s/"):format(q(p), q(sub)))
+  end
+  gunzip_to(b2, sub .. "/data_batch_2.bin", 1000 * 3073)
+  load_fails(d, "al.data.cifar10, {split = 'train'}", { sub .. "/data_batch_2.bin has 1000 records, the canonical file has 10000" })
+end)
+case("Fashion-MNIST: a label of 200 is refused at load, naming the file and the record", function()
+  local lab = find_real("fashion-mnist", "t10k-labels-idx1-ubyte")
+  if not lab then T.skip("Fashion-MNIST not found") end
+  local d = tmpdir()
+  fmnist_copy(d, "t10k-labels-idx1-ubyte")
+  local path = d .. "/fashion-mnist/t10k-labels-idx1-ubyte"
+  gunzip_to(lab, path)
+  local s = T.read_file(path)
+  T.write_file(path, s:sub(1, 8 + 41) .. string.char(200) .. s:sub(8 + 43))   -- record 42
+  load_fails(d, "al.data.fashion_mnist, {split = 'test'}", { path, "record 42 has label 200, outside 0..9" })
+end)
+case("Fashion-MNIST: 27x28 images are refused at load, naming the file", function()
+  if not find_real("fashion-mnist", "t10k-images-idx3-ubyte") then T.skip("Fashion-MNIST not found") end
+  local d = tmpdir()
+  fmnist_copy(d, "t10k-images-idx3-ubyte")
+  local path = d .. "/fashion-mnist/t10k-images-idx3-ubyte"
+  T.write_file(path, idx_header({ 10000, 27, 28 }) .. string.rep("\0", 10000 * 27 * 28))
+  load_fails(d, "al.data.fashion_mnist, {split = 'test'}", { path, "holds 10000 x 27 x 28, want N x 28 x 28 images" })
+end)
+case("Fashion-MNIST: a dangling symlink is named, not skipped", function()
+  if not find_real("fashion-mnist", "t10k-images-idx3-ubyte") then T.skip("Fashion-MNIST not found") end
+  local d = tmpdir()
+  fmnist_copy(d, "train-images-idx3-ubyte")
+  os.execute(("ln -s /nonexistent/train-images.gz %s"):format(q(d .. "/fashion-mnist/train-images-idx3-ubyte.gz")))
+  load_fails(d, "al.data.fashion_mnist, {split = 'train'}", { "train-images-idx3-ubyte.gz is a symlink to /nonexistent/train-images.gz" })
+end)
+case("KMNIST: the documented re-split of the test file still loads (8,000 / 2,000)", function()
+  if not find_real("kmnist", "t10k-images-idx3-ubyte") then T.skip("KMNIST not found") end
+  local tr, te = al.data.kmnist { split = "train" }, al.data.kmnist { split = "test" }
+  T.eq({ tr.n, te.n, tr.protocol }, { 8000, 2000, "resplit" })
+end)
+case("a run record lists the files read, with size and SHA-256 (computed once, cached)", function()
+  if not find_real("kmnist", "t10k-images-idx3-ubyte") then T.skip("KMNIST not found") end
+  local d = tmpdir()
+  local rec = d .. "/r.json"
+  local errf = os.tmpname()
+  local cmd = ("env XDG_CACHE_HOME=%s %s scripts/train.lua --dataset kmnist --epochs 1 --train_limit 64 --test_limit 64 " ..
+    "--batch_size 64 --progress false --out %s >/dev/null 2>%s"):format(q(d .. "/cache"), q(HOST), q(rec), errf)
+  assert(os.execute(cmd), T.read_file(errf))
+  os.remove(errf)
+  local r = al.json.decode(T.read_file(rec))
+  local files = r.dataset.files
+  T.eq(#files, 2, 0, "files (KMNIST re-split: the test images and labels)")
+  for _, f in ipairs(files) do
+    local hex, size = al.sha256_file(f.path)
+    T.eq({ f.sha256, f.size }, { hex, size }, 0, f.path)
+  end
+  local cache = al.json.decode(T.read_file(d .. "/cache/attnlab/sha256.json"))
+  local n = 0
+  for _, v in pairs(cache) do n = n + 1; assert(#v == 64, v) end
+  T.eq(n, 2, 0, "cached digests")
+  print(("#   %s %d bytes sha256 %s"):format(files[1].path, files[1].size, files[1].sha256))
+end)
+case("(cleanup of the temporary folders)", function()
+  for _, d in ipairs(TMP) do
+    assert(d:match("^/tmp/attnlab%-test%-data%.%w+$"))
+    os.execute("rm -rf " .. q(d))
+  end
+end)
+
+return cases
