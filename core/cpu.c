@@ -3,7 +3,7 @@
  * The trampolines and the per-level tables are generated at build time (mk/gen_dispatch.sh
  * writes build/.../isa/dispatch.c from the kernel objects' symbols); that file calls
  * al_cpu_startup_level_() from a constructor and reports what it installed through
- * al_cpu_installed_(). A build without run-time dispatch (the fuzzers compile core/*.c
+ * al_cpu_installed_(). A build without run-time dispatch (the fuzzers compile every core file
  * directly) has no such file: then the kernels are the ones its -march compiled, and this
  * file reports that level. */
 #include <stdio.h>
