@@ -1,4 +1,5 @@
-/* core/base.c -- error messages and counted allocation (see include/attnlab/base.h).
+/* core/base.c -- error messages, counted allocation and the version (see
+ * include/attnlab/base.h, version.h).
  * Pure C11. The byte counter lets the Lua binding pace its garbage collector by the
  * tensor memory that is really alive, which Lua cannot see on its own. */
 #include <stdarg.h>
@@ -8,9 +9,13 @@
 #include <string.h>
 
 #include "attnlab/base.h"
+#include "attnlab/version.h"
 
 static _Thread_local char errbuf[1024];
 static size_t mem_live, mem_peak;   /* single Lua state per process: no atomics needed */
+
+const char *al_version(void) { return ATTNLAB_VERSION_STRING; }
+int al_version_number(void) { return ATTNLAB_VERSION_NUMBER; }
 
 al_status al_seterr(al_status st, const char *fmt, ...) {
   va_list ap;

@@ -8,9 +8,10 @@
 
 #include "attnlab/blas.h"
 #include "attnlab/threads.h"
+#include "attnlab/version.h"
 #include "bind.h"
 
-#define ATTNLAB_VERSION "0.1.0"
+#define ATTNLAB_VERSION ATTNLAB_VERSION_STRING
 
 static int l_set_num_threads(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 1);

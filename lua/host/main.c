@@ -10,6 +10,7 @@
  * What it adds:
  *  - package.path starts with <checkout>/lua/?.lua;<checkout>/lua/?/init.lua, the checkout
  *    being found from the executable's real path (bin/attnlab or build/<x>/attnlab);
+ *  - --version (the same line as -v);
  *  - package.preload["attnlab.core"] = the statically linked luaopen_attnlab_core;
  *  - the global `al` = require "attnlab" (REPL, -e and scripts alike; see --help);
  *  - REPL: readline with tab completion of globals and of fields after `.`/`:` (walking
@@ -19,7 +20,7 @@
  * readline is used only when stdin is a terminal; otherwise lines are read with getline(),
  * prompts written to stdout, as lua.c does without readline, so tests can pipe input.
  *
- * POSIX + Lua 5.4 + GNU readline; no attnlab C header is needed. */
+ * POSIX + Lua 5.4 + GNU readline; of attnlab only the header-only attnlab/version.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,9 +39,9 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#ifndef ATTNLAB_VERSION
-#define ATTNLAB_VERSION "0.1.0"
-#endif
+#include "attnlab/version.h"
+
+#define ATTNLAB_VERSION ATTNLAB_VERSION_STRING
 
 #define HOST_NAME "attnlab"
 #define HISTORY_CAP 1000 /* entries kept in memory and in the history file */
@@ -191,6 +192,7 @@ static int parse_cmdline(int argc, char **argv, cmdline *cl) {
       case '-':
         if (a[2] == '\0') { cl->script = i + 1; return 0; } /* "--" */
         if (strcmp(a, "--help") == 0) { cl->help = 1; break; }
+        if (strcmp(a, "--version") == 0) { cl->flags |= OPT_VERSION; break; }
         cl->bad = i; return -1;
       case 'h':
         if (a[2] != '\0') { cl->bad = i; return -1; }
@@ -227,7 +229,8 @@ static void print_usage(FILE *f) {
     "  -W        turn warnings on\n"
     "  --        stop handling options\n"
     "  -         stop handling options and execute stdin\n"
-    "  --help    show this help\n");
+    "  --help    show this help\n"
+    "  --version the same as -v\n");
   if (f != stdout) return;
   fprintf(f,
     "\n"
