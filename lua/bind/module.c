@@ -1,6 +1,7 @@
 /* lua/bind/module.c -- luaopen_attnlab_core: the C half of `require "attnlab"`.
  * Also: configuration report, threads, grad mode, clock, memory counters. */
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -90,16 +91,25 @@ static int l_config(lua_State *L) {
   return 1;
 }
 
-int luaopen_attnlab_core(lua_State *L) {
-  /* threads: ATTNLAB_NUM_THREADS, else OpenMP's default (the core count) */
-  const char *nt = getenv("ATTNLAB_NUM_THREADS");
-  int n = nt ? atoi(nt) : 0;
+/* Process-wide setup, once even when several threads open attnlab in their own states at
+ * the same time: al_blas_init() probes and loads OpenBLAS (and sets environment
+ * variables), which must not run twice concurrently. */
+static void process_init(void) {
   /* Tensor buffers of a training step are freed and re-allocated every step. glibc
    * serves large blocks with fresh mmaps, so every step would page-fault its whole
    * working set again; keeping them in the heap makes the reuse free. */
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   al_blas_init();
+}
+
+int luaopen_attnlab_core(lua_State *L) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, process_init);
+  /* threads (for the calling OS thread): ATTNLAB_NUM_THREADS, else OpenMP's default (the
+   * core count) */
+  const char *nt = getenv("ATTNLAB_NUM_THREADS");
+  int n = nt ? atoi(nt) : 0;
   al_set_num_threads(n > 0 ? n : al_get_num_threads());
   lua_newtable(L);
   l_open_tensor(L);
