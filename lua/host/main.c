@@ -314,7 +314,7 @@ static int run_lua_init(lua_State *L) {
 /* Where relative script paths are looked up when they do not exist from the current folder:
  * the checkout, or <prefix>/share/attnlab in an installed tree ("" = nowhere). Set by
  * setup_package. */
-static char g_script_root[PATH_MAX + 64];
+static char g_script_root[PATH_MAX + 128];
 
 /* fname, or <g_script_root>/fname when fname is a relative path that does not exist but
  * that one does (then arg[0] becomes it too, so the script can find its siblings). */
