@@ -6,8 +6,10 @@
  * Each job makes its own state, requires "attnlab", sets its thread count, seeds the state's
  * default generator and trains a tiny attention + MLP classifier (dropout on: the default
  * generator is drawn from at every step) and returns the last loss and a checksum of the
- * parameters. The jobs run one after the other first, then at the same time on two threads
- * (three rounds); every concurrent result must equal its sequential one bit for bit.
+ * parameters. The jobs run at the same time on two threads (round 1: both states open
+ * attnlab for the first time in the process at the same moment), then one after the other,
+ * then twice more at the same time; every concurrent result must equal its sequential one
+ * bit for bit.
  *
  * What makes that hold (see README, "Embedding attnlab"): each lua_State has its own default
  * generator; the grad mode, the thread count and the error message are per OS thread; the
@@ -74,28 +76,39 @@ error:
   return NULL;
 }
 
+/* Both jobs at the same time, one thread each. Returns 0 if a thread could not start. */
+static int run_concurrently(job par[2]) {
+  pthread_t th[2];
+  for (int i = 0; i < 2; i++)
+    if (pthread_create(&th[i], NULL, run_job, &par[i]) != 0) return 0;
+  for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+  return 1;
+}
+
 int main(void) {
   job seq[2] = {{.seed = 1, .threads = 1}, {.seed = 2, .threads = 2}};
+  job rounds[3][2];
   int failures = 0;
 
-  for (int i = 0; i < 2; i++) {
-    run_job(&seq[i]);
-    if (seq[i].err[0]) {
-      fprintf(stderr, "threads: FAIL: sequential job %d: %s\n", i + 1, seq[i].err);
+  for (int round = 0; round < 3; round++) {
+    memcpy(rounds[round], seq, sizeof seq);
+    if (round == 1) /* after the first concurrent round: the reference, one after the other */
+      for (int i = 0; i < 2; i++) {
+        run_job(&seq[i]);
+        if (seq[i].err[0]) {
+          fprintf(stderr, "threads: FAIL: sequential job %d: %s\n", i + 1, seq[i].err);
+          return 1;
+        }
+        printf("sequential job %d (seed %d, %d threads): loss %.17g, sum|w| %.17g\n", i + 1,
+               seq[i].seed, seq[i].threads, seq[i].loss, seq[i].sum);
+      }
+    if (!run_concurrently(rounds[round])) {
+      fprintf(stderr, "threads: FAIL: pthread_create\n");
       return 1;
     }
-    printf("sequential job %d (seed %d, %d threads): loss %.17g, sum|w| %.17g\n", i + 1,
-           seq[i].seed, seq[i].threads, seq[i].loss, seq[i].sum);
   }
   for (int round = 1; round <= 3; round++) {
-    job par[2] = {{.seed = 1, .threads = 1}, {.seed = 2, .threads = 2}};
-    pthread_t th[2];
-    for (int i = 0; i < 2; i++)
-      if (pthread_create(&th[i], NULL, run_job, &par[i]) != 0) {
-        fprintf(stderr, "threads: FAIL: pthread_create\n");
-        return 1;
-      }
-    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    job *par = rounds[round - 1];
     for (int i = 0; i < 2; i++) {
       int same = !par[i].err[0] && memcmp(&par[i].loss, &seq[i].loss, sizeof(double)) == 0 &&
                  memcmp(&par[i].sum, &seq[i].sum, sizeof(double)) == 0;
