@@ -247,7 +247,7 @@ static void print_usage(FILE *f) {
     "  * package.path starts with this checkout's lua/ folder (installed: <prefix>/share/lua/5.4),\n"
     "    and \"attnlab.core\" is built in, so require \"attnlab\" always finds the matching C core.\n"
     "  * A relative script path missing from the current folder is looked up in the checkout\n"
-    "    (installed: <prefix>/share/attnlab), e.g. attnlab scripts/train.lua --help.\n"
+    "    (installed: <prefix>/share/attnlab), e.g. attnlab scripts/distill.lua --help.\n"
     "  * The global 'al' holds require \"attnlab\" everywhere: REPL, -e and scripts. Scripts\n"
     "    should still say  local al = require \"attnlab\"  (the same table) so that they also\n"
     "    run under a stock lua5.4 with lib/ on package.cpath.\n"
