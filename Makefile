@@ -161,3 +161,6 @@ demo: deps all
 
 clean:
 	rm -rf build bin lib
+
+# make install / uninstall / shared / install-lua / embed-test, attnlab.pc: see mk/install.mk
+include mk/install.mk

@@ -1,4 +1,5 @@
 /* core/autograd.c -- graph recording and the reverse pass (see autograd.h). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,8 +192,9 @@ al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph) {
   size_t scap = cap;
   if (!order || !stack) { free(order); free(stack); al_tensor_release(g0); return al_seterr(AL_ENOMEM, "backward: out of memory"); }
   al_status st = AL_OK;
-  static int epoch = 0;
-  int mark = ++epoch;
+  /* a mark no traversal has used, even with backward passes running on several threads */
+  static atomic_int epoch;
+  int mark = atomic_fetch_add_explicit(&epoch, 1, memory_order_relaxed) + 1;
   stack[top++] = (struct frame){root->grad_fn, 0};
   root->grad_fn->mark = mark;
   while (top && !st) {

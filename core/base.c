@@ -1,16 +1,23 @@
-/* core/base.c -- error messages and counted allocation (see include/attnlab/base.h).
- * Pure C11. The byte counter lets the Lua binding pace its garbage collector by the
- * tensor memory that is really alive, which Lua cannot see on its own. */
+/* core/base.c -- error messages, counted allocation and the version (see
+ * include/attnlab/base.h, version.h). Pure C11. The byte counter lets the Lua binding pace
+ * its garbage collector by the tensor memory that is really alive, which Lua cannot see on
+ * its own. Thread safety: the error message is per thread; the byte counters are
+ * process-wide atomics (every thread's and every Lua state's tensors together). */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/base.h"
+#include "attnlab/version.h"
 
 static _Thread_local char errbuf[1024];
-static size_t mem_live, mem_peak;   /* single Lua state per process: no atomics needed */
+static atomic_size_t mem_live, mem_peak;   /* relaxed: they order nothing else */
+
+const char *al_version(void) { return ATTNLAB_VERSION_STRING; }
+int al_version_number(void) { return ATTNLAB_VERSION_NUMBER; }
 
 al_status al_seterr(al_status st, const char *fmt, ...) {
   va_list ap;
@@ -55,9 +62,12 @@ void *al_malloc(size_t nbytes) {
   if (!raw) return NULL;
   char *p = (char *)(((uintptr_t)raw + sizeof raw + AL_ALIGN - 1) & ~(uintptr_t)(AL_ALIGN - 1));
   memcpy(p - sizeof raw, &raw, sizeof raw);
-  #pragma omp atomic
-  mem_live += nbytes;
-  if (mem_live > mem_peak) mem_peak = mem_live;
+  size_t live = atomic_fetch_add_explicit(&mem_live, nbytes, memory_order_relaxed) + nbytes;
+  size_t peak = atomic_load_explicit(&mem_peak, memory_order_relaxed);
+  while (live > peak &&
+         !atomic_compare_exchange_weak_explicit(&mem_peak, &peak, live, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
   return p;
 }
 
@@ -69,12 +79,11 @@ void *al_calloc(size_t nbytes) {
 
 void al_free(void *p, size_t nbytes) {
   if (!p) return;
-  #pragma omp atomic
-  mem_live -= nbytes;
+  atomic_fetch_sub_explicit(&mem_live, nbytes, memory_order_relaxed);
   char *raw;
   memcpy(&raw, (char *)p - sizeof raw, sizeof raw);
   free(raw);
 }
 
-size_t al_mem_live(void) { return mem_live; }
-size_t al_mem_peak(void) { return mem_peak; }
+size_t al_mem_live(void) { return atomic_load_explicit(&mem_live, memory_order_relaxed); }
+size_t al_mem_peak(void) { return atomic_load_explicit(&mem_peak, memory_order_relaxed); }

@@ -3,7 +3,9 @@
 #include "attnlab/blas.h"
 #include "attnlab/threads.h"
 
-static int nthreads = 0;
+/* Per OS thread, like OpenMP's own nthreads-var (omp_set_num_threads affects the calling
+ * thread only): two hosts' threads may each pick their count. 0 = not set on this thread. */
+static _Thread_local int nthreads = 0;
 
 void al_set_num_threads(int n) {
   if (n < 1) n = 1;

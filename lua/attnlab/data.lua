@@ -5,7 +5,8 @@
 --   for x, y in loader:iter(epoch) do ... end                -- x (B,1,28,28), y (B) 1..10
 --
 -- Files are looked up in ATTNLAB_DATA (folders separated by ':'), then in the
--- checkout's ../shared/data, /usr/share/datasets and ~/.cache/attnlab/data. Decoding
+-- checkout's ../shared/data (only when running from a checkout, not from an installed
+-- tree), /usr/share/datasets and ~/.cache/attnlab/data. Decoding
 -- is C (IDX and CIFAR binary, gzip'd or not); pixels stay uint8 until a batch is made.
 local al = require "attnlab"
 
@@ -17,7 +18,8 @@ function data.search_path()
   local dirs = {}
   local env = os.getenv("ATTNLAB_DATA")
   if env then for d in env:gmatch("[^:]+") do dirs[#dirs + 1] = d end end
-  dirs[#dirs + 1] = al.root() .. "/../shared/data"
+  local checkout = al.checkout()
+  if checkout then dirs[#dirs + 1] = checkout .. "/../shared/data" end
   dirs[#dirs + 1] = "/usr/share/datasets"
   local home = os.getenv("HOME")
   if home then dirs[#dirs + 1] = home .. "/.cache/attnlab/data" end

@@ -14,10 +14,26 @@ package.loaded["attnlab"] = al
 
 al.float32, al.int64 = "float32", "int64"
 
--- The checkout this module was loaded from (the folder holding lua/, scripts/, ...).
-function al.root()
+-- The checkout this module was loaded from (the folder holding lua/, scripts/, ...), or nil
+-- when it was loaded from an installed tree.
+function al.checkout()
   local p = package.searchpath("attnlab", package.path) or ""
-  return p:match("^(.*)/lua/attnlab/init%.lua$") or (p:match("^lua/attnlab/init%.lua$") and ".") or "."
+  return p:match("^(.*)/lua/attnlab/init%.lua$") or (p:match("^lua/attnlab/init%.lua$") and ".") or nil
+end
+
+-- Where scripts/ and experiments/ are: the checkout; in an installed tree
+-- (<prefix>/share/lua/5.4/attnlab/init.lua) <prefix>/share/attnlab when make install put
+-- them there; else ".".
+function al.root()
+  local c = al.checkout()
+  if c then return c end
+  local p = package.searchpath("attnlab", package.path) or ""
+  local share = p:match("^(.*)/lua/5%.%d+/attnlab/init%.lua$")
+  if share then
+    local f = io.open(share .. "/attnlab/scripts/train.lua", "r")
+    if f then f:close() return share .. "/attnlab" end
+  end
+  return "."
 end
 
 -- Run fn with autograd recording off (evaluation, optimizer updates).

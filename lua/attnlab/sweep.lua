@@ -120,10 +120,10 @@ local function fmt_duration(s)
 end
 sweep.fmt_duration = fmt_duration
 
--- The checkout (the folder holding lua/attnlab/) and the host that runs scripts.
+-- The checkout (the folder holding lua/attnlab/), or in an installed tree
+-- <prefix>/share/attnlab (al.root()), and the host that runs scripts.
 function sweep.root()
-  local p = package.searchpath("attnlab", package.path) or ""
-  local r = p:match("^(.*)/lua/attnlab/init%.lua$")
+  local r = al.root()
   if not r or r == "" then r = "." end
   return abspath(r)
 end
@@ -131,8 +131,11 @@ end
 function sweep.host()
   local h = os.getenv("ATTNLAB_HOST")
   if h and h ~= "" then return abspath(h) end
-  local b = sweep.root() .. "/bin/attnlab"
+  local root = sweep.root()
+  local b = root .. "/bin/attnlab"
   if file_exists(b) then return b end
+  local prefix = root:match("^(.*)/share/attnlab$")   -- installed: <prefix>/bin/attnlab
+  if prefix and file_exists(prefix .. "/bin/attnlab") then return prefix .. "/bin/attnlab" end
   return abspath(arg and arg[-1] or "bin/attnlab")
 end
 

@@ -2,6 +2,7 @@
  * Also: configuration report, threads, grad mode, clock, memory counters. */
 #include <malloc.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,10 @@
 #include "attnlab/blas.h"
 #include "attnlab/cpu.h"
 #include "attnlab/threads.h"
+#include "attnlab/version.h"
 #include "bind.h"
 
-#define ATTNLAB_VERSION "0.1.0"
+#define ATTNLAB_VERSION ATTNLAB_VERSION_STRING
 
 /* More threads than cores only slows the row kernels and OpenBLAS down (and a typo such as
  * 1000 would start 1000 threads): the count is clamped to the core count, with a warning. */
@@ -146,8 +148,23 @@ static int l_config_tostring(lua_State *L) {
   return 1;
 }
 
+/* Process-wide setup, once even when several threads open attnlab in their own states at
+ * the same time: al_blas_init() probes and loads OpenBLAS (and sets environment
+ * variables), which must not run twice concurrently. */
+static void process_init(void) {
+  /* Tensor buffers of a training step are freed and re-allocated every step. glibc
+   * serves large blocks with fresh mmaps, so every step would page-fault its whole
+   * working set again; keeping them in the heap makes the reuse free. */
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  al_blas_init();
+}
+
 int luaopen_attnlab_core(lua_State *L) {
-  /* threads: ATTNLAB_NUM_THREADS, else OpenMP's default (the core count) */
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, process_init);
+  /* threads (for the calling OS thread): ATTNLAB_NUM_THREADS, else OpenMP's default (the
+   * core count) */
   const char *nt = getenv("ATTNLAB_NUM_THREADS");
   int n = 0;
   if (nt && *nt) {   /* a positive integer; anything else is said, not silently replaced */
@@ -165,12 +182,6 @@ int luaopen_attnlab_core(lua_State *L) {
       n = (int)v;
     }
   }
-  /* Tensor buffers of a training step are freed and re-allocated every step. glibc
-   * serves large blocks with fresh mmaps, so every step would page-fault its whole
-   * working set again; keeping them in the heap makes the reuse free. */
-  mallopt(M_MMAP_THRESHOLD, 256 << 20);
-  mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  al_blas_init();
   al_set_num_threads(n > 0 ? n : al_get_num_threads());
   if (luaL_newmetatable(L, "attnlab.Config")) {
     lua_pushcfunction(L, l_config_tostring);

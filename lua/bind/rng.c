@@ -1,10 +1,24 @@
-/* lua/bind/rng.c -- seeding, Generator objects and random tensors. */
+/* lua/bind/rng.c -- seeding, Generator objects and random tensors.
+ * The default generator (al.manual_seed, al.randn without a generator, dropout) belongs to
+ * the lua_State: a Generator userdata kept in the registry, so two states -- on one thread or
+ * on two -- never draw from each other's stream. */
 #include <string.h>
 
 #include "attnlab/rng.h"
 #include "bind.h"
 
 #define GEN_MT "attnlab.Generator"
+
+static const char DEFAULT_RNG_KEY = 0;   /* its address keys the registry entry */
+
+/* This state's default generator, created by l_open_rng (kept alive by the registry). */
+static al_rng *default_rng(lua_State *L) {
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &DEFAULT_RNG_KEY);
+  al_rng *g = lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (!g) luaL_error(L, "attnlab: the default generator is missing (attnlab.core not opened?)");
+  return g;
+}
 
 al_rng *l_optrng(lua_State *L, int idx) {
   al_rng *g = luaL_testudata(L, idx, GEN_MT);
@@ -15,7 +29,7 @@ al_rng *l_optrng(lua_State *L, int idx) {
     lua_pop(L, 1);   /* the options table keeps the generator alive */
     if (g) return g;
   }
-  return al_rng_default();
+  return default_rng(L);
 }
 
 static uint64_t check_seed(lua_State *L, int idx) {
@@ -24,7 +38,7 @@ static uint64_t check_seed(lua_State *L, int idx) {
 }
 
 static int l_manual_seed(lua_State *L) {
-  al_rng_seed(al_rng_default(), check_seed(L, 1));
+  al_rng_seed(default_rng(L), check_seed(L, 1));
   return 0;
 }
 
@@ -43,7 +57,7 @@ static int g_seed(lua_State *L) {
 }
 
 static int g_get_state(lua_State *L) {
-  al_rng *g = lua_isnoneornil(L, 1) ? al_rng_default() : luaL_checkudata(L, 1, GEN_MT);
+  al_rng *g = lua_isnoneornil(L, 1) ? default_rng(L) : luaL_checkudata(L, 1, GEN_MT);
   lua_createtable(L, 0, 2);
   lua_pushinteger(L, (lua_Integer)g->seed);
   lua_setfield(L, -2, "seed");
@@ -54,7 +68,7 @@ static int g_get_state(lua_State *L) {
 
 static int g_set_state(lua_State *L) {
   int tidx = lua_istable(L, 1) ? 1 : 2;
-  al_rng *g = tidx == 1 ? al_rng_default() : luaL_checkudata(L, 1, GEN_MT);
+  al_rng *g = tidx == 1 ? default_rng(L) : luaL_checkudata(L, 1, GEN_MT);
   luaL_checktype(L, tidx, LUA_TTABLE);
   lua_getfield(L, tidx, "seed");
   lua_getfield(L, tidx, "counter");
@@ -78,7 +92,7 @@ static int random_tensor(lua_State *L, int kind) {
   int opts = top > 1 && (lua_istable(L, top) || luaL_testudata(L, top, GEN_MT)) ? top : 0;
   if (top > 1 && !opts && !lua_isnumber(L, top))
     return luaL_argerror(L, top, "expected a size, an options table or a Generator");
-  al_rng *g = opts ? l_optrng(L, opts) : al_rng_default();
+  al_rng *g = opts ? l_optrng(L, opts) : default_rng(L);
   al_tensor *t = al_tensor_new(AL_F32, nd, shape);
   if (!t) return l_raise(L, name);
   if (kind == 0) al_rng_normal(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
@@ -129,6 +143,15 @@ void l_open_rng(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, g_tostring);
   lua_setfield(L, -2, "__tostring");
+  lua_pop(L, 1);
+  /* the state's default generator: seed 0x5eed, as al_rng_default() starts; kept if the
+   * module is opened again in the same state */
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &DEFAULT_RNG_KEY) != LUA_TUSERDATA) {
+    al_rng *g = lua_newuserdatauv(L, sizeof *g, 0);
+    al_rng_seed(g, 0x5eed);
+    luaL_setmetatable(L, GEN_MT);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &DEFAULT_RNG_KEY);
+  }
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"manual_seed", l_manual_seed}, {"Generator", l_generator}, {"randn", l_randn},
                                  {"rand", l_rand}, {"randint", l_randint}, {"randperm", l_randperm},

@@ -10,8 +10,11 @@
 #include "bind.h"
 
 /* ---- core glue -------------------------------------------------------------- */
-static size_t gc_threshold = (size_t)32 << 20;   /* a full collection above this */
-static size_t gc_young_at = (size_t)8 << 20;     /* a young collection above this */
+/* Per OS thread, so states on different threads never race on them. The live byte count
+ * they are compared with is process-wide (al_mem_live): with several states each one also
+ * sees the others' tensors, which only makes collections a little more frequent. */
+static _Thread_local size_t gc_threshold = (size_t)32 << 20;   /* a full collection above this */
+static _Thread_local size_t gc_young_at = (size_t)8 << 20;     /* a young collection above this */
 
 /* Tensor bytes to allocate between two young collections: a quarter of the live bytes, at
  * least 8 MB. */

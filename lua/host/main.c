@@ -9,7 +9,13 @@
  *
  * What it adds:
  *  - package.path starts with <checkout>/lua/?.lua;<checkout>/lua/?/init.lua, the checkout
- *    being found from the executable's real path (bin/attnlab or build/<x>/attnlab);
+ *    being found from the executable's real path (bin/attnlab or build/<x>/attnlab); when
+ *    there is no checkout around it but an installed tree (`make install`: <prefix>/bin/attnlab
+ *    and <prefix>/share/lua/5.4/attnlab/), it starts with <prefix>/share/lua/5.4/?.lua;...;
+ *  - a relative script path that does not exist from the current folder is looked up in the
+ *    checkout, or in <prefix>/share/attnlab (the installed scripts/ and experiments/), so
+ *    `attnlab scripts/demo.lua` runs from anywhere;
+ *  - --version (the same line as -v);
  *  - package.preload["attnlab.core"] = the statically linked luaopen_attnlab_core;
  *  - the global `al` = require "attnlab" (REPL, -e and scripts alike; see --help);
  *  - REPL: readline with tab completion of globals and of fields after `.`/`:` (walking
@@ -19,7 +25,7 @@
  * readline is used only when stdin is a terminal; otherwise lines are read with getline(),
  * prompts written to stdout, as lua.c does without readline, so tests can pipe input.
  *
- * POSIX + Lua 5.4 + GNU readline; no attnlab C header is needed. */
+ * POSIX + Lua 5.4 + GNU readline; of attnlab only the header-only attnlab/version.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,9 +44,9 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
-#ifndef ATTNLAB_VERSION
-#define ATTNLAB_VERSION "0.1.0"
-#endif
+#include "attnlab/version.h"
+
+#define ATTNLAB_VERSION ATTNLAB_VERSION_STRING
 
 #define HOST_NAME "attnlab"
 #define HISTORY_CAP 1000 /* entries kept in memory and in the history file */
@@ -191,6 +197,7 @@ static int parse_cmdline(int argc, char **argv, cmdline *cl) {
       case '-':
         if (a[2] == '\0') { cl->script = i + 1; return 0; } /* "--" */
         if (strcmp(a, "--help") == 0) { cl->help = 1; break; }
+        if (strcmp(a, "--version") == 0) { cl->flags |= OPT_VERSION; break; }
         cl->bad = i; return -1;
       case 'h':
         if (a[2] != '\0') { cl->bad = i; return -1; }
@@ -227,7 +234,8 @@ static void print_usage(FILE *f) {
     "  -W        turn warnings on\n"
     "  --        stop handling options\n"
     "  -         stop handling options and execute stdin\n"
-    "  --help    show this help\n");
+    "  --help    show this help\n"
+    "  --version the same as -v\n");
   if (f != stdout) return;
   fprintf(f,
     "\n"
@@ -236,8 +244,10 @@ static void print_usage(FILE *f) {
     "its '...'), arg[-1..] the interpreter and options; LUA_INIT_5_4 or LUA_INIT runs first.\n"
     "\n"
     "attnlab additions:\n"
-    "  * package.path starts with this checkout's lua/ folder, and \"attnlab.core\" is built\n"
-    "    in, so require \"attnlab\" always finds the matching C core.\n"
+    "  * package.path starts with this checkout's lua/ folder (installed: <prefix>/share/lua/5.4),\n"
+    "    and \"attnlab.core\" is built in, so require \"attnlab\" always finds the matching C core.\n"
+    "  * A relative script path missing from the current folder is looked up in the checkout\n"
+    "    (installed: <prefix>/share/attnlab), e.g. attnlab scripts/distill.lua --help.\n"
     "  * The global 'al' holds require \"attnlab\" everywhere: REPL, -e and scripts. Scripts\n"
     "    should still say  local al = require \"attnlab\"  (the same table) so that they also\n"
     "    run under a stock lua5.4 with lib/ on package.cpath.\n"
@@ -301,10 +311,39 @@ static int run_lua_init(lua_State *L) {
   return dostring(L, init, name);
 }
 
+/* Where relative script paths are looked up when they do not exist from the current folder:
+ * the checkout, or <prefix>/share/attnlab in an installed tree ("" = nowhere). Set by
+ * setup_package. */
+static char g_script_root[PATH_MAX + 128];
+
+/* fname, or <g_script_root>/fname when fname is a relative path that does not exist but
+ * that one does (then arg[0] becomes it too, so the script can find its siblings). */
+static const char *resolve_script(lua_State *L, const char *fname) {
+  const char *alt;
+  if (fname == NULL || fname[0] == '/' || g_script_root[0] == '\0' || access(fname, F_OK) == 0)
+    return fname;
+  alt = lua_pushfstring(L, "%s/%s", g_script_root, fname);
+  if (access(alt, R_OK) != 0) {
+    lua_pop(L, 1);
+    return fname;
+  }
+  if (lua_getglobal(L, "arg") == LUA_TTABLE) {
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -2, 0);
+  }
+  lua_pop(L, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, "attnlab.host.script"); /* keeps the string alive */
+  lua_getfield(L, LUA_REGISTRYINDEX, "attnlab.host.script");
+  alt = lua_tostring(L, -1);
+  lua_pop(L, 1);
+  return alt;
+}
+
 static int run_script(lua_State *L, char **argv, int script) {
   const char *fname = argv[script];
   int st;
   if (strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0) fname = NULL; /* stdin */
+  fname = resolve_script(L, fname);
   st = luaL_loadfile(L, fname);
   if (st == LUA_OK) {
     lua_Integer i, n;
@@ -327,35 +366,53 @@ static int is_dir(const char *p) {
 }
 
 /* The checkout root: the nearest of <exe dir>/.., /../.., /../../.. that has lua/attnlab
- * (bin/attnlab and build/release/attnlab both work); <exe dir>/.. when none has it. */
-static void find_root(char *root, size_t cap) {
+ * (bin/attnlab and build/release/attnlab both work); <exe dir>/.. when none has it. Returns
+ * 1 when a checkout was found. `prefix` gets the real path of <exe dir>/.. either way. */
+static int find_root(char *root, size_t cap, char *prefix, size_t pcap) {
   char exe[PATH_MAX], cand[PATH_MAX + 32], probe[PATH_MAX + 64], real[PATH_MAX];
   char *slash;
   int up;
   snprintf(root, cap, "..");
-  if (realpath("/proc/self/exe", exe) == NULL) return;
+  snprintf(prefix, pcap, "..");
+  if (realpath("/proc/self/exe", exe) == NULL) return 0;
   slash = strrchr(exe, '/');
-  if (slash == NULL) return;
+  if (slash == NULL) return 0;
   *slash = '\0';
   snprintf(root, cap, "%s/..", exe);
+  if (realpath(root, real)) snprintf(prefix, pcap, "%s", real);
   snprintf(cand, sizeof cand, "%s", exe);
   for (up = 1; up <= 3; up++) {
     strncat(cand, "/..", sizeof cand - strlen(cand) - 1);
     snprintf(probe, sizeof probe, "%s/lua/attnlab", cand);
     if (is_dir(probe)) {
       snprintf(root, cap, "%s", realpath(cand, real) ? real : cand);
-      return;
+      return 1;
     }
   }
   if (realpath(root, real)) snprintf(root, cap, "%s", real);
+  return 0;
 }
 
+/* The installed layout (make install, mk/install.mk): <prefix>/bin/attnlab, the Lua modules
+ * in <prefix>/share/lua/5.4/attnlab/, scripts and experiments in <prefix>/share/attnlab/. */
+#define INSTALLED_LMOD "/share/lua/" LUA_VERSION_MAJOR "." LUA_VERSION_MINOR
+#define INSTALLED_SHARE "/share/attnlab"
+
 static void setup_package(lua_State *L) {
-  char root[PATH_MAX + 64];
-  find_root(root, sizeof root);
+  char root[PATH_MAX + 64], prefix[PATH_MAX + 64], probe[PATH_MAX + 128];
+  int checkout = find_root(root, sizeof root, prefix, sizeof prefix);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
-  lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
+  snprintf(probe, sizeof probe, "%s" INSTALLED_LMOD "/attnlab", prefix);
+  if (!checkout && is_dir(probe)) {
+    lua_pushfstring(L, "%s" INSTALLED_LMOD "/?.lua;%s" INSTALLED_LMOD "/?/init.lua;%s", prefix, prefix,
+                    lua_tostring(L, -1));
+    snprintf(probe, sizeof probe, "%s" INSTALLED_SHARE, prefix);
+    snprintf(g_script_root, sizeof g_script_root, "%s", is_dir(probe) ? probe : "");
+  } else {
+    lua_pushfstring(L, "%s/lua/?.lua;%s/lua/?/init.lua;%s", root, root, lua_tostring(L, -1));
+    snprintf(g_script_root, sizeof g_script_root, "%s", checkout ? root : "");
+  }
   lua_setfield(L, -3, "path");
   lua_pop(L, 1);
   lua_getfield(L, -1, "preload");
