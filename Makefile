@@ -19,8 +19,8 @@ OPT     ?= -O3
 BUILD   ?= build/release
 ISA_LEVELS ?= avx512 avx2 generic
 ISA_FLAGS_avx512  = -march=x86-64-v4 -mtune=generic
-ISA_FLAGS_avx2    = -march=x86-64-v3 -mtune=generic
-ISA_FLAGS_generic = -march=x86-64 -mtune=generic
+ISA_FLAGS_avx2    = -march=x86-64-v3 -mtune=generic -Wno-psabi
+ISA_FLAGS_generic = -march=x86-64 -mtune=generic -Wno-psabi
 PKGS     = lua5.4 libcjson zlib
 DEPS_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEPS_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -32,7 +32,7 @@ local SPEC = {
     { "workers", "N", "runs at a time (default: the core count)", type = "posint" },
     { "threads", "T", "threads per run (default: cores / workers)", type = "posint" },
     { "out", "DIR", "results folder (default results/<name>[-quick])" },
-    { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches" },
+    { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches (several Lua patterns: comma-separated, any matches)" },
     { "redo-changed", nil, "rerun finished records whose config differs from the experiment" },
     { "dry-run", nil, "list what would run; writes nothing" },
     { "no-wait", nil, "do not wait for runs still going from an earlier, killed sweep: exit 3 instead" },

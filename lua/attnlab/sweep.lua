@@ -318,7 +318,8 @@ function sweep.resolve(exp, opts)
 end
 
 -- Every run of the (resolved) experiment, seed-major. opts: out (folder), threads, only
--- (a Lua pattern matched against the record name; plain text if it is not a valid pattern).
+-- (Lua patterns separated by commas, matched against the record name; a pattern that is not
+-- valid is plain text; a run is kept if any matches).
 function sweep.runs(exp, opts)
   opts = opts or {}
   local dir = abspath(assert(opts.out, "sweep.runs: opts.out (the results folder) is required"))
@@ -330,10 +331,13 @@ function sweep.runs(exp, opts)
       for _, norm in ipairs(exp.normalizers) do
         local name = sweep.record_name(e.label, norm, seed)
         local keep = true
-        if opts.only then
-          local ok, hit = pcall(string.find, name, opts.only)
-          if not ok then hit = name:find(opts.only, 1, true) end
-          keep = hit ~= nil
+        if opts.only then   -- several patterns separated by commas: a run matching any of them
+          keep = false
+          for pat in tostring(opts.only):gmatch("[^,]+") do
+            local ok, hit = pcall(string.find, name, pat)
+            if not ok then hit = name:find(pat, 1, true) end
+            keep = keep or hit ~= nil
+          end
         end
         if keep then
           local cfg = merge(merge(exp.schedule, e.overrides), (exp.overrides or {})[e.label])
