@@ -3,6 +3,8 @@
 #   make test       install missing Debian packages (as root), build, run every test
 #   make asan-test  the same tests built with AddressSanitizer + UBSan
 #   make valgrind-test   the C tests under valgrind (portable -march, no AVX-512)
+#   make gemm-levels  tests/c/test_gemm.c with core/gemm.c built at each ISA level
+#                   (AVX-512, AVX2+FMA, generic); the FMA levels must agree bitwise
 #   make fuzz       build the libFuzzer targets (clang)
 #   make demo       the README's first command: a real normalizer comparison
 # Variables: ARCH (default -march=native), OPT, BUILD.
@@ -28,7 +30,7 @@ HOST_OBJ  := $(BUILD)/lua/host/main.o
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h tests/c/*.h)
 
-.PHONY: all deps test asan-test valgrind-test fuzz demo clean bench
+.PHONY: all deps test asan-test valgrind-test fuzz demo clean bench gemm-levels
 all: bin/attnlab lib/attnlab/core.so lib/libattnlab.a
 
 deps:
@@ -80,6 +82,17 @@ valgrind-test: deps
 	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) OPT=-O1 ARCH=-march=x86-64-v2 \
 	  $(VG_BUILD)/attnlab $(TEST_SRC:tests/c/%.c=$(VG_BUILD)/tests/%)
 	@ATTNLAB_VALGRIND=1 tests/valgrind.sh $(VG_BUILD)
+
+# The default build is -march=native, which exercises one of gemm.c's three code paths.
+# This builds the test with core/gemm.c at each level (linked before the library, so its
+# al_gemm_f32 is the one al_sgemm calls too), runs it, and compares the digests.
+GEMM_LEVELS = x86-64-v4 x86-64-v3 x86-64
+gemm-levels: $(BUILD)/libattnlab.a
+	@mkdir -p $(BUILD)/gemm-levels
+	@for m in $(GEMM_LEVELS); do \
+	  $(CC) $(filter-out $(ARCH),$(CFLAGS)) -march=$$m -Itests/c -o $(BUILD)/gemm-levels/test_gemm_$$m \
+	    tests/c/test_gemm.c core/gemm.c $(BUILD)/libattnlab.a $(LDLIBS) || exit 1; done
+	@sh tests/gemm_levels.sh $(BUILD)/gemm-levels $(GEMM_LEVELS)
 
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
