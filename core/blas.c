@@ -62,13 +62,16 @@ static int want_threads = 0;
 static int force_path = AL_SGEMM_AUTO;
 
 /* The crossover (experiments/core/RESULTS.md, "attnlab's own sgemm"): the own kernel
- * while N <= OWN_MAX_N or K <= OWN_MAX_K... see use_own. */
-#define OWN_MAX_N 1024
-#define OWN_MAX_K 1024
-#define OWN_RULE "N <= 1024 or K <= 1024 (else OpenBLAS)"
+ * unless N is large, or N and K both are. It reads row-major B in place, so at N >= 1024 a
+ * K x 16 (32) panel of B has rows 4 KB or more apart, which share a few L1 sets; and when
+ * B (K x N) is far past L2 OpenBLAS's packed AVX-512 kernels are ahead. One rule for every
+ * ISA level and core type, from the shape alone (never the thread count). */
+#define OWN_MAX_N 768
+#define OWN_MAX_K_WIDE 768   /* K limit when 512 < N <= OWN_MAX_N */
+#define OWN_RULE "N <= 512, or N <= 768 and K <= 768 (else OpenBLAS)"
 static int use_own(int64_t M, int64_t N, int64_t K) {
   if (force_path != AL_SGEMM_AUTO) return force_path == AL_SGEMM_OWN;
-  return N <= OWN_MAX_N || K <= OWN_MAX_K;
+  return N <= 512 || (N <= OWN_MAX_N && K <= OWN_MAX_K_WIDE);
 }
 
 /* ---- builtin sgemm (correct, cache-blocked enough to be tolerable) ---------- */
@@ -265,6 +268,7 @@ void al_blas_set_threads(int n) {
 }
 
 void al_sgemm_force_path(int path) { force_path = path; }
+int al_sgemm_path(int64_t M, int64_t N, int64_t K) { return use_own(M, N, K) ? AL_SGEMM_OWN : AL_SGEMM_BLAS; }
 
 static void sgemm_lib(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {

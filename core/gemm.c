@@ -10,7 +10,7 @@
  * at several -march levels and pick one at run time (no target attributes, no mutable
  * globals here):
  *   __AVX512F__          14 x 32 register tile: 28 zmm accumulators, 2 zmm of B a step,
- *                        a[i,k] broadcast from memory (embedded broadcast)
+ *                        a[i,k] broadcast from memory
  *   __AVX2__ && __FMA__  6 x 16 tile: 12 ymm accumulators, 2 ymm of B
  *   otherwise            plain C, one row at a time, a*b then +acc (no FMA in the target)
  * Row tails use tiles of 8/4/2/1 (AVX-512) or 4/2/1 (AVX2) rows; column tails masked
@@ -21,10 +21,12 @@
  * column panel at a time. Only B^T (stored N x K, the x W^T of every linear layer) is
  * copied, once per call, into K x 32 (16) column panels.
  *
- * Cache blocking: K is not blocked (the chain must run from k = 0 to K-1 in one
- * accumulator). M is cut into blocks of ~64K floats of A, so a block of A stays in L2
- * while every 32-column panel of B passes over it; a K x 32 panel of B is 8 KB at
- * K = 64 and 32 KB at K = 256 (L1). */
+ * Cache blocking keeps the chain: up to K = 512 (the model's products but the weight
+ * gradients) K is not blocked; beyond, blocks of 256 k, and a tile parks its accumulators
+ * in a float buffer between blocks (an exact store and reload), so every chain still runs
+ * k = 0..K-1 in order. M is cut into blocks of ~64K floats of A, so a block of A stays in L2
+ * while every 32-column panel of B passes over it; a K x 32 panel of B is 8 KB at K = 64
+ * and 32 KB at K = 256 (L1). */
 #include <string.h>
 
 #include "attnlab/gemm.h"
@@ -290,12 +292,15 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   int64_t bld = ldb;
   float *pack = NULL;
   size_t pack_bytes = 0;
+  /* small B^T (the attention's per-head Q K^T, 16 x 17) is packed on the stack: those
+   * products are a few thousand multiply-adds, and a malloc per call showed */
+  _Alignas(64) float pack_stack[2048];
   if (transB) {
     int64_t npad = (N + NR - 1) / NR * NR;
     if ((uint64_t)K > SIZE_MAX / sizeof(float) / (uint64_t)npad)
       return al_seterr(AL_ENOMEM, "gemm: B^T of %lld x %lld is too large to pack", (long long)N, (long long)K);
     pack_bytes = sizeof(float) * (size_t)K * (size_t)npad;
-    pack = al_malloc(pack_bytes);
+    pack = pack_bytes <= sizeof pack_stack ? pack_stack : al_malloc(pack_bytes);
     if (!pack) return al_seterr(AL_ENOMEM, "gemm: no memory to pack B^T (%zu bytes)", pack_bytes);
     pack_bt(pack, B, N, K, ldb);
     b = pack;
@@ -314,7 +319,7 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   if (kc < K) {
     w_bytes = sizeof(float) * (size_t)mc * (size_t)N;
     if ((uint64_t)N > SIZE_MAX / sizeof(float) / (uint64_t)mc || !(w = al_malloc(w_bytes))) {
-      if (pack) al_free(pack, pack_bytes);
+      if (pack && pack != pack_stack) al_free(pack, pack_bytes);
       return al_seterr(AL_ENOMEM, "gemm: no memory for the K-block accumulators (%lld x %lld)", (long long)mc, (long long)N);
     }
   }
@@ -336,6 +341,6 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     }
   }
   if (w) al_free(w, w_bytes);
-  if (pack) al_free(pack, pack_bytes);
+  if (pack && pack != pack_stack) al_free(pack, pack_bytes);
   return AL_OK;
 }

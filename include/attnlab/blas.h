@@ -40,5 +40,6 @@ void al_blas_set_threads(int n);
  * benchmarks that compare the two; not thread-safe against running GEMMs. */
 enum { AL_SGEMM_AUTO = 0, AL_SGEMM_OWN = 1, AL_SGEMM_BLAS = 2 };
 void al_sgemm_force_path(int path);
+int al_sgemm_path(int64_t M, int64_t N, int64_t K);   /* the kernel al_sgemm uses for a shape */
 
 #endif

@@ -47,8 +47,9 @@ static int l_mem(lua_State *L) {
 }
 
 /* bench_sgemm(M, N, K, transA, transB, reps [, path]) -> seconds per call of raw al_sgemm
- * on fresh buffers (the baseline the benchmark scripts compare ops against). path:
- * "auto" (default, the crossover), "attnlab" (its own kernel) or "openblas" (the library). */
+ * on fresh buffers (the baseline the benchmark scripts compare ops against), and the kernel
+ * that ran ("attnlab" or "openblas"). path: "auto" (default, the crossover), "attnlab" (its
+ * own kernel) or "openblas" (the library, or the builtin loop without it). */
 static int l_bench_sgemm(lua_State *L) {
   lua_Integer M = luaL_checkinteger(L, 1), N = luaL_checkinteger(L, 2), K = luaL_checkinteger(L, 3);
   int ta = lua_toboolean(L, 4), tb = lua_toboolean(L, 5);
@@ -69,7 +70,8 @@ static int l_bench_sgemm(lua_State *L) {
   al_sgemm_force_path(AL_SGEMM_AUTO);
   al_free(A, sizeof(float) * (size_t)(M * K)); al_free(B, sizeof(float) * (size_t)(K * N)); al_free(C, sizeof(float) * (size_t)(M * N));
   lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)reps);
-  return 1;
+  lua_pushstring(L, path == AL_SGEMM_AUTO ? (al_sgemm_path(M, N, K) == AL_SGEMM_OWN ? "attnlab" : "openblas") : paths[path]);
+  return 2;
 }
 
 static int l_config(lua_State *L) {
