@@ -31,9 +31,9 @@
  * Determinism across thread counts: the panels are PANEL rows (or columns) whatever the
  * thread count, and the cut depends on the shape alone, so every output element is
  * computed by an OpenBLAS call of the same shape at 1, 2 or 64 threads. That matters:
- * OpenBLAS's Haswell kernels treat M and N tails with other code than full blocks, so a
- * 1088-row and a 544-row call differ in the last bits. The own kernel does not care how
- * it is cut (gemm.h); it runs whole at 1 thread and in PANEL-row panels otherwise. */
+ * OpenBLAS's Haswell kernels treat M and N tails with other code than full blocks, so
+ * one 2176-row call and two 1088-row calls differ in the last bits. The own kernel does
+ * not care how it is cut (gemm.h); it runs whole at 1 thread, in any panels otherwise. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -286,8 +286,8 @@ static void sgemm_one(int own, int transA, int transB, int64_t M, int64_t N, int
   sgemm_lib(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* Below this many multiply-adds a GEMM stays on one thread (waking a sleeping OpenMP
- * worker costs ~10-30 us; 2^20 MACs take ~5 us on one AVX-512 core). */
+/* Below this many multiply-adds a GEMM stays on one thread: waking a sleeping OpenMP
+ * worker costs about as much as such a product. Shape-only, like the panels. */
 #define PAR_MIN_MACS (1 << 20)
 /* rows (columns) per panel: a multiple of every kernel's tile width (16, 32) */
 #define PANEL 128
@@ -305,12 +305,16 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
   int nt = want_threads > 1 ? want_threads : 1;
   int par = nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS;
   if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); return; }
-  /* cut the longer of M, N (the operand every panel then reads in full is the smaller one) */
+  /* cut the longer of M, N (the operand every panel then reads in full is the smaller one).
+   * OpenBLAS: PANEL rows, whatever the thread count (see the top). The own kernel: about
+   * four panels a thread, whole 32-row tiles, so that a 192-row gy^T x splits evenly too */
   int split_m = M >= N;
-  int64_t len = split_m ? M : N, parts = (len + PANEL - 1) / PANEL;
+  int64_t len = split_m ? M : N, panel = PANEL;
+  if (own) panel = ((len + 4 * nt - 1) / (4 * nt) + 31) / 32 * 32;
+  int64_t parts = (len + panel - 1) / panel;
   #pragma omp parallel for num_threads(nt < parts ? nt : (int)parts) schedule(dynamic, 1) if (par && parts > 1)
   for (int64_t p = 0; p < parts; p++) {
-    int64_t s = p * PANEL, n = len - s < PANEL ? len - s : PANEL;
+    int64_t s = p * panel, n = len - s < panel ? len - s : panel;
     if (split_m)   /* rows s.. of op(A) and C */
       sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
     else           /* columns s.. of op(B) and C */

@@ -3,7 +3,8 @@
  *
  *   build/release/bench/bench_gemm [reps=9] [model]
  *
- * Each figure is the best of `reps` calls timed in thread CPU time
+ * Each figure is the best of `reps` samples (one call, or enough calls of a tiny product
+ * for 2e7 multiply-adds) timed in thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID): on a shared machine a call that loses the core for a while
  * does not count that time, so the figure is the kernel's speed, not the load's. The two
  * kernels alternate call by call. "model" times the compact classifier's shapes instead of
@@ -50,12 +51,13 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((int)(i % 7) - 3) * 0.1f;
     for (size_t i = 0; i < (size_t)K * N; i++) B[i] = (float)((int)(i % 5) - 2) * 0.1f;
     double best[2] = {1e30, 1e30};
+    long inner = 1 + 20000000L / ((long)M * N * K);   /* tiny products: many calls per sample */
     for (int r = 0; r < reps + 1; r++)
       for (int p = 0; p < 2; p++) {
         al_sgemm_force_path(p ? AL_SGEMM_BLAS : AL_SGEMM_OWN);
         double t0 = cpu_s();
-        al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
-        double t = cpu_s() - t0;
+        for (long q = 0; q < inner; q++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
+        double t = (cpu_s() - t0) / (double)inner;
         if (r > 0 && t < best[p]) best[p] = t;   /* r = 0: warm-up */
       }
     al_sgemm_force_path(AL_SGEMM_AUTO);
