@@ -22,7 +22,7 @@
  * copied, once per call, into K x 32 (16) column panels.
  *
  * Cache blocking keeps the chain: up to K = 512 (the model's products but the weight
- * gradients) K is not blocked; beyond, blocks of 256 k, and a tile parks its accumulators
+ * gradients) K is not blocked; beyond, blocks of 128 k, and a tile parks its accumulators
  * in a float buffer between blocks (an exact store and reload), so every chain still runs
  * k = 0..K-1 in order. M is cut into blocks of ~64K floats of A, so a block of A stays in L2
  * while every 32-column panel of B passes over it; a K x 32 panel of B is 8 KB at K = 64
@@ -39,7 +39,7 @@
 
 /* K blocking (see the top): none up to KC_MAX, blocks of KC beyond */
 #define KC_MAX 512
-#define KC 256
+#define KC 128
 
 /* Every path ends a chain the same way: t = alpha*acc, then t = t + beta*C_old when
  * beta != 0 (separate product, product and sum, never fused), so that step is bitwise equal
@@ -308,8 +308,10 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   }
   /* K up to KC_MAX runs as one block. Beyond, blocks of KC: a tile parks its chains in
    * w (M-block x N floats) between blocks and takes them up again, so each chain still runs
-   * k = 0..K-1 in one float accumulator, while a KC x 32 panel of B stays in L1 and the
-   * strided rows of A^T span few pages. */
+   * k = 0..K-1 in one float accumulator, while a KC x 32 (16) panel of B stays in L1 and
+   * the strided rows of A^T span few pages. KC is 128, not 256: the weight gradient's B
+   * (K x 64, 256-byte rows) maps a panel's rows to a quarter of L1's sets, and 256 of them
+   * no longer fitted (the AVX2 kernel lost a tenth there). */
   int64_t kc = K <= KC_MAX ? K : KC;
   int64_t mc = (65536 / kc) / MR * MR;   /* rows of A per block: ~64K floats, whole tiles */
   if (mc < MR) mc = MR;
