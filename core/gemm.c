@@ -311,7 +311,7 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
    * k = 0..K-1 in one float accumulator, while a KC x 32 (16) panel of B stays in L1 and
    * the strided rows of A^T span few pages. KC is 128, not 256: the weight gradient's B
    * (K x 64, 256-byte rows) maps a panel's rows to a quarter of L1's sets, and 256 of them
-   * no longer fitted (the AVX2 kernel lost a tenth there). */
+   * no longer fitted. */
   int64_t kc = K <= KC_MAX ? K : KC;
   int64_t mc = (65536 / kc) / MR * MR;   /* rows of A per block: ~64K floats, whole tiles */
   if (mc < MR) mc = MR;
