@@ -142,6 +142,7 @@ valgrind-test: deps
 	  $(VG_BUILD)/attnlab $(TEST_SRC:tests/c/%.c=$(VG_BUILD)/tests/%)
 	@ATTNLAB_VALGRIND=1 tests/valgrind.sh $(VG_BUILD)
 
+
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(HEADERS)

@@ -17,15 +17,23 @@
  *   3. Load OpenBLAS in this process and run the same self-check; if OpenBLAS is
  *      missing or wrong, use the builtin C sgemm (and say so in al_blas_info).
  *
+ * Which kernel: attnlab's own sgemm (core/gemm.c) for the model's shapes, OpenBLAS (or
+ * the builtin loop) beyond a crossover measured in experiments/core/RESULTS.md; see
+ * use_own(). The own kernel gives every output element one fixed FMA chain over k.
+ *
  * Threads: OpenBLAS always runs one thread per call; al_sgemm itself splits a large GEMM
- * into row (or column) panels, one per OpenMP thread. Why: with OpenBLAS's own pthread
+ * into row (or column) panels over the OpenMP team. Why: with OpenBLAS's own pthread
  * pool next to our OpenMP team, two pools took turns on the same 2 cores -- after each
  * GEMM the OpenBLAS master spin-yields waiting for its worker, and our OpenMP worker
  * woke again for the next elementwise loop, so a 2-thread step cost 2x the CPU of a
- * 1-thread step and ran barely faster. One team serves both now. A panel split leaves
- * every output element's sum over K in the same order (only M or N is cut), so results
- * are the same as one call; inside a parallel region (the attention core's per-head
- * GEMMs) a call stays single. */
+ * 1-thread step and ran barely faster. One team serves both now.
+ *
+ * Determinism across thread counts: the panels are PANEL rows (or columns) whatever the
+ * thread count, and the cut depends on the shape alone, so every output element is
+ * computed by an OpenBLAS call of the same shape at 1, 2 or 64 threads. That matters:
+ * OpenBLAS's Haswell kernels treat M and N tails with other code than full blocks, so
+ * one 2176-row call and two 1088-row calls differ in the last bits. The own kernel does
+ * not care how it is cut (gemm.h); it runs whole at 1 thread, in any panels otherwise. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +45,7 @@
 #include <omp.h>
 
 #include "attnlab/blas.h"
+#include "attnlab/gemm.h"
 
 typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
                          int lda, const float *b, int ldb, float beta, float *c, int ldc);
@@ -46,10 +55,24 @@ static sgemm_fn p_sgemm;
 static void (*p_set_threads)(int);
 static char *(*p_get_corename)(void);
 static char *(*p_get_config)(void);
-static al_blas_info_t info = {"builtin", "none", "", "openblas", "", 1};
+static al_blas_info_t info = {"builtin", "none", "", "openblas", "", 1, "", ""};
 static int inited;
 static char note_buf[512], core_buf[64], config_buf[256];
 static int want_threads = 0;
+static int force_path = AL_SGEMM_AUTO;
+
+/* The crossover (experiments/core/RESULTS.md, "attnlab's own sgemm"): the own kernel
+ * unless N is large, or N and K both are. It reads row-major B in place, so at N >= 1024 a
+ * K x 16 (32) panel of B has rows 4 KB or more apart, which share a few L1 sets; and when
+ * B (K x N) is far past L2 OpenBLAS's packed AVX-512 kernels are ahead. One rule for every
+ * ISA level and core type, from the shape alone (never the thread count). */
+#define OWN_MAX_N 768
+#define OWN_MAX_K_WIDE 768   /* K limit when 512 < N <= OWN_MAX_N */
+#define OWN_RULE "N <= 512, or N <= 768 and K <= 768 (else OpenBLAS)"
+static int use_own(int64_t M, int64_t N, int64_t K) {
+  if (force_path != AL_SGEMM_AUTO) return force_path == AL_SGEMM_OWN;
+  return N <= 512 || (N <= OWN_MAX_N && K <= OWN_MAX_K_WIDE);
+}
 
 /* ---- builtin sgemm (correct, cache-blocked enough to be tolerable) ---------- */
 static void builtin_sgemm(int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -228,6 +251,8 @@ void al_blas_init(void) {
     if (!h) strncat(note_buf, "; libopenblas.so.0 not found: using the builtin sgemm (slow)", sizeof note_buf - strlen(note_buf) - 1);
   }
   info.note = note_buf;
+  info.gemm = al_gemm_level();
+  info.gemm_rule = OWN_RULE;
   if (p_set_threads) p_set_threads(1);   /* al_sgemm splits panels itself (see top) */
 }
 
@@ -242,7 +267,10 @@ void al_blas_set_threads(int n) {
   if (inited && p_set_threads) p_set_threads(1);   /* panels are split by al_sgemm (see top) */
 }
 
-static void sgemm_one(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+void al_sgemm_force_path(int path) { force_path = path; }
+int al_sgemm_path(int64_t M, int64_t N, int64_t K) { return use_own(M, N, K) ? AL_SGEMM_OWN : AL_SGEMM_BLAS; }
+
+static void sgemm_lib(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (p_sgemm && M < INT32_MAX && N < INT32_MAX && K < INT32_MAX)
     p_sgemm(ROWMAJOR, transA ? TRANS : NOTRANS, transB ? TRANS : NOTRANS, (int)M, (int)N, (int)K, alpha, A,
@@ -251,37 +279,45 @@ static void sgemm_one(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     builtin_sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* Below this many multiply-adds a GEMM stays on one thread (waking a sleeping OpenMP
- * worker costs ~10-30 us; 2^20 MACs take ~30 us on one AVX-512 core). */
+static void sgemm_one(int own, int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  /* the own kernel fails only without memory for packing B^T: then the library's result */
+  if (own && al_gemm_f32(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == AL_OK) return;
+  sgemm_lib(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Below this many multiply-adds a GEMM stays on one thread: waking a sleeping OpenMP
+ * worker costs about as much as such a product. Shape-only, like the panels. */
 #define PAR_MIN_MACS (1 << 20)
+/* rows (columns) per panel: a multiple of every kernel's tile width (16, 32) */
+#define PANEL 128
 
 void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
               const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if (!inited) al_blas_init();
-  if (M == 0 || N == 0) return;
-  if (K == 0) {   /* C = beta*C; BLAS implementations differ on K = 0 */
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {   /* C = beta*C; BLAS implementations differ on K = 0 */
     for (int64_t i = 0; i < M; i++)
       for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * C[i * ldc + j];
     return;
   }
+  int own = use_own(M, N, K);
   int nt = want_threads > 1 ? want_threads : 1;
-  if (nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS) {
-    /* cut the longer of M, N into panels of whole 16-row/column blocks: the operand that
-     * every thread then packs in full is the smaller one */
-    int split_m = M >= N;
-    int64_t len = split_m ? M : N, chunk = ((len + nt - 1) / nt + 15) / 16 * 16;
-    int parts = (int)((len + chunk - 1) / chunk);
-    if (parts > 1) {
-      #pragma omp parallel for num_threads(parts) schedule(static)
-      for (int p = 0; p < parts; p++) {
-        int64_t s = p * chunk, n = len - s < chunk ? len - s : chunk;
-        if (split_m)   /* rows s.. of op(A) and C */
-          sgemm_one(transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
-        else           /* columns s.. of op(B) and C */
-          sgemm_one(transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
-      }
-      return;
-    }
+  int par = nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS;
+  if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); return; }
+  /* cut the longer of M, N (the operand every panel then reads in full is the smaller one).
+   * OpenBLAS: PANEL rows, whatever the thread count (see the top). The own kernel: about
+   * four panels a thread, whole 32-row tiles, so that a 192-row gy^T x splits evenly too */
+  int split_m = M >= N;
+  int64_t len = split_m ? M : N, panel = PANEL;
+  if (own) panel = ((len + 4 * nt - 1) / (4 * nt) + 31) / 32 * 32;
+  int64_t parts = (len + panel - 1) / panel;
+  #pragma omp parallel for num_threads(nt < parts ? nt : (int)parts) schedule(dynamic, 1) if (par && parts > 1)
+  for (int64_t p = 0; p < parts; p++) {
+    int64_t s = p * panel, n = len - s < panel ? len - s : panel;
+    if (split_m)   /* rows s.. of op(A) and C */
+      sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+    else           /* columns s.. of op(B) and C */
+      sgemm_one(own, transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
   }
-  sgemm_one(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -6,6 +6,9 @@
  * tests a better core type in a child process (a quick sgemm self-check against a
  * plain loop) and only then loads OpenBLAS with it -- never overriding a value the
  * user set. If OpenBLAS is missing or fails the check, a portable C sgemm is used.
+ * The model's small shapes go to attnlab's own kernel instead (gemm.h), whose results do
+ * not depend on the thread count; al_sgemm's panel split keeps OpenBLAS's results
+ * independent of it too.
  * al_blas_info() says what is in use. */
 #ifndef ATTNLAB_BLAS_H
 #define ATTNLAB_BLAS_H
@@ -24,10 +27,19 @@ typedef struct {
   const char *coretype_source; /* "user" (OPENBLAS_CORETYPE set), "attnlab" (chosen from CPUID), "openblas" (its own detection) */
   const char *note;         /* why a choice was made or refused */
   int threads;
+  const char *gemm;         /* attnlab's own small-GEMM kernel compiled in: "avx512", "avx2", "generic" */
+  const char *gemm_rule;    /* the crossover: which shapes al_sgemm gives it (the rest: OpenBLAS) */
 } al_blas_info_t;
 
 void al_blas_init(void);    /* idempotent; every al_sgemm calls it */
 const al_blas_info_t *al_blas_info(void);
 void al_blas_set_threads(int n);
+
+/* Which kernel al_sgemm uses: AL_SGEMM_AUTO (the crossover), or always attnlab's own
+ * (AL_SGEMM_OWN) or always OpenBLAS / the builtin loop (AL_SGEMM_BLAS). For tests and
+ * benchmarks that compare the two; not thread-safe against running GEMMs. */
+enum { AL_SGEMM_AUTO = 0, AL_SGEMM_OWN = 1, AL_SGEMM_BLAS = 2 };
+void al_sgemm_force_path(int path);
+int al_sgemm_path(int64_t M, int64_t N, int64_t K);   /* the kernel al_sgemm uses for a shape */
 
 #endif

@@ -1,0 +1,71 @@
+/* scripts/bench/bench_gemm.c -- attnlab's own sgemm against OpenBLAS, one thread, same run:
+ * the crossover al_sgemm uses (experiments/core/RESULTS.md).
+ *
+ *   build/release/bench/bench_gemm [reps=9] [model]
+ *
+ * Each figure is the best of `reps` samples (one call, or enough calls of a tiny product
+ * for 2e7 multiply-adds) timed in thread CPU time
+ * (CLOCK_THREAD_CPUTIME_ID): on a shared machine a call that loses the core for a while
+ * does not count that time, so the figure is the kernel's speed, not the load's. The two
+ * kernels alternate call by call. "model" times the compact classifier's shapes instead of
+ * the larger ones. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attnlab/blas.h"
+#include "attnlab/threads.h"
+
+static double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv) {
+  int reps = argc > 1 ? atoi(argv[1]) : 9;
+  int model = argc > 2 && strcmp(argv[2], "model") == 0;
+  static const int big[][4] = {   /* M, N, K, transposes (bit 0: A, bit 1: B) */
+    {512, 512, 512, 0}, {1024, 1024, 1024, 0}, {1024, 1024, 1024, 2}, {1024, 1024, 1024, 1},
+    {4096, 512, 512, 0}, {4096, 512, 512, 2}, {4096, 768, 768, 0}, {4096, 768, 768, 2},
+    {4096, 1024, 256, 0}, {4096, 1024, 256, 2}, {4096, 2048, 256, 0}, {4096, 256, 2048, 0},
+    {4096, 256, 2048, 2}, {4096, 1024, 1024, 0}, {4096, 1024, 1024, 2}, {768, 768, 4096, 1},
+    {256, 1024, 4096, 1}, {2048, 2048, 2048, 0}};
+  static const int small[][4] = {
+    {2176, 192, 64, 2}, {2176, 64, 64, 2}, {2176, 256, 64, 2}, {2176, 64, 256, 2}, {2176, 64, 192, 0},
+    {2176, 64, 256, 0}, {2176, 256, 64, 0}, {192, 64, 2176, 1}, {64, 192, 2176, 1}, {256, 64, 2176, 1},
+    {64, 256, 2176, 1}, {17, 17, 16, 2}, {17, 16, 17, 0}};
+  const int (*sh)[4] = model ? small : big;
+  int ns = model ? (int)(sizeof small / sizeof small[0]) : (int)(sizeof big / sizeof big[0]);
+  al_set_num_threads(1);
+  const al_blas_info_t *bi = al_blas_info();
+  printf("OpenBLAS core %s (%s), attnlab kernel %s; al_sgemm: attnlab when %s\n", bi->core, bi->coretype_source, bi->gemm,
+         bi->gemm_rule);
+  printf("| M x N x K | op | attnlab GFLOP/s | OpenBLAS GFLOP/s | attnlab/OpenBLAS | al_sgemm uses |\n|---|---|---|---|---|---|\n");
+  for (int s = 0; s < ns; s++) {
+    int M = sh[s][0], N = sh[s][1], K = sh[s][2], ta = sh[s][3] & 1, tb = sh[s][3] >> 1;
+    float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)K * N),
+          *C = malloc(sizeof(float) * (size_t)M * N);
+    if (!A || !B || !C) return 1;
+    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((int)(i % 7) - 3) * 0.1f;
+    for (size_t i = 0; i < (size_t)K * N; i++) B[i] = (float)((int)(i % 5) - 2) * 0.1f;
+    double best[2] = {1e30, 1e30};
+    long inner = 1 + 20000000L / ((long)M * N * K);   /* tiny products: many calls per sample */
+    for (int r = 0; r < reps + 1; r++)
+      for (int p = 0; p < 2; p++) {
+        al_sgemm_force_path(p ? AL_SGEMM_BLAS : AL_SGEMM_OWN);
+        double t0 = cpu_s();
+        for (long q = 0; q < inner; q++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
+        double t = (cpu_s() - t0) / (double)inner;
+        if (r > 0 && t < best[p]) best[p] = t;   /* r = 0: warm-up */
+      }
+    al_sgemm_force_path(AL_SGEMM_AUTO);
+    double f = 2.0 * M * N * K / 1e9;
+    printf("| %d x %d x %d | %c%c | %.0f | %.0f | %.2f | %s |\n", M, N, K, ta ? 'T' : 'N', tb ? 'T' : 'N', f / best[0],
+           f / best[1], best[1] / best[0], al_sgemm_path(M, N, K) == AL_SGEMM_OWN ? "attnlab" : "OpenBLAS");
+    fflush(stdout);
+    free(A); free(B); free(C);
+  }
+  return 0;
+}
