@@ -4,7 +4,10 @@
 --   bin/attnlab scripts/train.lua --dataset cifar10 --normalizer topk:0.25 --seed 3 --epochs 5 \
 --       [--out results/run.json] [--checkpoint results/run.ckpt] [--config my.lua] [--key value ...]
 --
--- Every key of al.train.DEFAULTS can be given as --key value (numbers are parsed).
+-- Every key of al.train.DEFAULTS can be given as --key value (numbers are parsed), e.g.
+-- --init timm (default torch), --decay_all true (weight decay on every parameter, as
+-- torch.optim.AdamW(model.parameters())), --warmup_epochs 0.15 --min_lr 0 --clip_grad 0.
+-- It prints the whole resolved recipe (every key, defaults included) when it starts.
 -- --config FILE loads a Lua file returning a table of the same keys (command-line keys
 -- win). With --checkpoint, a stopped run resumes from its last finished epoch.
 local al = require "attnlab"
@@ -25,6 +28,18 @@ while i <= #arg do
     cfg[k] = v
   end
   i = i + 2
+end
+
+-- the whole resolved recipe first, so a log says what ran (defaults included)
+local okc, resolved = pcall(al.train.config, cfg)
+if not okc then io.stderr:write("train.lua: " .. tostring(resolved) .. "\n") os.exit(1) end
+if resolved.progress then
+  local keys = {}
+  for k in pairs(resolved) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(resolved[k]) end
+  print("recipe: " .. table.concat(parts, " "))
 end
 
 local ok, rec = pcall(al.train.run, cfg)
