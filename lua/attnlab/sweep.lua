@@ -464,6 +464,7 @@ local function config_change(rec, run)
   local keys = {}
   for k in pairs(want) do keys[k] = true end
   for k in pairs(got) do keys[k] = true end
+  for k in pairs(sweep.LEGACY_KEYS) do keys[k] = true end
   local sorted = {}
   for k in pairs(keys) do if not IGNORED[k] then sorted[#sorted + 1] = k end end
   table.sort(sorted)
