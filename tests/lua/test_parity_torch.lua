@@ -15,7 +15,7 @@ local LOSS_RTOL, PARAM_ATOL = 1e-5, 1e-5
 
 local function check(opts)
   if not available then T.skip(why .. "; parity with PyTorch NOT checked") end
-  local o = { steps = 6, batch_size = 16, dim = 16, heads = 2, depth = 2, image_size = 8, patch = 4, seed = T.seed }
+  local o = { steps = 6, batch_size = 16, dim = 16, heads = 2, depth = 2, image_size = 8, patch = 4, seed = T.seed, perturb = 0 }
   for k, v in pairs(opts) do o[k] = v end
   local r = al.parity.run(o)
   print(("# %s: max rel loss diff %.2e (step %d), max |param diff| %.2e (%s), key bias %.2e; losses %.6f -> %.6f")
@@ -42,7 +42,7 @@ cases[#cases + 1] = { name = "parity harness detects a wrong recipe (PyTorch tol
   -- run attnlab at lr 1e-3, then rerun only the PyTorch side at lr 2e-3 from the same files
   local dir = os.tmpname()
   os.remove(dir)
-  local r = al.parity.run({ steps = 4, batch_size = 16, dim = 16, heads = 2, image_size = 8, patch = 4, dir = dir })
+  local r = al.parity.run({ steps = 4, batch_size = 16, dim = 16, heads = 2, image_size = 8, patch = 4, dir = dir, perturb = 0 })
   assert(r.max_rel_loss_diff < LOSS_RTOL)
   local cfg = al.json.decode(T.read_file(dir .. "/config.json"))
   cfg.optim.lr = 2e-3
