@@ -271,6 +271,7 @@ function parity.run(user)
       r.max_param_rel_diff, tostring(r.max_param_rel_name), r.max_key_bias_diff,
       self_losses and ("; attnlab vs perturbed attnlab: max rel loss diff %.3e"):format(r.self_max_rel_loss_diff) or ""))
   if not c.keep and not c.dir then os.execute("rm -rf " .. q(dir)) end
+  r.model = model
   return r
 end
 
