@@ -174,8 +174,11 @@ function parity.run(user)
     local m2 = al.nn.ViT(mcfg)
     local init = al.load(dir .. "/init.safetensors")
     local g = al.Generator(c.seed * 31 + 7)
+    local keys = {}
+    for k in pairs(init) do keys[#keys + 1] = k end
+    table.sort(keys)                      -- a fixed order of draws: the same perturbation every run
     al.no_grad(function()
-      for k, v in pairs(init) do init[k] = v * (1 + c.perturb * al.randn(v:shape(), { generator = g })) end
+      for _, k in ipairs(keys) do init[k] = init[k] * (1 + c.perturb * al.randn(init[k]:shape(), { generator = g })) end
     end)
     m2:load_state_dict(init)
     local keep_lrs = lrs
