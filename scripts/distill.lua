@@ -1,7 +1,8 @@
 -- scripts/distill.lua -- the S2S pipeline steps, one subcommand each.
 --
 --   bin/attnlab scripts/distill.lua teacher --preset experiments/s2s/cifar_small.lua [--quick]
---       train the dense teacher (al.train; or fine-tune a timm checkpoint given as --init),
+--       train the dense teacher (al.train; or fine-tune a timm checkpoint given as --init PATH;
+--       --init timm or torch is the initialisation scheme instead),
 --       save <out>/teacher.safetensors and <out>/teacher.json
 --   bin/attnlab scripts/distill.lua avit --preset P --keep_rate 0.65 [--quick]
 --       fine-tune the teacher into an A-ViT at a target keep rate -> <out>/avit_k0.65.{safetensors,json}
@@ -97,7 +98,7 @@ local function run()
     os.execute("mkdir -p '" .. out .. "'")
     local rec = s2s.train_teacher(c)
     print(("teacher: test accuracy %.4f, saved %s"):format(rec.test_accuracy, c.save))
-    if not c.init then s2s.write_json(c.out, rec) end
+    if s2s.init_is_scheme(c.init) then s2s.write_json(c.out, rec) end
   elseif cmd == "avit" then
     local c = s2s.deep_merge(preset.avit or {}, opts.avit or {})
     c.keep_rates, c.main_keep_rate = nil, nil

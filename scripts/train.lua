@@ -4,7 +4,10 @@
 --   bin/attnlab scripts/train.lua --dataset cifar10 --normalizer topk:0.25 --seed 3 --epochs 5 \
 --       [--out results/run.json] [--checkpoint results/run.ckpt] [--config my.lua] [--key value ...]
 --
--- Every key of al.train.DEFAULTS can be given as --key value (numbers are parsed).
+-- Every key of al.train.DEFAULTS can be given as --key value (numbers are parsed), e.g.
+-- --init timm (default torch), --decay_all true (weight decay on every parameter, as
+-- torch.optim.AdamW(model.parameters())), --warmup_epochs 0.15 --min_lr 0 --clip_grad 0.
+-- It prints the whole resolved recipe (every key, defaults included) when it starts.
 -- --config FILE loads a Lua file returning a table of the same keys (command-line keys
 -- win). With --checkpoint, a stopped run resumes from its last finished epoch.
 -- --help lists every key; a bad key or value is one line on stderr (exit 2 for a usage error,
@@ -72,8 +75,16 @@ cli.run(SPEC, arg, function(opts)
   if opts.config then
     for k, v in pairs(load_config(opts.config)) do if cfg[k] == nil then cfg[k] = v end end
   end
-  local ok, e = pcall(al.train.config, cfg)     -- every key checked before any data is read
-  if not ok then cli.die(SPEC, e, 2) end
+  local ok, resolved = pcall(al.train.config, cfg)     -- every key checked before any data is read
+  if not ok then cli.die(SPEC, resolved, 2) end
+  if resolved.progress then   -- the whole resolved recipe first, so a log says what ran (defaults included)
+    local keys = {}
+    for k in pairs(resolved) do keys[#keys + 1] = k end
+    table.sort(keys)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(resolved[k]) end
+    print("recipe: " .. table.concat(parts, " "))
+  end
   local rec = al.train.run(cfg)
   local speed = rec.train_img_per_s and ("%.1f img/s train%s"):format(rec.train_img_per_s,
     rec.train_timing_includes_warmup and " (incl. warm-up steps)" or "") or "train speed not measured"

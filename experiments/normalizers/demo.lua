@@ -15,7 +15,7 @@ return {
   normalizers = { "softmax", "entmax15", "hae", "topk:0.25" },
   baseline = "softmax",
   seeds = { 1, 2, 3 },
-  schedule = { epochs = 3, batch_size = 128, lr = 2e-3, weight_decay = 0.05, warmup_epochs = 0.5,
+  schedule = { epochs = 3, batch_size = 128, lr = 2e-3, weight_decay = 0.05, warmup_epochs = 0.5, init = "timm",
                train_limit = 12000 },
   families = {
     { name = "vs_softmax", title = "sparse normalizers vs softmax", baseline = "softmax",

@@ -20,7 +20,7 @@ return {
   normalizers = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" },
   baseline = "softmax",
   seeds = seeds,
-  schedule = { epochs = 20, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1 },
+  schedule = { epochs = 20, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, init = "timm" },
   families = {
     { name = "kmnist_vs_softmax", title = "KMNIST: sparse normalizers vs softmax (6 comparisons)",
       baseline = "softmax", normalizers = { "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" },

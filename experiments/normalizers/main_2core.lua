@@ -22,7 +22,7 @@ local exp = dofile(here .. "/main.lua")
 
 exp.name = "normalizers-main-2core"
 exp.description = "main benchmark, 10 seeds, shortened schedules for a 2-core machine"
-exp.schedule = { epochs = 2, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 0.5 }
+exp.schedule = { epochs = 2, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 0.5, init = "timm" }
 exp.overrides = {
   cifar10 = { train_limit = 20000 },
   fashion_mnist = { train_limit = 20000 },

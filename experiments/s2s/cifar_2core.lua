@@ -31,7 +31,7 @@ p.name = "s2s-cifar-2core"
 p.out = "results/s2s/cifar_2core"
 p.train_limit = 5000
 p.test_limit = 5000
-p.teacher = { dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 8, mlp_ratio = 4, epochs = 6,
+p.teacher = { init = "timm", dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 8, mlp_ratio = 4, epochs = 6,
               batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, label_smoothing = 0.1, seed = 1,
               train_limit = 20000 }
 p.profile = { split = "test", limit = 2000, batch_size = 100, topk = { 1, 5 } }

@@ -30,7 +30,7 @@ return {
   dataset = "cifar10",
   train_limit = 20000,     -- A-ViT fine-tuning and distillation (not the teacher) use these
   -- the dense teacher (al.train config keys): DeiT-style, trained from scratch
-  teacher = { dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 4, mlp_ratio = 4, epochs = 20,
+  teacher = { init = "timm", dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 4, mlp_ratio = 4, epochs = 20,
               batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 2, label_smoothing = 0.1, seed = 1 },
   -- sparsity profile of the teacher over the test split
   profile = { split = "test", limit = 2000, batch_size = 100, topk = { 1, 5 } },

@@ -211,14 +211,15 @@ end
 
 -- Build an al.nn.ViT from a checkpoint's shapes and load it. opts: heads (default
 -- dim // 64), image_size (default: the checkpoint's; another size resamples pos_embed),
--- normalizer, strict, and any other ViT option.
+-- normalizer, strict, init (default "timm": what a key missing from a non-strict load keeps).
 function M.vit_from_file(path_or_sd, opts)
   opts = opts or {}
   local sd = M.read(path_or_sd)
   local c = M.infer_config(sd, opts)
   local vopts = { image_size = opts.image_size or c.image_size, patch_size = c.patch_size, channels = c.channels,
                   num_classes = c.num_classes, dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio,
-                  qkv_bias = c.qkv_bias, normalizer = opts.normalizer or "softmax", iters = opts.iters }
+                  qkv_bias = c.qkv_bias, normalizer = opts.normalizer or "softmax", iters = opts.iters,
+                  init = opts.init or "timm" }   -- timm's init for anything not in the checkpoint
   local model = al.nn.ViT(vopts)
   local _, report = M.load_vit(model, sd, { strict = opts.strict, resample_pos_embed = opts.resample_pos_embed })
   if type(path_or_sd) == "string" then report.path = path_or_sd end

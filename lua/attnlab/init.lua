@@ -127,7 +127,7 @@ end
 -- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
 local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
                s2s = true, train = true, debug = true, format = true, cli = true, plot = true, bench = true,
-               checkpoint = true }
+               checkpoint = true, parity = true }
 setmetatable(al, {
   __index = function(t, k)
     if lazy[k] then

@@ -7,13 +7,34 @@
 --
 -- The study's preset: depth 2, heads 4, dim 64, mlp_ratio 4 (MLP width 256), patch 8 on
 -- 32x32 and 7 on 28x28 images (a 4x4 grid + class token: N = 17 tokens).
+--
+-- Initialisation (opts.init, written into every run record by al.train):
+--   "torch" (default): PyTorch's module defaults, as a plain PyTorch model gets them --
+--      Linear and the patch Conv2d kaiming_uniform(a = sqrt(5)) = U(-1/sqrt(fan_in),
+--      1/sqrt(fan_in)) for weights and biases, LayerNorm (1, 0), position embedding and
+--      class token N(0, 0.02^2), token embedding N(0, embed_std^2).
+--   "timm": timm's ViT _init_weights (DeiT's own, the S2S presets use it) -- Linear
+--      weights trunc_normal(0.02) in [-2, 2] with zero biases, LayerNorm (1, 0), the patch
+--      Conv2d as PyTorch's default, position embedding, class token and token embedding
+--      trunc_normal(0.02) (the token embedding: trunc_normal(embed_std)).
+-- opts.embed_std (default 0.02): the text model's token embedding std. nn.Embedding's own
+-- default N(0, 1) is embed_std = 1 (it trains this model far worse).
 local al = require "attnlab"
 local nn = al.nn
 
 local ViT = nn.class("ViT", nn.Module)
 nn.ViT = ViT
 
-ViT.PRESET = { dim = 64, depth = 2, heads = 4, mlp_ratio = 4, normalizer = "softmax", qkv_bias = true }
+ViT.PRESET = { dim = 64, depth = 2, heads = 4, mlp_ratio = 4, normalizer = "softmax", qkv_bias = true,
+               init = "torch", embed_std = 0.02 }
+
+ViT.INITS = { "timm", "torch" }
+
+-- Raises one line naming the problem unless `name` is a known initialisation scheme.
+function ViT.check_init(name, who)
+  for _, n in ipairs(ViT.INITS) do if name == n then return name end end
+  error(("%s: unknown init '%s'; known: %s"):format(who or "ViT", tostring(name), table.concat(ViT.INITS, ", ")), 3)
+end
 
 function ViT:init(opts)
   opts = opts or {}
@@ -25,6 +46,16 @@ function ViT:init(opts)
   assert(math.type(D) == "integer" and D > 0, "ViT: dim must be a positive integer")
   assert(math.type(o.heads) == "integer" and D % o.heads == 0, ("ViT: dim %d is not divisible by heads %s"):format(D, tostring(o.heads)))
   assert(math.type(o.num_classes) == "integer" and o.num_classes > 0, "ViT: num_classes is required")
+  ViT.check_init(o.init, "ViT")
+  if type(o.embed_std) ~= "number" or not (o.embed_std > 0) or o.embed_std == math.huge then
+    error(("ViT: embed_std must be a number > 0, got %s"):format(tostring(o.embed_std)), 2)
+  end
+  local torch_init = o.init == "torch"
+  -- a small normal draw: plain N(0, std^2) under "torch", trunc_normal in [-2, 2] under "timm"
+  local function small_normal(t, std, gen_)
+    if torch_init then return nn.init.normal_(t, 0, std, gen_) end
+    return nn.init.trunc_normal_(t, std, 0, -2, 2, gen_)
+  end
   -- all random draws come from one generator in a fixed order, so the same seed gives the
   -- same initial weights whatever the normalizer (hae's own parameters start at 0)
   local gen = o.generator or al.Generator(o.seed or 0)
@@ -33,7 +64,7 @@ function ViT:init(opts)
     self.seq_len = assert(o.seq_len, "ViT (text): seq_len is required")
     self.num_tokens = self.seq_len + 1
     self:add("tok_embed", nn.Embedding(o.vocab_size, D))
-    nn.init.trunc_normal_(self.tok_embed.weight, 0.02, 0, -2, 2, gen)
+    small_normal(self.tok_embed.weight, o.embed_std, gen)
   else
     self.text = false
     local S, P, C = o.image_size, o.patch_size, o.channels or 3
@@ -52,8 +83,8 @@ function ViT:init(opts)
   end
   self:param("cls_token", al.zeros({ 1, 1, D }))
   self:param("pos_embed", al.zeros({ 1, self.num_tokens, D }))
-  nn.init.trunc_normal_(self.pos_embed, 0.02, 0, -2, 2, gen)
-  nn.init.trunc_normal_(self.cls_token, 0.02, 0, -2, 2, gen)
+  small_normal(self.pos_embed, 0.02, gen)
+  small_normal(self.cls_token, 0.02, gen)
   local blocks = self:add("blocks", nn.Module())
   blocks.__name = "Blocks"
   for i = 0, o.depth - 1 do
@@ -63,12 +94,18 @@ function ViT:init(opts)
   self.depth = o.depth
   self:add("norm", nn.LayerNorm(D, { eps = 1e-6 }))
   self:add("head", nn.Linear(D, o.num_classes))
-  -- timm's _init_weights: trunc_normal(0.02) Linear weights, zero biases, LN (1, 0)
+  -- Linear layers, in module order, from the model's generator (LayerNorms are (1, 0)):
+  -- "timm" is timm's _init_weights (trunc_normal(0.02) weights, zero biases), "torch" is
+  -- nn.Linear's default (drawn again here so the seed alone decides the weights)
   for _, pm in ipairs(self:modules()) do
     local m = pm[2]
     if getmetatable(m) == nn.Linear then
-      nn.init.trunc_normal_(m.weight, 0.02, 0, -2, 2, gen)
-      if m.bias then m.bias:zero_() end
+      if torch_init then
+        nn.init.linear_default_(m.weight, m.bias, gen)
+      else
+        nn.init.trunc_normal_(m.weight, 0.02, 0, -2, 2, gen)
+        if m.bias then m.bias:zero_() end
+      end
     end
   end
 end
@@ -156,11 +193,13 @@ end
 
 function ViT:extra_repr()
   if self.text then
-    return ("text: vocab=%d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s"):format(self.cfg.vocab_size,
-      self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer)
+    return ("text: vocab=%d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s, init=%s, embed_std=%g"):format(
+      self.cfg.vocab_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer, self.cfg.init,
+      self.cfg.embed_std)
   end
-  return ("image %dx%d, patch %d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s"):format(self.image_size,
-    self.image_size, self.patch_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer)
+  return ("image %dx%d, patch %d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s, init=%s"):format(self.image_size,
+    self.image_size, self.patch_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer,
+    self.cfg.init)
 end
 
 return nn

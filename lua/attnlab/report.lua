@@ -453,8 +453,9 @@ local function schedule_line(A, d)
   local c = rec.config
   local parts = { ("dataset `%s`"):format(tostring(c.dataset)) }
   if c.padding and c.padding ~= "positions" then parts[#parts + 1] = "padding " .. c.padding end
-  parts[#parts + 1] = ("%s epoch%s, batch %s, lr %s"):format(tostring(c.epochs), c.epochs == 1 and "" or "s",
-    tostring(c.batch_size), tostring(c.lr))
+  parts[#parts + 1] = ("%s epoch%s, batch %s, lr %s, init %s%s"):format(tostring(c.epochs), c.epochs == 1 and "" or "s",
+    tostring(c.batch_size), tostring(c.lr), c.init and tostring(c.init) or "timm (recorded before the init key)",
+    c.decay_all and ", weight decay on all parameters" or "")
   if rec.dataset and rec.dataset.train then
     parts[#parts + 1] = ("%d training / %d test examples"):format(rec.dataset.train, rec.dataset.test or 0)
   end

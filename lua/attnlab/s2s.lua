@@ -70,12 +70,18 @@ end
 -- The dense teacher, saved with timm names (save_model). Two ways:
 --  * trained from scratch with al.train (AdamW + cosine, per-epoch checkpoints): c holds
 --    al.train config keys (dataset, dim, depth, heads, patch, epochs, ...);
---  * c.init = a timm/DeiT ViT safetensors (checkpoint.lua; heads, image_size options):
---    loaded strictly except that a head for another class count is re-initialised, then
---    fine-tuned for c.epochs on c.dataset (images resized to the model's size).
+--    c.init is then the initialisation scheme, "timm" (DeiT's own; the S2S presets set
+--    it) or "torch" (al.train's default);
+--  * c.init = a timm/DeiT ViT safetensors (any string but "timm" and "torch"; checkpoint.lua;
+--    heads, image_size options): loaded strictly except that a head for another class
+--    count is re-initialised (timm's init), then fine-tuned for c.epochs on c.dataset
+--    (images resized to the model's size).
 -- c.save: the model path. Returns the record and the model.
+-- true when a teacher config's init is a scheme (or absent), not a checkpoint path
+function s2s.init_is_scheme(init) return init == nil or init == "timm" or init == "torch" end
+
 function s2s.train_teacher(c)
-  if not c.init then
+  if s2s.init_is_scheme(c.init) then
     local tc = copy(c)
     local save = tc.save
     tc.save, tc.image_size = nil, nil
@@ -98,7 +104,7 @@ function s2s.train_teacher(c)
   end
   local model = al.nn.ViT({ image_size = c.image_size or inf.image_size, patch_size = inf.patch_size, channels = inf.channels,
                             num_classes = classes, dim = inf.dim, depth = inf.depth, heads = inf.heads,
-                            mlp_ratio = inf.mlp_ratio, qkv_bias = inf.qkv_bias, seed = c.seed })
+                            mlp_ratio = inf.mlp_ratio, qkv_bias = inf.qkv_bias, seed = c.seed, init = "timm" })
   local _, rep = ckpt.load_vit(model, sd, { strict = #dropped == 0 })
   if #dropped > 0 then
     for _, k in ipairs(rep.missing) do
@@ -295,7 +301,8 @@ function s2s.resolution_bench(c)
     return r
   end
   local base = c.model and resolve_model(c.model) or al.nn.ViT({ image_size = 224, patch_size = c.patch or 16, channels = 3,
-    num_classes = c.num_classes or 1000, dim = c.dim or 192, depth = c.depth or 12, heads = c.heads or 3, seed = 0 })
+    num_classes = c.num_classes or 1000, dim = c.dim or 192, depth = c.depth or 12, heads = c.heads or 3, seed = 0,
+    init = "timm" })
   local L = base.depth
   local rates = c.keep_rates
   if not rates then

@@ -483,6 +483,11 @@ end
 -- Config keys that do not change a run's result.
 local IGNORED = { out = true, checkpoint = true, threads = true, progress = true }
 
+-- Recipe keys added after records were first written, with the value every run made
+-- before the key existed used: a record without the key ran with that value (until the
+-- init key, al.train always used timm's initialisation).
+sweep.LEGACY_KEYS = { init = "timm", embed_std = 0.02, decay_all = false, beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8 }
+
 -- The first config key on which a finished record differs from what the run would use
 -- (keys missing from the run config are compared with train's defaults).
 local function config_change(rec, run)
@@ -492,11 +497,13 @@ local function config_change(rec, run)
   local keys = {}
   for k in pairs(want) do keys[k] = true end
   for k in pairs(got) do keys[k] = true end
+  for k in pairs(sweep.LEGACY_KEYS) do keys[k] = true end
   local sorted = {}
   for k in pairs(keys) do if not IGNORED[k] then sorted[#sorted + 1] = k end end
   table.sort(sorted)
   for _, k in ipairs(sorted) do
     local a, b = got[k], want[k]
+    if a == nil and rec.config then a = sweep.LEGACY_KEYS[k] end
     if b == nil then b = defaults[k] end
     if k == "patch" and b == nil then b = a end     -- filled in by train from the dataset
     if a ~= b and not (type(a) == "number" and type(b) == "number" and a == b) then

@@ -13,9 +13,21 @@ local train = {}
 
 -- Defaults. image_patch: the study's preset gives every image dataset a 4x4 grid of
 -- patches + the class token (N = 17): patch 8 on 32x32 CIFAR-10, 7 on 28x28 images.
+-- The recipe, key by key, as a PyTorch user would write it:
+--   init          "torch" (PyTorch's module defaults) or "timm" (timm's ViT init); see nn_vit.lua
+--   embed_std     std of the text model's token embedding (1 = nn.Embedding's default)
+--   lr, weight_decay, beta1, beta2, adam_eps   torch.optim.AdamW's arguments
+--   decay_all     false: no weight decay on biases, norms, pos_embed, cls_token and hae's
+--                 alphas (timm's groups); true: weight_decay on every parameter, as
+--                 torch.optim.AdamW(model.parameters(), lr, weight_decay=wd)
+--   warmup_epochs linear warmup over floor(warmup_epochs * steps_per_epoch) steps: step t
+--                 (0-based) uses lr * (t + 1) / warmup; then cosine from lr to min_lr at
+--                 the last step (optim.CosineWarmup)
+--   clip_grad     global gradient-norm clipping (0: none); label_smoothing of the loss
 train.DEFAULTS = {
   dataset = "fashion_mnist", normalizer = "softmax", seed = 1, epochs = 10, batch_size = 128,
   lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, min_lr = 1e-5, label_smoothing = 0.0,
+  beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8, decay_all = false, init = "torch", embed_std = 0.02,
   clip_grad = 1.0, dim = 64, depth = 2, heads = 4, mlp_ratio = 4, patch = nil, iters = 50,
   train_limit = nil, test_limit = nil, val = 0, eval_batch = 500, threads = nil,
   padding = "positions", vocab_size = nil, seq_len = 96, out = nil, checkpoint = nil,
@@ -83,7 +95,7 @@ function train.config(user)
     end
   end
   if math.type(c.val) ~= "integer" or c.val < 0 then bad("val", "an integer >= 0") end
-  for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio" }) do
+  for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio", "adam_eps" }) do
     if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then bad(k, "a finite number >= 0") end
   end
   if c.lr <= 0 then bad("lr", "a number > 0") end
@@ -91,6 +103,14 @@ function train.config(user)
   if c.label_smoothing >= 1 then bad("label_smoothing", "a number in [0, 1)") end
   if c.dim % c.heads ~= 0 then error(("train: dim (%d) must be a multiple of heads (%d)"):format(c.dim, c.heads), 3) end
   if c.padding ~= "positions" and c.padding ~= "masked" then bad("padding", "'positions' or 'masked'") end
+  for _, k in ipairs({ "beta1", "beta2" }) do
+    if type(c[k]) ~= "number" or not (c[k] >= 0 and c[k] < 1) then bad(k, "a number in [0, 1)") end
+  end
+  if type(c.embed_std) ~= "number" or not (c.embed_std > 0) or c.embed_std == math.huge then
+    bad("embed_std", "a finite number > 0")
+  end
+  if type(c.decay_all) ~= "boolean" then bad("decay_all", "true or false") end
+  al.nn.ViT.check_init(c.init, "train")
   for _, k in ipairs({ "out", "checkpoint" }) do
     if c[k] ~= nil and (type(c[k]) ~= "string" or c[k] == "") then bad(k, "a file path") end
   end
@@ -167,7 +187,7 @@ end
 
 function train.model(c, ds)
   local common = { dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio, normalizer = c.normalizer,
-                   num_classes = ds.num_classes, seed = c.seed, iters = c.iters }
+                   num_classes = ds.num_classes, seed = c.seed, iters = c.iters, init = c.init, embed_std = c.embed_std }
   if ds.vocab_size then
     common.vocab_size, common.seq_len = ds.vocab_size, ds.seq_len
   else
@@ -176,8 +196,10 @@ function train.model(c, ds)
   return al.nn.ViT(common)
 end
 
--- No weight decay on biases, norms, position embedding, class token, alpha (as timm).
-local function param_groups(model, wd)
+-- No weight decay on biases, norms, position embedding, class token, alpha (as timm);
+-- with decay_all, one group: weight decay on every parameter (torch.optim.AdamW(model.parameters())).
+function train.param_groups(model, wd, decay_all)
+  if decay_all then return { { params = model:parameters(), weight_decay = wd } } end
   local decay, no_decay = {}, {}
   for _, np in ipairs(model:named_parameters()) do
     local name, p = np[1], np[2]
@@ -292,7 +314,8 @@ function train.run(user)
   local model = train.model(c, tr)
   local steps_per_epoch = (tr.n + c.batch_size - 1) // c.batch_size
   local total = steps_per_epoch * c.epochs
-  local opt = al.optim.AdamW(param_groups(model, c.weight_decay), { lr = c.lr, weight_decay = c.weight_decay })
+  local opt = al.optim.AdamW(train.param_groups(model, c.weight_decay, c.decay_all),
+                             { lr = c.lr, weight_decay = c.weight_decay, betas = { c.beta1, c.beta2 }, eps = c.adam_eps })
   local sched = al.optim.CosineWarmup(opt, { warmup = math.floor(c.warmup_epochs * steps_per_epoch), total = total, min_lr = c.min_lr })
   local rec = {
     config = c, git_revision = train.git_revision(), machine = train.machine(), params = model:num_parameters(),

@@ -129,6 +129,76 @@ return {
       for k, v in pairs(ref) do T.eq(flat(sd[k]), flat(v), 0, name .. " " .. k) end
     end
   end },
+  { name = "ViT init 'torch' (the default): PyTorch's module defaults, layer by layer", fn = function()
+    local m = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, dim = 64, seed = 5 }
+    T.eq(m.cfg.init, "torch")
+    local function stats(t)
+      local v = flat(t)
+      local s, s2, mx = 0, 0, 0
+      for _, x in ipairs(v) do s, s2, mx = s + x, s2 + x * x, math.max(mx, math.abs(x)) end
+      return s / #v, math.sqrt(s2 / #v - (s / #v) ^ 2), mx
+    end
+    -- Linear and the patch Conv2d: U(-b, b), b = 1/sqrt(fan_in), weights and biases (sd b/sqrt(3))
+    for _, c in ipairs({ { m.blocks._children["0"].mlp.fc1, 64 }, { m.blocks._children["1"].mlp.fc2, 256 },
+                         { m.blocks._children["0"].attn.qkv, 64 }, { m.head, 64 }, { m.patch_embed.proj, 48 } }) do
+      local b = 1 / math.sqrt(c[2])
+      local _, sd, mx = stats(c[1].weight)
+      assert(mx <= b and mx > 0.95 * b, ("weight max %.4f, bound %.4f"):format(mx, b))
+      assert(math.abs(sd - b / math.sqrt(3)) < 0.1 * b, ("weight sd %.4f, want %.4f"):format(sd, b / math.sqrt(3)))
+      local _, _, bmx = stats(c[1].bias)
+      assert(bmx <= b and bmx > 0.5 * b, ("bias max %.4f, bound %.4f (uniform, not zero)"):format(bmx, b))
+    end
+    -- position embedding and class token N(0, 0.02^2); LayerNorm (1, 0)
+    local _, sd = stats(m.pos_embed)
+    assert(math.abs(sd - 0.02) < 0.002, ("pos_embed sd %.4f"):format(sd))
+    T.eq(flat(m.norm.weight)[7], 1); T.eq(flat(m.blocks._children["1"].norm2.bias)[3], 0)
+    -- "timm": trunc_normal(0.02) weights, zero biases
+    local t = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, dim = 64, seed = 5, init = "timm" }
+    local _, tsd, tmx = stats(t.blocks._children["0"].mlp.fc1.weight)
+    assert(math.abs(tsd - 0.02) < 0.002 and tmx <= 2, ("timm fc1 sd %.4f"):format(tsd))
+    local _, _, tb = stats(t.blocks._children["0"].mlp.fc1.bias)
+    T.eq(tb, 0)
+    -- the seed alone decides the weights, whatever else drew from the global generator
+    al.manual_seed(77)
+    local m2 = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, dim = 64, seed = 5 }
+    T.eq(flat(m2.blocks._children["1"].attn.proj.weight), flat(m.blocks._children["1"].attn.proj.weight))
+    assert(tostring(m):find("init=torch", 1, true), tostring(m))
+  end },
+  { name = "ViT text model: embed_std sets the token embedding's spread under either init", fn = function()
+    for _, init in ipairs({ "torch", "timm" }) do
+      for _, std in ipairs({ 0.02, 1 }) do
+        local m = nn.ViT { vocab_size = 500, seq_len = 8, num_classes = 3, dim = 32, seed = 2, init = init, embed_std = std }
+        local v = flat(m.tok_embed.weight)
+        local s2 = 0
+        for _, x in ipairs(v) do s2 = s2 + x * x end
+        local sd = math.sqrt(s2 / #v)
+        -- timm's draw is truncated at +-2 (absolute): at std 1 that trims the tails (sd ~0.88)
+        local want = (init == "timm" and std == 1) and 0.88 or std
+        assert(math.abs(sd - want) < 0.05 * want, ("%s embed_std %g: sd %.4f, want %.4f"):format(init, std, sd, want))
+      end
+    end
+  end },
+  { name = "unknown init or bad embed_std: one line naming the problem", fn = function()
+    T.raises(function() nn.ViT { image_size = 16, patch_size = 4, num_classes = 2, init = "xavier" } end,
+      "ViT: unknown init 'xavier'; known: timm, torch")
+    T.raises(function() al.train.config({ init = "kaiming" }) end, "train: unknown init 'kaiming'; known: timm, torch")
+    T.raises(function() al.train.config({ embed_std = 0 }) end, "train: embed_std must be a number > 0")
+    T.raises(function() al.train.config({ decay_all = 1 }) end, "train: decay_all must be true or false, got 1")
+    local msg = T.raises(function() al.train.config({ init = "x" }) end, "unknown init")
+    assert(not msg:find("\n"), "one line: " .. msg)
+  end },
+  { name = "train recipe: init, embed_std, decay_all reach the model and the optimizer groups", fn = function()
+    local c = al.train.config({ dataset = "fashion_mnist" })
+    T.eq({ c.init, c.embed_std, c.decay_all, c.beta1, c.beta2, c.adam_eps }, { "torch", 0.02, false, 0.9, 0.999, 1e-8 })
+    local m = al.train.model(al.train.config({ init = "timm", seed = 4 }), { num_classes = 10, size = 28, channels = 1 })
+    T.eq(m.cfg.init, "timm")
+    T.eq(flat(m.head.bias)[1], 0)
+    local n = #m:parameters()
+    local g = al.train.param_groups(m, 0.05, false)
+    T.eq({ #g, g[1].weight_decay, g[2].weight_decay, #g[1].params + #g[2].params }, { 2, 0.05, 0, n })
+    local all = al.train.param_groups(m, 0.05, true)
+    T.eq({ #all, all[1].weight_decay, #all[1].params }, { 1, 0.05, n })
+  end },
   { name = "ViT: patch embedding equals the strided convolution it stands for", fn = function()
     al.manual_seed(2)
     local m = nn.ViT { image_size = 8, patch_size = 4, channels = 2, num_classes = 3, dim = 8, heads = 2, seed = 2 }

@@ -91,6 +91,32 @@ local cases = {
   -- ---- experiments and names (no training) ----------------------------------------------------
   { "sanitize ':' in names", sweep.sanitize, { "topk:0.25" }, "topk-0.25" },
   { "record name", sweep.record_name, { "newsgroups20_masked", "entmax:1.25", 7 }, "newsgroups20_masked__entmax-1.25__seed7" },
+  { name = "init is a config key like any other: a record without it was made with timm's init", fn = function()
+    local dir = tmpdir()
+    local c = al.train.config({ dataset = "fashion_mnist", epochs = 2 })
+    local function record(cfg)
+      local path = dir .. "/r.json"
+      write(path, al.json.encode({ config = cfg, test_accuracy = 0.5 }))
+      return path
+    end
+    local legacy = {}
+    for k, v in pairs(c) do legacy[k] = v end
+    legacy.init, legacy.embed_std, legacy.decay_all = nil, nil, nil      -- written before the keys existed
+    local out = record(legacy)
+    T.eq((sweep.state({ out = out, config = { dataset = "fashion_mnist", epochs = 2, init = "timm" } })), "done")
+    local st, _, why = sweep.state({ out = out, config = { dataset = "fashion_mnist", epochs = 2 } })
+    T.eq({ st, why }, { "changed", "init: record has timm, experiment has torch" })
+    out = record(c)                                                        -- a record of today's default
+    T.eq((sweep.state({ out = out, config = { dataset = "fashion_mnist", epochs = 2 } })), "done")
+    st, _, why = sweep.state({ out = out, config = { dataset = "fashion_mnist", epochs = 2, decay_all = true } })
+    T.eq({ st, why }, { "changed", "decay_all: record has false, experiment has true" })
+    -- the command line a sweep writes carries the key to scripts/train.lua
+    local cmd = sweep.command({ config = { dataset = "fashion_mnist", normalizer = "softmax", seed = 1, init = "timm",
+                                           decay_all = true, out = dir .. "/x.json" } }, "bin/attnlab")
+    assert(cmd:find("--init timm", 1, true) and cmd:find("--decay_all true", 1, true), cmd)
+    local back = sweep.parse_command(cmd)
+    T.eq({ back.init, back.decay_all }, { "timm", true })
+  end },
   { name = "experiment errors name the field", fn = function()
     local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } } end
     local e = base(); e.normalizers = nil

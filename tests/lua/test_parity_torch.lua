@@ -1,0 +1,58 @@
+-- Training parity with PyTorch (lua/attnlab/parity.lua, scripts/bench/torch_parity.py):
+-- a tiny compact classifier trained a few AdamW steps in attnlab and, from the same initial
+-- weights on the same batches, in PyTorch. Losses must agree to float32 drift at every
+-- step, and the parameters after the last step to well below one step's size (lr), for
+-- every normalizer with a PyTorch reference. Skips loudly where PyTorch is not importable.
+local al = require "attnlab"
+local T = require "harness"
+
+local available, why = al.parity.torch_available()
+
+-- a wrong recipe (lr schedule, weight decay groups, bias correction, a normalizer's
+-- backward) moves parameters by ~lr = 1e-3 per step and losses by >= 1e-4 relative; float32
+-- drift over 6 steps is ~1e-7 in both (NaN fails both comparisons)
+local LOSS_RTOL, PARAM_ATOL = 1e-5, 1e-5
+
+local function check(opts)
+  if not available then T.skip(why .. "; parity with PyTorch NOT checked") end
+  local o = { steps = 6, batch_size = 16, dim = 16, heads = 2, depth = 2, image_size = 8, patch = 4, seed = T.seed, perturb = 0 }
+  for k, v in pairs(opts) do o[k] = v end
+  local r = al.parity.run(o)
+  print(("# %s: max rel loss diff %.2e (step %d), max |param diff| %.2e (%s), key bias %.2e; losses %.6f -> %.6f")
+    :format(o.normalizer, r.max_rel_loss_diff, r.max_rel_loss_step, r.max_param_diff, tostring(r.max_param_name),
+      r.max_key_bias_diff, r.losses[1][1], r.losses[#r.losses][1]))
+  assert(#r.losses == o.steps, "one loss per step on each side")
+  assert(r.max_rel_loss_diff < LOSS_RTOL, ("losses differ by %.3e relative at step %d (tol %g)")
+    :format(r.max_rel_loss_diff, r.max_rel_loss_step, LOSS_RTOL))
+  assert(r.max_param_diff < PARAM_ATOL, ("parameter %s differs by %.3e after %d steps (tol %g)")
+    :format(tostring(r.max_param_name), r.max_param_diff, o.steps, PARAM_ATOL))
+end
+
+local cases = {}
+for _, n in ipairs({ "softmax", "sparsemax", "entmax15", "hae", "topk:0.25", "entmax:1.3" }) do
+  cases[#cases + 1] = { name = "parity with PyTorch, " .. n .. ": 6 steps from identical weights", fn = function()
+    check({ normalizer = n })
+  end }
+end
+cases[#cases + 1] = { name = "parity with PyTorch: timm init, timm's no-decay groups, clipping, label smoothing", fn = function()
+  check({ normalizer = "softmax", init = "timm", decay_all = false, clip_grad = 0.05, label_smoothing = 0.1, warmup = 3 })
+end }
+cases[#cases + 1] = { name = "parity harness detects a wrong recipe (PyTorch told another lr)", fn = function()
+  if not available then T.skip(why .. "; parity with PyTorch NOT checked") end
+  -- run attnlab at lr 1e-3, then rerun only the PyTorch side at lr 2e-3 from the same files
+  local dir = os.tmpname()
+  os.remove(dir)
+  local r = al.parity.run({ steps = 4, batch_size = 16, dim = 16, heads = 2, image_size = 8, patch = 4, dir = dir, perturb = 0 })
+  assert(r.max_rel_loss_diff < LOSS_RTOL)
+  local cfg = al.json.decode(T.read_file(dir .. "/config.json"))
+  cfg.optim.lr = 2e-3
+  T.write_file(dir .. "/config.json", al.json.encode(cfg))
+  local _, rc = T.sh("OMP_NUM_THREADS=1 /usr/bin/python3 " .. al.parity.script() .. " parity " .. dir)
+  assert(rc == 0, "the PyTorch side failed")
+  local tr = al.json.decode(T.read_file(dir .. "/torch.json"))
+  local worst = 0
+  for t = 1, 4 do worst = math.max(worst, math.abs(tr.losses[t] - r.losses[t][1]) / tr.losses[t]) end
+  os.execute("rm -rf '" .. dir .. "'")
+  assert(worst > 100 * LOSS_RTOL, ("a doubled lr moved the losses by only %.3e relative"):format(worst))
+end }
+return cases
