@@ -16,9 +16,9 @@ sweep() {  # experiment, out subfolder, --only patterns
   echo "== $(date -u +%H:%M:%S) $1 --only $3"
   "$host" scripts/sweep.lua "$1" --workers 2 --threads 1 --out "$out/$2" --only "$3"
 }
-sweep experiments/normalizers/full.lua main '^cifar10__softmax__,^cifar10__topk-0%.25__'
-sweep experiments/normalizers/full.lua main '^fashion_mnist__softmax__,^fashion_mnist__topk-0%.125__'
-sweep experiments/normalizers/full_kmnist.lua kmnist '^kmnist__softmax__,^kmnist__topk-0%.25__'
+sweep experiments/normalizers/full.lua main '^cifar10__softmax__,^cifar10__topk%-0%.25__'
+sweep experiments/normalizers/full.lua main '^fashion_mnist__softmax__,^fashion_mnist__topk%-0%.125__'
+sweep experiments/normalizers/full_kmnist.lua kmnist '^kmnist__softmax__,^kmnist__topk%-0%.25__'
 sweep experiments/normalizers/full.lua main '^newsgroups20__'
 sweep experiments/normalizers/full.lua main '.'
 sweep experiments/normalizers/full_kmnist.lua kmnist '.'
