@@ -107,7 +107,7 @@ function train.config(user)
     if type(c[k]) ~= "number" or not (c[k] >= 0 and c[k] < 1) then bad(k, "a number in [0, 1)") end
   end
   if type(c.embed_std) ~= "number" or not (c.embed_std > 0) or c.embed_std == math.huge then
-    bad("embed_std", "a finite number > 0")
+    bad("embed_std", "a number > 0 (finite)")
   end
   if type(c.decay_all) ~= "boolean" then bad("decay_all", "true or false") end
   al.nn.ViT.check_init(c.init, "train")
