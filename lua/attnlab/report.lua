@@ -234,6 +234,74 @@ local function families_of(exp, A)
   return out
 end
 
+-- Learning curves from the records' per-epoch test accuracy: A.curves[label] = { epochs = E,
+-- [normalizer] = { mean = {..}, sd = {..}, n = {..} } in % per epoch (over the seeds that reached
+-- it), delta = { [normalizer] = { mean, lo, hi, n } }: the paired difference to the baseline per
+-- epoch in percentage points with its 95% t interval, over the seeds both have at that epoch }.
+function report.curves(A)
+  local out = {}
+  for _, d in ipairs(A.datasets) do
+    local c, E = { delta = {} }, 0
+    local per = {}   -- per[n][seed][epoch] = accuracy
+    for _, n in ipairs(A.normalizers) do
+      local g = A.groups[d][n]
+      if g then
+        per[n] = {}
+        for _, r in ipairs(g.runs) do
+          local row = {}
+          for _, e in ipairs(type(r.record.epochs) == "table" and r.record.epochs or {}) do
+            if type(e) == "table" and math.type(e.epoch) == "integer" and e.epoch >= 1 and isnum(e.test_accuracy) then
+              row[e.epoch] = e.test_accuracy
+              if e.epoch > E then E = e.epoch end
+            end
+          end
+          per[n][r.seed] = row
+        end
+      end
+    end
+    c.epochs = E
+    local function spread(xs)   -- mean, sd (NaN below 2 values)
+      if #xs == 0 then return NAN, NAN end
+      local m, v = mean(xs), 0
+      if #xs < 2 then return m, NAN end
+      for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
+      return m, math.sqrt(v / (#xs - 1))
+    end
+    for _, n in ipairs(A.normalizers) do
+      local seeds = per[n]
+      if seeds then
+        local cn = { mean = {}, sd = {}, n = {} }
+        for ep = 1, E do
+          local xs = {}
+          for _, row in pairs(seeds) do if row[ep] then xs[#xs + 1] = 100 * row[ep] end end
+          cn.n[ep] = #xs
+          cn.mean[ep], cn.sd[ep] = spread(xs)
+        end
+        c[n] = cn
+        local b = per[A.baseline]
+        if b and n ~= A.baseline then
+          local dl = { mean = {}, lo = {}, hi = {}, n = {} }
+          for ep = 1, E do
+            local diffs = {}
+            for seed, row in pairs(seeds) do
+              if row[ep] and b[seed] and b[seed][ep] then diffs[#diffs + 1] = 100 * (row[ep] - b[seed][ep]) end
+            end
+            local m, sd = spread(diffs)
+            dl.n[ep], dl.mean[ep], dl.lo[ep], dl.hi[ep] = #diffs, m, NAN, NAN
+            if #diffs >= 2 then
+              local half = al.stats.t_ppf(0.975, #diffs - 1) * sd / math.sqrt(#diffs)
+              dl.lo[ep], dl.hi[ep] = m - half, m + half
+            end
+          end
+          c.delta[n] = dl
+        end
+      end
+    end
+    if E > 0 then out[d] = c end
+  end
+  return out
+end
+
 -- Everything the report shows, as numbers. opts.baseline overrides the experiment's.
 function report.analyze(data, opts)
   opts = opts or {}
@@ -307,6 +375,8 @@ function report.analyze(data, opts)
       end
     end
   end
+
+  A.curves = report.curves(A)
 
   -- learned alphas: per dataset, normalizer, layer: over heads and seeds
   A.alphas = {}
@@ -552,6 +622,35 @@ function report.markdown(A, opts)
     if pl then
       w(("![%s: accuracy vs support density](%s)"):format(d, rel(pl.png or pl.svg, opts.report_dir)))
       w()
+    end
+    local cv = A.curves and A.curves[d]
+    if cv and cv.epochs > 1 and cv[base] then
+      w(("Learning curve: test accuracy after each epoch, %s as mean ± sd over seeds, the others as their " ..
+         "paired Δ to it in pp [95%% CI] (seeds that have both at that epoch)."):format(base))
+      w()
+      local hdr, crow = { "epoch", base .. " %" }, {}
+      local others = {}
+      for _, n in ipairs(A.normalizers) do if n ~= base and cv.delta[n] then others[#others + 1] = n; hdr[#hdr + 1] = "Δ " .. n end end
+      for ep = 1, cv.epochs do
+        local b = cv[base]
+        local row = { tostring(ep), b.n[ep] > 0 and (b.n[ep] >= 2 and ("%.2f ± %.2f"):format(b.mean[ep], b.sd[ep])
+          or ("%.2f"):format(b.mean[ep])) or "" }
+        for _, n in ipairs(others) do
+          local dl = cv.delta[n]
+          local cell = ""
+          if dl.n[ep] >= 2 then cell = ("%+.2f [%+.2f, %+.2f]"):format(dl.mean[ep], dl.lo[ep], dl.hi[ep])
+          elseif dl.n[ep] == 1 then cell = ("%+.2f (1 pair)"):format(dl.mean[ep]) end
+          row[#row + 1] = cell
+        end
+        crow[#crow + 1] = row
+      end
+      w(md_table(hdr, crow, { "r" }))
+      w()
+      local cp = plots.curves and plots.curves[d]
+      if cp then
+        w(("![%s: learning curves](%s)"):format(d, rel(cp.png or cp.svg, opts.report_dir)))
+        w()
+      end
     end
   end
 
@@ -870,8 +969,8 @@ local function scatter_data(A, d)
   return series, (#present - 1) / 2 * JITTER
 end
 
--- Draw the plots into folder `dir`: per dataset accuracy vs support density, and runtime
--- bars. opts.tool = "gnuplot" | "svg" (default: gnuplot when installed). Returns
+-- Draw the plots into folder `dir`: per dataset accuracy vs support density and learning
+-- curves (mean ± sd per epoch), and runtime bars. opts.tool = "gnuplot" | "svg" (default: gnuplot when installed). Returns
 -- { by_dataset = { [label] = {svg=, png=} }, runtime = {svg=, png=}, files = {...}, tool = }.
 function report.plots(A, dir, opts)
   opts = opts or {}
@@ -915,6 +1014,74 @@ function report.plots(A, dir, opts)
       else
         svg_scatter(base .. ".svg", { title = title, xlabel = xlabel, ylabel = "test accuracy (%)", series = series })
         res.by_dataset[d] = { svg = base .. ".svg" }
+        res.files[#res.files + 1] = base .. ".svg"
+      end
+    end
+  end
+
+  -- learning curves: per dataset, test accuracy per epoch, mean line and ±sd band per normalizer
+  res.curves = {}
+  for _, d in ipairs(A.datasets) do
+    local cv = A.curves and A.curves[d]
+    if cv and cv.epochs > 1 then
+      local series = {}
+      for _, n in ipairs(A.normalizers) do
+        local cn = cv[n]
+        if cn then
+          local pts = {}
+          for ep = 1, cv.epochs do
+            if cn.n[ep] > 0 then
+              local sd = cn.sd[ep] == cn.sd[ep] and cn.sd[ep] or 0
+              pts[#pts + 1] = { ep, cn.mean[ep], cn.mean[ep] - sd, cn.mean[ep] + sd }
+            end
+          end
+          if #pts > 0 then series[#series + 1] = { name = n, color = color_of(A, n), points = pts, seeds = cn.n[1] } end
+        end
+      end
+      local base = dir .. "/curve_" .. al.sweep.sanitize(d)
+      local title = ("%s: test accuracy per epoch (mean, band ± sd over seeds)"):format(d)
+      if tool == "gnuplot" then
+        local g = {}
+        for i, se in ipairs(series) do
+          g[#g + 1] = ("$c%d << EOD"):format(i)
+          for _, pt in ipairs(se.points) do g[#g + 1] = ("%d %.9g %.9g %.9g"):format(pt[1], pt[2], pt[3], pt[4]) end
+          g[#g + 1] = "EOD"
+        end
+        local body = { "set title " .. gp_str(title), "set xlabel 'epoch'", "set ylabel 'test accuracy (%)'",
+                       "set key outside right top", "set grid", ("set xrange [1:%d]"):format(cv.epochs), "set xtics 1" }
+        local pl = {}
+        for i, se in ipairs(series) do
+          pl[#pl + 1] = ("$c%d using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '%s' notitle"):format(i, se.color)
+          pl[#pl + 1] = ("$c%d using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '%s' title %s"):format(i, se.color,
+            gp_str(("%s (%d seed%s)"):format(se.name, se.seeds, se.seeds == 1 and "" or "s")))
+        end
+        body[#body + 1] = "plot " .. table.concat(pl, ", \\\n     ")
+        run_gnuplot(base .. ".gp", table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
+        res.curves[d] = { svg = base .. ".svg", png = base .. ".png", gp = base .. ".gp" }
+        res.files[#res.files + 1] = base .. ".png"
+        res.files[#res.files + 1] = base .. ".svg"
+      else
+        local lo, hi = math.huge, -math.huge
+        for _, se in ipairs(series) do
+          for _, pt in ipairs(se.points) do lo, hi = math.min(lo, pt[3]), math.max(hi, pt[4]) end
+        end
+        local yt = nice_ticks(lo, hi, 6)
+        local xt = {}
+        for ep = 1, cv.epochs do xt[#xt + 1] = ep end
+        local sv, X, Y, box = svg_frame(820, 540, title, "epoch", "test accuracy (%)", { 1, math.max(cv.epochs, 2) },
+          { yt[1], yt[#yt] }, xt, yt)
+        for _, se in ipairs(series) do
+          local band, line = {}, {}
+          for _, pt in ipairs(se.points) do band[#band + 1] = ("%.1f,%.1f"):format(X(pt[1]), Y(pt[4])) end
+          for k = #se.points, 1, -1 do band[#band + 1] = ("%.1f,%.1f"):format(X(se.points[k][1]), Y(se.points[k][3])) end
+          for _, pt in ipairs(se.points) do line[#line + 1] = ("%.1f,%.1f"):format(X(pt[1]), Y(pt[2])) end
+          sv[#sv + 1] = ('<polygon points="%s" fill="%s" fill-opacity="0.12" stroke="none"/>'):format(table.concat(band, " "), se.color)
+          sv[#sv + 1] = ('<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>'):format(table.concat(line, " "), se.color)
+        end
+        svg_legend(sv, box, series)
+        sv[#sv + 1] = "</svg>"
+        write_file(base .. ".svg", table.concat(sv, "\n") .. "\n")
+        res.curves[d] = { svg = base .. ".svg" }
         res.files[#res.files + 1] = base .. ".svg"
       end
     end

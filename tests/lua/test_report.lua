@@ -254,6 +254,41 @@ return {
     assert(md:find("boom", 1, true), md)
     T.raises(function() report.run(DIR .. "/empty_nonexistent", { plots = false }) end, "no records in")
   end },
+  { name = "learning curves: per-epoch mean ± sd, paired Δ per epoch with its df = 2 t interval, table and plot", fn = function()
+    -- softmax and top-k over 3 seeds and 3 epochs, accuracies in 1/64 steps (exact in binary);
+    -- seed 3 of top-k stops after epoch 2, so epoch 3 pairs 2 seeds.
+    local d3 = DIR .. "/curves"
+    sh("mkdir -p " .. d3)
+    local acc = { softmax = { { 0.25, 0.5, 0.625 }, { 0.375, 0.5, 0.75 }, { 0.25, 0.625, 0.75 } },
+                  ["topk:0.25"] = { { 0.375, 0.5, 0.5 }, { 0.375, 0.625, 0.625 }, { 0.25, 0.75 } } }
+    for n, seeds in pairs(acc) do
+      for seed, eps in ipairs(seeds) do
+        local e = {}
+        for ep, a in ipairs(eps) do e[ep] = { epoch = ep, loss = 1, test_accuracy = a } end
+        local r = { config = { dataset = "synth", normalizer = n, seed = seed, epochs = 3 }, test_accuracy = eps[#eps],
+                    support_density = 1, epochs = e, machine = {}, git_revision = "x" }
+        assert(al.write_atomic(("%s/synth__%s__seed%d.json"):format(d3, al.sweep.sanitize(n), seed), al.json.encode(r)))
+      end
+    end
+    local md, A, plots = report.run(d3, { tool = "svg", baseline = "softmax" })
+    local c = A.curves.synth
+    T.eq(c.epochs, 3)
+    T.close(c.softmax.mean, { 100 * (0.25 + 0.375 + 0.25) / 3, 100 * 1.625 / 3, 100 * 2.125 / 3 }, 1e-12)
+    T.close(c.softmax.sd[1], 100 * 0.125 / math.sqrt(3), 1e-12)   -- values m, m+h, m: sd = h/sqrt3
+    T.eq(c["topk:0.25"].n, { 3, 3, 2 })
+    -- epoch 2 differences (pp): 0, +12.5, +12.5 -> mean 25/3, sd 12.5/sqrt3; CI half-width t(0.975, 2) sd / sqrt3
+    local dl = c.delta["topk:0.25"]
+    local t2 = 0.95 * math.sqrt(2 / (1 - 0.95 ^ 2))
+    T.close(dl.mean[2], 25 / 3, 1e-12)
+    T.close(dl.hi[2] - dl.mean[2], t2 * (12.5 / math.sqrt(3)) / math.sqrt(3), 1e-9)
+    T.eq(dl.n[3], 2)
+    T.close(dl.mean[3], (-12.5 - 12.5) / 2, 1e-12)
+    assert(md:find("| 2 | 54.17 ± 7.22 | +8.33 [", 1, true), md)
+    local svg = read(plots.curves.synth.svg)
+    local _, polylines = svg:gsub("<polyline", "")
+    T.eq(polylines, 2, 0, "one mean line per normalizer")
+    assert(md:find("curve_synth.svg", 1, true), "the report links the curve")
+  end },
   { name = "(cleanup)", fn = function()
     assert(DIR:match("^/tmp/attnlab%-test%-report%.%w+$"))
     sh("rm -rf " .. DIR)
