@@ -1,12 +1,18 @@
 #!/bin/sh
-# experiments/normalizers/full/run.sh -- the normalizer study at its full schedule, in the order
-# that completes the study's headline comparisons first (issue 18):
+# experiments/normalizers/full/run.sh -- the normalizer study at its full schedule (issue 18), in
+# the order that completes the study's headline comparisons first and keeps the grid within
+# budget (the 97-token text and marker runs cost ~2x an image run):
 #   1. CIFAR-10 top-k 0.25 vs softmax      2. Fashion-MNIST top-k 0.125 vs softmax
-#   3. KMNIST top-k 0.25 vs softmax        4. 20 Newsgroups unmasked, all six vs softmax
-#   5. everything else of the main benchmark and of KMNIST.
+#   3. KMNIST top-k 0.25 vs softmax        (10 seeds each)
+#   4. 20 Newsgroups unmasked, all seven, seeds 1-5
+#   5. the rest of CIFAR-10 and Fashion-MNIST, 10 seeds; 6. the rest of KMNIST, 10 seeds
+#   7. the marker task and masked 20 Newsgroups, seeds 1-5
+#   8. the init-robustness family (full_init_timm.lua) and validation-selected top-k
+#      (full_val_topk.lua), 5 seeds each
+#   9. the text and marker cells, seeds 6-10
 # Each step is a resumable sweep (2 workers x 1 thread): rerun this script after an interruption
 # and it goes on where it stopped (finished records are kept, a half-done run resumes from its
-# last epoch's checkpoint). Records: experiments/normalizers/full/records/{main,kmnist}/.
+# last epoch's checkpoint). Records: experiments/normalizers/full/records/<table>/.
 #   nohup sh experiments/normalizers/full/run.sh > full-sweep.log 2>&1 &
 set -eu
 cd "$(dirname "$0")/../../.."
@@ -19,7 +25,11 @@ sweep() {  # experiment, out subfolder, --only patterns
 sweep experiments/normalizers/full.lua main '^cifar10__softmax__,^cifar10__topk%-0%.25__'
 sweep experiments/normalizers/full.lua main '^fashion_mnist__softmax__,^fashion_mnist__topk%-0%.125__'
 sweep experiments/normalizers/full_kmnist.lua kmnist '^kmnist__softmax__,^kmnist__topk%-0%.25__'
-sweep experiments/normalizers/full.lua main '^newsgroups20__'
-sweep experiments/normalizers/full.lua main '.'
+sweep experiments/normalizers/full.lua main '^newsgroups20__.*__seed[1-5]$'
+sweep experiments/normalizers/full.lua main '^cifar10__,^fashion_mnist__'
 sweep experiments/normalizers/full_kmnist.lua kmnist '.'
+sweep experiments/normalizers/full.lua main '^marker__.*__seed[1-5]$,^newsgroups20_masked__.*__seed[1-5]$'
+sweep experiments/normalizers/full_init_timm.lua init_timm '.'
+sweep experiments/normalizers/full_val_topk.lua val_topk '.'
+sweep experiments/normalizers/full.lua main '.'
 echo "== $(date -u +%H:%M:%S) done"
