@@ -134,11 +134,11 @@ asan-test: deps
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 LSAN_OPTIONS=suppressions=tests/lsan.supp:print_suppressions=0 \
 	  ATTNLAB_SANITIZED=1 ATTNLAB_HOST=$(ASAN_BUILD)/attnlab tests/run.sh $(ASAN_BUILD)/tests
 
-# valgrind does not know AVX-512: the baseline for x86-64-v2, and tests/valgrind.sh caps the
-# kernels at ATTNLAB_CPU=avx2.
+# valgrind does not know AVX-512: the baseline for x86-64-v2, the kernels for avx2 and generic
+# only, and tests/valgrind.sh caps them at ATTNLAB_CPU=avx2.
 VG_BUILD = build/valgrind
 valgrind-test: deps
-	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) OPT=-O1 ARCH=-march=x86-64-v2 \
+	@$(MAKE) --no-print-directory BUILD=$(VG_BUILD) OPT=-O1 ARCH=-march=x86-64-v2 ISA_LEVELS="avx2 generic" \
 	  $(VG_BUILD)/attnlab $(TEST_SRC:tests/c/%.c=$(VG_BUILD)/tests/%)
 	@ATTNLAB_VALGRIND=1 tests/valgrind.sh $(VG_BUILD)
 

@@ -610,12 +610,14 @@ static void test_malloc(void) {
  * kernel's result at every level this CPU runs against the same float64 reference. */
 static void test_cpu_dispatch(void) {
   const char *built = al_cpu_levels_built();
-  CHECK("cpu: this build contains the avx512, avx2 and generic kernels",
-        strcmp(built, "avx512 avx2 generic") == 0, "built: %s", built);
+  CHECK("cpu: this build contains the generic kernels and the level in use",
+        strstr(built, "generic") && strstr(built, al_cpu_level_name(al_cpu_active())), "built: %s, active %s", built,
+        al_cpu_level_name(al_cpu_active()));
   const char *cap = getenv("ATTNLAB_CPU");
   al_cpu_level want = al_cpu_detect();
   if (cap && strcmp(cap, "avx2") == 0 && want > AL_CPU_AVX2) want = AL_CPU_AVX2;
   if (cap && strcmp(cap, "generic") == 0) want = AL_CPU_GENERIC;
+  while (want > AL_CPU_GENERIC && !strstr(built, al_cpu_level_name(want))) want = (al_cpu_level)(want - 1);
   al_cpu_level start = al_cpu_active();
   CHECK("cpu: the level in use is the best the CPU runs, capped by ATTNLAB_CPU", start == want,
         "active %s, expected %s (ATTNLAB_CPU=%s)", al_cpu_level_name(start), al_cpu_level_name(want), cap ? cap : "");
@@ -635,6 +637,7 @@ static void test_cpu_dispatch(void) {
   for (int j = 0; j < N; j++) ref[j] = exp((double)x[j] - m) / z;
   for (int l = AL_CPU_GENERIC; l <= (int)al_cpu_detect(); l++) {
     const char *name = al_cpu_level_name((al_cpu_level)l);
+    if (!strstr(built, name)) continue;   /* a build with fewer ISA_LEVELS (the valgrind one) */
     char label[96];
     snprintf(label, sizeof label, "cpu: softmax at level %s matches float64 (switched in-process)", name);
     st = al_cpu_set_level(name);
