@@ -226,7 +226,7 @@ function M.resolve_heads(D, meta, opts, where)
     h, source = ch, source or "caller"
   end
   if not h then
-    error(("checkpoint: %s does not record its head count (no \"heads\" in its safetensors metadata) and none was passed: give heads = H, a divisor of dim %d (%s), e.g. {heads = H}; attnlab does not guess it")
+    error(("checkpoint: %s does not record its head count (no \"heads\" in its safetensors metadata) and none was passed: give heads = H, a divisor of dim %d (%s), as {heads = H} in Lua or --heads H to the scripts; attnlab does not guess it")
       :format(where, D, divisors(D)), 0)
   end
   if D % h ~= 0 then error(("checkpoint: %s: dim %d is not divisible by heads %d (from %s)"):format(where, D, h, source), 0) end

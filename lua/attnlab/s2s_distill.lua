@@ -194,7 +194,7 @@ function D.load_model(path, opts)
     return model, meta
   end
   local c = al.json.decode(meta.attnlab_vit)
-  ckpt.resolve_heads(c.dim, meta, opts, path)   -- opts.heads, if given, must agree
+  if opts.heads ~= nil then ckpt.resolve_heads(c.dim, meta, opts, path) end   -- must agree with the file
   local native = c.image_size
   local model = al.nn.ViT(c)
   local mixers = meta.s2s_mixers and al.json.decode(meta.s2s_mixers) or {}
