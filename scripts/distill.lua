@@ -51,7 +51,8 @@ local SPEC = {
     { "profile", "FILE", "run: the teacher's profile.json (sparsest[:k])" },
     { "teacher_halting", "BOOL", "run: distill under the teacher's halting masks" },
     { "eval_limit", "N", "run: evaluation examples" },
-    { "model", "FILE", "eval: the model file; bench: model shape" }, { "heads", "N", "eval: heads of a timm file" },
+    { "model", "FILE", "eval: the model file; bench: model shape" },
+    { "heads", "N", "heads of a timm file whose metadata lacks them (teacher --init, avit, run, eval)" },
     { "image_size", "S", "eval: image size of a timm file" }, { "limit", "N", "eval: test examples" },
     { "mode", "NAME", "eval: gather | masked" },
     { "sizes", "S,S", "bench: resolutions" }, { "keep_rates", "R,R", "bench: keep rates" }, { "batch", "B", "bench: batch" },
@@ -88,7 +89,7 @@ local function run()
   if opts.threads then al.set_num_threads(opts.threads) end
   if cmd == "teacher" then
     local c = s2s.deep_merge(preset.teacher or {}, opts.teacher or {})
-    for _, k in ipairs({ "epochs", "dataset", "init", "seed", "train_limit", "test_limit" }) do
+    for _, k in ipairs({ "epochs", "dataset", "init", "seed", "train_limit", "test_limit", "heads" }) do
       if opts[k] ~= nil then c[k] = opts[k] end
     end
     c.save = opts.save or (out .. "/teacher.safetensors")
@@ -113,7 +114,7 @@ local function run()
     c.out = out .. "/" .. name .. ".json"
     c.checkpoint = out .. "/" .. name .. ".ckpt"
     c.progress = opts.progress ~= false
-    for _, k in ipairs({ "epochs", "lr", "seed", "batch_size" }) do if opts[k] ~= nil then c[k] = opts[k] end end
+    for _, k in ipairs({ "epochs", "lr", "seed", "batch_size", "heads" }) do if opts[k] ~= nil then c[k] = opts[k] end end
     local rec = s2s.avit(c)
     print(("A-ViT (target keep rate %.2f): accuracy %.4f (dense teacher %.4f), keep rate %.3f, per layer %s")
       :format(kr, rec.test_accuracy, rec.dense_accuracy, rec.mean_keep_rate, fmt_rates(rec.keep_rate)))
@@ -130,7 +131,7 @@ local function run()
     c.mixer = opts.mixer or c.mixer
     c.profile = opts.profile or c.profile
     if opts.teacher_halting ~= nil then c.teacher_halting = opts.teacher_halting end
-    for _, k in ipairs({ "lr", "seed", "batch_size", "eval_limit" }) do if opts[k] ~= nil then c[k] = opts[k] end end
+    for _, k in ipairs({ "lr", "seed", "batch_size", "eval_limit", "heads" }) do if opts[k] ~= nil then c[k] = opts[k] end end
     local mixer_name = type(c.mixer) == "table" and c.mixer.name or c.mixer or "bimamba"
     local name = opts.name or (((c.strategy or "layers") .. "_" .. mixer_name):gsub("[^%w_.%-]", "_"))
     local dir = out .. "/students"

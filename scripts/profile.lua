@@ -6,11 +6,12 @@
 --       [--dataset cifar10] [--split test] [--limit 1000] [--halting true] [--out DIR] [--png false]
 --   bin/attnlab scripts/profile.lua --preset experiments/s2s/cifar_small.lua [--quick]
 --
--- --model: a file from scripts/distill.lua, or any timm ViT safetensors (--heads N,
--- --image_size S for those). --halting true profiles under the model's own A-ViT halting
--- masks (the config stored with an A-ViT file; or a JSON object) -- only running tokens
--- count as queries and keys. Writes DIR/profile.json, DIR/profile.txt, DIR/layer<l>.svg
--- (and .png through gnuplot when installed). DIR defaults to <preset out>/profile.
+-- --model: a file from scripts/distill.lua, or any timm ViT safetensors (--heads N unless
+-- its metadata records heads, --image_size S, --pos_resample bicubic|bilinear).
+-- --halting true profiles under the model's own A-ViT halting masks (the config stored
+-- with an A-ViT file; or a JSON object) -- only running tokens count as queries and keys.
+-- Writes DIR/profile.json, DIR/profile.txt, DIR/layer<l>.svg (and .png through gnuplot
+-- when installed). DIR defaults to <preset out>/profile.
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
@@ -33,6 +34,7 @@ local SPEC = {
     { "halting", "true|JSON", "profile under the model's A-ViT halting masks" },
     { "heads", "N", "heads of a timm file" },
     { "image_size", "S", "image size of a timm file" },
+    { "pos_resample", "MODE", "bicubic (default) | bilinear: position-embedding resizing at another image size" },
     { "out", "DIR", "output folder (default <preset out>/profile)" },
     { "png", "BOOL", "also PNG heatmaps through gnuplot (default true)" },
     { "threads", "N", "threads" },
@@ -52,6 +54,9 @@ for _, k in ipairs({ "limit", "batch_size", "heads", "image_size", "threads" }) 
   end
 end
 if opts.split and opts.split ~= "test" and opts.split ~= "train" then cli.usage_error(SPEC, "--split is test or train") end
+if opts.pos_resample and opts.pos_resample ~= "bicubic" and opts.pos_resample ~= "bilinear" then
+  cli.usage_error(SPEC, "--pos_resample is bicubic or bilinear")
+end
 local function die(msg) cli.die(SPEC, msg) end
 
 cli.protect(SPEC, function()
@@ -62,7 +67,8 @@ if opts.threads then al.set_num_threads(opts.threads) end
 
 do
   local path = opts.model or (preset.out and (preset.out .. "/teacher.safetensors")) or die("--model FILE is required")
-  local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
+  local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size,
+                                              pos_resample = opts.pos_resample })
   local halting = opts.halting
   if halting == true then
     halting = meta.halting and al.json.decode(meta.halting)

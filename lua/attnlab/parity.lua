@@ -136,7 +136,7 @@ function parity.run(user)
   else
     os.execute("mkdir -p " .. q(dir))
   end
-  al.save(dir .. "/init.safetensors", model:state_dict())
+  al.save(dir .. "/init.safetensors", model:state_dict(), { heads = tostring(c.heads) })   -- heads: checkpoint.lua
 
   -- attnlab's steps, as al.train.run makes them
   local batches, lrs = {}, {}

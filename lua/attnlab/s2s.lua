@@ -73,9 +73,10 @@ end
 --    c.init is then the initialisation scheme, "timm" (DeiT's own; the S2S presets set
 --    it) or "torch" (al.train's default);
 --  * c.init = a timm/DeiT ViT safetensors (any string but "timm" and "torch"; checkpoint.lua;
---    heads, image_size options): loaded strictly except that a head for another class
---    count is re-initialised (timm's init), then fine-tuned for c.epochs on c.dataset
---    (images resized to the model's size).
+--    heads (required unless the file's metadata records it), image_size and
+--    pos_resample ("bicubic", the default, or "bilinear") options): loaded strictly
+--    except that a head for another class count is re-initialised (timm's init), then
+--    fine-tuned for c.epochs on c.dataset (images resized to the model's size).
 -- c.save: the model path. Returns the record and the model.
 -- true when a teacher config's init is a scheme (or absent), not a checkpoint path
 function s2s.init_is_scheme(init) return init == nil or init == "timm" or init == "torch" end
@@ -94,8 +95,8 @@ function s2s.train_teacher(c)
   end
   c = merged({ epochs = 3, lr = 1e-4, batch_size = 64, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
                clip_grad = 1.0, seed = 1 }, c)
-  local sd = ckpt.read(c.init)
-  local inf = ckpt.infer_config(sd, { heads = c.heads })
+  local sd, meta = ckpt.read(c.init)
+  local inf = ckpt.infer_config(sd, { heads = c.heads }, meta, c.init)
   local tr, te = D.datasets(merged(c, { image_size = c.image_size or inf.image_size }))
   local classes = c.num_classes or tr.num_classes
   local dropped = {}
@@ -105,7 +106,7 @@ function s2s.train_teacher(c)
   local model = al.nn.ViT({ image_size = c.image_size or inf.image_size, patch_size = inf.patch_size, channels = inf.channels,
                             num_classes = classes, dim = inf.dim, depth = inf.depth, heads = inf.heads,
                             mlp_ratio = inf.mlp_ratio, qkv_bias = inf.qkv_bias, seed = c.seed, init = "timm" })
-  local _, rep = ckpt.load_vit(model, sd, { strict = #dropped == 0 })
+  local _, rep = ckpt.load_vit(model, sd, { strict = #dropped == 0, pos_resample = c.pos_resample })
   if #dropped > 0 then
     for _, k in ipairs(rep.missing) do
       if k ~= "head.weight" and k ~= "head.bias" then error("s2s: checkpoint " .. c.init .. " lacks " .. k, 2) end

@@ -97,7 +97,7 @@ function D.clone(model, opts)
   if opts.image_size and opts.image_size ~= model.image_size then
     local s2 = {}
     for k, v in pairs(sd) do s2[k] = v end
-    s2.pos_embed = ckpt.resample_pos_embed(sd.pos_embed, m.grid)
+    s2.pos_embed = ckpt.resample_pos_embed(sd.pos_embed, m.grid, { mode = opts.pos_resample })
     sd = s2
   end
   m:load_state_dict(sd)
@@ -168,7 +168,8 @@ end
 -- save_model(path, model, meta): safetensors with timm names, and metadata
 --   attnlab_vit = JSON of the ViT options, s2s_mixers = JSON {layer = spec}, plus meta.
 function D.save_model(path, model, meta)
-  local m = { attnlab_vit = al.json.encode(D.vit_config(model)) }
+  -- heads also as a plain entry: checkpoint.vit_from_file (and any reader) takes it from there
+  local m = { attnlab_vit = al.json.encode(D.vit_config(model)), heads = tostring(model.cfg.heads) }
   local mx = {}
   for l, s in pairs(model.s2s_mixers or {}) do mx[tostring(l)] = s end
   m.s2s_mixers = al.json.encode(mx)
@@ -178,23 +179,30 @@ function D.save_model(path, model, meta)
 end
 
 -- load_model(path [, opts]) -> model, meta. Files written by save_model rebuild exactly;
--- any other timm ViT safetensors goes through checkpoint.vit_from_file (opts.heads,
--- opts.image_size). opts.image_size resamples the position embedding.
+-- any other timm ViT safetensors goes through checkpoint.vit_from_file (opts.heads, needed
+-- unless the file's metadata records "heads"; opts.image_size). opts.image_size resamples
+-- the position embedding (opts.pos_resample: "bicubic", the default, or "bilinear").
+-- opts.heads that contradicts the file's metadata is an error.
 function D.load_model(path, opts)
   opts = opts or {}
   local ok, sd, meta = pcall(al.load, path)
   if not ok then error(("s2s: cannot read model %s: %s"):format(path, tostring(sd)), 2) end
   if not meta.attnlab_vit then
-    local model = ckpt.vit_from_file(sd, opts)
+    local o = copy(opts)
+    o.metadata, o.source = meta, path
+    local model = ckpt.vit_from_file(sd, o)
     return model, meta
   end
   local c = al.json.decode(meta.attnlab_vit)
+  if opts.heads ~= nil then ckpt.resolve_heads(c.dim, meta, opts, path) end   -- must agree with the file
   local native = c.image_size
   local model = al.nn.ViT(c)
   local mixers = meta.s2s_mixers and al.json.decode(meta.s2s_mixers) or {}
   apply_mixers(model, mixers)
   model:load_state_dict(sd)
-  if opts.image_size and opts.image_size ~= native then model = D.clone(model, { image_size = opts.image_size }) end
+  if opts.image_size and opts.image_size ~= native then
+    model = D.clone(model, { image_size = opts.image_size, pos_resample = opts.pos_resample })
+  end
   return model, meta
 end
 

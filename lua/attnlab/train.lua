@@ -274,7 +274,9 @@ local function save_checkpoint(path, model, opt, state)
   local sd = {}
   for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
   for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end
-  al.save(path, sd, { state = al.json.encode(state) })
+  -- heads: the one ViT hyperparameter the weights do not determine (checkpoint.lua reads it)
+  local heads = model.cfg and math.tointeger(model.cfg.heads)
+  al.save(path, sd, { state = al.json.encode(state), heads = heads and tostring(heads) })
 end
 
 local function load_checkpoint(path, model, opt)

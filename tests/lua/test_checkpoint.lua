@@ -1,9 +1,12 @@
 -- tests/lua/test_checkpoint.lua -- loading timm/DeiT safetensors into al.nn.ViT
--- (lua/attnlab/checkpoint.lua): the PyTorch fixture's logits, pos_embed resampling,
--- strict loading errors. Fixture: tests/ref/make_vit_fixture.py (run once; no Python here).
+-- (lua/attnlab/checkpoint.lua): the PyTorch fixture's logits, pos_embed resampling
+-- (bicubic and bilinear, against PyTorch), heads from the metadata or the caller (never
+-- guessed), strict loading errors. Fixtures: tests/ref/make_vit_fixture.py and
+-- tests/ref/make_pos_resample_fixture.py (run once; no Python here).
 local al = require "attnlab"
 local T = require "harness"
 local ck = require "attnlab.checkpoint"
+local s2s = require "attnlab.s2s"
 
 local FIX = "tests/ref/vit_fixture.safetensors"
 local function ref()
@@ -34,6 +37,41 @@ local function fixture_sd()
   return sd
 end
 
+local function pos_ref()
+  local f = assert(io.open("tests/ref/pos_resample.json", "r"))
+  local r = al.json.decode(f:read("a"))
+  f:close()
+  return r
+end
+
+local function tmp_path()
+  local base = os.tmpname()
+  os.remove(base)
+  return base .. ".safetensors"
+end
+
+-- A ViT with 3 heads of 16 (dim 48), its qkv weights scaled up so that the attention is
+-- far from uniform and the head split matters to the logits.
+local function vit48()
+  local m = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 48, depth = 2,
+                        heads = 3, seed = 3, init = "timm" })
+  al.no_grad(function()
+    for _, k in ipairs({ "blocks.0.attn.qkv.weight", "blocks.1.attn.qkv.weight" }) do
+      local w = m:state_dict()[k]
+      w:copy_(w * 40)
+    end
+  end)
+  m:eval()
+  return m
+end
+
+local function logits_of(m, x)
+  m:eval()
+  return al.no_grad(function() return m(x) end)
+end
+
+local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
+
 return {
   { name = "fixture logits equal PyTorch's within 1e-5", fn = function()
     al.set_num_threads(1)
@@ -51,8 +89,8 @@ return {
 
   { name = "fixture at 24x24: pos_embed resampled 4x4 -> 6x6 (bilinear) gives PyTorch's logits", fn = function()
     local r = ref()
-    local model, rep = ck.vit_from_file(FIX, { heads = 2, image_size = 24 })
-    T.eq({ rep.resampled.from, rep.resampled.to }, { 4, 6 })
+    local model, rep = ck.vit_from_file(FIX, { heads = 2, image_size = 24, pos_resample = "bilinear" })
+    T.eq({ rep.resampled.from, rep.resampled.to, rep.resampled.mode }, { 4, 6, "bilinear" })
     local pm = report("pos_embed", model.pos_embed, r.resample.pos_embed.data)
     assert(pm < 1e-6, "pos_embed differs from F.interpolate's: " .. pm)
     model:eval()
@@ -69,10 +107,10 @@ return {
     assert(al.max(al.abs(pe)):item() > 0, "the result must not alias the input")
   end },
 
-  { name = "resample_pos_embed: known values 2x2 -> 4x4 (align_corners=False), class token kept", fn = function()
+  { name = "resample_pos_embed: known bilinear values 2x2 -> 4x4 (align_corners=False), class token kept", fn = function()
     -- grid [[1, 2], [3, 4]], one channel; rows/cols of the 1-D rule: [a, .75a+.25b, .25a+.75b, b]
     local pe = al.tensor({ { { 9 }, { 1 }, { 2 }, { 3 }, { 4 } } })
-    local out = ck.resample_pos_embed(pe, 4):reshape({ -1 }):totable()
+    local out = ck.resample_pos_embed(pe, 4, { mode = "bilinear" }):reshape({ -1 }):totable()
     local w = { 1, 0.75, 0.25, 0 }   -- weight of the first source index
     local want = { 9 }
     for i = 1, 4 do
@@ -88,7 +126,7 @@ return {
 
   { name = "resample_pos_embed: 3x3 -> 5x5 equals torch's F.interpolate (bilinear)", fn = function()
     local r = ref()
-    local out = ck.resample_pos_embed(tensor_of(r.grid_resample.src), 5)
+    local out = ck.resample_pos_embed(tensor_of(r.grid_resample.src), 5, { mode = "bilinear" })
     T.eq(out:shape(), r.grid_resample.dst.shape)
     local m = report("grid 3->5", out, r.grid_resample.dst.data)
     assert(m < 1e-6, "max diff " .. m)
@@ -138,5 +176,117 @@ return {
   { name = "not a ViT checkpoint: a clear error", fn = function()
     T.raises(function() ck.vit_from_file({ ["fc.weight"] = al.zeros({ 2, 2 }) }) end, "no 'patch_embed.proj.weight'")
     T.raises(function() ck.vit_from_file("/nonexistent/x.safetensors") end, "cannot read /nonexistent/x.safetensors")
+  end },
+  -- ---- position embedding resizing against PyTorch (tests/ref/make_pos_resample_fixture.py) ----
+  { name = "resample_pos_embed: bicubic (the default) and bilinear equal PyTorch's F.interpolate within 1e-6", fn = function()
+    local r = pos_ref()
+    for _, c in ipairs(r.cases) do
+      local src = tensor_of(c.src)
+      for _, mode in ipairs({ "bicubic", "bilinear" }) do
+        local out = mode == "bicubic" and ck.resample_pos_embed(src, c.G, { prefix = c.prefix })
+                                       or ck.resample_pos_embed(src, c.G, { prefix = c.prefix, mode = mode })
+        T.eq(out:shape(), c[mode].shape, 0, mode .. " shape")
+        local m64 = report(("%s %d->%d (prefix %d) vs float64"):format(mode, c.g, c.G, c.prefix), out, c[mode .. "64"].data)
+        local m32 = max_diff(out, c[mode].data)
+        print(("    vs PyTorch's float32 result: max |diff| %.3g"):format(m32))
+        assert(m64 < 1e-6, ("%s %d->%d: max |diff| vs float64 %.3g >= 1e-6"):format(mode, c.g, c.G, m64))
+        assert(m32 < 2e-6, ("%s %d->%d: max |diff| vs PyTorch float32 %.3g >= 2e-6"):format(mode, c.g, c.G, m32))
+        -- prefix tokens are copied bit for bit
+        local o, sv = out:reshape({ -1 }):totable(), c.src.data
+        for k = 1, c.prefix * c.D do T.eq(o[k], sv[k], 0, "prefix token entry " .. k) end
+      end
+    end
+  end },
+
+  { name = "bicubic_weights: each row sums to 1; bicubic differs from bilinear", fn = function()
+    for _, gG in ipairs({ { 4, 6 }, { 14, 24 }, { 6, 4 }, { 1, 3 } }) do
+      local W = ck.bicubic_weights(gG[1], gG[2])
+      T.eq(#W, gG[2])
+      for i, row in ipairs(W) do
+        local sum = 0
+        for _, w in ipairs(row) do sum = sum + w end
+        T.eq(sum, 1, 1e-12, ("row %d of %d->%d"):format(i, gG[1], gG[2]))
+      end
+    end
+    local pe = al.randn({ 1, 1 + 16, 4 })
+    assert(maxabs(ck.resample_pos_embed(pe, 6), ck.resample_pos_embed(pe, 6, { mode = "bilinear" })) > 1e-3,
+      "bicubic must not be bilinear")
+  end },
+
+  { name = "loader resamples bicubically by default; pos_resample selects; a bad mode is an error", fn = function()
+    local sd = fixture_sd()
+    local model, rep = ck.vit_from_file(FIX, { heads = 2, image_size = 24 })
+    T.eq(rep.resampled.mode, "bicubic")
+    T.eq(maxabs(model.pos_embed, ck.resample_pos_embed(sd.pos_embed, 6)), 0, 0, "default = bicubic")
+    local m2 = ck.vit_from_file(FIX, { heads = 2, image_size = 24, pos_resample = "bilinear" })
+    T.eq(maxabs(m2.pos_embed, ck.resample_pos_embed(sd.pos_embed, 6, { mode = "bilinear" })), 0, 0, "bilinear")
+    local err = T.raises(function() ck.vit_from_file(FIX, { heads = 2, image_size = 24, pos_resample = "bicubc" }) end,
+      'pos_resample must be "bicubic" or "bilinear", got "bicubc"')
+    T.truthy(not err:find("\n"), "one line")
+    T.raises(function() ck.resample_pos_embed(sd.pos_embed, 6, { mode = "nearest" }) end, 'got "nearest"')
+  end },
+
+  -- ---- heads: from the metadata or the caller, never guessed ------------------------------
+  { name = "no heads in the metadata and none passed: a one-line error naming the file (no dim // 64 guess)", fn = function()
+    local err = T.raises(function() ck.vit_from_file(FIX) end, FIX .. " does not record its head count")
+    T.truthy(err:find("{heads = H}", 1, true) and err:find("divisor of dim 32", 1, true), err)
+    T.truthy(not err:find("\n"), "one line: " .. err)
+    print("  error: " .. err)
+    local path = tmp_path()
+    al.save(path, vit48():state_dict())                        -- no metadata at all
+    local e2 = T.raises(function() ck.vit_from_file(path) end, path .. " does not record its head count")
+    T.raises(function() s2s.load_model(path) end, path .. " does not record its head count")
+    T.raises(function() s2s.load_model(path, { heads = 5 }) end, "dim 48 is not divisible by heads 5")
+    T.raises(function() ck.vit_from_file(fixture_sd()) end, "the state dict does not record its head count")
+    os.remove(path)
+    T.truthy(not e2:find("\n"), "one line")
+  end },
+
+  { name = "3 heads of 16: saved by attnlab, reloaded without heads, gives the same logits", fn = function()
+    al.set_num_threads(1)
+    local m = vit48()
+    local x = al.randn({ 3, 3, 16, 16 })
+    local want = logits_of(m, x)
+    -- the old dim // 64 guess (1 head) gives other logits: the test can tell
+    local guessed = ck.vit_from_file(m:state_dict(), { heads = 1 })
+    local wrong = maxabs(logits_of(guessed, x), want)
+    print(("  logits with 1 head instead of 3: max |diff| %.3g"):format(wrong))
+    assert(wrong > 1e-2, "a wrong head count must change the logits")
+    -- s2s.save_model writes heads (plain and in attnlab_vit); both loaders read it
+    local p1 = tmp_path()
+    s2s.save_model(p1, m)
+    local _, meta = al.load(p1)
+    T.eq(meta.heads, "3")
+    local a, _, cfg = ck.vit_from_file(p1)
+    T.eq({ cfg.heads, cfg.heads_source }, { 3, "metadata heads" })
+    T.eq(maxabs(logits_of(a, x), want), 0, 0, "checkpoint.vit_from_file")
+    local b = s2s.load_model(p1)
+    T.eq(maxabs(logits_of(b, x), want), 0, 0, "s2s.load_model")
+    T.raises(function() ck.vit_from_file(p1, { heads = 4 }) end, "records heads = 3 in its metadata")
+    T.raises(function() s2s.load_model(p1, { heads = 4 }) end, "records heads = 3 in its metadata")
+    os.remove(p1)
+    -- a plain timm-named file with only a "heads" entry (as train.lua's checkpoints and
+    -- parity's init write it) goes through checkpoint.vit_from_file in both loaders
+    local p2 = tmp_path()
+    al.save(p2, m:state_dict(), { heads = "3" })
+    T.eq(maxabs(logits_of(ck.vit_from_file(p2), x), want), 0, 0, "timm file + heads metadata")
+    T.eq(maxabs(logits_of(s2s.load_model(p2), x), want), 0, 0, "s2s.load_model, timm file + heads metadata")
+    T.eq(maxabs(logits_of(ck.vit_from_file(p2, { heads = 3 }), x), want), 0, 0, "agreeing caller")
+    os.remove(p2)
+    -- an attnlab_vit config alone (no plain entry) is read too; a bad entry is an error
+    local p3 = tmp_path()
+    al.save(p3, m:state_dict(), { attnlab_vit = al.json.encode({ heads = 3 }) })
+    local _, _, c3 = ck.vit_from_file(p3)
+    T.eq({ c3.heads, c3.heads_source }, { 3, "metadata attnlab_vit.heads" })
+    al.save(p3, m:state_dict(), { heads = "three" })
+    T.raises(function() ck.vit_from_file(p3) end, "metadata heads = three is not a positive integer")
+    os.remove(p3)
+  end },
+
+  { name = "a state dict table: heads from opts.metadata (its file's metadata)", fn = function()
+    local m = vit48()
+    local x = al.randn({ 2, 3, 16, 16 })
+    local got = ck.vit_from_file(m:state_dict(), { metadata = { heads = "3" } })
+    T.eq(maxabs(logits_of(got, x), logits_of(m, x)), 0)
   end },
 }

@@ -166,11 +166,18 @@ end)
 case("distill.lua run --strategy layer_aware:9 (a 2-layer teacher): one line", function()
   local d = os.tmpname()
   os.remove(d)
-  local out, err, code = run(("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --strategy layer_aware:9 " ..
+  local out, err, code = run(("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --heads 2 --strategy layer_aware:9 " ..
     "--dataset cifar10 --train_limit 20 --test_limit 20 --out %s"):format(d))
   os.execute("rm -rf " .. q(d))
   if err:find("file not found", 1, true) then T.skip("CIFAR-10 not found") end
   user_error(out, err, code, 1, "distill.lua", { "layer_aware", "k must be in 1..2, got 9" }, true)
+end)
+
+case("distill.lua run with a timm teacher that records no heads, and no --heads: one line naming the file", function()
+  local out, err, code = run("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --strategy layer_aware:1 " ..
+    "--dataset cifar10 --train_limit 20 --test_limit 20 --out /nonexistent/never_written")
+  if err:find("file not found", 1, true) then T.skip("CIFAR-10 not found") end
+  user_error(out, err, code, 1, "distill.lua", { "tests/ref/vit_fixture.safetensors does not record its head count" }, true)
 end)
 
 case("distill.lua bench --sizes abc: a usage error, no measurement over nothing recorded", function()
