@@ -59,6 +59,11 @@ function al.randn_like(t, opts) return al.randn(t:shape(), opts) end
 function al.full_like(t, v) return al.full(t:shape(), v, { dtype = t:dtype() }) end
 function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.Tensor"] end
 
+-- tostring(t) pretty-prints through attnlab.format (loaded on first use). The binding
+-- requires nothing of this library, so the formatter is installed here, in the registry key
+-- the binding's __tostring reads (lua/bind/bind.h, TENSOR_FORMATTER).
+debug.getregistry()["attnlab.Tensor.formatter"] = function(t) return require("attnlab.format")(t) end
+
 -- std over a dim (or all), from var.
 function al.std(t, dim, keepdim, opts) return al.sqrt(al.var(t, dim, keepdim, opts)) end
 al.Tensor.std = al.std

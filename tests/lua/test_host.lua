@@ -379,6 +379,13 @@ case("host: attnlab.core is preloaded (statically linked)", function()
   T.eq(out, "function\n")
 end)
 
+case("host: tostring(tensor) uses the formatter the Lua library installs, a one-line summary without it", function()
+  need_host()
+  local out, err, code = host([[-e "local t = al.tensor{1, 2}; print(tostring(t) == require('attnlab.format')(t)); debug.getregistry()['attnlab.Tensor.formatter'] = nil; print(tostring(t))"]])
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(out, "true\nTensor(2)\n")
+end)
+
 case("host: global al = require 'attnlab' (or a one-line warning while the package is missing)", function()
   need_host()
   local out, err, code = host([[-e "print(type(al), al == package.loaded.attnlab)"]])
