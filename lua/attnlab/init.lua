@@ -130,9 +130,18 @@ function al.gradcheck(fn, inputs, opts)
 end
 
 -- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
+-- Every name here is a file lua/attnlab/<name>.lua (tests/lua/test_host.lua loads each).
 local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
-               s2s = true, train = true, debug = true, format = true, cli = true, plot = true, bench = true,
+               s2s = true, train = true, format = true, cli = true, bench = true,
                checkpoint = true, parity = true }
+
+-- The names of the lazily loaded submodules, sorted.
+function al.submodules()
+  local names = {}
+  for k in pairs(lazy) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
 setmetatable(al, {
   __index = function(t, k)
     if lazy[k] then

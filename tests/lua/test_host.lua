@@ -379,6 +379,13 @@ case("host: attnlab.core is preloaded (statically linked)", function()
   T.eq(out, "function\n")
 end)
 
+case("al: every lazily loaded submodule name loads (al.debug, al.plot were listed without a file)", function()
+  need_host()
+  local out, err, code = host([[-e "local n = 0; for _, k in ipairs(al.submodules()) do assert(al[k] ~= nil, k); assert(al[k] == package.loaded['attnlab.' .. k], k); n = n + 1 end; print(n, al.debug, al.plot)"]])
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(out, "13\tnil\tnil\n")
+end)
+
 case("host: tostring(tensor) uses the formatter the Lua library installs, a one-line summary without it", function()
   need_host()
   local out, err, code = host([[-e "local t = al.tensor{1, 2}; print(tostring(t) == require('attnlab.format')(t)); debug.getregistry()['attnlab.Tensor.formatter'] = nil; print(tostring(t))"]])
