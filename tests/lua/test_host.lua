@@ -390,7 +390,7 @@ case("host: tostring(tensor) uses the formatter the Lua library installs, a one-
   need_host()
   local out, err, code = host([[-e "local t = al.tensor{1, 2}; print(tostring(t) == require('attnlab.format')(t)); debug.getregistry()['attnlab.Tensor.formatter'] = nil; print(tostring(t))"]])
   T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
-  T.eq(out, "true\nTensor(2)\n")
+  T.eq(out, "true\nTensor(float32 (2))\n")
 end)
 
 case("host: global al = require 'attnlab' (or a one-line warning while the package is missing)", function()
