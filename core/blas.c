@@ -4,7 +4,7 @@
  * Why dlopen and not -lopenblas: OpenBLAS chooses its kernels in a constructor that
  * runs when the library is loaded, from OPENBLAS_CORETYPE or its own CPUID table.
  * Debian 12's 0.3.21 table stops before recent Xeons, so they get SSE3 "Prescott"
- * kernels (5x slower than AVX-512). Linking would load it before any of our code
+ * kernels, far slower than the AVX-512 ones. Linking would load it before any of our code
  * runs; loading it ourselves lets us set the core type first.
  *
  * Procedure (al_blas_init, once):
@@ -25,7 +25,7 @@
  * into row (or column) panels over the OpenMP team. Why: with OpenBLAS's own pthread
  * pool next to our OpenMP team, two pools took turns on the same 2 cores -- after each
  * GEMM the OpenBLAS master spin-yields waiting for its worker, and our OpenMP worker
- * woke again for the next elementwise loop, so a 2-thread step cost 2x the CPU of a
+ * woke again for the next elementwise loop, so a 2-thread step cost much more CPU than a
  * 1-thread step and ran barely faster. One team serves both now.
  *
  * Determinism across thread counts: the panels are PANEL rows (or columns) whatever the
@@ -226,7 +226,7 @@ void al_blas_init(void) {
   }
   /* OpenBLAS's pthread workers spin for 2^28 cycles (~0.1 s) after every GEMM and
    * then compete with our OpenMP loops for the same cores (OpenBLAS issue #3187): at 2
-   * threads that made steps 3-10x slower. Let them sleep early unless the user chose. */
+   * threads that made steps several times slower. Let them sleep early unless the user chose. */
   setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   void *h = load_openblas();
   if (h) {

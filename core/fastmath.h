@@ -7,8 +7,7 @@
  * into the subnormal range down to -104 (Cody-Waite reduction + degree-6 minimax
  * polynomial, the classic Cephes coefficients); erf absolute error < 1.5e-7 (a series
  * near 0, a Chebyshev erfc fit beyond); the normal CDF al_fphi (for the exact GELU)
- * relative error < 5e-7 in both tails. NaN propagates; exp(-inf) = 0, exp(+inf) = inf.
- * Speed, one core, in cache: exp 0.6 ns/element, x*Phi(x) 2.7 ns. */
+ * relative error < 5e-7 in both tails. NaN propagates; exp(-inf) = 0, exp(+inf) = inf. */
 #ifndef ATTNLAB_FASTMATH_H
 #define ATTNLAB_FASTMATH_H
 #include <math.h>

@@ -2,7 +2,7 @@
  *
  * Why not OpenBLAS for everything: on the model's shapes (M = batch x tokens in the
  * thousands, K and N 64..256) a machine whose OPENBLAS_CORETYPE pins the Haswell kernels
- * runs half the speed its core has, and those kernels' results depend on how al_sgemm cuts
+ * runs well below the speed its core has, and those kernels' results depend on how al_sgemm cuts
  * the product into panels. This file gives every output element one fixed FMA chain over
  * k = 0..K-1 (see gemm.h), so results depend on nothing but the inputs.
  *

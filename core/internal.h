@@ -3,10 +3,10 @@
 #define ATTNLAB_CORE_INTERNAL_H
 #include "attnlab/ops.h"
 
-al_status broadcast_shape(int *ndim, int64_t *shape, const al_tensor *a, const al_tensor *b, const char *op);
+al_status al_broadcast_shape_(int *ndim, int64_t *shape, const al_tensor *a, const al_tensor *b, const char *op);
 
 /* Make x contiguous float32 (new reference), or fail naming `op` and the dtype. */
-al_status need_f32(al_tensor **out, al_tensor *x, const char *op);
+al_status al_need_f32_(al_tensor **out, al_tensor *x, const char *op);
 
 /* "softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax": the op name of a
  * normalizer kind in error messages (core/ops_norm.c). */

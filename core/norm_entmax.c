@@ -185,7 +185,7 @@ typedef struct {
  *   3. passes over the candidates, then decisions, for the rows not done, from s0, until the
  *      closed form is consistent (1.7 passes per row on such rows, 2.9 from s = 1); the Newton
  *      iterates stay right of s*, so the candidates stay a superset of the support. Rows up to
- *      E15_TR_MAX_N in lanes (e15_tr_pass: 0.79-0.88x the time of the whole forward at n = 16
+ *      E15_TR_MAX_N in lanes (e15_tr_pass: faster than row by row at n = 16
  *      .. 256), longer ones row by row;
  *   4. p = [u - tau]_+^2 over the row. */
 /* The lanes of v selected by m appended at c[k..] (room for 16 more); returns the new count. */
@@ -793,9 +793,9 @@ static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t p
     nn += newton;
   }
   /* Items for short candidate lists (<= 2 blocks, most rows at alpha >~ 1.2), else only where
-   * padding would waste >= 30% of the blocks: on rows of several blocks an item costs ~25% more
+   * padding would waste >= 30% of the blocks: on rows of several blocks an item costs more
    * than a block of a row's own loop (accumulators in memory, per-item addressing), e.g. at
-   * alpha ~1.05 every row has all n candidates and nothing is padded (items: 15-20% slower).
+   * alpha ~1.05 every row has all n candidates and nothing is padded (items: slower).
    * Long rows go row by row (the loop exits matter less there). */
   const int listed = kbm <= 16 && (kbm <= 2 || 10 * nt <= 7 * nn * kbm);
   nt = 0;
@@ -1053,11 +1053,10 @@ static inline __attribute__((always_inline)) int bisect_batch(
   }
   /* 3. rounds over the rows still iterating (listed in act): all their evaluations, then all
    * decisions. A loop over a row's blocks would exit at a different count on every row,
-   * mispredicted; padding every row to the batch's largest count evaluated ~40% padding blocks
-   * (2.8 blocks per evaluation for 1.8 of candidates at n = 65). Rows up to BIS_TR_MAX_N go
-   * in lanes, 16 rows a vector (bis_tr_eval: 0.70-0.94x the time of the items below, n = 16 ..
-   * 256, alpha 1.05 .. 2; the rows' sums per lane, no reductions). Longer rows: the Newton
-   * rows' blocks are listed as (row, block) items and evaluated in one counted loop
+   * mispredicted; padding every row to the batch's largest count evaluated many padding
+   * blocks. Rows up to BIS_TR_MAX_N go in lanes, 16 rows a vector (bis_tr_eval: faster than
+   * the items below, n = 16 .. 256, alpha 1.05 .. 2; the rows' sums per lane, no
+   * reductions). Longer rows: the Newton rows' blocks are listed as (row, block) items and evaluated in one counted loop
    * (bis_items). The candidates are -inf padded to the largest count (for the regula falsi
    * rows, which go row by row, and the recompaction). */
   int32_t act[AL_NORM_BATCH];
@@ -1272,9 +1271,8 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * 1e-7/(alpha-1)^2 (4e-5 at alpha = 1.05) from the float w and p alone, so for alpha < 1.25 the
  * sums take exact double products; above, float runs of four terms into double (al_dacc) add
  * less than that. Rows four at a time (in lockstep: one row alone is latency-bound); rows up to
- * BIS_TR_MAX_N 16 at a time in lanes instead (bisect_bwd_lanes: 0.52-0.65x the time at n = 17,
- * 0.72-0.87x at n = 65 in cache, 0.95x on {128,4,65,65} where memory bounds it, ~1x where the
- * support is the whole row). */
+ * BIS_TR_MAX_N 16 at a time in lanes instead (bisect_bwd_lanes: faster in cache, less so where
+ * memory bounds it, no gain where the support is the whole row). */
 #define BIS_R 4
 /* Only the support matters (w = S = 0 off it), and for alpha well above 1 it is a small part of
  * the row (~15 of 65 scores ~ N(0,1) at alpha = 1.5): p and g on the support are compacted
@@ -1451,7 +1449,7 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
     anybig |= a > 2.0;
   }
   /* the support p > 0 (not NaN), compacted, per row (no prefetches here: of gin, or of the next
-   * group's p and g, they measured 3-7% slower at full size) */
+   * group's p and g, they measured slower at full size) */
   for (int i = 0; i < R; i++) {
     k[i] = bis_support_compact((float *)(ws + i * per), (float *)(ws + i * per + (nb + 1)),
                                out + (r0 + i) * n, gout + (r0 + i) * n, &g, NULL);

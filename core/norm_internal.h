@@ -423,7 +423,7 @@ AL_VI double al_vhsumd(al_vd lo, al_vd hi) {
 
 /* The sums of up to 16 vectors, one per row: out[i] = al_vhsumd(v[i], 0), bitwise (the same
  * tree, (v0 + v4) + (v2 + v6) + ((v1 + v5) + (v3 + v7))), for a batch of rows at once. Row by
- * row, each reduction is a chain of ~8 dependent operations (~20 cycles) ending in a scalar;
+ * row, each reduction is a chain of ~8 dependent operations ending in a scalar;
  * on AVX-512 eight rows go through the tree together, transposed into lanes by the shuffles:
  * 22 operations for 8 rows. */
 AL_VI void al_vhsumd_rows(const al_vd *v, int nr, double *out) {
@@ -744,7 +744,7 @@ AL_VI void al_norm_prefetch_(const float *base, int64_t r, int64_t rows, int64_t
 /* The same for block b of row r of the next batch, x's line and out's (for writing), and for a
  * whole such row: the batched forward kernels issue these in a pass after loading, one row per
  * row of the batch, rather than one per load while loading, where a batch's worth at once
- * stalled the loads on the line fill buffers (top-k's full-size forward: ~8% slower). */
+ * stalled the loads on the line fill buffers (top-k's full-size forward ran slower). */
 AL_VI void al_norm_prefetch_blk_(const float *x, const float *out, int64_t r, int64_t rows,
                                  int64_t n, int64_t b) {
   al_norm_prefetch_(x, r, rows, n, b, 0);
@@ -786,10 +786,9 @@ AL_VI void al_norm_prefetch_row_(const float *x, const float *out, int64_t r, in
 /* The backward driver shared by the kernels whose backward is row-local with a fixed signature
  * ROWS_FN(gin, gout, out, n, r0, R, ACC, rows) (softmax and top-k, sparsemax): checks, the
  * OpenMP row split, short rows (n < 16) padded to one block, then rows RG at a time while n <=
- * AL_NORM_BWD_GROUP_MAX_N (softmax in groups of 8, against two at a time: 0.79x at n = 17,
- * 0.83x at 65 in L2, 0.97x at 65 full size; but 1.02-1.07x at 96-128 once the rows leave L2,
- * 1.17x at 300), then two at a time, with ACC (accumulate into gin, or write it) a compile-time
- * constant in each loop. */
+ * AL_NORM_BWD_GROUP_MAX_N (softmax in groups of 8 beat two at a time while the rows stay in
+ * L2, and lost once they leave it), then two at a time, with ACC (accumulate into gin, or
+ * write it) a compile-time constant in each loop. */
 #define AL_NORM_BWD_GROUP_MAX_N 80
 /* The sweep over this thread's rows r .. r1-1 (n >= 16) of a backward with the signature
  * FN(gin, gout, out, n, r0, R, ACC, rows ...), the trailing arguments passed after an empty one

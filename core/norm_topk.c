@@ -415,7 +415,7 @@ static inline __attribute__((always_inline)) void topk_batch(
   for (int64_t i = 0; i < nr; i++) {
     /* the next batch's row i, x and out (for writing), one line per block: issued in this pass,
      * the longest, and not while loading (phase 1), where the whole batch's worth stalled the
-     * loads on the line fill buffers (full-size forward ~8% slower) */
+     * loads on the line fill buffers (the full-size forward ran slower) */
     const int64_t rn = r0 + i + nr;
     if (st[i].state < 2) {
       al_norm_prefetch_row_(x, out, rn, rows, n, nb);

@@ -20,7 +20,7 @@ typedef struct {
   int64_t st[3][AL_MAXDIM];    /* out, a, b strides (elements) */
 } bgeom;
 
-al_status broadcast_shape(int *ndim, int64_t *shape, const al_tensor *a, const al_tensor *b, const char *op) {
+al_status al_broadcast_shape_(int *ndim, int64_t *shape, const al_tensor *a, const al_tensor *b, const char *op) {
   int n = a->ndim > b->ndim ? a->ndim : b->ndim;
   for (int i = 0; i < n; i++) {
     int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
@@ -211,7 +211,7 @@ static al_status binary_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b) {
   int ndim;
   int64_t shape[AL_MAXDIM];
-  al_status st = broadcast_shape(&ndim, shape, a, b, binop_name(op));
+  al_status st = al_broadcast_shape_(&ndim, shape, a, b, binop_name(op));
   if (st) return st;
   if (a->dtype == AL_I64 && b->dtype == AL_I64 && op != AL_DIV) return binary_i64(out, op, a, b, ndim, shape);
   al_tensor *fa = NULL, *fb = NULL;
@@ -283,9 +283,8 @@ static inline float softplusf_(float x) { return x > 20.0f ? x : log1pf(expf(x))
  * It runs in three passes over blocks of GELU_BLOCK elements (the division;
  * the erfc polynomial and the exact exponent split; exp and the result). One element is a
  * chain of ~60 dependent operations: as one loop, the vectorized body filled the
- * out-of-order window and ran latency-bound at ~9 cycles per element (6.5 ms for a
- * 128x65x256 MLP activation). Split, each pass is short and its vector iterations are
- * independent, so they overlap (4.5 ms, same arithmetic and results).
+ * out-of-order window and ran latency-bound. Split, each pass is short and its vector
+ * iterations are independent, so they overlap (faster, with the same arithmetic and results).
  * tests/lua/test_ops_grad.lua checks it against a double reference. */
 #define GELU_BLOCK 128
 static void gelu_fwd_array(float *o, const float *x, int64_t n) {
@@ -612,12 +611,12 @@ static al_status where_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b) {
   int nd1, nd;
   int64_t s1[AL_MAXDIM], shape[AL_MAXDIM];
-  al_status st = broadcast_shape(&nd1, s1, a, b, "where");
+  al_status st = al_broadcast_shape_(&nd1, s1, a, b, "where");
   if (st) return st;
   al_tensor tmp = *a;   /* geometry-only stand-in for the broadcast of a and b */
   tmp.ndim = nd1;
   memcpy(tmp.shape, s1, sizeof s1);
-  st = broadcast_shape(&nd, shape, cond, &tmp, "where");
+  st = al_broadcast_shape_(&nd, shape, cond, &tmp, "where");
   if (st) return st;
   /* cond as float 0/1 expanded to the output shape */
   al_tensor *cf = NULL, *ones = NULL, *zero_a = NULL, *cb = NULL;

@@ -8,7 +8,7 @@
 #include "attnlab/threads.h"
 #include "internal.h"
 
-al_status need_f32(al_tensor **out, al_tensor *x, const char *op) {
+al_status al_need_f32_(al_tensor **out, al_tensor *x, const char *op) {
   if (x->dtype != AL_F32) {
     char b[128];
     return al_seterr(AL_EINVAL, "%s: expected a float32 tensor, got %s", op, al_shape_str(x, b, sizeof b));
@@ -84,7 +84,7 @@ static al_status expand_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 
 static al_status reduce_sum(al_tensor **out, al_tensor *x, int dim, int keepdim, int mean, int all) {
   al_tensor *xc = NULL;
-  al_status st = need_f32(&xc, x, mean ? "mean" : "sum");
+  al_status st = al_need_f32_(&xc, x, mean ? "mean" : "sum");
   if (st) return st;
   int64_t outer = 1, len = 1, inner = 1;
   int64_t oshape[AL_MAXDIM];

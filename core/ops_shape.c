@@ -467,7 +467,7 @@ al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double 
   /* the mask broadcasts to x; the result has x's shape (as torch.masked_fill) */
   int nd;
   int64_t shape[AL_MAXDIM];
-  if (broadcast_shape(&nd, shape, mask, x, "masked_fill") || nd != x->ndim ||
+  if (al_broadcast_shape_(&nd, shape, mask, x, "masked_fill") || nd != x->ndim ||
       memcmp(shape, x->shape, sizeof(int64_t) * (size_t)nd)) {
     char b1[128], b2[128];
     return al_seterr(AL_EINVAL, "masked_fill: mask %s does not broadcast to x %s", al_shape_str(mask, b1, sizeof b1), al_shape_str(x, b2, sizeof b2));

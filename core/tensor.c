@@ -149,8 +149,6 @@ static inline int64_t f32_to_i64(float v) {
   return (int64_t)v;
 }
 
-/* Walk all indices of `shape` in row-major order calling body with element offsets
- * of dst and src. Dims are visited with an odometer; the innermost loop is tight. */
 /* Same shape and dtype: merge dims that are contiguous in both, then copy rows of the
  * innermost merged dim with a tight loop (memcpy when both are unit-stride). */
 static void copy_same_shape(al_tensor *dst, const al_tensor *src) {

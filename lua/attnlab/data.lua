@@ -78,7 +78,8 @@ function data.find(what, candidates)
       tried[#tried + 1] = p
     end
   end
-  error(("%s: file not found; looked for:\n  %s\nSet ATTNLAB_DATA to the folder that holds it (scripts/fetch_data.lua downloads the canonical archives)")
+  error(("%s: file not found; looked for:\n  %s\nPut the file in one of those folders, or set ATTNLAB_DATA " ..
+    "(folders separated by ':') to the folder that holds it; al.data.search_path() lists the search path")
     :format(what, table.concat(tried, "\n  ")), 0)
 end
 
@@ -122,8 +123,10 @@ function data.find_set(what, subfolder, names, optional)
       end
     end
   end
-  error(("%s: not found; looked in:\n  %s\nSet ATTNLAB_DATA to the folder that holds %s/ (scripts/fetch_data.lua " ..
-    "downloads the canonical archives)"):format(what, table.concat(tried, "\n  "), subfolder), 0)
+  error(("%s: not found; looked in:\n  %s\nPut the dataset's canonical files (.gz or plain, all in one folder " ..
+    "named %s/) under one of the folders of the search path, or set ATTNLAB_DATA (folders separated by ':') " ..
+    "to a folder that holds %s/; al.data.search_path() lists the search path"):format(what,
+    table.concat(tried, "\n  "), subfolder, subfolder), 0)
 end
 
 -- Record counts of the canonical files (shared/data/README.md, the datasets' pages). A file with

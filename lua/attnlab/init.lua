@@ -59,6 +59,11 @@ function al.randn_like(t, opts) return al.randn(t:shape(), opts) end
 function al.full_like(t, v) return al.full(t:shape(), v, { dtype = t:dtype() }) end
 function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.Tensor"] end
 
+-- tostring(t) pretty-prints through attnlab.format (loaded on first use). The binding
+-- requires nothing of this library, so the formatter is installed here, in the registry key
+-- the binding's __tostring reads (lua/bind/bind.h, TENSOR_FORMATTER).
+debug.getregistry()["attnlab.Tensor.formatter"] = function(t) return require("attnlab.format")(t) end
+
 -- std over a dim (or all), from var.
 function al.std(t, dim, keepdim, opts) return al.sqrt(al.var(t, dim, keepdim, opts)) end
 al.Tensor.std = al.std
@@ -125,9 +130,18 @@ function al.gradcheck(fn, inputs, opts)
 end
 
 -- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
+-- Every name here is a file lua/attnlab/<name>.lua (tests/lua/test_host.lua loads each).
 local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
-               s2s = true, train = true, debug = true, format = true, cli = true, plot = true, bench = true,
+               s2s = true, train = true, format = true, cli = true, bench = true,
                checkpoint = true, parity = true }
+
+-- The names of the lazily loaded submodules, sorted.
+function al.submodules()
+  local names = {}
+  for k in pairs(lazy) do names[#names + 1] = k end
+  table.sort(names)
+  return names
+end
 setmetatable(al, {
   __index = function(t, k)
     if lazy[k] then

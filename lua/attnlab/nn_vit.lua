@@ -137,10 +137,8 @@ function ViT:embed_patches(x)
   return al.linear(patches, w, self.patch_embed.proj.bias)
 end
 
--- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
--- opts: key_mask (B, N) with N = L+1 tokens (nonzero = real; the class token is real),
---       keep (B, N) per-token keep mask. Returns logits (B, num_classes).
 -- The token sequence the blocks see: [class token; patches or words] + pos_embed, (B, N, D).
+-- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
 function ViT:embed(x)
   local tokens
   if self.text then
@@ -157,6 +155,7 @@ function ViT:embed(x)
   return al.cat({ cls, tokens }, 2) + self.pos_embed
 end
 
+-- The features after the final norm, (B, N, D); x and opts as for ViT:forward.
 function ViT:forward_features(x, opts)
   local h = self:embed(x)
   for i = 0, self.depth - 1 do
@@ -165,6 +164,9 @@ function ViT:forward_features(x, opts)
   return self.norm(h)
 end
 
+-- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
+-- opts: key_mask (B, N) with N = L+1 tokens (nonzero = real; the class token is real),
+--       keep (B, N) per-token keep mask. Returns logits (B, num_classes).
 function ViT:forward(x, opts)
   local h = self:forward_features(x, opts)
   return self.head(h:select(2, 1))

@@ -11,6 +11,9 @@
 #include "attnlab/ops.h"
 
 #define TENSOR_MT "attnlab.Tensor"
+/* Registry key of the tensor pretty-printer, function(t) -> string, which the Lua library
+ * (lua/attnlab/init.lua) installs; __tostring falls back to "Tensor(float32 (2,3))" without it. */
+#define TENSOR_FORMATTER "attnlab.Tensor.formatter"
 
 typedef struct { al_tensor *t; } l_tensor;
 

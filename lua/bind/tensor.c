@@ -625,10 +625,10 @@ static int mt_tostring(lua_State *L) {
   l_tensor *u = luaL_checkudata(L, 1, TENSOR_MT);
   al_tensor *t = u->t;
   if (!t) { lua_pushliteral(L, "Tensor(released)"); return 1; }
-  /* prefer the Lua pretty-printer; fall back to a one-line summary */
-  lua_getglobal(L, "require");
-  lua_pushliteral(L, "attnlab.format");
-  if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isfunction(L, -1)) {
+  /* The pretty-printer is Lua (attnlab.format); the binding requires nothing of the Lua
+   * library, so the library installs it at load as registry[TENSOR_FORMATTER]. Without one
+   * (attnlab.core loaded alone), or if it fails, print a one-line summary. */
+  if (lua_getfield(L, LUA_REGISTRYINDEX, TENSOR_FORMATTER) == LUA_TFUNCTION) {
     lua_pushvalue(L, 1);
     if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_isstring(L, -1)) return 1;
   }

@@ -51,6 +51,11 @@ local function tiny_experiment(dir, normalizers, extra)
   return path
 end
 
+-- The tiny run (500 training images, 5 steps, 300 test images) reaches 0.27-0.36 test accuracy
+-- (softmax and topk:0.25, seeds 1-8, measured at 123b5ea); chance is 0.1, and its standard
+-- deviation on 300 images ~0.017, so 0.2 fails a run that learned nothing and leaves margin.
+local TINY_MIN_ACC = 0.2
+
 local NAMES = { "fashion_mnist__softmax__seed1", "fashion_mnist__topk-0.25__seed1",
                 "fashion_mnist__softmax__seed2", "fashion_mnist__topk-0.25__seed2" }
 
@@ -224,7 +229,8 @@ local cases = {
     local recs = records(A_DIR)
     for _, n in ipairs(NAMES) do
       local r = T.truthy(recs[n], n .. ".json missing")
-      assert(type(r.test_accuracy) == "number" and r.test_accuracy > 0.1, n .. ": bad accuracy")
+      assert(type(r.test_accuracy) == "number" and r.test_accuracy > TINY_MIN_ACC,
+        n .. ": test accuracy " .. tostring(r.test_accuracy) .. ", want > " .. TINY_MIN_ACC)
       T.eq(r.config.threads, 1, 0, n .. " threads")
     end
     assert(recs[NAMES[2]].support_density < 0.5, "topk:0.25 should be sparse")
@@ -335,7 +341,7 @@ local cases = {
     assert(err.stderr_tail:find("train.lua", 1, true), "stderr tail: " .. tostring(err.stderr_tail))
     assert(err.command:find("--patch 5", 1, true))
     local ok = al.json.decode(read(dir .. "/r/fashion_mnist__softmax__seed1.json"))
-    assert(ok.test_accuracy > 0.1)
+    assert(ok.test_accuracy > TINY_MIN_ACC, "test accuracy " .. tostring(ok.test_accuracy))
     s = sweep.run(exp, { out = dir .. "/r", workers = 2, log = function() end })
     T.eq({ s.ran, s.failed }, { 1, 1 }, 0, "the rerun retries only the error")
     T.eq(al.json.decode(read(dir .. "/r/fmnist_p5__softmax__seed1.json")).attempts, 2)

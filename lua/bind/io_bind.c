@@ -1,4 +1,4 @@
-/* lua/bind/io.c -- safetensors save/load, dataset decoders, atomic file writes.
+/* lua/bind/io_bind.c -- safetensors save/load, dataset decoders, atomic file writes.
  *
  * Dataset bytes stay uint8 in a "Bytes" userdata (CIFAR-10 as float32 would be
  * 614 MB); Bytes:batch(indices) makes the normalised float32 batch a step needs. */
