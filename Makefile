@@ -122,7 +122,7 @@ LEVEL_TEST_BIN := $(foreach l,$(ISA_LEVELS),$(TEST_SRC:tests/c/%.c=$(BUILD)/test
 # Kernel, determinism and model tests at every CPU level this machine runs, and under
 # OpenBLAS's own kernel choice and a pinned OPENBLAS_CORETYPE=Haswell (tests/levels.sh).
 test-levels: deps
-	@$(MAKE) --no-print-directory all $(LEVEL_TEST_BIN)
+	@$(MAKE) --no-print-directory all tests $(LEVEL_TEST_BIN)
 	@tests/levels.sh $(BUILD)
 
 # Sanitizers: a separate build tree; the Lua tests run in the sanitized host.

@@ -15,6 +15,15 @@ blas_tests="c/test_core c/test_gemm lua/test_autograd lua/test_ops_grad lua/test
 best=$(ATTNLAB_CPU= "$host" -e 'io.write(al.config().cpu_best)' 2>/dev/null)
 [ -n "$best" ] || { echo "FAIL: $host cannot report al.config().cpu_best"; echo "0 passed, 1 failed"; exit 1; }
 pass=0; fail=0; skip=0
+# every C test named above must exist in each folder it runs from (a missing binary would
+# otherwise just not run)
+for dir in "$build/tests" "$build"/tests-*; do
+  for t in $kernel_tests $blas_tests; do
+    case $t in c/*) ;; *) continue ;; esac
+    case $dir in */tests) case " $blas_tests " in *" $t "*) ;; *) continue ;; esac ;; esac
+    [ -x "$dir/${t#c/}" ] || { echo "FAIL: $dir/${t#c/} is not built (make tests)"; fail=$((fail + 1)); }
+  done
+done
 # One build for every x86-64: outside the avx2/avx512 kernel variants, no object may use
 # VEX/EVEX registers (a SIGILL on an older node of the same cluster otherwise).
 wide=$( { objdump -d --no-show-raw-insn "$build/libattnlab.a"; for o in "$build"/lua/bind/*.o "$build"/lua/host/*.o; do
