@@ -1,5 +1,5 @@
 -- scripts/sweep.lua -- run every (dataset, normalizer, seed) of an experiment, each as its own
--- process writing one JSON record atomically; a rerun resumes (see lua/attnlab/sweep.lua).
+-- process writing one JSON record atomically; a rerun resumes (see lua/attnlab/sweep/init.lua).
 --
 --   bin/attnlab scripts/sweep.lua EXPERIMENT [--quick] [--workers N] [--threads T] [--out DIR]
 --       [--only PATTERN] [--redo-changed] [--dry-run]

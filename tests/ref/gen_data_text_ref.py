@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for lua/attnlab/data_text.lua (20 Newsgroups loader), from an
+"""Reference values for lua/attnlab/data/text.lua (20 Newsgroups loader), from an
 independent Python implementation of the documented rules (tarfile + a regular expression).
 
 Run once (by hand) from the checkout root:

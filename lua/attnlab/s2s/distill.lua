@@ -1,4 +1,4 @@
--- attnlab.s2s_distill -- attention replacement and distillation (S2S), A-ViT teacher
+-- attnlab.s2s.distill -- attention replacement and distillation (S2S), A-ViT teacher
 -- fine-tuning, evaluation with halting, throughput, and the model files they exchange.
 --
 --   local student = s2s.replace(teacher, {4, 5, 6}, "bimamba")   -- a copy; teacher untouched
@@ -27,8 +27,8 @@
 -- the layer MSE to the teacher under the student's masks.
 -- Runs checkpoint after every epoch (model, optimizer, schedule, history) and resume.
 local al = require "attnlab"
-local H = require "attnlab.s2s_halting"
-local ckpt = require "attnlab.checkpoint"
+local H = require "attnlab.s2s.halting"
+local ckpt = require "attnlab.nn.checkpoint"
 
 local D = {}
 

@@ -1,4 +1,4 @@
--- attnlab.s2s_strategies -- which blocks to replace: the study's strategies and one it
+-- attnlab.s2s.strategies -- which blocks to replace: the study's strategies and one it
 -- did not try.
 --   uniform        every layer
 --   groupwise      one of three equal groups: shallow / middle / deep (size floor(L/3);

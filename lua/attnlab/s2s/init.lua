@@ -1,9 +1,9 @@
 -- attnlab.s2s -- Sparsity to Simplicity: layer-wise sparsity profiles of a ViT teacher,
 -- A-ViT token halting, and replacing attention by sequential mixers through layer-aligned
--- distillation. The pieces live in s2s_halting.lua (halting math, masked and gathered
--- execution), s2s_profile.lua (sparsity statistics, heatmaps), s2s_distill.lua
+-- distillation. The pieces live in s2s/halting.lua (halting math, masked and gathered
+-- execution), s2s/profile.lua (sparsity statistics, heatmaps), s2s/distill.lua
 -- (replace, stage 1/2 losses, the checkpointed training loop, evaluation, timing) and
--- s2s_strategies.lua (which layers to replace); this file joins them and runs the
+-- s2s/strategies.lua (which layers to replace); this file joins them and runs the
 -- pipelines that scripts/{profile,distill,s2s_strategies}.lua call.
 --
 --   local s2s = require "attnlab.s2s"              -- also al.s2s
@@ -12,11 +12,11 @@
 --   local student = s2s.replace(teacher, s2s.strategies.layer_aware(teacher.depth, 3), "bimamba")
 --   local logits, info = s2s.forward(student, x, {halting = {keep_rate = 0.7}, mode = "gather"})
 local al = require "attnlab"
-local H = require "attnlab.s2s_halting"
-local P = require "attnlab.s2s_profile"
-local D = require "attnlab.s2s_distill"
-local S = require "attnlab.s2s_strategies"
-local ckpt = require "attnlab.checkpoint"
+local H = require "attnlab.s2s.halting"
+local P = require "attnlab.s2s.profile"
+local D = require "attnlab.s2s.distill"
+local S = require "attnlab.s2s.strategies"
+local ckpt = require "attnlab.nn.checkpoint"
 
 local s2s = {}
 

@@ -1,4 +1,4 @@
--- attnlab.s2s_halting -- A-ViT token halting (Yin et al., "A-ViT: Adaptive Tokens for
+-- attnlab.s2s.halting -- A-ViT token halting (Yin et al., "A-ViT: Adaptive Tokens for
 -- Efficient Vision Transformer", CVPR 2022) around an al.nn.ViT, in two execution modes.
 --
 -- After every block l, token i gets a halting score from its FIRST embedding channel
