@@ -8,6 +8,7 @@
 -- alphas, train time per step, inference time per example, parameter count), and a
 -- checkpoint after every epoch from which an interrupted run resumes.
 local al = require "attnlab"
+local fit = require "attnlab.run.fit"
 
 local train = {}
 
@@ -196,19 +197,10 @@ function train.model(c, ds)
   return al.nn.ViT(common)
 end
 
--- No weight decay on biases, norms, position embedding, class token, alpha (as timm);
--- with decay_all, one group: weight decay on every parameter (torch.optim.AdamW(model.parameters())).
-function train.param_groups(model, wd, decay_all)
-  if decay_all then return { { params = model:parameters(), weight_decay = wd } } end
-  local decay, no_decay = {}, {}
-  for _, np in ipairs(model:named_parameters()) do
-    local name, p = np[1], np[2]
-    if #p:shape() <= 1 or name:match("pos_embed") or name:match("cls_token") or name:match("pre_alpha") then
-      no_decay[#no_decay + 1] = p
-    else decay[#decay + 1] = p end
-  end
-  return { { params = decay, weight_decay = wd }, { params = no_decay, weight_decay = 0 } }
-end
+-- The optimizer groups of a run (run/fit.lua's rule: no weight decay on biases, norms,
+-- position embedding, class token, alphas, Mamba's A_log and D); with decay_all, one group:
+-- weight decay on every parameter (torch.optim.AdamW(model.parameters())).
+function train.param_groups(model, wd, decay_all) return fit.param_groups(model, wd, decay_all) end
 
 -- ---- evaluation ------------------------------------------------------------------------------
 -- accuracy over a dataset; with support tracking on, support stats are collected too.
@@ -269,36 +261,13 @@ function Progress:update(epoch, step, loss, imgs_per_s)
 end
 function Progress:finish() if self.tty then io.stdout:write("\n") end end
 
--- ---- checkpoints ------------------------------------------------------------------------------
-local function save_checkpoint(path, model, opt, state)
-  local sd = {}
-  for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
-  for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end
-  -- heads: the one ViT hyperparameter the weights do not determine (checkpoint.lua reads it)
-  local heads = model.cfg and math.tointeger(model.cfg.heads)
-  al.save(path, sd, { state = al.json.encode(state), heads = heads and tostring(heads) })
-end
-
-local function load_checkpoint(path, model, opt)
-  local sd, meta = al.load(path)
-  local m, o = {}, {}
-  for k, v in pairs(sd) do
-    local mk = k:match("^model%.(.+)$")
-    local ok = k:match("^optim%.(.+)$")
-    if mk then m[mk] = v elseif ok then o[ok] = v end
-  end
-  model:load_state_dict(m)
-  opt:load_state_dict(o)
-  return al.json.decode(meta.state)
-end
-
+-- The key a checkpoint is made with: every config key but where output goes and how fast.
 local function config_key(c)
-  local keys = {}
-  for k in pairs(c) do if k ~= "out" and k ~= "checkpoint" and k ~= "progress" and k ~= "threads" then keys[#keys + 1] = k end end
-  table.sort(keys)
-  local parts = {}
-  for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(c[k]) end
-  return table.concat(parts, ";")
+  local k = {}
+  for name, v in pairs(c) do
+    if name ~= "out" and name ~= "checkpoint" and name ~= "progress" and name ~= "threads" then k[name] = v end
+  end
+  return fit.config_key(k, { flat = true })
 end
 
 local function median(t)
@@ -315,77 +284,51 @@ function train.run(user)
   local tr, te, val = train.datasets(c)
   local model = train.model(c, tr)
   local steps_per_epoch = (tr.n + c.batch_size - 1) // c.batch_size
-  local total = steps_per_epoch * c.epochs
-  local opt = al.optim.AdamW(train.param_groups(model, c.weight_decay, c.decay_all),
-                             { lr = c.lr, weight_decay = c.weight_decay, betas = { c.beta1, c.beta2 }, eps = c.adam_eps })
-  local sched = al.optim.CosineWarmup(opt, { warmup = math.floor(c.warmup_epochs * steps_per_epoch), total = total, min_lr = c.min_lr })
   local rec = {
     config = c, git_revision = train.git_revision(), machine = train.machine(), params = model:num_parameters(),
     tokens = model.num_tokens, dataset = { name = tr.name, train = tr.n, test = te.n, val = val and val.n or 0,
     protocol = tr.protocol, files = train.data_files(tr, te, val) }, epochs = {},
     started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
   }
-  local start_epoch, step_times, warm_times = 1, {}, {}
-  local ckpt = c.checkpoint
-  if ckpt then
-    local f = io.open(ckpt, "rb")
-    if f then
-      f:close()
-      local okc, st = pcall(load_checkpoint, ckpt, model, opt)
-      if not okc then
-        error(("train: checkpoint %s is unreadable (%s); delete it (or move it away) to start this run over")
-          :format(ckpt, tostring(st):gsub("^[^%s:]+%.lua:%d+: ", "")), 2)
-      end
-      if st.config_key ~= config_key(c) then
-        error(("train: checkpoint %s was made with a different config; remove it or change --checkpoint"):format(ckpt), 2)
-      end
-      start_epoch = st.epoch + 1
-      sched.t = st.sched_t
-      opt:set_lr(sched:lr_at(sched.t))
-      rec.epochs = st.epochs
+  local step_times, warm_times = {}, {}
+  local progress = Progress.new(steps_per_epoch * c.epochs, c.progress)
+  local stage = {
+    epochs = c.epochs, lr = c.lr, shuffle_seed = c.seed,
+    step = function(x, y, extra, tally)
+      local logits = model(x, extra)
+      tally.correct = (tally.correct or 0) + al.sum(al.eq(al.argmax(logits:detach(), 2), y)):item()
+      tally.seen = (tally.seen or 0) + y:numel()
+      return al.cross_entropy(logits, y, { label_smoothing = c.label_smoothing })
+    end,
+    eval = function(tally)
+      local ev = train.evaluate(model, te, c)
+      local e = { train_accuracy = tally.correct / tally.seen, test_accuracy = ev.accuracy,
+                  test_accuracy_exact = ev.accuracy_exact }
+      if val then e.val_accuracy = train.evaluate(model, val, c).accuracy end
+      return e
+    end,
+  }
+  rec.epochs = fit.run(model, { stage }, {
+    name = "train", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+    decay_all = c.decay_all, betas = { c.beta1, c.beta2 }, eps = c.adam_eps, warmup_epochs = c.warmup_epochs,
+    min_lr = c.min_lr, clip_grad = c.clip_grad, clip_order = "model", checkpoint = c.checkpoint, key = config_key(c),
+    -- a run too short to have steps past the warm-up is timed on those (flagged below)
+    on_step = function(i)
+      if i.step > 2 then step_times[#step_times + 1] = i.dt else warm_times[#warm_times + 1] = i.dt end
+      progress:update(i.epoch, (i.epoch - 1) * steps_per_epoch + i.step, i.loss, i.batch / i.dt)
+    end,
+    on_epoch = function(e)
+      if not c.progress then return end
+      progress:finish()
+      print(("epoch %d: loss %.4f  train acc %.4f  test acc %.4f%s  (%.1f s)"):format(e.epoch, e.loss, e.train_accuracy,
+        e.test_accuracy, e.val_accuracy and ("  val acc %.4f"):format(e.val_accuracy) or "", e.seconds))
+    end,
+    extra_state = function() return { step_times = step_times } end,
+    on_resume = function(st)
       step_times = st.step_times or {}
       rec.resumed_from_epoch = st.epoch
-    end
-  end
-  local progress = Progress.new(total, c.progress)
-  model:train()
-  for epoch = start_epoch, c.epochs do
-    local loader = al.data.Loader(tr, { batch_size = c.batch_size, shuffle = true, seed = c.seed })
-    local sum_loss, n_loss, correct, seen = 0, 0, 0, 0
-    local t_epoch = al.clock()
-    for x, y, b, extra in loader:iter(epoch) do
-      local t0 = al.clock()
-      local logits = model(x, extra)
-      local loss = al.cross_entropy(logits, y, { label_smoothing = c.label_smoothing })
-      opt:zero_grad()
-      loss:backward()
-      if c.clip_grad and c.clip_grad > 0 then al.optim.clip_grad_norm(model:parameters(), c.clip_grad) end
-      opt:step()
-      sched:step()
-      local dt = al.clock() - t0
-      if b > 2 then step_times[#step_times + 1] = dt else warm_times[#warm_times + 1] = dt end  -- warm-up apart
-      local lv = loss:item()
-      if lv ~= lv then error(("train: loss became NaN at epoch %d step %d"):format(epoch, b), 2) end
-      sum_loss, n_loss = sum_loss + lv * y:numel(), n_loss + y:numel()
-      correct = correct + al.sum(al.eq(al.argmax(logits:detach(), 2), y)):item()
-      seen = seen + y:numel()
-      progress:update(epoch, (epoch - 1) * steps_per_epoch + b, sum_loss / n_loss, y:numel() / dt)
-    end
-    local ev = train.evaluate(model, te, c)
-    local e = { epoch = epoch, loss = sum_loss / n_loss, train_accuracy = correct / seen, test_accuracy = ev.accuracy,
-                test_accuracy_exact = ev.accuracy_exact, seconds = al.clock() - t_epoch, lr = opt.lr }
-    if val then e.val_accuracy = train.evaluate(model, val, c).accuracy end
-    rec.epochs[#rec.epochs + 1] = e
-    if c.progress then
-      progress:finish()
-      print(("epoch %d: loss %.4f  train acc %.4f  test acc %.4f%s  (%.1f s)"):format(epoch, e.loss, e.train_accuracy,
-        e.test_accuracy, e.val_accuracy and ("  val acc %.4f"):format(e.val_accuracy) or "", e.seconds))
-    end
-    if ckpt then
-      save_checkpoint(ckpt, model, opt, { epoch = epoch, sched_t = sched.t, epochs = rec.epochs, step_times = step_times,
-                                          config_key = config_key(c) })
-    end
-  end
+    end,
+  })
   local final = train.evaluate(model, te, c, { support = true })
   rec.test_accuracy = final.accuracy
   rec.test_accuracy_exact = final.accuracy_exact

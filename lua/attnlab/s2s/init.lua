@@ -17,6 +17,8 @@ local P = require "attnlab.s2s.profile"
 local D = require "attnlab.s2s.distill"
 local S = require "attnlab.s2s.strategies"
 local ckpt = require "attnlab.nn.checkpoint"
+local fit = require "attnlab.run.fit"
+local util = require "attnlab.util"
 
 local s2s = {}
 
@@ -124,9 +126,9 @@ function s2s.train_teacher(c)
                   eval = function() return { accuracy = D.evaluate(model, te, { limit = c.eval_limit }).accuracy } end }
   local key = copy(c)
   key.out, key.save, key.checkpoint, key.progress = nil, nil, nil, nil
-  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+  rec.history = fit.run(model, { stage }, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
     warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad, checkpoint = c.checkpoint,
-    key = D.config_key({ "teacher", key }), progress = c.progress })
+    key = fit.config_key({ "teacher", key }), progress = c.progress })
   local ev = D.evaluate(model, te, {})
   rec.test_accuracy, rec.s_per_example, rec.params = ev.accuracy, ev.s_per_example, model:num_parameters()
   rec.finished = now()
@@ -160,9 +162,9 @@ function s2s.avit(c)
                     local e = D.evaluate(model, te, { halting = hc, mode = c.eval_mode, limit = c.eval_limit })
                     return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
                   end }
-  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+  rec.history = fit.run(model, { stage }, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
                                            warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
-                                           checkpoint = c.checkpoint, key = D.config_key({ "avit", (function()
+                                           checkpoint = c.checkpoint, key = fit.config_key({ "avit", (function()
                                              local k = copy(rec.config)
                                              k.out, k.save, k.checkpoint, k.progress = nil, nil, nil, nil
                                              return k end)(), hc }),
@@ -259,9 +261,9 @@ function s2s.distill(c)
   }
   local key_cfg = copy(rec.config)
   key_cfg.out, key_cfg.save, key_cfg.checkpoint, key_cfg.progress, key_cfg.stop_after = nil, nil, nil, nil, nil
-  local hist, stopped = D.fit(student, stages, { train = tr, batch_size = c.batch_size, seed = c.seed,
+  local hist, stopped = fit.run(student, stages, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed,
     weight_decay = c.weight_decay, warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
-    checkpoint = c.checkpoint, key = D.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
+    checkpoint = c.checkpoint, key = fit.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
     stop_after = c.stop_after })
   rec.history = hist
   if stopped then return rec, student end
@@ -411,16 +413,9 @@ function s2s.parse_args(argv, first)
   return opts, words
 end
 
--- Deep merge of b over a (tables merged key by key, lists replaced).
-function s2s.deep_merge(a, b)
-  local o = {}
-  for k, v in pairs(a or {}) do o[k] = v end
-  for k, v in pairs(b or {}) do
-    if type(v) == "table" and type(o[k]) == "table" and #v == 0 and next(v) ~= nil then o[k] = s2s.deep_merge(o[k], v)
-    else o[k] = v end
-  end
-  return o
-end
+-- Deep merge of b over a (tables merged key by key, lists replaced): util.deep_merge, the
+-- rule sweeps apply to an experiment's quick table too.
+s2s.deep_merge = util.deep_merge
 
 -- Load an experiment preset (a Lua file returning a table); with quick = true its
 -- `quick` table is merged over it (a minutes-long smoke run of the same pipeline).

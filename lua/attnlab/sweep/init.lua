@@ -44,6 +44,7 @@
 -- Two sweeps on one folder at once (or a sweep next to a Slurm array) do not lock runs
 -- against each other: records stay whole (atomic writes) but a run may be done twice.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local sweep = {}
 
@@ -292,7 +293,8 @@ function sweep.load(path)
   error(("sweep: experiment '%s' not found (looked for %s)"):format(path, table.concat(candidates, ", ")), 0)
 end
 
--- The experiment with its --quick preset applied (tables merge key by key, lists replace).
+-- The experiment with its --quick preset applied by util.deep_merge, the rule S2S presets
+-- use too (tables merge key by key, recursively; lists replace).
 function sweep.resolve(exp, opts)
   opts = opts or {}
   local e = copy(exp)
@@ -302,15 +304,7 @@ function sweep.resolve(exp, opts)
   if opts.quick then
     local qk = exp.quick
     if type(qk) ~= "table" then error(("sweep: experiment '%s' has no quick preset"):format(exp.name), 0) end
-    for k, v in pairs(qk) do
-      if k == "schedule" then
-        e.schedule = merge(e.schedule, v)
-      elseif k == "overrides" then
-        for label, ov in pairs(v) do e.overrides[label] = merge(e.overrides[label], ov) end
-      else
-        e[k] = v
-      end
-    end
+    e = util.deep_merge(e, qk)
     e.quick_applied = true
     sweep.validate(e, exp.name .. " (quick)")
   end
