@@ -45,7 +45,7 @@ local function die(msg) cli.die(SPEC, msg) end
 local exp = arg[1]
 if not exp then cli.usage_error(SPEC, "no EXPERIMENT given") end
 if not EXPERIMENTS[exp] then cli.usage_error(SPEC, ("unknown experiment '%s'"):format(exp)) end
-local opts, words = s2s.parse_args(arg, 2)
+local opts, words = cli.parse_pairs(arg, 2)
 cli.check_words(SPEC, words)
 if not opts.preset then cli.usage_error(SPEC, "--preset FILE is required") end
 local okp, preset = pcall(s2s.load_preset, opts.preset, opts.quick)
@@ -122,7 +122,7 @@ local function avit_path(kr)
   return p, read_json(out .. "/" .. name .. ".json")
 end
 
-local function main_kr() return (preset.avit and preset.avit.main_keep_rate) or 0.65 end
+local function main_kr() return s2s.main_keep_rate(preset) end
 
 -- One student per (replaced layers, teacher keep rate, mixer): runs that several
 -- experiments share (e.g. layer-aware k=3 at the main keep rate) are trained once.

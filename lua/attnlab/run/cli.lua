@@ -294,4 +294,46 @@ function cli.check_known(spec, opts, known)
   if #bad > 0 then cli.usage_error(spec, "unknown option " .. table.concat(bad, ", ")) end
 end
 
+-- The free form of the S2S scripts (distill.lua, profile.lua, s2s_strategies.lua), whose keys
+-- are a preset's and so not listed in a spec: "--key value" pairs (and bare words, returned in
+-- order) into a table. Keys with dots set nested tables (--stage1.epochs 3); values:
+-- true/false, numbers, comma lists of numbers ("4,5,6"), JSON objects/arrays ({...}/[...]),
+-- else strings; a key followed by another option or by nothing is true. The scripts then check
+-- the keys with cli.check_known and the words with cli.check_words.
+function cli.parse_pairs(argv, first)
+  local opts, words = {}, {}
+  local i = first or 1
+  local function value(v)
+    if v == "true" then return true elseif v == "false" then return false end
+    local n = tonumber(v)
+    if n then return math.tointeger(n) or n end
+    if v:match("^[%[{]") then return require("attnlab").json.decode(v) end
+    if v:match("^%-?[%d.]+,[%d.,%-]+$") then
+      local t = {}
+      for p in v:gmatch("[^,]+") do local x = tonumber(p); t[#t + 1] = math.tointeger(x) or x end
+      return t
+    end
+    return v
+  end
+  while i <= #argv do
+    local k = argv[i]:match("^%-%-([%w_.]+)$")
+    if k then
+      local v = argv[i + 1]
+      if v == nil or v:match("^%-%-[%a]") then v = "true"; i = i + 1 else i = i + 2 end
+      local t = opts
+      local parts = {}
+      for p in k:gmatch("[^.]+") do parts[#parts + 1] = p end
+      for j = 1, #parts - 1 do
+        t[parts[j]] = type(t[parts[j]]) == "table" and t[parts[j]] or {}
+        t = t[parts[j]]
+      end
+      t[parts[#parts]] = value(v)
+    else
+      words[#words + 1] = argv[i]
+      i = i + 1
+    end
+  end
+  return opts, words
+end
+
 return cli

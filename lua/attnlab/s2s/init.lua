@@ -374,43 +374,13 @@ function s2s.resolution_bench(c)
 end
 
 -- ---- command lines and presets -------------------------------------------------------------------------------
--- Parse "--key value" pairs (and bare words, returned in order) into a table. Keys with
--- dots set nested tables (--stage1.epochs 3); values: true/false, numbers, comma lists of
--- numbers ("4,5,6"), JSON objects/arrays ({...}/[...]), else strings.
-function s2s.parse_args(argv, first)
-  local opts, words = {}, {}
-  local i = first or 1
-  local function value(v)
-    if v == "true" then return true elseif v == "false" then return false end
-    local n = tonumber(v)
-    if n then return math.tointeger(n) or n end
-    if v:match("^[%[{]") then return al.json.decode(v) end
-    if v:match("^%-?[%d.]+,[%d.,%-]+$") then
-      local t = {}
-      for p in v:gmatch("[^,]+") do local x = tonumber(p); t[#t + 1] = math.tointeger(x) or x end
-      return t
-    end
-    return v
-  end
-  while i <= #argv do
-    local k = argv[i]:match("^%-%-([%w_.]+)$")
-    if k then
-      local v = argv[i + 1]
-      if v == nil or v:match("^%-%-[%a]") then v = "true"; i = i + 1 else i = i + 2 end
-      local t = opts
-      local parts = {}
-      for p in k:gmatch("[^.]+") do parts[#parts + 1] = p end
-      for j = 1, #parts - 1 do
-        t[parts[j]] = type(t[parts[j]]) == "table" and t[parts[j]] or {}
-        t = t[parts[j]]
-      end
-      t[parts[#parts]] = value(v)
-    else
-      words[#words + 1] = argv[i]
-      i = i + 1
-    end
-  end
-  return opts, words
+-- The S2S scripts' free "--key value" form (dotted keys nest, JSON values): cli.parse_pairs.
+s2s.parse_args = al.cli.parse_pairs
+
+-- The A-ViT keep rate the study's main comparisons use: the preset's avit.main_keep_rate, else
+-- the halting default (s2s/halting.lua), so distill.lua and s2s_strategies.lua agree.
+function s2s.main_keep_rate(preset)
+  return (preset and preset.avit and preset.avit.main_keep_rate) or H.DEFAULT_KEEP_RATE
 end
 
 -- Deep merge of b over a (tables merged key by key, lists replaced): util.deep_merge, the
