@@ -60,7 +60,7 @@ train.HELP = {
 
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
 
-local function copy(t) local o = {} for k, v in pairs(t) do o[k] = v end return o end
+local copy = require("attnlab.util").copy
 
 function train.config(user)
   local c = copy(train.DEFAULTS)

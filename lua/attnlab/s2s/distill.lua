@@ -32,7 +32,7 @@ local ckpt = require "attnlab.nn.checkpoint"
 
 local D = {}
 
-local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
+local copy = require("attnlab.util").copy
 
 -- ---- mixers and replacement --------------------------------------------------------------------
 D.MIXERS = { bimamba = "BiMamba", bilstm = "BiLSTM" }

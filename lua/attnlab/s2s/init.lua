@@ -42,17 +42,12 @@ s2s.evaluate = D.evaluate
 s2s.synthetic_dataset = D.synthetic_dataset
 s2s.select_layers = S.select
 
-local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
-local function merged(base, over)
-  local o = copy(base)
-  for k, v in pairs(over or {}) do o[k] = v end
-  return o
-end
+local copy, merged = util.copy, util.merge
 
 local function write_json(path, rec)
   if not path then return end
   local dir = path:match("^(.*)/[^/]+$")
-  if dir then os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'") end
+  if dir then util.mkdir_p(dir) end
   local ok, err = al.write_atomic(path, al.json.encode(rec, true) .. "\n")
   if not ok then error("s2s: cannot write " .. path .. ": " .. tostring(err), 2) end
 end

@@ -49,67 +49,18 @@ local util = require "attnlab.util"
 local sweep = {}
 
 -- ---- small helpers ------------------------------------------------------------------------
-local function copy(t)
-  local o = {}
-  for k, v in pairs(t or {}) do o[k] = v end
-  return o
-end
+local copy, merge, file_exists, read_all = util.copy, util.merge, util.file_exists, util.read_file
+local sh_ok, abspath = util.sh_ok, util.abspath
 
-local function merge(a, b)
-  local o = copy(a)
-  for k, v in pairs(b or {}) do o[k] = v end
-  return o
-end
-
-local function file_exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
-end
-
-local function read_all(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
--- Single-quote s for sh unless it is made only of characters sh leaves alone.
-function sweep.shquote(s)
-  s = tostring(s)
-  if s ~= "" and s:match("^[%w%._/:=+,@%-]+$") then return s end
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
+-- Single-quote s for sh unless it is made only of characters sh leaves alone (util.shquote).
+sweep.shquote = util.shquote
 local q = sweep.shquote
-
-local function sh_ok(cmd)
-  local ok = os.execute(cmd)
-  return ok == true
-end
 
 local function mkdir_p(dir)
   if not sh_ok("mkdir -p " .. q(dir)) then error(("sweep: cannot create folder %s"):format(dir), 0) end
 end
 
--- Absolute path, with "." and ".." parts resolved lexically (no symlinks followed).
-local function abspath(p)
-  if p:sub(1, 1) ~= "/" then
-    local f = io.popen("pwd")
-    local cwd = f:read("l")
-    f:close()
-    p = cwd .. "/" .. p
-  end
-  local parts = {}
-  for part in p:gmatch("[^/]+") do
-    if part == ".." then
-      if #parts > 0 then parts[#parts] = nil end
-    elseif part ~= "." then
-      parts[#parts + 1] = part
-    end
-  end
-  return "/" .. table.concat(parts, "/")
-end
+-- Absolute path, with "." and ".." parts resolved lexically (util.abspath).
 sweep.abspath = abspath
 
 local function fmt_duration(s)
