@@ -40,7 +40,7 @@ function S.layer_aware(depth, k)
   return out
 end
 
--- prof: a profile (s2s_profile.profile) or its JSON decode; metric: a key of
+-- prof: a profile (s2s.profile, s2s/profile.lua) or its JSON decode; metric: a key of
 -- layers[l].mean (default "k90_frac"; lower = sparser; for "top1_mass" higher = sparser).
 function S.sparsest(prof, k, metric)
   k = k or 3
