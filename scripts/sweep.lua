@@ -70,6 +70,10 @@ local function main(argv)
   opts.sbatch = sbatch
 
   local exp = al.sweep.resolve(al.sweep.load(exp_path), { quick = opts.quick })
+  -- the runs execute scripts/train.lua and a Slurm task this script (both thin entries to the
+  -- library): the command lines stay the ones earlier sweeps wrote, which reruns compare
+  opts.entry = al.sweep.root() .. "/scripts/train.lua"
+  opts.task_entry = al.sweep.root() .. "/scripts/sweep.lua"
   opts.out = opts.out or ("results/" .. al.sweep.sanitize(exp.name) .. (opts.quick and "-quick" or ""))
 
   if opts.slurm then

@@ -22,11 +22,13 @@ return function(sweep, H)
   local LAST = { "threads", "out", "checkpoint" }
 
   -- The exact command line of a run: thread environment, host, scripts/train.lua, --key value.
-  function sweep.command(run, host)
+  -- entry: the program a run executes (default sweep.entry(), the library's own; scripts/sweep.lua
+  -- names its sibling scripts/train.lua, the same program).
+  function sweep.command(run, host, entry)
     local c = run.config
     local t = c.threads or 1
     local parts = { ("OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ATTNLAB_NUM_THREADS=%d"):format(t, t, t),
-                    q(host or sweep.host()), q(sweep.root() .. "/scripts/train.lua") }
+                    q(host or sweep.host()), q(entry or sweep.entry()) }
     local placed = {}
     local function add(k)
       if c[k] ~= nil and not placed[k] then

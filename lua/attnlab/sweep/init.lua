@@ -1,6 +1,8 @@
 -- attnlab.sweep -- seed sweeps of the normalizer study: every (dataset, normalizer, seed) of
--- an experiment runs as its own process (`bin/attnlab scripts/train.lua ...`), N at a time on
--- this machine, or as a Slurm job array past it. Each run writes one JSON record atomically to
+-- an experiment runs as its own process (`bin/attnlab <entry> --dataset ...`, the entry being
+-- the library's run/train_main.lua or the program the caller names in opts.entry --
+-- scripts/sweep.lua names scripts/train.lua), N at a time on this machine, or as a Slurm job
+-- array past it. Each run writes one JSON record atomically to
 --   DIR/<dataset>__<normalizer>__seed<k>.json        (':' and other odd characters -> '-')
 -- so a sweep is resumable by construction: a rerun skips every finished record, retries
 -- error records, and a run that was stopped mid-way resumes from DIR/ckpt/<name>.ckpt (the
@@ -79,6 +81,17 @@ function sweep.root()
   if not r or r == "" then r = "." end
   return abspath(r)
 end
+
+-- The programs a sweep launches unless its caller names others (opts.entry, opts.task_entry):
+-- the library's own, found on package.path like any module, so the library needs nothing of
+-- scripts/ (run/train_main.lua: one training run; sweep/task_main.lua: one Slurm array task).
+local function program(name)
+  local p = package.searchpath(name, package.path)
+  if not p then error(("sweep: cannot find %s on package.path"):format(name), 0) end
+  return abspath(p)
+end
+function sweep.entry() return program("attnlab.run.train_main") end
+function sweep.task_entry() return program("attnlab.sweep.task_main") end
 
 function sweep.host()
   local h = os.getenv("ATTNLAB_HOST")
@@ -364,7 +377,8 @@ end
 --   out (folder, required), workers (default: cores), threads (per run; default
 --   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
 --   differs from the experiment), log (function(line); default print), poll (seconds),
---   dry_run (list what would run).
+--   dry_run (list what would run), entry (the program each run executes; default sweep.entry()),
+--   host (default sweep.host()).
 -- Returns { total =, done_before =, done =, failed =, ran =, seconds =, failures = {...} }.
 function sweep.run(exp, opts)
   opts = opts or {}
@@ -377,7 +391,7 @@ function sweep.run(exp, opts)
   local runs = sweep.runs(exp, { out = dir, threads = threads, only = opts.only })
   if #runs == 0 then error(("sweep: no run of '%s' matches --only %s"):format(exp.name, tostring(opts.only)), 0) end
   local host = opts.host or sweep.host()
-  for _, r in ipairs(runs) do r.command = sweep.command(r, host) end
+  for _, r in ipairs(runs) do r.command = sweep.command(r, host, opts.entry) end
 
   local state_dir = dir .. "/.state"
   local dry = opts.dry_run

@@ -10,7 +10,9 @@ return function(sweep, H)
   -- ---- Slurm ----------------------------------------------------------------------------------------
   -- Write DIR/manifest.txt (one command line per pending run; array task i runs line i) and
   -- DIR/sweep.sbatch (a job array over it). opts: out, cpus_per_task (threads per run, default
-  -- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... }.
+  -- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... },
+  -- entry (each run's program, default sweep.entry()), task_entry (the program a task runs with
+  -- --task MANIFEST INDEX, default sweep.task_entry()).
   -- Returns { sbatch =, manifest =, n =, total = } (n = 0: nothing pending, no script written).
   function sweep.write_slurm(exp, opts)
     opts = opts or {}
@@ -21,7 +23,7 @@ return function(sweep, H)
     mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
     local pending, changed = {}, 0
     for _, r in ipairs(runs) do
-      r.command = sweep.command(r, host)
+      r.command = sweep.command(r, host, opts.entry)
       local st = sweep.state(r)
       if st == "changed" then
         changed = changed + 1
@@ -66,7 +68,7 @@ return function(sweep, H)
     if sl.partition then sb[#sb + 1] = "#SBATCH --partition=" .. sl.partition end
     for _, x in ipairs(sl.extra or {}) do sb[#sb + 1] = "#SBATCH " .. x end
     for _, x in ipairs(opts.sbatch or {}) do sb[#sb + 1] = "#SBATCH " .. x end
-    sb[#sb + 1] = ("exec %s %s --task %s \"$SLURM_ARRAY_TASK_ID\""):format(q(host), q(sweep.root() .. "/scripts/sweep.lua"),
+    sb[#sb + 1] = ("exec %s %s --task %s \"$SLURM_ARRAY_TASK_ID\""):format(q(host), q(opts.task_entry or sweep.task_entry()),
       q(res.manifest))
     ok, err = al.write_atomic(res.sbatch, table.concat(sb, "\n") .. "\n")
     if not ok then error("sweep: cannot write " .. res.sbatch .. ": " .. err, 0) end
