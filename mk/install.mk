@@ -2,7 +2,7 @@
 #   make shared          lib/libattnlab.so.X.Y.Z (+ .so.X and .so links): the C core as a shared library
 #   make install         everything below PREFIX (default /usr/local), staged under DESTDIR if set
 #   make uninstall       removes exactly what install put there (same PREFIX/DESTDIR)
-#   make install-lua     only the Lua package: INSTALL_LMOD/attnlab/*.lua, INSTALL_CMOD/attnlab/core.so
+#   make install-lua     only the Lua package: INSTALL_LMOD/attnlab/{*.lua,*/*.lua}, INSTALL_CMOD/attnlab/core.so
 #                        (what the luarocks rockspec calls, with luarocks' own folders)
 #   make embed-test      tests/embed/run.sh: install into a temporary prefix, build the embedding
 #                        examples with pkg-config, run them, luarocks make into a temporary tree
@@ -12,7 +12,7 @@
 #   lib/libattnlab.a                         the same, static
 #   lib/pkgconfig/attnlab.pc                 pkg-config --cflags --libs attnlab
 #   include/attnlab/*.h                      the C API (no Lua)
-#   share/lua/5.4/attnlab/*.lua              the Lua half        } on Debian's default lua5.4
+#   share/lua/5.4/attnlab/{*,*/*}.lua        the Lua half        } on Debian's default lua5.4
 #   lib/lua/5.4/attnlab/core.so              the Lua C module    } paths for /usr/local and /usr
 #   share/attnlab/scripts, experiments       what bin/attnlab runs by relative name
 #   share/doc/attnlab/                       README.md, CHANGELOG.md
@@ -115,6 +115,7 @@ uninstall: uninstall-lua
 
 uninstall-lua:
 	rm -f $(LUA_MODULES:lua/%=$(DESTDIR)$(INSTALL_LMOD)/%) $(DESTDIR)$(INSTALL_CMOD)/attnlab/core.so
+	-rmdir $(patsubst lua/%,$(DESTDIR)$(INSTALL_LMOD)/%,$(sort $(dir $(wildcard lua/attnlab/*/*.lua)))) 2>/dev/null
 	-rmdir $(DESTDIR)$(INSTALL_LMOD)/attnlab $(DESTDIR)$(INSTALL_CMOD)/attnlab 2>/dev/null
 
 embed-test:

@@ -2,7 +2,7 @@
 -- sd accuracy per normalizer, paired t-tests vs the baseline over matched seeds with Holm's
 -- correction within the experiment's families, Wilcoxon p, Cohen's d, support density,
 -- hae vs entmax15, learned alphas, runtime ratios, error records; plus plots (gnuplot SVG +
--- PNG, or plain SVG without gnuplot). See lua/attnlab/report.lua.
+-- PNG, or plain SVG without gnuplot). See lua/attnlab/report/init.lua.
 --
 --   bin/attnlab scripts/analyze.lua RESULTS_DIR [--out REPORT.md] [--plots DIR] [--no-plots]
 --       [--svg] [--baseline NAME]

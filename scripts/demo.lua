@@ -60,7 +60,8 @@ local s = exp.schedule
 say(("schedule: %d epochs on %s training images, batch %d, lr %g; %d runs, %d at a time, %d thread each")
   :format(s.epochs, s.train_limit and tostring(s.train_limit) or "all", s.batch_size, s.lr,
     #exp.seeds * #exp.normalizers, opts.workers, opts.threads))
-local ok2, summary = pcall(al.sweep.run, exp, { out = out, workers = opts.workers, threads = opts.threads })
+local ok2, summary = pcall(al.sweep.run, exp, { out = out, workers = opts.workers, threads = opts.threads,
+                                                   entry = al.sweep.root() .. "/scripts/train.lua" })
 if not ok2 then
   io.stderr:write("demo.lua: ", tostring(summary), "\n")
   os.exit(tostring(summary):match("interrupted") and 130 or 1)

@@ -69,7 +69,7 @@ local cmd = arg[1]
 local COMMANDS = { teacher = true, avit = true, run = true, eval = true, bench = true }
 if not cmd then cli.usage_error(SPEC, "no subcommand given") end
 if not COMMANDS[cmd] then cli.usage_error(SPEC, ("unknown subcommand '%s'"):format(cmd)) end
-local opts, words = s2s.parse_args(arg, 2)
+local opts, words = cli.parse_pairs(arg, 2)
 local known = { avit = true, distill = true, resolution = true }
 for _, o in ipairs(SPEC.options) do known[o[1]] = true end
 cli.check_known(SPEC, opts, known)
@@ -105,7 +105,7 @@ local function run()
     c.keep_rates, c.main_keep_rate = nil, nil
     c.dataset = opts.dataset or c.dataset or preset.dataset
     c.train_limit, c.test_limit = opts.train_limit or preset.train_limit, opts.test_limit or preset.test_limit
-    local kr = opts.keep_rate or (preset.avit and preset.avit.main_keep_rate) or 0.75
+    local kr = opts.keep_rate or s2s.main_keep_rate(preset)
     c.halting = s2s.deep_merge(c.halting or {}, opts.halting or {})
     c.halting.keep_rate = kr
     c.teacher = opts.teacher or (out .. "/teacher.safetensors")

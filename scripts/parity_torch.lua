@@ -17,17 +17,32 @@
 -- tol (training that amplifies rounding: sparse normalizers, whose support or top-k set
 -- flips on a near-tie); 2 on bad arguments, 3 when PyTorch is not available.
 local al = require "attnlab"
+local cli = al.cli
 
-local opts, tol, quiet = {}, 1e-4, false
-local i = 1
-while i <= #arg do
-  local k = arg[i]:match("^%-%-([%w_]+)$")
-  local v = arg[i + 1]
-  if not k or v == nil then io.stderr:write("parity_torch.lua: expected --key value, got '" .. tostring(arg[i]) .. "'\n") os.exit(2) end
-  if v == "true" then v = true elseif v == "false" then v = false else v = math.tointeger(tonumber(v)) or tonumber(v) or v end
-  if k == "tol" then tol = v elseif k == "quiet" then quiet = v else opts[k] = v end
-  i = i + 2
+local SPEC = {
+  name = "parity_torch.lua",
+  usage = "bin/attnlab scripts/parity_torch.lua [--normalizer NAME|all] [--steps N] [--tol X] [--quiet true] [--key value ...]",
+  about = "Step-by-step training parity of attnlab with PyTorch from identical initial weights.\n" ..
+          "Every key of al.parity.DEFAULTS can be given as --key value.",
+  options = {
+    { "tol", "X", "largest relative loss difference accepted (default 1e-4)", type = "number" },
+    { "quiet", "BOOL", "only the summary (default false)", type = "bool" },
+  },
+  examples = { "bin/attnlab scripts/parity_torch.lua --normalizer all --steps 50 --quiet true" },
+}
+do
+  local keys = {}
+  for k in pairs(al.parity.DEFAULTS) do keys[#keys + 1] = k end
+  for _, k in ipairs({ "warmup", "total", "dir" }) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    if k ~= "print" then SPEC.options[#SPEC.options + 1] = { k, "VALUE", "parity key (lua/attnlab/parity.lua)", type = "auto" } end
+  end
 end
+
+local opts = cli.parse(SPEC, arg)
+local tol, quiet = opts.tol or 1e-4, opts.quiet or false
+opts.tol, opts.quiet = nil, nil
 
 local ok, why = al.parity.torch_available(opts.python)
 if not ok then io.stderr:write("parity_torch.lua: " .. why .. "\n") os.exit(3) end

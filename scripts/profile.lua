@@ -42,7 +42,7 @@ local SPEC = {
   examples = { "bin/attnlab scripts/profile.lua --model results/s2s/cifar_small/teacher.safetensors --limit 500" },
 }
 cli.help_requested(SPEC, arg)
-local opts, words = s2s.parse_args(arg, 1)
+local opts, words = cli.parse_pairs(arg, 1)
 local known = {}
 for _, o in ipairs(SPEC.options) do known[o[1]] = true end
 cli.check_known(SPEC, opts, known)

@@ -1,5 +1,5 @@
 -- scripts/sweep.lua -- run every (dataset, normalizer, seed) of an experiment, each as its own
--- process writing one JSON record atomically; a rerun resumes (see lua/attnlab/sweep.lua).
+-- process writing one JSON record atomically; a rerun resumes (see lua/attnlab/sweep/init.lua).
 --
 --   bin/attnlab scripts/sweep.lua EXPERIMENT [--quick] [--workers N] [--threads T] [--out DIR]
 --       [--only PATTERN] [--redo-changed] [--dry-run]
@@ -70,6 +70,10 @@ local function main(argv)
   opts.sbatch = sbatch
 
   local exp = al.sweep.resolve(al.sweep.load(exp_path), { quick = opts.quick })
+  -- the runs execute scripts/train.lua and a Slurm task this script (both thin entries to the
+  -- library): the command lines stay the ones earlier sweeps wrote, which reruns compare
+  opts.entry = al.sweep.root() .. "/scripts/train.lua"
+  opts.task_entry = al.sweep.root() .. "/scripts/sweep.lua"
   opts.out = opts.out or ("results/" .. al.sweep.sanitize(exp.name) .. (opts.quick and "-quick" or ""))
 
   if opts.slurm then

@@ -12,40 +12,12 @@
 -- Cost: an image run of 10 epochs takes ~2-3 min on one core of this 2-core machine, a text or
 -- marker run (97 tokens) ~5 min: 350 runs ~ 20 core-hours, spread over sessions (the sweep
 -- resumes; finished records are committed at the end of each session).
-local seeds = {}
-for s = 1, 10 do seeds[s] = s end
-
-local study = { "cifar10", "fashion_mnist", "newsgroups20", "marker" }
-local sparse = { "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" }
-
-return {
-  name = "normalizers-full",
-  description = "full schedule: compact classifier, 7 attention normalizers, 4 tasks (+ masked 20 Newsgroups), 10 seeds, init torch",
-  datasets = {
-    "cifar10", "fashion_mnist", "newsgroups20", "marker",
-    { name = "newsgroups20_masked", dataset = "newsgroups20", padding = "masked", study = false,
-      description = "20 Newsgroups with masked padding (not part of the study's families)" },
-  },
-  normalizers = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" },
-  baseline = "softmax",
-  seeds = seeds,
-  schedule = { epochs = 10, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, init = "torch" },
-  overrides = {},
-  families = {
-    { name = "sparse_vs_softmax", title = "sparse normalizers vs softmax (the study's 24 comparisons)",
-      baseline = "softmax", normalizers = sparse, datasets = study },
-    { name = "hae_vs_entmax15", title = "hae vs entmax15 (learned vs fixed alpha = 1.5)",
-      baseline = "entmax15", normalizers = { "hae" }, datasets = study },
-    { name = "masked_vs_softmax", title = "masked 20 Newsgroups: sparse normalizers vs softmax",
-      baseline = "softmax", normalizers = sparse, datasets = { "newsgroups20_masked" } },
-  },
-  quick = {
-    seeds = { 1, 2 },
-    schedule = { epochs = 1, train_limit = 1000, test_limit = 1000, warmup_epochs = 0.2 },
-    overrides = {
-      newsgroups20 = { train_limit = false, test_limit = false, seq_len = 32 },
-      newsgroups20_masked = { train_limit = false, test_limit = false, seq_len = 32 },
-    },
-  },
-  slurm = { time = "02:00:00", mem = "4G" },
-}
+-- Derived from main.lua (the same grid, families and overrides); only what differs is here.
+-- A sweep resumes by run name and config, so every resolved value must stay as it was.
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local exp = dofile(here .. "main.lua")
+exp.name = "normalizers-full"
+exp.description = "full schedule: compact classifier, 7 attention normalizers, 4 tasks (+ masked 20 Newsgroups), 10 seeds, init torch"
+exp.schedule.init = "torch"
+exp.quick.seeds = { 1, 2 }
+return exp

@@ -2,7 +2,7 @@
 -- 3 heads, patch 16, 224x224: 197 tokens), for users with more compute than two cores.
 --
 -- The teacher starts from a timm/DeiT-Tiny ImageNet checkpoint in safetensors (loaded
--- strictly by lua/attnlab/checkpoint.lua; only the 1000-class head is re-initialised for
+-- strictly by lua/attnlab/nn/checkpoint.lua; only the 1000-class head is re-initialised for
 -- the 10 classes) and is fine-tuned on CIFAR-10 upsampled to 224x224 (bilinear), as DeiT
 -- fine-tunes on CIFAR-10. Make the checkpoint once with PyTorch, e.g. from DeiT's file:
 --   python3 -c "import torch, safetensors.torch as st; \

@@ -130,7 +130,10 @@ function al.gradcheck(fn, inputs, opts)
 end
 
 -- Lazy submodules: al.nn, al.optim, al.data, al.stats, al.sweep, al.report, al.s2s ...
--- Every name here is a file lua/attnlab/<name>.lua (tests/lua/test_host.lua loads each).
+-- Every name here is a module attnlab.<name> (tests/lua/test_host.lua loads each): a folder
+-- lua/attnlab/<name>/ (nn, data, sweep, report, s2s), a file (format, bench, parity), or a
+-- one-line file naming where the module lives (train, optim, cli -> run/; stats -> report/;
+-- checkpoint -> nn/).
 local lazy = { nn = true, optim = true, data = true, stats = true, sweep = true, report = true,
                s2s = true, train = true, format = true, cli = true, bench = true,
                checkpoint = true, parity = true }

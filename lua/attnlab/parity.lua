@@ -20,6 +20,7 @@
 -- jump in the Jacobian), no further apart than attnlab from itself started from weights
 -- perturbed at rounding level (opts.perturb, 1e-7 relative; r.self_max_rel_loss_diff).
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local parity = {}
 
@@ -40,7 +41,7 @@ local function sh(cmd)
   return out, ok and 0 or (code or 1)
 end
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q = util.shquote
 
 -- true, or false and one line saying why PyTorch cannot be used.
 function parity.torch_available(python)
@@ -108,13 +109,7 @@ local function json_file(path, v)
   if not ok then error("parity: cannot write " .. path .. ": " .. tostring(err), 3) end
 end
 
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read_file = util.read_file
 
 -- Run both sides; returns the result table (see the top of the file). Raises when PyTorch
 -- fails (with its last lines of output).

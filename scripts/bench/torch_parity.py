@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torch_parity.py -- the compact classifier of lua/attnlab/nn_vit.lua written in plain PyTorch,
+"""torch_parity.py -- the compact classifier of lua/attnlab/nn/vit.lua written in plain PyTorch,
 with attnlab's parameter names, for training-parity checks against attnlab.
 
 usage (Debian's PyTorch: /usr/bin/python3; numpy is not needed):

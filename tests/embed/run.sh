@@ -60,7 +60,7 @@ ver=$(sed -n 's/^#define ATTNLAB_VERSION_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\
 major=${ver%%.*}
 for f in bin/attnlab lib/libattnlab.so.$ver lib/libattnlab.so.$major lib/libattnlab.so lib/libattnlab.a \
          lib/pkgconfig/attnlab.pc include/attnlab/version.h include/attnlab/normalizers.h \
-         share/lua/5.4/attnlab/init.lua share/lua/5.4/attnlab/nn.lua lib/lua/5.4/attnlab/core.so \
+         share/lua/5.4/attnlab/init.lua share/lua/5.4/attnlab/nn/init.lua lib/lua/5.4/attnlab/core.so \
          share/attnlab/scripts/train.lua share/attnlab/experiments/normalizers/demo.lua \
          share/doc/attnlab/CHANGELOG.md; do
   [ -e "$PREFIX/$f" ] || fail "missing $PREFIX/$f"

@@ -1,11 +1,11 @@
 -- tests/lua/test_checkpoint.lua -- loading timm/DeiT safetensors into al.nn.ViT
--- (lua/attnlab/checkpoint.lua): the PyTorch fixture's logits, pos_embed resampling
+-- (lua/attnlab/nn/checkpoint.lua): the PyTorch fixture's logits, pos_embed resampling
 -- (bicubic and bilinear, against PyTorch), heads from the metadata or the caller (never
 -- guessed), strict loading errors. Fixtures: tests/ref/make_vit_fixture.py and
 -- tests/ref/make_pos_resample_fixture.py (run once; no Python here).
 local al = require "attnlab"
 local T = require "harness"
-local ck = require "attnlab.checkpoint"
+local ck = require "attnlab.nn.checkpoint"
 local s2s = require "attnlab.s2s"
 
 local FIX = "tests/ref/vit_fixture.safetensors"

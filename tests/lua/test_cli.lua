@@ -1,7 +1,7 @@
 -- tests/lua/test_cli.lua -- the scripts as a newcomer meets them (issue 21): every script answers
 -- --help (usage, options, an example; exit 0), an unknown option gets one line + the usage (exit
 -- 2), and typical mistakes are ONE line naming the problem -- never a traceback, never a record.
--- Also the option parser itself (lua/attnlab/cli.lua) and ATTNLAB_NUM_THREADS / set_num_threads.
+-- Also the option parser itself (lua/attnlab/run/cli.lua) and ATTNLAB_NUM_THREADS / set_num_threads.
 local al = require "attnlab"
 local T = require "harness"
 local cli = require "attnlab.cli"

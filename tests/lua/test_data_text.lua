@@ -1,11 +1,11 @@
--- tests for lua/attnlab/data_text.lua: 20 Newsgroups from its tar.gz, and the marker task.
+-- tests for lua/attnlab/data/text.lua: 20 Newsgroups from its tar.gz, and the marker task.
 -- Run: bin/attnlab tests/lua/runner.lua tests/lua/test_data_text.lua
 -- 20 Newsgroups cases compare with tests/ref/data_text.json, written once by an independent
 -- Python implementation (tests/ref/gen_data_text_ref.py); they SKIP, saying what was looked
 -- for, when 20news-bydate.tar.gz is not in the data search path.
 local al = require "attnlab"
 local T = require "harness"
-local dt = require "attnlab.data_text"
+local dt = require "attnlab.data.text"
 
 local I64 = { dtype = "int64" }
 local function tok(s, opts) return dt.tokenize(s, opts) end

@@ -1,4 +1,4 @@
--- The report (lua/attnlab/report.lua, scripts/analyze.lua) on synthetic records written here,
+-- The report (lua/attnlab/report/init.lua, scripts/analyze.lua) on synthetic records written here,
 -- with accuracies chosen so that every statistic has a closed form checked by hand:
 --   Student t with df = 1, 2, 3 has an elementary CDF, so the two-sided p of t is
 --     df = 1: p = 1 - (2/pi) atan|t|

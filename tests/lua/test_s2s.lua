@@ -1,6 +1,6 @@
 -- tests/lua/test_s2s.lua -- Sparsity to Simplicity: A-ViT halting math and execution
 -- modes, the sparsity profile, replacement, distillation losses, checkpoint/resume,
--- strategies and error messages (lua/attnlab/s2s*.lua). Small models: runs in seconds.
+-- strategies and error messages (lua/attnlab/s2s/*.lua). Small models: runs in seconds.
 local al = require "attnlab"
 local T = require "harness"
 local s2s = require "attnlab.s2s"

@@ -1,4 +1,4 @@
--- Seed sweeps (lua/attnlab/sweep.lua, scripts/sweep.lua): experiment checking, command lines,
+-- Seed sweeps (lua/attnlab/sweep/init.lua, scripts/sweep.lua): experiment checking, command lines,
 -- a tiny real sweep on Fashion-MNIST (2 normalizers x 2 seeds, 500 images, 1 epoch) in a temp
 -- folder, rerun = no-op, a sweep killed mid-way resumes to the same records with no duplicate,
 -- a failing run leaves an error record while the others finish (and is retried), a changed

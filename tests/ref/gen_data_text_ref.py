@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reference values for lua/attnlab/data_text.lua (20 Newsgroups loader), from an
+"""Reference values for lua/attnlab/data/text.lua (20 Newsgroups loader), from an
 independent Python implementation of the documented rules (tarfile + a regular expression).
 
 Run once (by hand) from the checkout root:
@@ -7,7 +7,7 @@ Run once (by hand) from the checkout root:
 Writes tests/ref/data_text.json; tests/lua/test_data_text.lua reads it (no Python at test
 time). Default archive: ../shared/data/20news-bydate.tar.gz. Deterministic.
 
-Rules re-implemented here (see the header of data_text.lua):
+Rules re-implemented here (see the header of lua/attnlab/data/text.lua):
   documents   regular files 20news-bydate-{train,test}/<group>/<id>, archive order
   labels      index of <group> in the sorted list of group names, 1-based
   lowercase   bytes.lower() (ASCII only)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """tests/ref/make_pos_resample_fixture.py -- position-embedding resizing as timm does it,
-for lua/attnlab/checkpoint.lua's resample_pos_embed (bicubic, the default, and bilinear).
+for lua/attnlab/nn/checkpoint.lua's resample_pos_embed (bicubic, the default, and bilinear).
 
 Run ONCE from the repository root with Debian's PyTorch (timm is not needed; its rule is
 restated below):

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write tests/ref/stats.json: reference vectors for lua/attnlab/stats.lua.
+"""Write tests/ref/stats.json: reference vectors for lua/attnlab/report/stats.lua.
 
 Run once from the repository root with Debian's python3 (scipy, statsmodels, mpmath, numpy):
     /usr/bin/python3 tests/ref/make_stats_refs.py

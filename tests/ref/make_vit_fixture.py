@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/ref/make_vit_fixture.py -- a tiny timm-layout ViT trained briefly in PyTorch,
 saved as safetensors with timm's parameter names, and its logits on fixed inputs.
-Read by tests/lua/test_checkpoint.lua (lua/attnlab/checkpoint.lua must reproduce the
+Read by tests/lua/test_checkpoint.lua (lua/attnlab/nn/checkpoint.lua must reproduce the
 logits within 1e-5).
 
 Run ONCE from the repository root with Debian's PyTorch (timm is not needed: the model

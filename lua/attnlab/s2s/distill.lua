@@ -1,4 +1,4 @@
--- attnlab.s2s_distill -- attention replacement and distillation (S2S), A-ViT teacher
+-- attnlab.s2s.distill -- attention replacement and distillation (S2S), A-ViT teacher
 -- fine-tuning, evaluation with halting, throughput, and the model files they exchange.
 --
 --   local student = s2s.replace(teacher, {4, 5, 6}, "bimamba")   -- a copy; teacher untouched
@@ -25,14 +25,14 @@
 -- Stage 2 (fine-tuning): the student's own halting makes its masks; loss = w_ce * CE +
 -- ponder_weight * ponder + distr_weight * KL prior (A-ViT's losses), optionally + w_mse *
 -- the layer MSE to the teacher under the student's masks.
--- Runs checkpoint after every epoch (model, optimizer, schedule, history) and resume.
+-- Both stages train through the one loop, run/fit.lua (checkpoints after every epoch; resume).
 local al = require "attnlab"
-local H = require "attnlab.s2s_halting"
-local ckpt = require "attnlab.checkpoint"
+local H = require "attnlab.s2s.halting"
+local ckpt = require "attnlab.nn.checkpoint"
 
 local D = {}
 
-local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
+local copy = require("attnlab.util").copy
 
 -- ---- mixers and replacement --------------------------------------------------------------------
 D.MIXERS = { bimamba = "BiMamba", bilstm = "BiLSTM" }
@@ -244,146 +244,6 @@ function D.evaluate(model, ds, opts)
   for l, a in ipairs(active) do kr[l] = a / tot; s = s + kr[l] end
   return { accuracy = correct / n, n = n, keep_rate = kr, mean_keep_rate = s / #kr, ponder = pond / n,
            s_per_example = t / n }
-end
-
--- ---- the training loop with checkpoints ---------------------------------------------------------------
--- No weight decay on biases, norms, position/class embeddings, alpha, Mamba's A and D.
-function D.param_groups(model, wd, filter)
-  local decay, no_decay = {}, {}
-  for _, np in ipairs(model:named_parameters()) do
-    local name, p = np[1], np[2]
-    if not filter or filter(name) then
-      if #p:shape() <= 1 or name:match("pos_embed") or name:match("cls_token") or name:match("pre_alpha")
-        or name:match("A_log$") or name:match("A_b_log$") or name:match("%.D$") or name:match("%.D_b$") then
-        no_decay[#no_decay + 1] = p
-      else decay[#decay + 1] = p end
-    end
-  end
-  return { { params = decay, weight_decay = wd }, { params = no_decay, weight_decay = 0 } }
-end
-
-local function flat_params(groups)
-  local out = {}
-  for _, g in ipairs(groups) do for _, p in ipairs(g.params) do out[#out + 1] = p end end
-  return out
-end
-
--- A stable text of a config (keys sorted; nested tables encoded), for resume checks.
-function D.config_key(c)
-  local function enc(v)
-    if type(v) ~= "table" then return tostring(v) end
-    local keys = {}
-    for k in pairs(v) do keys[#keys + 1] = k end
-    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-    local parts = {}
-    for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. enc(v[k]) end
-    return "{" .. table.concat(parts, ";") .. "}"
-  end
-  return enc(c)
-end
-
-local function save_ckpt(path, model, opt, state)
-  local sd = {}
-  for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
-  if opt then for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end end
-  al.save(path, sd, { state = al.json.encode(state) })
-end
-
-local function read_ckpt(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  f:close()
-  local sd, meta = al.load(path)
-  local m, o = {}, {}
-  for k, v in pairs(sd) do
-    local mk, ok = k:match("^model%.(.+)$"), k:match("^optim%.(.+)$")
-    if mk then m[mk] = v elseif ok then o[ok] = v end
-  end
-  return { model = m, optim = o, state = al.json.decode(meta.state) }
-end
-D.read_checkpoint = read_ckpt
-
--- Train `model` through a list of stages, each {name=, epochs=, lr=, step = function(x, y,
--- extra) -> loss tensor, parts table of numbers, eval = function() -> table, filter =
--- function(param name) -> bool}. spec: train (dataset), batch_size, seed, weight_decay,
--- warmup_epochs, min_lr, clip_grad, checkpoint (path), key (config key), progress.
--- Checkpoints after every epoch; a run started again with the same key resumes after the
--- last finished epoch (the optimizer and schedule state included), so an interrupted run
--- ends with the same numbers as an uninterrupted one. Returns the history (per epoch).
-function D.fit(model, stages, spec)
-  local history, start = {}, { stage = 1, epoch = 0 }
-  local ck = spec.checkpoint and read_ckpt(spec.checkpoint)
-  if ck then
-    if ck.state.key ~= spec.key then
-      error(("s2s: checkpoint %s was made with a different configuration; remove it or choose another --checkpoint")
-        :format(spec.checkpoint), 2)
-    end
-    model:load_state_dict(ck.model)
-    history = ck.state.history or {}
-    start = { stage = ck.state.stage, epoch = ck.state.epoch }
-    if spec.progress then print(("resuming from %s: stage %d, epoch %d done"):format(spec.checkpoint, start.stage, start.epoch)) end
-  end
-  local ds = spec.train
-  local bs = spec.batch_size or 128
-  local steps_per_epoch = (ds.n + bs - 1) // bs
-  for si, stage in ipairs(stages) do
-    if si > start.stage or (si == start.stage and start.epoch < stage.epochs) then
-      local groups = D.param_groups(model, spec.weight_decay or 0.05, stage.filter)
-      local params = flat_params(groups)
-      local opt = al.optim.AdamW(groups, { lr = stage.lr or spec.lr or 5e-4, weight_decay = spec.weight_decay or 0.05 })
-      local total = math.max(1, steps_per_epoch * stage.epochs)
-      local sched = al.optim.CosineWarmup(opt, { warmup = math.floor((stage.warmup_epochs or spec.warmup_epochs or 0) * steps_per_epoch),
-                                                 total = total, min_lr = spec.min_lr or 1e-6 })
-      local first = 1
-      if si == start.stage and ck then
-        opt:load_state_dict(ck.optim)
-        sched.t = ck.state.sched_t
-        opt:set_lr(sched:lr_at(sched.t))
-        first = start.epoch + 1
-      end
-      for epoch = first, stage.epochs do
-        model:train()
-        local t0 = al.clock()
-        local sums, nseen = {}, 0
-        local loader = al.data.Loader(ds, { batch_size = bs, shuffle = true, seed = (spec.seed or 1) * 7919 + si })
-        for x, y, b, extra in loader:iter(epoch) do
-          local loss, parts = stage.step(x, y, extra)
-          opt:zero_grad()
-          loss:backward()
-          if spec.clip_grad and spec.clip_grad > 0 then al.optim.clip_grad_norm(params, spec.clip_grad) end
-          opt:step()
-          sched:step()
-          local lv = loss:item()
-          if lv ~= lv then error(("s2s: loss became NaN in stage %s epoch %d step %d"):format(stage.name, epoch, b), 2) end
-          local nb = y:numel()
-          nseen = nseen + nb
-          sums.loss = (sums.loss or 0) + lv * nb
-          for k, v in pairs(parts or {}) do sums[k] = (sums[k] or 0) + v * nb end
-          if spec.progress and (b % 20 == 0 or b == steps_per_epoch) then
-            io.stdout:write(("\r%s epoch %d step %d/%d loss %.4f"):format(stage.name, epoch, b, steps_per_epoch, sums.loss / nseen))
-            io.stdout:flush()
-          end
-        end
-        local rec = { stage = stage.name, epoch = epoch, seconds = al.clock() - t0, lr = opt.lr }
-        for k, v in pairs(sums) do rec[k] = v / nseen end
-        if stage.eval then for k, v in pairs(stage.eval()) do rec[k] = v end end
-        history[#history + 1] = rec
-        if spec.progress then
-          io.stdout:write("\n")
-          local extra_s = {}
-          for _, k in ipairs({ "accuracy", "accuracy_own", "accuracy_teacher_masks", "accuracy_dense", "mean_keep_rate" }) do
-            if rec[k] then extra_s[#extra_s + 1] = ("%s %.4f"):format(k, rec[k]) end
-          end
-          print(("%s epoch %d: loss %.4f  %s  (%.1f s)"):format(stage.name, epoch, rec.loss, table.concat(extra_s, "  "), rec.seconds))
-        end
-        if spec.checkpoint then
-          save_ckpt(spec.checkpoint, model, opt, { key = spec.key, stage = si, epoch = epoch, sched_t = sched.t, history = history })
-        end
-        if spec.stop_after and #history >= spec.stop_after then return history, true end   -- tests: simulate a kill
-      end
-    end
-  end
-  return history
 end
 
 -- ---- losses --------------------------------------------------------------------------------------------

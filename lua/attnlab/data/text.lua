@@ -1,4 +1,4 @@
--- attnlab.data_text -- the text datasets: 20 Newsgroups (bydate) read straight from its
+-- attnlab.data.text -- the text datasets: 20 Newsgroups (bydate) read straight from its
 -- tar.gz, and "marker", a seeded synthetic task whose label sits at one position.
 -- Pure Lua on top of the binding (al.tar_foreach streams the archive through zlib);
 -- exposed by attnlab.data as al.data.newsgroups20(opts) and al.data.marker(opts).
@@ -48,7 +48,7 @@
 -- Header stripping (strip_headers = true): everything up to and including the first blank
 -- line (an empty line, or one holding only "\r") is removed; a document with no blank line
 -- is all header and becomes empty (a row of <pad>). Default false: the study keeps headers.
--- Tokenizer (require("attnlab.data_text").tokenize(text [, {lowercase = false}]) returns
+-- Tokenizer (require("attnlab.data.text").tokenize(text [, {lowercase = false}]) returns
 -- the list of words; the loader applies the same rule): with lowercase, string.lower the
 -- text first (ASCII A-Z only; bytes >= 0x80 are untouched).
 -- A word is a maximal match of the regular expression  [A-Za-z0-9]+('[A-Za-z0-9]+)*
@@ -210,7 +210,7 @@ local function needs_split(w) return byte(w, -1) == 39 or find(w, "''", 1, true)
 
 -- List of the words of text (rule in the header comment).
 function M.tokenize(text, opts)
-  if type(text) ~= "string" then error("attnlab.data_text.tokenize: text must be a string, got " .. type(text), 2) end
+  if type(text) ~= "string" then error("attnlab.data.text.tokenize: text must be a string, got " .. type(text), 2) end
   local lc = not (opts and opts.lowercase == false)
   if lc then text = lower(text) end
   local out = {}

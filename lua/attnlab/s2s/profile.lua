@@ -1,4 +1,4 @@
--- attnlab.s2s_profile -- layer-wise sparsity profile of a ViT's attention over a dataset
+-- attnlab.s2s.profile -- layer-wise sparsity profile of a ViT's attention over a dataset
 -- split, and token-interaction heatmaps (SVG written directly; PNG through gnuplot when
 -- it is installed).
 --
@@ -17,7 +17,7 @@
 -- k90), deep layers are sparse. profile() reports the Spearman correlation of layer
 -- depth with k90_frac and entropy_norm (negative = sparser with depth).
 local al = require "attnlab"
-local H = require "attnlab.s2s_halting"
+local H = require "attnlab.s2s.halting"
 
 local P = {}
 

@@ -416,9 +416,9 @@ function data.cifar10(opts)
   return ds
 end
 
--- ---- text datasets (lua/attnlab/data_text.lua) ------------------------------------------
-function data.newsgroups20(opts) return require("attnlab.data_text").newsgroups20(opts) end
-function data.marker(opts) return require("attnlab.data_text").marker(opts) end
+-- ---- text datasets (lua/attnlab/data/text.lua) ------------------------------------------
+function data.newsgroups20(opts) return require("attnlab.data.text").newsgroups20(opts) end
+function data.marker(opts) return require("attnlab.data.text").marker(opts) end
 
 -- By name, for configs: "cifar10", "fashion_mnist", "kmnist", "newsgroups20", "marker".
 data.by_name = { cifar10 = data.cifar10, fashion_mnist = data.fashion_mnist, fmnist = data.fashion_mnist,

@@ -1,4 +1,4 @@
--- attnlab.s2s_strategies -- which blocks to replace: the study's strategies and one it
+-- attnlab.s2s.strategies -- which blocks to replace: the study's strategies and one it
 -- did not try.
 --   uniform        every layer
 --   groupwise      one of three equal groups: shallow / middle / deep (size floor(L/3);
@@ -40,7 +40,7 @@ function S.layer_aware(depth, k)
   return out
 end
 
--- prof: a profile (s2s_profile.profile) or its JSON decode; metric: a key of
+-- prof: a profile (s2s.profile, s2s/profile.lua) or its JSON decode; metric: a key of
 -- layers[l].mean (default "k90_frac"; lower = sparser; for "top1_mass" higher = sparser).
 function S.sparsest(prof, k, metric)
   k = k or 3

@@ -379,9 +379,9 @@ function MLP:forward(x)
 end
 
 -- Further modules (attention, encoder blocks, ViT, mixers) live in their own files.
-local extra = { MultiHeadAttention = "attnlab.nn_attention", EncoderBlock = "attnlab.nn_attention",
-                Normalizer = "attnlab.nn_attention", ViT = "attnlab.nn_vit", BiLSTM = "attnlab.nn_mixers",
-                BiMamba = "attnlab.nn_mixers" }
+local extra = { MultiHeadAttention = "attnlab.nn.attention", EncoderBlock = "attnlab.nn.attention",
+                Normalizer = "attnlab.nn.attention", ViT = "attnlab.nn.vit", BiLSTM = "attnlab.nn.mixers",
+                BiMamba = "attnlab.nn.mixers" }
 setmetatable(nn, { __index = function(t, k)
   local mod = extra[k]
   if mod then

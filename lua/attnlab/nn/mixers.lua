@@ -1,4 +1,4 @@
--- attnlab.nn_mixers -- multi-head bidirectional sequential token mixers that can take
+-- attnlab.nn.mixers -- multi-head bidirectional sequential token mixers that can take
 -- attention's place in an EncoderBlock: forward(x (B,N,D), opts) -> (B,N,D), with
 -- opts.keep / opts.key_mask (B,N): an absent token neither feeds the recurrence nor
 -- receives an update, and the reverse direction starts at each sequence's last present

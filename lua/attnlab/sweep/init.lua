@@ -1,6 +1,8 @@
 -- attnlab.sweep -- seed sweeps of the normalizer study: every (dataset, normalizer, seed) of
--- an experiment runs as its own process (`bin/attnlab scripts/train.lua ...`), N at a time on
--- this machine, or as a Slurm job array past it. Each run writes one JSON record atomically to
+-- an experiment runs as its own process (`bin/attnlab <entry> --dataset ...`, the entry being
+-- the library's run/train_main.lua or the program the caller names in opts.entry --
+-- scripts/sweep.lua names scripts/train.lua), N at a time on this machine, or as a Slurm job
+-- array past it. Each run writes one JSON record atomically to
 --   DIR/<dataset>__<normalizer>__seed<k>.json        (':' and other odd characters -> '-')
 -- so a sweep is resumable by construction: a rerun skips every finished record, retries
 -- error records, and a run that was stopped mid-way resumes from DIR/ckpt/<name>.ckpt (the
@@ -44,71 +46,23 @@
 -- Two sweeps on one folder at once (or a sweep next to a Slurm array) do not lock runs
 -- against each other: records stay whole (atomic writes) but a run may be done twice.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local sweep = {}
 
 -- ---- small helpers ------------------------------------------------------------------------
-local function copy(t)
-  local o = {}
-  for k, v in pairs(t or {}) do o[k] = v end
-  return o
-end
+local copy, merge, file_exists, read_all = util.copy, util.merge, util.file_exists, util.read_file
+local sh_ok, abspath = util.sh_ok, util.abspath
 
-local function merge(a, b)
-  local o = copy(a)
-  for k, v in pairs(b or {}) do o[k] = v end
-  return o
-end
-
-local function file_exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() return true end
-  return false
-end
-
-local function read_all(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
--- Single-quote s for sh unless it is made only of characters sh leaves alone.
-function sweep.shquote(s)
-  s = tostring(s)
-  if s ~= "" and s:match("^[%w%._/:=+,@%-]+$") then return s end
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
+-- Single-quote s for sh unless it is made only of characters sh leaves alone (util.shquote).
+sweep.shquote = util.shquote
 local q = sweep.shquote
-
-local function sh_ok(cmd)
-  local ok = os.execute(cmd)
-  return ok == true
-end
 
 local function mkdir_p(dir)
   if not sh_ok("mkdir -p " .. q(dir)) then error(("sweep: cannot create folder %s"):format(dir), 0) end
 end
 
--- Absolute path, with "." and ".." parts resolved lexically (no symlinks followed).
-local function abspath(p)
-  if p:sub(1, 1) ~= "/" then
-    local f = io.popen("pwd")
-    local cwd = f:read("l")
-    f:close()
-    p = cwd .. "/" .. p
-  end
-  local parts = {}
-  for part in p:gmatch("[^/]+") do
-    if part == ".." then
-      if #parts > 0 then parts[#parts] = nil end
-    elseif part ~= "." then
-      parts[#parts + 1] = part
-    end
-  end
-  return "/" .. table.concat(parts, "/")
-end
+-- Absolute path, with "." and ".." parts resolved lexically (util.abspath).
 sweep.abspath = abspath
 
 local function fmt_duration(s)
@@ -127,6 +81,17 @@ function sweep.root()
   if not r or r == "" then r = "." end
   return abspath(r)
 end
+
+-- The programs a sweep launches unless its caller names others (opts.entry, opts.task_entry):
+-- the library's own, found on package.path like any module, so the library needs nothing of
+-- scripts/ (run/train_main.lua: one training run; sweep/task_main.lua: one Slurm array task).
+local function program(name)
+  local p = package.searchpath(name, package.path)
+  if not p then error(("sweep: cannot find %s on package.path"):format(name), 0) end
+  return abspath(p)
+end
+function sweep.entry() return program("attnlab.run.train_main") end
+function sweep.task_entry() return program("attnlab.sweep.task_main") end
 
 function sweep.host()
   local h = os.getenv("ATTNLAB_HOST")
@@ -148,326 +113,13 @@ function sweep.record_name(label, normalizer, seed)
   return ("%s__%s__seed%d"):format(sweep.sanitize(label), sweep.sanitize(normalizer), seed)
 end
 
--- ---- experiments ----------------------------------------------------------------------------
-local EXTRA_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true }
-local RUN_KEYS = { dataset = true, normalizer = true, seed = true, out = true, checkpoint = true }
-
-local function check_schedule(where, t)
-  if type(t) ~= "table" then error(("sweep: %s must be a table, got %s"):format(where, type(t)), 0) end
-  local defaults = al.train.DEFAULTS
-  for k in pairs(t) do
-    if type(k) ~= "string" or (defaults[k] == nil and not EXTRA_KEYS[k]) then
-      local names = {}
-      for n in pairs(defaults) do names[#names + 1] = n end
-      for n in pairs(EXTRA_KEYS) do names[#names + 1] = n end
-      table.sort(names)
-      error(("sweep: %s has unknown key '%s'; train keys are: %s"):format(where, tostring(k), table.concat(names, ", ")), 0)
-    end
-    if RUN_KEYS[k] then
-      error(("sweep: %s sets '%s', which the sweep sets per run"):format(where, k), 0)
-    end
-  end
-end
-
--- Normalised dataset entries: { label =, dataset =, study =, overrides = {...} }.
-local function dataset_entries(list)
-  local out, seen = {}, {}
-  for i, d in ipairs(list) do
-    local e
-    if type(d) == "string" then
-      e = { label = d, dataset = d, study = true, overrides = {} }
-    elseif type(d) == "table" then
-      local label = d.name or d.label or d.dataset
-      if type(label) ~= "string" then error(("sweep: datasets[%d] needs a name"):format(i), 0) end
-      local ov = {}
-      for k, v in pairs(d) do
-        if k ~= "name" and k ~= "label" and k ~= "dataset" and k ~= "study" and k ~= "description" then ov[k] = v end
-      end
-      check_schedule(("datasets[%d] (%s)"):format(i, label), ov)
-      e = { label = label, dataset = d.dataset or label, study = d.study ~= false, overrides = ov,
-            description = d.description }
-    else
-      error(("sweep: datasets[%d] is a %s, want a name or a table"):format(i, type(d)), 0)
-    end
-    if seen[e.label] then error(("sweep: dataset '%s' is listed twice"):format(e.label), 0) end
-    seen[e.label] = true
-    out[#out + 1] = e
-  end
-  return out
-end
-
--- Check an experiment table; returns it (with defaults filled in) or raises a message that
--- names the offending field.
-function sweep.validate(exp, where)
-  where = where or "experiment"
-  if type(exp) ~= "table" then error(("sweep: %s did not return a table"):format(where), 0) end
-  local function list_of(key, kind)
-    local v = exp[key]
-    if type(v) ~= "table" or #v == 0 then error(("sweep: %s: '%s' must be a non-empty list"):format(where, key), 0) end
-    for i, x in ipairs(v) do
-      if kind == "integer" and math.type(x) ~= "integer" then
-        error(("sweep: %s: %s[%d] = %s, want an integer"):format(where, key, i, tostring(x)), 0)
-      elseif kind == "string" and type(x) ~= "string" then
-        error(("sweep: %s: %s[%d] = %s, want a string"):format(where, key, i, tostring(x)), 0)
-      end
-    end
-  end
-  list_of("datasets")
-  list_of("normalizers", "string")
-  list_of("seeds", "integer")
-  exp.name = exp.name or "sweep"
-  if type(exp.name) ~= "string" then error(("sweep: %s: name must be a string"):format(where), 0) end
-  exp.baseline = exp.baseline or "softmax"
-  exp.schedule = exp.schedule or {}
-  check_schedule(where .. ": schedule", exp.schedule)
-  for label, ov in pairs(exp.overrides or {}) do check_schedule(("%s: overrides.%s"):format(where, tostring(label)), ov) end
-  local entries = dataset_entries(exp.datasets)
-  local labels = {}
-  for _, e in ipairs(entries) do labels[e.label] = true end
-  for label in pairs(exp.overrides or {}) do
-    if not labels[label] then error(("sweep: %s: overrides.%s names no dataset of the experiment"):format(where, label), 0) end
-  end
-  local seen = {}
-  for _, n in ipairs(exp.normalizers) do
-    if seen[n] then error(("sweep: %s: normalizer '%s' is listed twice"):format(where, n), 0) end
-    seen[n] = true
-  end
-  seen = {}
-  for _, s in ipairs(exp.seeds) do
-    if seen[s] then error(("sweep: %s: seed %d is listed twice"):format(where, s), 0) end
-    seen[s] = true
-  end
-  for i, f in ipairs(exp.families or {}) do
-    if type(f) ~= "table" or type(f.name) ~= "string" then
-      error(("sweep: %s: families[%d] must be a table with a name"):format(where, i), 0)
-    end
-  end
-  -- every value, before any run starts: an unknown normalizer or epochs = -1 is an error here,
-  -- not a failed run per (dataset, seed) later
-  local function clean(e) return (tostring(e):gsub("^[^%s:]+%.lua:%d+: ", ""):gsub("^train: ", "")) end
-  for i, n in ipairs(exp.normalizers) do
-    local ok, e = pcall(al.nn.Normalizer.parse, n)
-    if not ok then error(("sweep: %s: normalizers[%d]: %s"):format(where, i, clean(e)), 0) end
-  end
-  for i, sd in ipairs(exp.seeds) do
-    if sd < 1 then error(("sweep: %s: seeds[%d] = %d, want a positive integer"):format(where, i, sd), 0) end
-  end
-  for _, e in ipairs(entries) do
-    if not al.data.by_name[e.dataset] then
-      local names = {}
-      for k in pairs(al.data.by_name) do names[#names + 1] = k end
-      table.sort(names)
-      error(("sweep: %s: unknown dataset '%s'; known: %s"):format(where, tostring(e.dataset), table.concat(names, ", ")), 0)
-    end
-    local cfg = merge(merge(exp.schedule, e.overrides), (exp.overrides or {})[e.label])
-    cfg.dataset, cfg.normalizer, cfg.seed = e.dataset, exp.normalizers[1], exp.seeds[1]
-    local ok, err = pcall(al.train.config, cfg)
-    if not ok then error(("sweep: %s: dataset %s: %s"):format(where, e.label, clean(err)), 0) end
-  end
-  return exp
-end
-
--- Load an experiment file. `path` may also be a name under experiments/ ("normalizers/demo").
-function sweep.load(path)
-  if type(path) ~= "string" or path == "" then error("sweep: no experiment given", 0) end
-  local candidates = { path }
-  local lua = path:match("%.lua$") ~= nil
-  if not lua then candidates[#candidates + 1] = path .. ".lua" end
-  if path:sub(1, 1) ~= "/" then   -- a name under experiments/ (never for absolute paths)
-    local root = sweep.root()
-    candidates[#candidates + 1] = root .. "/experiments/" .. path
-    if not lua then candidates[#candidates + 1] = root .. "/experiments/" .. path .. ".lua" end
-  end
-  for _, c in ipairs(candidates) do
-    if file_exists(c) then
-      local chunk, err = loadfile(c)
-      if not chunk then error("sweep: " .. err, 0) end
-      local ok, exp = pcall(chunk)
-      if not ok then error(("sweep: %s raised: %s"):format(c, tostring(exp)), 0) end
-      exp = sweep.validate(exp, c)
-      exp.file = abspath(c)
-      return exp
-    end
-  end
-  error(("sweep: experiment '%s' not found (looked for %s)"):format(path, table.concat(candidates, ", ")), 0)
-end
-
--- The experiment with its --quick preset applied (tables merge key by key, lists replace).
-function sweep.resolve(exp, opts)
-  opts = opts or {}
-  local e = copy(exp)
-  e.schedule = copy(exp.schedule)
-  e.overrides = {}
-  for k, v in pairs(exp.overrides or {}) do e.overrides[k] = copy(v) end
-  if opts.quick then
-    local qk = exp.quick
-    if type(qk) ~= "table" then error(("sweep: experiment '%s' has no quick preset"):format(exp.name), 0) end
-    for k, v in pairs(qk) do
-      if k == "schedule" then
-        e.schedule = merge(e.schedule, v)
-      elseif k == "overrides" then
-        for label, ov in pairs(v) do e.overrides[label] = merge(e.overrides[label], ov) end
-      else
-        e[k] = v
-      end
-    end
-    e.quick_applied = true
-    sweep.validate(e, exp.name .. " (quick)")
-  end
-  return e
-end
-
--- Every run of the (resolved) experiment, seed-major. opts: out (folder), threads, only
--- (Lua patterns separated by commas, matched against the record name; a pattern that is not
--- valid is plain text; a run is kept if any matches).
-function sweep.runs(exp, opts)
-  opts = opts or {}
-  local dir = abspath(assert(opts.out, "sweep.runs: opts.out (the results folder) is required"))
-  local threads = opts.threads or 1
-  local entries = dataset_entries(exp.datasets)
-  local runs = {}
-  for _, seed in ipairs(exp.seeds) do
-    for _, e in ipairs(entries) do
-      for _, norm in ipairs(exp.normalizers) do
-        local name = sweep.record_name(e.label, norm, seed)
-        local keep = true
-        if opts.only then   -- several patterns separated by commas: a run matching any of them
-          keep = false
-          for pat in tostring(opts.only):gmatch("[^,]+") do
-            local ok, hit = pcall(string.find, name, pat)
-            if not ok then hit = name:find(pat, 1, true) end
-            keep = keep or hit ~= nil
-          end
-        end
-        if keep then
-          local cfg = merge(merge(exp.schedule, e.overrides), (exp.overrides or {})[e.label])
-          cfg.dataset, cfg.normalizer, cfg.seed, cfg.threads = e.dataset, norm, seed, threads
-          cfg.out = dir .. "/" .. name .. ".json"
-          cfg.checkpoint = dir .. "/ckpt/" .. name .. ".ckpt"
-          runs[#runs + 1] = {
-            name = name, label = e.label, dataset = e.dataset, normalizer = norm, seed = seed, config = cfg,
-            dir = dir, out = cfg.out, checkpoint = cfg.checkpoint,
-            log_out = dir .. "/logs/" .. name .. ".out", log_err = dir .. "/logs/" .. name .. ".err",
-          }
-        end
-      end
-    end
-  end
-  return runs
-end
-
--- ---- command lines ----------------------------------------------------------------------------
-local function fmt_value(v)
-  if type(v) == "number" then
-    if math.type(v) == "integer" then return ("%d"):format(v) end
-    if v == math.floor(v) and math.abs(v) < 2 ^ 53 then return ("%.1f"):format(v) end
-    for _, p in ipairs({ 15, 16, 17 }) do
-      local s = ("%." .. p .. "g"):format(v)
-      if tonumber(s) == v then return s end
-    end
-  end
-  return tostring(v)
-end
-
-local FIRST = { "dataset", "normalizer", "seed" }
-local LAST = { "threads", "out", "checkpoint" }
-
--- The exact command line of a run: thread environment, host, scripts/train.lua, --key value.
-function sweep.command(run, host)
-  local c = run.config
-  local t = c.threads or 1
-  local parts = { ("OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d ATTNLAB_NUM_THREADS=%d"):format(t, t, t),
-                  q(host or sweep.host()), q(sweep.root() .. "/scripts/train.lua") }
-  local placed = {}
-  local function add(k)
-    if c[k] ~= nil and not placed[k] then
-      parts[#parts + 1] = "--" .. k .. " " .. q(fmt_value(c[k]))
-    end
-    placed[k] = true
-  end
-  for _, k in ipairs(FIRST) do add(k) end
-  local rest = {}
-  for k in pairs(c) do
-    local last = false
-    for _, l in ipairs(LAST) do if l == k then last = true end end
-    if not placed[k] and not last then rest[#rest + 1] = k end
-  end
-  table.sort(rest)
-  for _, k in ipairs(rest) do add(k) end
-  for _, k in ipairs(LAST) do add(k) end
-  return table.concat(parts, " ")
-end
-
--- Split a sh command line into words (single and double quotes, backslash escapes).
-function sweep.split_words(line)
-  local words, cur, i, n, have = {}, {}, 1, #line, false
-  while i <= n do
-    local ch = line:sub(i, i)
-    if ch == "'" then
-      local j = line:find("'", i + 1, true)
-      if not j then error("sweep: unbalanced ' in command line", 0) end
-      cur[#cur + 1] = line:sub(i + 1, j - 1)
-      have, i = true, j + 1
-    elseif ch == '"' then
-      i = i + 1
-      while i <= n and line:sub(i, i) ~= '"' do
-        local c2 = line:sub(i, i)
-        if c2 == "\\" and i < n then i = i + 1; c2 = line:sub(i, i) end
-        cur[#cur + 1] = c2
-        i = i + 1
-      end
-      if i > n then error('sweep: unbalanced " in command line', 0) end
-      have, i = true, i + 1
-    elseif ch == "\\" and i < n then
-      cur[#cur + 1] = line:sub(i + 1, i + 1)
-      have, i = true, i + 2
-    elseif ch:match("%s") then
-      if have then words[#words + 1] = table.concat(cur); cur, have = {}, false end
-      i = i + 1
-    else
-      cur[#cur + 1] = ch
-      have, i = true, i + 1
-    end
-  end
-  if have then words[#words + 1] = table.concat(cur) end
-  return words
-end
-
--- The train config of a command line made by sweep.command (values typed as train.lua does).
-function sweep.parse_command(line)
-  local w = sweep.split_words(line)
-  local env, i = {}, 1
-  while w[i] and w[i]:match("^[%a_][%w_]*=") do
-    local k, v = w[i]:match("^([%a_][%w_]*)=(.*)$")
-    env[k] = v
-    i = i + 1
-  end
-  local host, script = w[i], w[i + 1]
-  i = i + 2
-  local cfg = {}
-  while i <= #w do
-    local k = w[i]:match("^%-%-([%w_]+)$")
-    if not k or w[i + 1] == nil then error(("sweep: cannot parse command line near '%s'"):format(tostring(w[i])), 0) end
-    local v = w[i + 1]
-    if v == "true" then v = true elseif v == "false" then v = false
-    else v = math.tointeger(tonumber(v)) or tonumber(v) or v end
-    cfg[k] = v
-    i = i + 2
-  end
-  return cfg, env, host, script
-end
-
--- A run description from a command line (what a Slurm task knows).
-function sweep.run_from_command(line)
-  local cfg = sweep.parse_command(line)
-  if type(cfg.out) ~= "string" then error("sweep: command line has no --out: " .. line, 0) end
-  local dir, name = cfg.out:match("^(.*)/([^/]+)%.json$")
-  if not dir then error("sweep: --out must be a .json path: " .. cfg.out, 0) end
-  local label = name:match("^(.-)__") or cfg.dataset
-  return { name = name, label = label, dataset = cfg.dataset, normalizer = cfg.normalizer, seed = cfg.seed,
-           config = cfg, dir = dir, out = cfg.out, checkpoint = cfg.checkpoint, command = line,
-           log_out = dir .. "/logs/" .. name .. ".out", log_err = dir .. "/logs/" .. name .. ".err" }
-end
+-- ---- the parts in their own files ----------------------------------------------------------------
+-- Helpers the parts share; the parts add their functions to `sweep`.
+local H = { copy = copy, merge = merge, file_exists = file_exists, abspath = abspath, q = q, mkdir_p = mkdir_p,
+            read_all = read_all }
+require("attnlab.sweep.experiment")(sweep, H)     -- load, validate, resolve, runs
+require("attnlab.sweep.command")(sweep, H)        -- command, split_words, parse_command, run_from_command
+local dataset_entries = H.dataset_entries
 
 -- ---- records and run states -------------------------------------------------------------------
 -- rec, nil for a readable record (a finished run or an error record); nil, why otherwise.
@@ -725,7 +377,8 @@ end
 --   out (folder, required), workers (default: cores), threads (per run; default
 --   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
 --   differs from the experiment), log (function(line); default print), poll (seconds),
---   dry_run (list what would run).
+--   dry_run (list what would run), entry (the program each run executes; default sweep.entry()),
+--   host (default sweep.host()).
 -- Returns { total =, done_before =, done =, failed =, ran =, seconds =, failures = {...} }.
 function sweep.run(exp, opts)
   opts = opts or {}
@@ -738,7 +391,7 @@ function sweep.run(exp, opts)
   local runs = sweep.runs(exp, { out = dir, threads = threads, only = opts.only })
   if #runs == 0 then error(("sweep: no run of '%s' matches --only %s"):format(exp.name, tostring(opts.only)), 0) end
   local host = opts.host or sweep.host()
-  for _, r in ipairs(runs) do r.command = sweep.command(r, host) end
+  for _, r in ipairs(runs) do r.command = sweep.command(r, host, opts.entry) end
 
   local state_dir = dir .. "/.state"
   local dry = opts.dry_run
@@ -901,112 +554,7 @@ function sweep.run(exp, opts)
   return summary
 end
 
--- ---- Slurm ----------------------------------------------------------------------------------------
--- Write DIR/manifest.txt (one command line per pending run; array task i runs line i) and
--- DIR/sweep.sbatch (a job array over it). opts: out, cpus_per_task (threads per run, default
--- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... }.
--- Returns { sbatch =, manifest =, n =, total = } (n = 0: nothing pending, no script written).
-function sweep.write_slurm(exp, opts)
-  opts = opts or {}
-  local dir = abspath(assert(opts.out, "sweep.write_slurm: opts.out is required"))
-  local cpus = opts.cpus_per_task or 1
-  local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
-  local host = opts.host or sweep.host()
-  mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
-  local pending, changed = {}, 0
-  for _, r in ipairs(runs) do
-    r.command = sweep.command(r, host)
-    local st = sweep.state(r)
-    if st == "changed" then
-      changed = changed + 1
-      if opts.redo_changed then pending[#pending + 1] = r end
-    elseif st ~= "done" then
-      pending[#pending + 1] = r
-    end
-  end
-  if changed > 0 and not opts.redo_changed then
-    error(("sweep: %d finished record(s) in %s were made with a different config; use a new --out folder or --redo-changed")
-      :format(changed, dir), 0)
-  end
-  sweep.write_experiment(exp, runs, dir)
-  local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs }
-  if #pending == 0 then return res end
-  local lines = {}
-  for i, r in ipairs(pending) do lines[i] = r.command end
-  local ok, err = al.write_atomic(res.manifest, table.concat(lines, "\n") .. "\n")
-  if not ok then error("sweep: cannot write " .. res.manifest .. ": " .. err, 0) end
-  append_commands(dir, ("%s  %s: %d runs as Slurm array tasks (%s)"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), exp.name,
-    #pending, res.sbatch), lines)
-
-  local sl = exp.slurm or {}
-  local sb = {
-    "#!/bin/sh",
-    ("# %s -- Slurm job array for the attnlab sweep '%s': %d of %d runs pending."):format(res.sbatch, exp.name,
-      #pending, #runs),
-    ("# Written by scripts/sweep.lua on %s. Submit: sbatch %s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), q(res.sbatch)),
-    "# Array task i runs line i of manifest.txt through `sweep.lua --task`: a run whose record",
-    "# exists is skipped, a failure leaves an error record, a stopped run resumes from its",
-    "# checkpoint in ckpt/. To resume or retry, rerun `sweep.lua ... --slurm` (it rewrites the",
-    "# manifest with what is still pending) and submit again; do not rewrite it while tasks wait.",
-    ("#SBATCH --job-name=%s"):format(sweep.sanitize("attnlab-" .. exp.name)),
-    ("#SBATCH --array=1-%d%s"):format(#pending, opts.max_parallel and ("%" .. opts.max_parallel) or ""),
-    "#SBATCH --ntasks=1",
-    ("#SBATCH --cpus-per-task=%d"):format(cpus),
-    ("#SBATCH --output=%s/logs/slurm-%%A_%%a.out"):format(dir),
-    ("#SBATCH --chdir=%s"):format(sweep.root()),
-  }
-  if sl.time then sb[#sb + 1] = "#SBATCH --time=" .. sl.time end
-  if sl.mem then sb[#sb + 1] = "#SBATCH --mem=" .. sl.mem end
-  if sl.partition then sb[#sb + 1] = "#SBATCH --partition=" .. sl.partition end
-  for _, x in ipairs(sl.extra or {}) do sb[#sb + 1] = "#SBATCH " .. x end
-  for _, x in ipairs(opts.sbatch or {}) do sb[#sb + 1] = "#SBATCH " .. x end
-  sb[#sb + 1] = ("exec %s %s --task %s \"$SLURM_ARRAY_TASK_ID\""):format(q(host), q(sweep.root() .. "/scripts/sweep.lua"),
-    q(res.manifest))
-  ok, err = al.write_atomic(res.sbatch, table.concat(sb, "\n") .. "\n")
-  if not ok then error("sweep: cannot write " .. res.sbatch .. ": " .. err, 0) end
-  os.execute("chmod +x " .. q(res.sbatch))
-  return res
-end
-
--- Submit a written sbatch script; returns the job id. opts.wait: block until the array ends.
-function sweep.submit(sbatch_path, opts)
-  opts = opts or {}
-  local cmd = ("sbatch --parsable %s%s 2>&1"):format(opts.wait and "--wait " or "", q(sbatch_path))
-  local p = io.popen(cmd)
-  local out = p:read("a")
-  local ok, _, code = p:close()
-  local id = out:match("^(%d+)")
-  if not id then
-    error(("sweep: sbatch failed (status %s): %s"):format(tostring(code), out:gsub("%s+$", "")), 0)
-  end
-  return id, ok, out
-end
-
--- One Slurm array task: run line `index` of the manifest, then keep its record or write an
--- error record. Returns the run's state ("done", "error", "skipped").
-function sweep.task(manifest, index)
-  local s = read_all(manifest)
-  if not s then error("sweep: cannot read the manifest " .. manifest, 0) end
-  local i, line = 0, nil
-  for l in s:gmatch("[^\n]+") do
-    i = i + 1
-    if i == index then line = l break end
-  end
-  if not line then error(("sweep: manifest %s has %d lines, no line %s"):format(manifest, i, tostring(index)), 0) end
-  local run = sweep.run_from_command(line)
-  if sweep.state(run) == "done" then
-    print(("%s: record already there; skipped"):format(run.name))
-    return "skipped"
-  end
-  mkdir_p(run.dir .. "/logs"); mkdir_p(run.dir .. "/ckpt")
-  print(("%s: %s"):format(run.name, line))
-  io.stdout:flush()
-  local t0 = al.clock()
-  local ok, how, code = os.execute(("%s >%s 2>%s </dev/null"):format(line, q(run.log_out), q(run.log_err)))
-  local rc = ok and 0 or (how == "exit" and code or 128 + (code or 0))
-  local st, rec = sweep.finish(run, rc)
-  print(("%s: %s (%.1f s)"):format(run.name, describe_result(st, rec), al.clock() - t0))
-  return st
-end
+H.append_commands, H.describe_result = append_commands, describe_result
+require("attnlab.sweep.slurm")(sweep, H)          -- write_slurm, submit, task
 
 return sweep

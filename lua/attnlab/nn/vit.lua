@@ -1,4 +1,4 @@
--- attnlab.nn_vit -- the compact ViT-style classifier (and its text variant).
+-- attnlab.nn.vit -- the compact ViT-style classifier (and its text variant).
 --
 -- Parameter names are timm's (cls_token, pos_embed, patch_embed.proj.weight [D,C,P,P],
 -- blocks.<i>.norm1/attn.qkv/attn.proj/norm2/mlp.fc1/mlp.fc2, norm, head), LayerNorm eps

@@ -1,9 +1,9 @@
 -- attnlab.s2s -- Sparsity to Simplicity: layer-wise sparsity profiles of a ViT teacher,
 -- A-ViT token halting, and replacing attention by sequential mixers through layer-aligned
--- distillation. The pieces live in s2s_halting.lua (halting math, masked and gathered
--- execution), s2s_profile.lua (sparsity statistics, heatmaps), s2s_distill.lua
+-- distillation. The pieces live in s2s/halting.lua (halting math, masked and gathered
+-- execution), s2s/profile.lua (sparsity statistics, heatmaps), s2s/distill.lua
 -- (replace, stage 1/2 losses, the checkpointed training loop, evaluation, timing) and
--- s2s_strategies.lua (which layers to replace); this file joins them and runs the
+-- s2s/strategies.lua (which layers to replace); this file joins them and runs the
 -- pipelines that scripts/{profile,distill,s2s_strategies}.lua call.
 --
 --   local s2s = require "attnlab.s2s"              -- also al.s2s
@@ -12,11 +12,13 @@
 --   local student = s2s.replace(teacher, s2s.strategies.layer_aware(teacher.depth, 3), "bimamba")
 --   local logits, info = s2s.forward(student, x, {halting = {keep_rate = 0.7}, mode = "gather"})
 local al = require "attnlab"
-local H = require "attnlab.s2s_halting"
-local P = require "attnlab.s2s_profile"
-local D = require "attnlab.s2s_distill"
-local S = require "attnlab.s2s_strategies"
-local ckpt = require "attnlab.checkpoint"
+local H = require "attnlab.s2s.halting"
+local P = require "attnlab.s2s.profile"
+local D = require "attnlab.s2s.distill"
+local S = require "attnlab.s2s.strategies"
+local ckpt = require "attnlab.nn.checkpoint"
+local fit = require "attnlab.run.fit"
+local util = require "attnlab.util"
 
 local s2s = {}
 
@@ -40,17 +42,12 @@ s2s.evaluate = D.evaluate
 s2s.synthetic_dataset = D.synthetic_dataset
 s2s.select_layers = S.select
 
-local function copy(t) local o = {} for k, v in pairs(t or {}) do o[k] = v end return o end
-local function merged(base, over)
-  local o = copy(base)
-  for k, v in pairs(over or {}) do o[k] = v end
-  return o
-end
+local copy, merged = util.copy, util.merge
 
 local function write_json(path, rec)
   if not path then return end
   local dir = path:match("^(.*)/[^/]+$")
-  if dir then os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'") end
+  if dir then util.mkdir_p(dir) end
   local ok, err = al.write_atomic(path, al.json.encode(rec, true) .. "\n")
   if not ok then error("s2s: cannot write " .. path .. ": " .. tostring(err), 2) end
 end
@@ -124,9 +121,9 @@ function s2s.train_teacher(c)
                   eval = function() return { accuracy = D.evaluate(model, te, { limit = c.eval_limit }).accuracy } end }
   local key = copy(c)
   key.out, key.save, key.checkpoint, key.progress = nil, nil, nil, nil
-  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+  rec.history = fit.run(model, { stage }, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
     warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad, checkpoint = c.checkpoint,
-    key = D.config_key({ "teacher", key }), progress = c.progress })
+    key = fit.config_key({ "teacher", key }), progress = c.progress })
   local ev = D.evaluate(model, te, {})
   rec.test_accuracy, rec.s_per_example, rec.params = ev.accuracy, ev.s_per_example, model:num_parameters()
   rec.finished = now()
@@ -160,9 +157,9 @@ function s2s.avit(c)
                     local e = D.evaluate(model, te, { halting = hc, mode = c.eval_mode, limit = c.eval_limit })
                     return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
                   end }
-  rec.history = D.fit(model, { stage }, { train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+  rec.history = fit.run(model, { stage }, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
                                            warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
-                                           checkpoint = c.checkpoint, key = D.config_key({ "avit", (function()
+                                           checkpoint = c.checkpoint, key = fit.config_key({ "avit", (function()
                                              local k = copy(rec.config)
                                              k.out, k.save, k.checkpoint, k.progress = nil, nil, nil, nil
                                              return k end)(), hc }),
@@ -259,9 +256,9 @@ function s2s.distill(c)
   }
   local key_cfg = copy(rec.config)
   key_cfg.out, key_cfg.save, key_cfg.checkpoint, key_cfg.progress, key_cfg.stop_after = nil, nil, nil, nil, nil
-  local hist, stopped = D.fit(student, stages, { train = tr, batch_size = c.batch_size, seed = c.seed,
+  local hist, stopped = fit.run(student, stages, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed,
     weight_decay = c.weight_decay, warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
-    checkpoint = c.checkpoint, key = D.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
+    checkpoint = c.checkpoint, key = fit.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
     stop_after = c.stop_after })
   rec.history = hist
   if stopped then return rec, student end
@@ -372,55 +369,18 @@ function s2s.resolution_bench(c)
 end
 
 -- ---- command lines and presets -------------------------------------------------------------------------------
--- Parse "--key value" pairs (and bare words, returned in order) into a table. Keys with
--- dots set nested tables (--stage1.epochs 3); values: true/false, numbers, comma lists of
--- numbers ("4,5,6"), JSON objects/arrays ({...}/[...]), else strings.
-function s2s.parse_args(argv, first)
-  local opts, words = {}, {}
-  local i = first or 1
-  local function value(v)
-    if v == "true" then return true elseif v == "false" then return false end
-    local n = tonumber(v)
-    if n then return math.tointeger(n) or n end
-    if v:match("^[%[{]") then return al.json.decode(v) end
-    if v:match("^%-?[%d.]+,[%d.,%-]+$") then
-      local t = {}
-      for p in v:gmatch("[^,]+") do local x = tonumber(p); t[#t + 1] = math.tointeger(x) or x end
-      return t
-    end
-    return v
-  end
-  while i <= #argv do
-    local k = argv[i]:match("^%-%-([%w_.]+)$")
-    if k then
-      local v = argv[i + 1]
-      if v == nil or v:match("^%-%-[%a]") then v = "true"; i = i + 1 else i = i + 2 end
-      local t = opts
-      local parts = {}
-      for p in k:gmatch("[^.]+") do parts[#parts + 1] = p end
-      for j = 1, #parts - 1 do
-        t[parts[j]] = type(t[parts[j]]) == "table" and t[parts[j]] or {}
-        t = t[parts[j]]
-      end
-      t[parts[#parts]] = value(v)
-    else
-      words[#words + 1] = argv[i]
-      i = i + 1
-    end
-  end
-  return opts, words
+-- The S2S scripts' free "--key value" form (dotted keys nest, JSON values): cli.parse_pairs.
+s2s.parse_args = al.cli.parse_pairs
+
+-- The A-ViT keep rate the study's main comparisons use: the preset's avit.main_keep_rate, else
+-- the halting default (s2s/halting.lua), so distill.lua and s2s_strategies.lua agree.
+function s2s.main_keep_rate(preset)
+  return (preset and preset.avit and preset.avit.main_keep_rate) or H.DEFAULT_KEEP_RATE
 end
 
--- Deep merge of b over a (tables merged key by key, lists replaced).
-function s2s.deep_merge(a, b)
-  local o = {}
-  for k, v in pairs(a or {}) do o[k] = v end
-  for k, v in pairs(b or {}) do
-    if type(v) == "table" and type(o[k]) == "table" and #v == 0 and next(v) ~= nil then o[k] = s2s.deep_merge(o[k], v)
-    else o[k] = v end
-  end
-  return o
-end
+-- Deep merge of b over a (tables merged key by key, lists replaced): util.deep_merge, the
+-- rule sweeps apply to an experiment's quick table too.
+s2s.deep_merge = util.deep_merge
 
 -- Load an experiment preset (a Lua file returning a table); with quick = true its
 -- `quick` table is merged over it (a minutes-long smoke run of the same pipeline).

@@ -1,4 +1,4 @@
--- attnlab.s2s_halting -- A-ViT token halting (Yin et al., "A-ViT: Adaptive Tokens for
+-- attnlab.s2s.halting -- A-ViT token halting (Yin et al., "A-ViT: Adaptive Tokens for
 -- Efficient Vision Transformer", CVPR 2022) around an al.nn.ViT, in two execution modes.
 --
 -- After every block l, token i gets a halting score from its FIRST embedding channel
@@ -38,6 +38,10 @@ local al = require "attnlab"
 
 local H = {}
 
+-- The keep rate when none is given: A-ViT's 0-based centre 8 of 12 layers = layer 9 = 0.75.
+-- Also the study scripts' main A-ViT keep rate when a preset names none (s2s.main_keep_rate).
+H.DEFAULT_KEEP_RATE = 0.75
+
 H.DEFAULTS = { gate_scale = 10, gate_center = 30, eps = 0.01, ponder_weight = 5e-4, distr_weight = 1e-3,
                target_depth = nil, keep_rate = nil, distr_std = 1 }
 H.OPTIONS = { gate_scale = true, gate_center = true, eps = true, ponder_weight = true, distr_weight = true,
@@ -68,7 +72,7 @@ function H.config(user, depth)
     error(("halting: keep_rate must be in (0, 1], got %s"):format(tostring(c.keep_rate)), 2)
   end
   c.depth = depth or c.depth
-  if c.depth then c.target_depth = c.target_depth or (c.keep_rate or 0.75) * c.depth end
+  if c.depth then c.target_depth = c.target_depth or (c.keep_rate or H.DEFAULT_KEEP_RATE) * c.depth end
   return c
 end
 

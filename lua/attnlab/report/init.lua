@@ -1,0 +1,456 @@
+-- attnlab.report -- the study's report from a folder of sweep records: per dataset, accuracy
+-- per normalizer (mean +- sd over seeds), paired tests against the baseline over matched
+-- seeds with Holm's correction inside the families the experiment defines, Wilcoxon and
+-- Cohen's d as robustness checks, support density, learned alphas, runtime ratios, error
+-- records; and plots (accuracy vs support density per dataset, runtime bars) drawn with
+-- gnuplot as SVG + PNG, or written as SVG directly when gnuplot is absent.
+--
+--   local data = al.report.load("results/demo")          -- records + DIR/experiment.json
+--   local A = al.report.analyze(data)                     -- numbers (tested)
+--   local md = al.report.markdown(A, { plots = al.report.plots(A, "results/demo/plots") })
+--   al.report.run("results/demo", { out = "results/demo/REPORT.md" })   -- all of it
+--
+-- Statistics (attnlab.stats): the paired two-sided t-test is scipy.stats.ttest_rel on
+-- accuracy(normalizer) - accuracy(baseline) over the seeds present for both. Holm adjusts
+-- the raw p-values of every comparison of a family together (statsmodels 'holm'). When all
+-- differences are equal, t = +-inf and p = 0 (nonzero difference) or t = p = NaN (identical
+-- samples), as SciPy; a NaN p enters Holm as p = 1 (nothing to reject) so that the family
+-- keeps its size. Fewer than 2 matched seeds: no test, said so in the table.
+local al = require "attnlab"
+local util = require "attnlab.util"
+local MD = require "attnlab.report.markdown"
+local PLOTS = require "attnlab.report.plots"
+
+local report = {}
+
+local NAN = -(0.0 / 0.0)
+
+-- ---- helpers ------------------------------------------------------------------------------------
+local read_all, q = util.read_file, util.shquote
+local sorted_keys, median = util.sorted_keys, util.median
+
+local function mean(xs)
+  if #xs == 0 then return nil end
+  return al.stats.mean(xs)
+end
+
+local function isnum(v) return type(v) == "number" and v == v end
+
+-- ---- loading ----------------------------------------------------------------------------------------
+-- The dataset label of a record: what the sweep's experiment.json says, else the record
+-- name's first part, else the config's dataset (+ "_masked" for masked padding).
+local function label_of(name, rec, exp)
+  local r = exp and exp.runs and exp.runs[name]
+  if r and r.dataset then return r.dataset end
+  if rec.run and rec.run.dataset then return rec.run.dataset end
+  local l = name:match("^(.-)__.-__seed%d+$")
+  if l then return l end
+  local c = rec.config or {}
+  return (c.dataset or "?") .. (c.padding == "masked" and "_masked" or "")
+end
+
+-- Read every record of a results folder. Returns { dir, experiment (or nil), runs = {...},
+-- errors = {...}, unreadable = {...}, duplicates = {...} }; a run is
+-- { name, label, dataset, normalizer, seed, acc, acc_exact, density, density_real, train_s,
+--   infer_s, alphas, record }.
+function report.load(dir)
+  local data = { dir = dir, runs = {}, errors = {}, unreadable = {}, duplicates = {} }
+  local s = read_all(dir .. "/experiment.json")
+  if s then
+    local ok, e = pcall(al.json.decode, s)
+    if ok and type(e) == "table" then data.experiment = e end
+  end
+  local p = io.popen("find " .. q(dir) .. " -maxdepth 1 -type f -name '*.json' 2>/dev/null | sort")
+  local files = {}
+  for f in p:lines() do files[#files + 1] = f end
+  p:close()
+  local seen = {}
+  for _, path in ipairs(files) do
+    local name = path:match("([^/]+)%.json$")
+    if name ~= "experiment" and not path:find("%.json%.tmp%.") then
+      local txt = read_all(path)
+      local ok, rec = pcall(al.json.decode, txt or "")
+      if not txt then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "cannot be opened (permissions?)" }
+      elseif not ok or type(rec) ~= "table" then
+        local why = #txt == 0 and "empty file" or ("not JSON: " .. tostring(rec):gsub("^[^%s:]+%.lua:%d+: ", ""))
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = why }
+      elseif rec.error ~= nil then
+        local c = rec.config or {}
+        data.errors[#data.errors + 1] = { name = name, label = label_of(name, rec, data.experiment),
+          normalizer = c.normalizer, seed = c.seed, error = tostring(rec.error), attempts = rec.attempts,
+          exit_status = rec.exit_status, stderr_tail = rec.stderr_tail, record = rec }
+      elseif type(rec.test_accuracy) ~= "number" or type(rec.config) ~= "table" then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "no test_accuracy or config" }
+      else
+        local c = rec.config
+        local r = { name = name, label = label_of(name, rec, data.experiment), dataset = c.dataset,
+                    normalizer = c.normalizer, seed = c.seed, acc = rec.test_accuracy,
+                    acc_exact = rec.test_accuracy_exact, density = rec.support_density,
+                    density_real = rec.support_density_real, train_s = rec.train_s_per_step,
+                    infer_s = rec.infer_s_per_example, alphas = rec.alphas, record = rec }
+        local key = ("%s\0%s\0%s"):format(r.label, tostring(r.normalizer), tostring(r.seed))
+        if seen[key] then
+          data.duplicates[#data.duplicates + 1] = { name = name, other = seen[key] }
+        else
+          seen[key] = name
+          data.runs[#data.runs + 1] = r
+        end
+      end
+    end
+  end
+  return data
+end
+
+-- ---- analysis --------------------------------------------------------------------------------------
+local function ordered(preferred, present)
+  local out, used = {}, {}
+  for _, v in ipairs(preferred or {}) do
+    if present[v] and not used[v] then out[#out + 1] = v; used[v] = true end
+  end
+  local rest = {}
+  for v in pairs(present) do if not used[v] then rest[#rest + 1] = v end end
+  table.sort(rest)
+  for _, v in ipairs(rest) do out[#out + 1] = v end
+  return out
+end
+
+local function group_stats(runs)
+  table.sort(runs, function(a, b) return a.seed < b.seed end)
+  local g = { runs = runs, by_seed = {}, seeds = {}, n = #runs }
+  local acc, ex, dens, densr, tr, inf = {}, {}, {}, {}, {}, {}
+  for _, r in ipairs(runs) do
+    g.by_seed[r.seed] = r
+    g.seeds[#g.seeds + 1] = r.seed
+    acc[#acc + 1] = r.acc
+    if isnum(r.acc_exact) then ex[#ex + 1] = r.acc_exact end
+    if isnum(r.density) then dens[#dens + 1] = r.density end
+    if isnum(r.density_real) then densr[#densr + 1] = r.density_real end
+    if isnum(r.train_s) then tr[#tr + 1] = r.train_s end
+    if isnum(r.infer_s) then inf[#inf + 1] = r.infer_s end
+  end
+  g.acc = al.stats.summary(acc)
+  if #ex > 0 then g.acc_exact = al.stats.summary(ex) end
+  g.density, g.density_real = mean(dens), mean(densr)
+  g.train_s, g.infer_s = median(tr), median(inf)
+  return g
+end
+
+-- One paired comparison of normalizer x against base on dataset label.
+local function compare(groups, label, x, base)
+  local gx, gb = groups[label] and groups[label][x], groups[label] and groups[label][base]
+  local c = { dataset = label, normalizer = x, baseline = base, n_pairs = 0, seeds = {},
+              only_x = {}, only_base = {} }
+  if not gx or not gb then
+    c.note = not gx and ("no records of " .. x) or ("no records of " .. base)
+    return c
+  end
+  local a, b = {}, {}
+  for _, s in ipairs(gx.seeds) do
+    if gb.by_seed[s] then
+      c.seeds[#c.seeds + 1] = s
+      a[#a + 1] = gx.by_seed[s].acc
+      b[#b + 1] = gb.by_seed[s].acc
+    else
+      c.only_x[#c.only_x + 1] = s
+    end
+  end
+  for _, s in ipairs(gb.seeds) do if not gx.by_seed[s] then c.only_base[#c.only_base + 1] = s end end
+  c.n_pairs = #c.seeds
+  c.a, c.b = a, b
+  if c.n_pairs < 2 then
+    c.note = ("%d matched seed%s: no test"):format(c.n_pairs, c.n_pairs == 1 and "" or "s")
+    if c.n_pairs == 1 then c.mean_diff = a[1] - b[1] end
+    return c
+  end
+  local t = al.stats.ttest_rel(a, b)
+  c.t, c.p, c.df, c.mean_diff, c.ci_low, c.ci_high = t.t, t.p, t.df, t.mean_diff, t.ci_low, t.ci_high
+  c.cohen_d = al.stats.cohen_d_paired(a, b)
+  local ok, w = pcall(al.stats.wilcoxon, a, b)
+  if ok then
+    c.wilcoxon_p, c.wilcoxon_method = w.p, w.method
+  else
+    c.wilcoxon_p, c.wilcoxon_note = NAN, tostring(w):gsub("^attnlab%.stats%.wilcoxon: ", "")
+  end
+  return c
+end
+
+-- Families: the experiment's, else every other normalizer vs the baseline over the study
+-- datasets, plus hae vs entmax15 when both ran.
+local function families_of(exp, A)
+  local study = {}
+  for _, d in ipairs(A.datasets) do study[#study + 1] = d end
+  if exp and type(exp.datasets) == "table" then
+    study = {}
+    local known = {}
+    for _, e in ipairs(exp.datasets) do
+      if type(e) == "table" and e.study ~= false then study[#study + 1] = e.name; known[e.name] = true
+      elseif type(e) == "table" then known[e.name] = true end
+    end
+    for _, d in ipairs(A.datasets) do if not known[d] then study[#study + 1] = d end end
+  end
+  local fams = exp and exp.families
+  if type(fams) ~= "table" or #fams == 0 then
+    fams = { { name = "vs_" .. A.baseline, title = "every normalizer vs " .. A.baseline } }
+    local has = {}
+    for _, n in ipairs(A.normalizers) do has[n] = true end
+    if has.hae and has.entmax15 and A.baseline ~= "entmax15" then
+      fams[2] = { name = "hae_vs_entmax15", title = "hae vs entmax15", baseline = "entmax15", normalizers = { "hae" } }
+    end
+  end
+  local out = {}
+  for _, f in ipairs(fams) do
+    local base = f.baseline or A.baseline
+    local norms = f.normalizers
+    if norms == nil or norms == "all" then
+      norms = {}
+      for _, n in ipairs(A.normalizers) do if n ~= base then norms[#norms + 1] = n end end
+    end
+    local dsets = f.datasets
+    if dsets == nil or dsets == "study" then dsets = study end
+    out[#out + 1] = { name = f.name, title = f.title or f.name, baseline = base, normalizers = norms,
+                      datasets = dsets, comparisons = {} }
+  end
+  return out
+end
+
+-- Learning curves from the records' per-epoch test accuracy: A.curves[label] = { epochs = E,
+-- [normalizer] = { mean = {..}, sd = {..}, n = {..} } in % per epoch (over the seeds that reached
+-- it), delta = { [normalizer] = { mean, lo, hi, n } }: the paired difference to the baseline per
+-- epoch in percentage points with its 95% t interval, over the seeds both have at that epoch }.
+function report.curves(A)
+  local out = {}
+  for _, d in ipairs(A.datasets) do
+    local c, E = { delta = {} }, 0
+    local per = {}   -- per[n][seed][epoch] = accuracy
+    for _, n in ipairs(A.normalizers) do
+      local g = A.groups[d][n]
+      if g then
+        per[n] = {}
+        for _, r in ipairs(g.runs) do
+          local row = {}
+          for _, e in ipairs(type(r.record.epochs) == "table" and r.record.epochs or {}) do
+            if type(e) == "table" and math.type(e.epoch) == "integer" and e.epoch >= 1 and isnum(e.test_accuracy) then
+              row[e.epoch] = e.test_accuracy
+              if e.epoch > E then E = e.epoch end
+            end
+          end
+          per[n][r.seed] = row
+        end
+      end
+    end
+    c.epochs = E
+    local function spread(xs)   -- mean, sd (NaN below 2 values)
+      if #xs == 0 then return NAN, NAN end
+      local m, v = mean(xs), 0
+      if #xs < 2 then return m, NAN end
+      for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
+      return m, math.sqrt(v / (#xs - 1))
+    end
+    for _, n in ipairs(A.normalizers) do
+      local seeds = per[n]
+      if seeds then
+        local cn = { mean = {}, sd = {}, n = {} }
+        for ep = 1, E do
+          local xs = {}
+          for _, row in pairs(seeds) do if row[ep] then xs[#xs + 1] = 100 * row[ep] end end
+          cn.n[ep] = #xs
+          cn.mean[ep], cn.sd[ep] = spread(xs)
+        end
+        c[n] = cn
+        local b = per[A.baseline]
+        if b and n ~= A.baseline then
+          local dl = { mean = {}, lo = {}, hi = {}, n = {} }
+          for ep = 1, E do
+            local diffs = {}
+            for seed, row in pairs(seeds) do
+              if row[ep] and b[seed] and b[seed][ep] then diffs[#diffs + 1] = 100 * (row[ep] - b[seed][ep]) end
+            end
+            local m, sd = spread(diffs)
+            dl.n[ep], dl.mean[ep], dl.lo[ep], dl.hi[ep] = #diffs, m, NAN, NAN
+            if #diffs >= 2 then
+              local half = al.stats.t_ppf(0.975, #diffs - 1) * sd / math.sqrt(#diffs)
+              dl.lo[ep], dl.hi[ep] = m - half, m + half
+            end
+          end
+          c.delta[n] = dl
+        end
+      end
+    end
+    if E > 0 then out[d] = c end
+  end
+  return out
+end
+
+-- Everything the report shows, as numbers. opts.baseline overrides the experiment's.
+function report.analyze(data, opts)
+  opts = opts or {}
+  local exp = data.experiment
+  local A = { dir = data.dir, experiment = exp, errors = data.errors, unreadable = data.unreadable,
+              duplicates = data.duplicates, baseline = opts.baseline or (exp and exp.baseline) or "softmax",
+              n_records = #data.runs }
+  local present_d, present_n, buckets = {}, {}, {}
+  for _, r in ipairs(data.runs) do
+    present_d[r.label], present_n[r.normalizer] = true, true
+    buckets[r.label] = buckets[r.label] or {}
+    local b = buckets[r.label][r.normalizer] or {}
+    b[#b + 1] = r
+    buckets[r.label][r.normalizer] = b
+  end
+  local pref_d = {}
+  if exp and type(exp.datasets) == "table" then
+    for _, e in ipairs(exp.datasets) do pref_d[#pref_d + 1] = type(e) == "table" and e.name or e end
+  end
+  A.datasets = ordered(pref_d, present_d)
+  A.normalizers = ordered(exp and exp.normalizers or { "softmax", "sparsemax", "entmax15", "hae" }, present_n)
+  A.groups = {}
+  for label, byn in pairs(buckets) do
+    A.groups[label] = {}
+    for n, runs in pairs(byn) do A.groups[label][n] = group_stats(runs) end
+  end
+
+  -- families and Holm inside each
+  A.families = families_of(exp, A)
+  for _, f in ipairs(A.families) do
+    local tested, ps = {}, {}
+    for _, d in ipairs(f.datasets) do
+      if A.groups[d] then
+        for _, n in ipairs(f.normalizers) do
+          if n ~= f.baseline and A.groups[d][n] then
+            local c = compare(A.groups, d, n, f.baseline)
+            c.family = f.name
+            f.comparisons[#f.comparisons + 1] = c
+            if c.p ~= nil then
+              tested[#tested + 1] = c
+              ps[#ps + 1] = (c.p == c.p) and c.p or 1.0
+            end
+          end
+        end
+      end
+    end
+    f.m = #tested
+    if #tested > 0 then
+      local adj, rej = al.stats.holm(ps)
+      for i, c in ipairs(tested) do c.holm, c.reject = adj[i], rej[i] end
+    end
+  end
+
+  -- per dataset: each normalizer vs the baseline, taken from the first family that holds
+  -- the comparison (so it carries that family's Holm p), else computed without correction
+  A.vs_baseline = {}
+  for _, d in ipairs(A.datasets) do
+    A.vs_baseline[d] = {}
+    for _, n in ipairs(A.normalizers) do
+      if n ~= A.baseline and A.groups[d][n] then
+        local found
+        for _, f in ipairs(A.families) do
+          if f.baseline == A.baseline then
+            for _, c in ipairs(f.comparisons) do
+              if c.dataset == d and c.normalizer == n then found = c break end
+            end
+          end
+          if found then break end
+        end
+        A.vs_baseline[d][n] = found or compare(A.groups, d, n, A.baseline)
+      end
+    end
+  end
+
+  A.curves = report.curves(A)
+
+  -- learned alphas: per dataset, normalizer, layer: over heads and seeds
+  A.alphas = {}
+  for _, d in ipairs(A.datasets) do
+    for _, n in ipairs(A.normalizers) do
+      local g = A.groups[d][n]
+      if g then
+        local layers = {}
+        for _, r in ipairs(g.runs) do
+          if type(r.alphas) == "table" then
+            for li, heads in ipairs(r.alphas) do
+              layers[li] = layers[li] or { values = {}, per_head = {}, seeds = 0 }
+              local L = layers[li]
+              L.seeds = L.seeds + 1
+              for h, a in ipairs(heads) do
+                L.values[#L.values + 1] = a
+                L.per_head[h] = L.per_head[h] or {}
+                table.insert(L.per_head[h], a)
+              end
+            end
+          end
+        end
+        for li, L in ipairs(layers) do
+          if #L.values > 0 then
+            local s = al.stats.summary(L.values)
+            local ph = {}
+            for h, v in ipairs(L.per_head) do ph[h] = mean(v) end
+            A.alphas[#A.alphas + 1] = { dataset = d, normalizer = n, layer = li, seeds = L.seeds, mean = s.mean,
+                                        min = s.min, max = s.max, per_head = ph }
+          end
+        end
+      end
+    end
+  end
+
+  -- runtime: medians over seeds, relative to the baseline's median on the same dataset
+  A.runtime = {}
+  for _, d in ipairs(A.datasets) do
+    A.runtime[d] = {}
+    local gb = A.groups[d][A.baseline]
+    for _, n in ipairs(A.normalizers) do
+      local g = A.groups[d][n]
+      if g then
+        local rt = { train_s = g.train_s, infer_s = g.infer_s }
+        if gb and gb.train_s and g.train_s then rt.train_rel = g.train_s / gb.train_s end
+        if gb and gb.infer_s and g.infer_s then rt.infer_rel = g.infer_s / gb.infer_s end
+        A.runtime[d][n] = rt
+      end
+    end
+  end
+
+  -- expected runs without any record
+  A.missing = {}
+  if exp and type(exp.runs) == "table" then
+    local have = {}
+    for _, r in ipairs(data.runs) do have[r.name] = true end
+    for _, e in ipairs(data.errors) do have[e.name] = true end
+    for _, u in ipairs(data.unreadable) do have[u.name] = true end   -- listed as unreadable, not as missing
+    for _, name in ipairs(sorted_keys(exp.runs)) do
+      if not have[name] then A.missing[#A.missing + 1] = name end
+    end
+  end
+  return A
+end
+
+-- ---- Markdown and plots (report/markdown.lua, report/plots.lua) ------------------------------------
+report.fmt_p, report.stars, report.md_table, report.markdown = MD.fmt_p, MD.stars, MD.md_table, MD.markdown
+report.plots = PLOTS.plots
+local write_file = PLOTS.write_file
+
+-- Load, analyze, plot and write the report. opts: out (Markdown path; default
+-- DIR/REPORT.md), plots_dir (default: <folder of out>/plots), plots = false to skip them,
+-- tool, baseline. Returns the Markdown, the analysis and the plots.
+function report.run(dir, opts)
+  opts = opts or {}
+  local data = report.load(dir)
+  if #data.runs == 0 and #data.errors == 0 then
+    if #data.unreadable > 0 then
+      local names = {}
+      for _, u in ipairs(data.unreadable) do names[#names + 1] = u.name .. ".json (" .. u.why .. ")" end
+      error(("report: no readable record in %s; unreadable: %s"):format(dir, table.concat(names, "; ")), 0)
+    end
+    error(("report: no records in %s (is it the folder a sweep wrote?)"):format(dir), 0)
+  end
+  local A = report.analyze(data, opts)
+  local out = opts.out or (dir .. "/REPORT.md")
+  local report_dir = out:match("^(.*)/[^/]*$") or "."
+  local plots
+  if opts.plots ~= false then
+    plots = report.plots(A, opts.plots_dir or (report_dir .. "/plots"), { tool = opts.tool })
+  end
+  local md = report.markdown(A, { plots = plots, report_dir = report_dir })
+  write_file(out, md .. "\n")
+  return md, A, plots, out
+end
+
+return report

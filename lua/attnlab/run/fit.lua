@@ -1,0 +1,222 @@
+-- attnlab.run.fit -- the one training loop: parameter groups, AdamW with a warmup-cosine
+-- schedule, gradient clipping, a NaN guard, and a checkpoint after every epoch from which a
+-- stopped run resumes with the same numbers. The classifier (run/train.lua) and every S2S
+-- step (s2s/init.lua: teacher fine-tuning, A-ViT, distillation) train through it.
+--
+--   local history = fit.run(model, {
+--     { name = "stage1", epochs = 2, lr = 5e-4, step = function(x, y, extra, tally) return loss, parts end,
+--       eval = function(tally) return { accuracy = ... } end },
+--   }, { train = dataset, batch_size = 128, seed = 1, weight_decay = 0.05, checkpoint = "run.ckpt", key = "..." })
+--
+-- A stage's step returns the loss tensor and a table of batch means (each averaged over the
+-- epoch, weighted by the batch size, into the epoch's record); `tally` is a table that lives
+-- for one epoch, for counts a stage keeps itself. eval(tally) returns fields added to the
+-- epoch's record. Each stage gets its own optimizer and schedule.
+local al = require "attnlab"
+
+local fit = {}
+
+-- Parameters without weight decay: biases and norms (every tensor of rank <= 1), the position
+-- embedding, the class token, hae's alphas, and Mamba's A_log and D (both directions), as the
+-- Mamba reference does (they set the state dynamics and the skip, not a feature map).
+-- decay_all: one group, weight decay on every parameter (torch.optim.AdamW(model.parameters())).
+-- filter(name) -> bool keeps only the parameters it accepts (e.g. only the new mixers).
+function fit.no_decay(name, p)
+  return #p:shape() <= 1 or name:match("pos_embed") or name:match("cls_token") or name:match("pre_alpha")
+    or name:match("A_log$") or name:match("A_b_log$") or name:match("%.D$") or name:match("%.D_b$")
+end
+
+function fit.param_groups(model, wd, decay_all, filter)
+  if decay_all and not filter then return { { params = model:parameters(), weight_decay = wd } } end
+  local decay, no_decay = {}, {}
+  for _, np in ipairs(model:named_parameters()) do
+    local name, p = np[1], np[2]
+    if not filter or filter(name) then
+      if not decay_all and fit.no_decay(name, p) then no_decay[#no_decay + 1] = p else decay[#decay + 1] = p end
+    end
+  end
+  if decay_all then return { { params = decay, weight_decay = wd } } end
+  return { { params = decay, weight_decay = wd }, { params = no_decay, weight_decay = 0 } }
+end
+
+local function flat_params(groups)
+  local out = {}
+  for _, g in ipairs(groups) do for _, p in ipairs(g.params) do out[#out + 1] = p end end
+  return out
+end
+
+-- A stable text of a config (keys sorted; nested tables encoded), for resume checks.
+-- opts.flat: a flat table's key without the outer braces (the form classifier checkpoints carry).
+function fit.config_key(c, opts)
+  local function enc(v)
+    if type(v) ~= "table" then return tostring(v) end
+    local keys = {}
+    for k in pairs(v) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    local parts = {}
+    for _, k in ipairs(keys) do parts[#parts + 1] = tostring(k) .. "=" .. enc(v[k]) end
+    return "{" .. table.concat(parts, ";") .. "}"
+  end
+  local s = enc(c)
+  if opts and opts.flat then s = s:sub(2, -2) end
+  return s
+end
+
+-- ---- checkpoints --------------------------------------------------------------------------------
+-- One safetensors file: model.<name> and optim.<name> tensors; metadata `state` (JSON: key,
+-- stage, epoch, sched_t, history and the caller's extra fields) and `heads` (the one ViT
+-- hyperparameter the weights do not determine; nn/checkpoint.lua reads it).
+function fit.save_checkpoint(path, model, opt, state)
+  local sd = {}
+  for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
+  if opt then for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end end
+  local heads = model.cfg and math.tointeger(model.cfg.heads)
+  al.save(path, sd, { state = al.json.encode(state), heads = heads and tostring(heads) })
+end
+
+-- {model =, optim =, state =} of a checkpoint, or nil when there is no file. Checkpoints
+-- written before the loops were one (the classifier's: config_key, epochs, no stage) read as
+-- the same fields.
+function fit.read_checkpoint(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  f:close()
+  local sd, meta = al.load(path)
+  local m, o = {}, {}
+  for k, v in pairs(sd) do
+    local mk, ok = k:match("^model%.(.+)$"), k:match("^optim%.(.+)$")
+    if mk then m[mk] = v elseif ok then o[ok] = v end
+  end
+  local st = al.json.decode(meta.state)
+  if st.key == nil and st.config_key ~= nil then
+    st.key, st.history, st.stage = st.config_key, st.epochs, 1
+    st.config_key, st.epochs = nil, nil
+  end
+  return { model = m, optim = o, state = st }
+end
+
+local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", "")) end
+
+-- ---- the loop ---------------------------------------------------------------------------------------
+-- fit.run(model, stages, spec) -> history, stopped.
+-- stages: list of { name, epochs, lr, warmup_epochs, filter (param name -> bool), shuffle_seed,
+--   step, eval } (shuffle_seed defaults to seed * 7919 + the stage's index).
+-- spec: train (dataset), batch_size (128), seed (1), lr (5e-4), weight_decay (0.05), decay_all,
+--   betas, eps (AdamW's), warmup_epochs (0), min_lr (1e-6), clip_grad, checkpoint (path), key
+--   (config key: a checkpoint made with another key is refused), name (error prefix, "fit"),
+--   progress, stop_after (return after that many epochs in all: tests simulate a kill),
+--   clip_order ("model": clip over model:parameters() in the model's order; default: the
+--   optimizer groups' parameters in group order),
+--   on_step(info) and on_epoch(rec) (progress output; default: one line per 20 steps and per
+--   epoch), extra_state() -> fields saved in the checkpoint, on_resume(state).
+-- Returns the per-epoch records ({stage, epoch, loss, parts..., eval fields..., lr, seconds},
+-- seconds: the epoch's training and evaluation) and true when stop_after ended the run.
+function fit.run(model, stages, spec)
+  local who = spec.name or "fit"
+  local history, start = {}, { stage = 1, epoch = 0 }
+  local ck
+  if spec.checkpoint then
+    local ok, r = pcall(fit.read_checkpoint, spec.checkpoint)
+    if not ok then
+      error(("%s: checkpoint %s is unreadable (%s); delete it (or move it away) to start this run over")
+        :format(who, spec.checkpoint, clean(r)), 2)
+    end
+    ck = r
+  end
+  if ck then
+    if ck.state.key ~= spec.key then
+      error(("%s: checkpoint %s was made with a different configuration; remove it or choose another --checkpoint")
+        :format(who, spec.checkpoint), 2)
+    end
+    model:load_state_dict(ck.model)
+    history = ck.state.history or {}
+    start = { stage = ck.state.stage or 1, epoch = ck.state.epoch }
+    if spec.on_resume then spec.on_resume(ck.state) end
+    if spec.progress and not spec.on_epoch then
+      print(("resuming from %s: stage %d, epoch %d done"):format(spec.checkpoint, start.stage, start.epoch))
+    end
+  end
+  local ds = spec.train
+  local bs = spec.batch_size or 128
+  local steps_per_epoch = (ds.n + bs - 1) // bs
+  for si, stage in ipairs(stages) do
+    if si > start.stage or (si == start.stage and start.epoch < stage.epochs) then
+      local groups = fit.param_groups(model, spec.weight_decay or 0.05, spec.decay_all, stage.filter)
+      -- the gradient norm sums squares in this order; each caller keeps the order its records
+      -- were made with (the classifier: the model's; S2S: the optimizer groups'), because
+      -- another order changes the norm in its last bits and so every later step
+      local params = (spec.clip_order == "model" and not stage.filter) and model:parameters() or flat_params(groups)
+      local opt = al.optim.AdamW(groups, { lr = stage.lr or spec.lr or 5e-4, weight_decay = spec.weight_decay or 0.05,
+                                           betas = spec.betas, eps = spec.eps })
+      local total = math.max(1, steps_per_epoch * stage.epochs)
+      local warmup = math.floor((stage.warmup_epochs or spec.warmup_epochs or 0) * steps_per_epoch)
+      local sched = al.optim.CosineWarmup(opt, { warmup = warmup, total = total, min_lr = spec.min_lr or 1e-6 })
+      local first = 1
+      if si == start.stage and ck then
+        opt:load_state_dict(ck.optim)
+        sched.t = ck.state.sched_t
+        opt:set_lr(sched:lr_at(sched.t))
+        first = start.epoch + 1
+      end
+      local shuffle_seed = stage.shuffle_seed or (spec.seed or 1) * 7919 + si
+      for epoch = first, stage.epochs do
+        model:train()
+        local t0 = al.clock()
+        local sums, nseen, tally = {}, 0, {}
+        local loader = al.data.Loader(ds, { batch_size = bs, shuffle = true, seed = shuffle_seed })
+        for x, y, b, extra in loader:iter(epoch) do
+          local ts = al.clock()
+          local loss, parts = stage.step(x, y, extra, tally)
+          opt:zero_grad()
+          loss:backward()
+          if spec.clip_grad and spec.clip_grad > 0 then al.optim.clip_grad_norm(params, spec.clip_grad) end
+          opt:step()
+          sched:step()
+          local dt = al.clock() - ts
+          local lv = loss:item()
+          if lv ~= lv then
+            error(("%s: loss became NaN %sat epoch %d step %d"):format(who,
+              stage.name and ("in stage " .. stage.name .. " ") or "", epoch, b), 2)
+          end
+          local nb = y:numel()
+          nseen = nseen + nb
+          sums.loss = (sums.loss or 0) + lv * nb
+          for k, v in pairs(parts or {}) do sums[k] = (sums[k] or 0) + v * nb end
+          if spec.on_step then
+            spec.on_step({ stage = stage.name, epoch = epoch, step = b, steps = steps_per_epoch, loss = sums.loss / nseen,
+                           batch = nb, dt = dt })
+          elseif spec.progress and (b % 20 == 0 or b == steps_per_epoch) then
+            io.stdout:write(("\r%s epoch %d step %d/%d loss %.4f"):format(stage.name or "train", epoch, b,
+              steps_per_epoch, sums.loss / nseen))
+            io.stdout:flush()
+          end
+        end
+        local rec = { stage = stage.name, epoch = epoch, lr = opt.lr }
+        for k, v in pairs(sums) do rec[k] = v / nseen end
+        if stage.eval then for k, v in pairs(stage.eval(tally)) do rec[k] = v end end
+        rec.seconds = al.clock() - t0
+        history[#history + 1] = rec
+        if spec.on_epoch then
+          spec.on_epoch(rec)
+        elseif spec.progress then
+          io.stdout:write("\n")
+          local extra_s = {}
+          for _, k in ipairs({ "accuracy", "accuracy_own", "accuracy_teacher_masks", "accuracy_dense", "mean_keep_rate" }) do
+            if rec[k] then extra_s[#extra_s + 1] = ("%s %.4f"):format(k, rec[k]) end
+          end
+          print(("%s epoch %d: loss %.4f  %s  (%.1f s)"):format(stage.name or "train", epoch, rec.loss,
+            table.concat(extra_s, "  "), rec.seconds))
+        end
+        if spec.checkpoint then
+          local state = { key = spec.key, stage = si, epoch = epoch, sched_t = sched.t, history = history }
+          for k, v in pairs(spec.extra_state and spec.extra_state() or {}) do state[k] = v end
+          fit.save_checkpoint(spec.checkpoint, model, opt, state)
+        end
+        if spec.stop_after and #history >= spec.stop_after then return history, true end
+      end
+    end
+  end
+  return history
+end
+
+return fit

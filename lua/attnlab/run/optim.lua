@@ -1,0 +1,209 @@
+-- attnlab.run.optim (also attnlab.optim) -- SGD and AdamW with fused C updates, a cosine schedule with
+-- warmup, and global-norm gradient clipping.
+--
+--   local opt = al.optim.AdamW(model:parameters(), {lr = 1e-3, weight_decay = 0.05})
+--   local sched = al.optim.CosineWarmup(opt, {warmup = 500, total = 10000})
+--   loss:backward(); al.optim.clip_grad_norm(model:parameters(), 1.0); opt:step(); sched:step()
+--
+-- Parameters may be a list of tensors or a list of groups {params = {...}, weight_decay = 0}
+-- whose options override the defaults (e.g. no decay on norms, biases, pos_embed).
+local al = require "attnlab"
+
+local optim = {}
+
+local function make_groups(params, defaults)
+  assert(type(params) == "table", "optimizer: params must be a list of tensors or of groups")
+  local groups = {}
+  if params[1] ~= nil and not al.is_tensor(params[1]) then
+    for gi, g in ipairs(params) do
+      if type(g) ~= "table" or getmetatable(g) ~= nil or type(g.params) ~= "table" then
+        error(("optimizer: entry %d of params is a %s, not a tensor or a group {params = {...}}"):format(gi, type(g)), 3)
+      end
+      local grp = {}
+      for k, v in pairs(defaults) do grp[k] = v end
+      for k, v in pairs(g) do grp[k] = v end
+      groups[#groups + 1] = grp
+    end
+  else
+    local grp = { params = params }
+    for k, v in pairs(defaults) do grp[k] = v end
+    groups[1] = grp
+  end
+  for gi, g in ipairs(groups) do
+    for i, p in ipairs(g.params) do
+      if not al.is_tensor(p) then error(("optimizer: group %d entry %d is not a tensor"):format(gi, i), 3) end
+      if p:dtype() ~= "float32" then error(("optimizer: group %d entry %d is not float32"):format(gi, i), 3) end
+    end
+  end
+  return groups
+end
+
+local function check_number(opts, key, lo, hi)
+  local v = opts[key]
+  if v ~= nil and (type(v) ~= "number" or v ~= v or v < lo or v > hi) then
+    error(("optimizer: %s must be a number in [%g, %g], got %s"):format(key, lo, hi, tostring(v)), 3)
+  end
+end
+
+local Optimizer = {}
+Optimizer.__index = Optimizer
+
+function Optimizer:zero_grad()
+  for _, g in ipairs(self.param_groups) do for _, p in ipairs(g.params) do p.grad = nil end end
+end
+
+-- Learning rate of every group (schedulers set it through this).
+function Optimizer:set_lr(lr)
+  for _, g in ipairs(self.param_groups) do g.lr = lr * (g.lr_scale or 1) end
+  self.lr = lr
+end
+
+function Optimizer:state_dict()
+  local sd = { ["step"] = al.tensor(self.steps, { dtype = "int64" }) }
+  local i = 0
+  for _, g in ipairs(self.param_groups) do
+    for _, p in ipairs(g.params) do
+      i = i + 1
+      local st = self.state[p]
+      if st then for k, v in pairs(st) do if al.is_tensor(v) then sd[("state.%d.%s"):format(i, k)] = v end end end
+    end
+  end
+  return sd
+end
+
+function Optimizer:load_state_dict(sd)
+  self.steps = sd.step and sd.step:item() or 0
+  local i = 0
+  for _, g in ipairs(self.param_groups) do
+    for _, p in ipairs(g.params) do
+      i = i + 1
+      local st = self:_state(p)
+      for k, v in pairs(st) do
+        local saved = sd[("state.%d.%s"):format(i, k)]
+        if al.is_tensor(v) and saved then v:copy_(saved) end
+      end
+      st.initialized = true
+    end
+  end
+end
+
+-- ---- AdamW --------------------------------------------------------------------------
+local AdamW = setmetatable({}, { __index = Optimizer })
+AdamW.__index = AdamW
+optim.AdamW = AdamW
+
+function AdamW.new(params, opts)
+  opts = opts or {}
+  check_number(opts, "lr", 0, math.huge)
+  check_number(opts, "weight_decay", 0, math.huge)
+  check_number(opts, "eps", 0, math.huge)
+  local betas = opts.betas or { 0.9, 0.999 }
+  local defaults = { lr = opts.lr or 1e-3, betas = betas, eps = opts.eps or 1e-8,
+                     weight_decay = opts.weight_decay == nil and 0.01 or opts.weight_decay }
+  local self = setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0,
+                              lr = defaults.lr }, AdamW)
+  return self
+end
+setmetatable(AdamW, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
+
+function AdamW:_state(p)
+  local st = self.state[p]
+  if not st then
+    st = { exp_avg = al.zeros(p:shape()), exp_avg_sq = al.zeros(p:shape()) }
+    self.state[p] = st
+  end
+  return st
+end
+
+function AdamW:step()
+  self.steps = self.steps + 1
+  for _, g in ipairs(self.param_groups) do
+    local b1, b2 = g.betas[1], g.betas[2]
+    for _, p in ipairs(g.params) do
+      local grad = p.grad
+      if grad then
+        local st = self:_state(p)
+        al.adamw_step(p, grad:contiguous(), st.exp_avg, st.exp_avg_sq, g.lr, b1, b2, g.eps, g.weight_decay, self.steps)
+      end
+    end
+  end
+end
+
+-- ---- SGD ------------------------------------------------------------------------------
+local SGD = setmetatable({}, { __index = Optimizer })
+SGD.__index = SGD
+optim.SGD = SGD
+
+function SGD.new(params, opts)
+  opts = opts or {}
+  check_number(opts, "lr", 0, math.huge)
+  check_number(opts, "momentum", 0, 1)
+  local defaults = { lr = opts.lr or 1e-2, momentum = opts.momentum or 0, dampening = opts.dampening or 0,
+                     weight_decay = opts.weight_decay or 0, nesterov = opts.nesterov or false }
+  return setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
+end
+setmetatable(SGD, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
+
+function SGD:_state(p)
+  local st = self.state[p]
+  if not st then st = { momentum_buffer = al.zeros(p:shape()) }; self.state[p] = st end
+  return st
+end
+
+function SGD:step()
+  self.steps = self.steps + 1
+  for _, g in ipairs(self.param_groups) do
+    for _, p in ipairs(g.params) do
+      if p.grad then
+        local first = self.state[p] == nil or not self.state[p].initialized
+        local st = self:_state(p)
+        al.sgd_step(p, p.grad:contiguous(), st.momentum_buffer, g.lr, g.momentum, g.dampening, g.weight_decay,
+                    g.nesterov, first)
+        st.initialized = true
+      end
+    end
+  end
+end
+
+-- ---- schedules and clipping -------------------------------------------------------------
+-- Linear warmup from 0 to the base lr over `warmup` steps, then cosine decay to min_lr at
+-- `total` steps. step() advances one step and sets the optimizer's lr.
+local CosineWarmup = {}
+CosineWarmup.__index = CosineWarmup
+optim.CosineWarmup = setmetatable(CosineWarmup, { __call = function(c, ...) return c.new(...) end })
+
+function CosineWarmup.new(opt, opts)
+  assert(opts and opts.total and opts.total > 0, "CosineWarmup: opts.total (steps) is required")
+  local self = setmetatable({ opt = opt, base = opts.base_lr or opt.lr, warmup = opts.warmup or 0,
+                              total = opts.total, min_lr = opts.min_lr or 0, t = 0 }, CosineWarmup)
+  opt:set_lr(self:lr_at(0))
+  return self
+end
+
+function CosineWarmup:lr_at(t)
+  if t < self.warmup then return self.base * (t + 1) / self.warmup end
+  local span = math.max(1, self.total - self.warmup)
+  local q = math.min(1, (t - self.warmup) / span)
+  return self.min_lr + 0.5 * (self.base - self.min_lr) * (1 + math.cos(math.pi * q))
+end
+
+function CosineWarmup:step()
+  self.t = self.t + 1
+  self.opt:set_lr(self:lr_at(self.t))
+  return self.opt.lr
+end
+
+-- Scale all gradients so their global L2 norm is at most max_norm; returns the norm
+-- before clipping (NaN/inf when a gradient is not finite, left unscaled).
+function optim.clip_grad_norm(params, max_norm)
+  local s = 0
+  for _, p in ipairs(params) do if p.grad then s = s + p.grad:sumsq() end end
+  local norm = math.sqrt(s)
+  if max_norm and norm > max_norm and norm == norm and norm < math.huge then
+    local scale = max_norm / (norm + 1e-6)
+    for _, p in ipairs(params) do if p.grad then p.grad:mul_(scale) end end
+  end
+  return norm
+end
+
+return optim

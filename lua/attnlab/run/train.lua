@@ -1,0 +1,360 @@
+-- attnlab.run.train (also attnlab.train) -- one training run of the compact classifier: one dataset, one
+-- normalizer, one seed. Used by scripts/train.lua and by sweeps.
+--
+--   local rec = al.train.run{dataset = "fashion_mnist", normalizer = "entmax15", seed = 1, epochs = 3}
+--
+-- The run writes one JSON record atomically (config, git revision, machine, per-epoch
+-- loss/accuracy, final test accuracy, attention support per layer and head, learned
+-- alphas, train time per step, inference time per example, parameter count), and a
+-- checkpoint after every epoch from which an interrupted run resumes.
+local al = require "attnlab"
+local fit = require "attnlab.run.fit"
+
+local train = {}
+
+-- Defaults. image_patch: the study's preset gives every image dataset a 4x4 grid of
+-- patches + the class token (N = 17): patch 8 on 32x32 CIFAR-10, 7 on 28x28 images.
+-- The recipe, key by key, as a PyTorch user would write it:
+--   init          "torch" (PyTorch's module defaults) or "timm" (timm's ViT init); see nn/vit.lua
+--   embed_std     std of the text model's token embedding (1 = nn.Embedding's default)
+--   lr, weight_decay, beta1, beta2, adam_eps   torch.optim.AdamW's arguments
+--   decay_all     false: no weight decay on biases, norms, pos_embed, cls_token and hae's
+--                 alphas (timm's groups); true: weight_decay on every parameter, as
+--                 torch.optim.AdamW(model.parameters(), lr, weight_decay=wd)
+--   warmup_epochs linear warmup over floor(warmup_epochs * steps_per_epoch) steps: step t
+--                 (0-based) uses lr * (t + 1) / warmup; then cosine from lr to min_lr at
+--                 the last step (optim.CosineWarmup)
+--   clip_grad     global gradient-norm clipping (0: none); label_smoothing of the loss
+train.DEFAULTS = {
+  dataset = "fashion_mnist", normalizer = "softmax", seed = 1, epochs = 10, batch_size = 128,
+  lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, min_lr = 1e-5, label_smoothing = 0.0,
+  beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8, decay_all = false, init = "torch", embed_std = 0.02,
+  clip_grad = 1.0, dim = 64, depth = 2, heads = 4, mlp_ratio = 4, patch = nil, iters = 50,
+  train_limit = nil, test_limit = nil, val = 0, eval_batch = 500, threads = nil,
+  padding = "positions", vocab_size = nil, seq_len = 96, out = nil, checkpoint = nil,
+  progress = true, cifar_exact_test = true,
+}
+
+-- keys whose default is nil (the dataset's own default, or off)
+local OPTIONAL_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true, out = true,
+                        checkpoint = true, vocab_size = true }
+train.OPTIONAL_KEYS = OPTIONAL_KEYS
+
+-- One line per key for scripts/train.lua --help (a key without a line is still listed).
+train.HELP = {
+  dataset = "cifar10 | fashion_mnist | kmnist | newsgroups20 | marker", normalizer = "softmax | sparsemax | " ..
+  "entmax15 | hae | entmax:<alpha> | topk:<ratio>", seed = "positive integer (model init and data order)",
+  epochs = "positive integer", batch_size = "examples per step", lr = "peak learning rate (AdamW)",
+  weight_decay = "AdamW weight decay", warmup_epochs = "linear warm-up, in epochs (may be fractional)",
+  min_lr = "final learning rate of the cosine schedule", label_smoothing = "0 .. <1", clip_grad = "max gradient " ..
+  "norm (0: off)", dim = "embedding width", depth = "encoder blocks", heads = "attention heads",
+  mlp_ratio = "MLP width / dim", patch = "patch size (default: a 4x4 grid of patches)", iters = "bisection " ..
+  "iterations (hae, entmax:<alpha>)", train_limit = "use N training examples (a fixed random subset)",
+  test_limit = "evaluate on N test examples (a fixed random subset)", val = "hold out N training examples as " ..
+  "a validation set (0: none)", eval_batch = "batch size for evaluation", threads = "threads (default: all cores)",
+  padding = "text: positions | masked", vocab_size = "text: vocabulary size", seq_len = "text: tokens per example",
+  out = "write the JSON record here (atomically)", checkpoint = "checkpoint file: written after every epoch, a " ..
+  "rerun resumes from it", progress = "true | false: progress lines", cifar_exact_test = "also report accuracy on " ..
+  "CIFAR-10's 1,000 bit-exact test records",
+}
+
+local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
+
+local copy = require("attnlab.util").copy
+
+function train.config(user)
+  local c = copy(train.DEFAULTS)
+  for k, v in pairs(user or {}) do
+    if train.DEFAULTS[k] == nil and not OPTIONAL_KEYS[k] then
+      error(("train: unknown config key '%s'"):format(tostring(k)), 3)
+    end
+    c[k] = v
+  end
+  if not al.data.by_name[c.dataset] then
+    local names = {}
+    for k in pairs(al.data.by_name) do names[#names + 1] = k end
+    table.sort(names)
+    error(("train: unknown dataset '%s'; known: %s"):format(tostring(c.dataset), table.concat(names, ", ")), 3)
+  end
+  local okn, nerr = pcall(al.nn.Normalizer.parse, c.normalizer)   -- raises with the list of valid names
+  if not okn then error("train: " .. tostring(nerr):gsub("^[^%s:]+%.lua:%d+: ", ""), 3) end
+  -- every key up front: a bad value is one message here, not a failure deep inside a run
+  local function bad(k, want) error(("train: %s must be %s, got %s"):format(k, want, al.cli.show(c[k])), 3) end
+  for k, d in pairs(train.DEFAULTS) do   -- the type of each key's default
+    if c[k] ~= nil and type(c[k]) ~= type(d) then
+      bad(k, type(d) == "boolean" and "true or false" or math.type(d) == "integer" and k ~= "mlp_ratio" and
+        "a positive integer" or type(d) == "number" and "a number" or "a " .. type(d))
+    end
+  end
+  for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "seed", "iters", "eval_batch", "seq_len" }) do
+    if math.type(c[k]) ~= "integer" or c[k] < 1 then bad(k, "a positive integer") end
+  end
+  for _, k in ipairs({ "patch", "train_limit", "test_limit", "threads", "vocab_size" }) do
+    -- (false: explicitly off, e.g. a quick preset's limit switched off for one dataset)
+    if c[k] ~= nil and c[k] ~= false and (math.type(c[k]) ~= "integer" or c[k] < 1) then
+      bad(k, "a positive integer (or unset)")
+    end
+  end
+  if math.type(c.val) ~= "integer" or c.val < 0 then bad("val", "an integer >= 0") end
+  for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio", "adam_eps" }) do
+    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then bad(k, "a finite number >= 0") end
+  end
+  if c.lr <= 0 then bad("lr", "a number > 0") end
+  if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
+  if c.label_smoothing >= 1 then bad("label_smoothing", "a number in [0, 1)") end
+  if c.dim % c.heads ~= 0 then error(("train: dim (%d) must be a multiple of heads (%d)"):format(c.dim, c.heads), 3) end
+  if c.padding ~= "positions" and c.padding ~= "masked" then bad("padding", "'positions' or 'masked'") end
+  for _, k in ipairs({ "beta1", "beta2" }) do
+    if type(c[k]) ~= "number" or not (c[k] >= 0 and c[k] < 1) then bad(k, "a number in [0, 1)") end
+  end
+  if type(c.embed_std) ~= "number" or not (c.embed_std > 0) or c.embed_std == math.huge then
+    bad("embed_std", "a number > 0 (finite)")
+  end
+  if type(c.decay_all) ~= "boolean" then bad("decay_all", "true or false") end
+  al.nn.ViT.check_init(c.init, "train")
+  for _, k in ipairs({ "out", "checkpoint" }) do
+    if c[k] ~= nil and (type(c[k]) ~= "string" or c[k] == "") then bad(k, "a file path") end
+  end
+  c.patch = c.patch or IMAGE_PATCH[c.dataset]
+  return c
+end
+
+-- ---- environment facts for the record -----------------------------------------------------
+local function sh(cmd)
+  local f = io.popen(cmd .. " 2>/dev/null")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  s = s and s:gsub("%s+$", "")
+  return s ~= "" and s or nil
+end
+
+function train.machine()
+  local cpu = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2")
+  local cfg = al.config()
+  return { host = sh("hostname"), kernel = sh("uname -sr"), cpu = cpu and cpu:gsub("^%s+", ""),
+           cores = cfg.cores, threads = al.get_num_threads(), blas = cfg.blas, blas_backend = cfg.blas_backend,
+           blas_coretype_source = cfg.blas_coretype_source, attnlab = cfg.version }
+end
+
+function train.git_revision()
+  local root = al.root()
+  local rev = sh("git -C '" .. root .. "' rev-parse HEAD")
+  local dirty = sh("git -C '" .. root .. "' status --porcelain --untracked-files=no")
+  return rev and (rev .. (dirty and "-dirty" or "")) or "unknown"
+end
+
+-- ---- data and model -------------------------------------------------------------------------
+function train.datasets(c)
+  local make = al.data.by_name[c.dataset]
+  local opts = { split = "train" }
+  if c.dataset:match("^newsgroups") or c.dataset == "marker" then
+    -- vocab_size nil: the dataset's default (20,000 for 20 Newsgroups, 1,000 for the marker task)
+    opts.vocab_size, opts.seq_len, opts.padding = c.vocab_size, c.seq_len, c.padding
+  end
+  local tr = make(opts)
+  opts = copy(opts); opts.split = "test"
+  if tr.vocab then opts.vocab = tr.vocab end
+  local te = make(opts)
+  if c.dataset == "cifar10" and c.cifar_exact_test then te.exact_records = 1000 end
+  local val
+  if c.val and c.val > 0 then tr, val = al.data.train_val_split(tr, { val = c.val, seed = c.seed }) end
+  -- limits take a seeded random subset (not the first N: 20 Newsgroups is stored class by
+  -- class); the subset depends on the limit only, not on the run's seed, so every seed and
+  -- normalizer of a sweep sees the same examples. CIFAR's bit-exact first 1,000 test records
+  -- are only reported on the full test set.
+  local function limited(ds, limit, salt)
+    local idx = al.randperm(ds.n, al.Generator(1000003 * salt + limit)):narrow(1, 1, limit)
+    local sorted = al.tensor((function() local t = idx:totable() table.sort(t) return t end)(), { dtype = "int64" })
+    return ds:subset(sorted, ds.split)
+  end
+  if val and tr.n < 1 then error(("train: val = %d leaves no training examples (%s has %d)"):format(c.val, c.dataset, tr.n + val.n), 0) end
+  if c.train_limit and c.train_limit < tr.n then tr = limited(tr, c.train_limit, 1) end
+  if c.test_limit and c.test_limit < te.n then te = limited(te, c.test_limit, 2); te.exact_records = nil end
+  return tr, te, val
+end
+
+-- The files the run's data came from, each with its size and SHA-256 (cached across runs).
+function train.data_files(...)
+  local paths, seen = {}, {}
+  for i = 1, select("#", ...) do
+    local ds = select(i, ...)
+    for _, p in ipairs(ds and ds.files or {}) do
+      if not seen[p] then seen[p] = true paths[#paths + 1] = p end
+    end
+  end
+  return al.data.fingerprints(paths)
+end
+
+function train.model(c, ds)
+  local common = { dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio, normalizer = c.normalizer,
+                   num_classes = ds.num_classes, seed = c.seed, iters = c.iters, init = c.init, embed_std = c.embed_std }
+  if ds.vocab_size then
+    common.vocab_size, common.seq_len = ds.vocab_size, ds.seq_len
+  else
+    common.image_size, common.patch_size, common.channels = ds.size, c.patch, ds.channels
+  end
+  return al.nn.ViT(common)
+end
+
+-- The optimizer groups of a run (run/fit.lua's rule: no weight decay on biases, norms,
+-- position embedding, class token, alphas, Mamba's A_log and D); with decay_all, one group:
+-- weight decay on every parameter (torch.optim.AdamW(model.parameters())).
+function train.param_groups(model, wd, decay_all) return fit.param_groups(model, wd, decay_all) end
+
+-- ---- evaluation ------------------------------------------------------------------------------
+-- accuracy over a dataset; with support tracking on, support stats are collected too.
+function train.evaluate(model, ds, c, opts)
+  opts = opts or {}
+  model:eval()
+  if opts.support then model:track_support(true) end
+  local correct, n, t = 0, 0, 0
+  local exact_correct, exact_n = 0, 0
+  al.no_grad(function()
+    for x, y, _, extra in al.data.Loader(ds, { batch_size = c.eval_batch }):iter() do
+      local t0 = al.clock()
+      local logits = model(x, extra)
+      t = t + (al.clock() - t0)
+      local hit = al.eq(al.argmax(logits, 2), y)
+      correct = correct + al.sum(hit):item()
+      if ds.exact_records and n < ds.exact_records then
+        local k = math.min(ds.exact_records - n, hit:numel())
+        exact_correct = exact_correct + al.sum(hit:narrow(1, 1, k)):item()
+        exact_n = exact_n + k
+      end
+      n = n + y:numel()
+    end
+  end)
+  local r = { accuracy = correct / n, n = n, infer_s_per_example = t / n }
+  if exact_n > 0 then r.accuracy_exact = exact_correct / exact_n; r.n_exact = exact_n end
+  if opts.support then
+    r.support = model:support_stats()
+    model:track_support(false)
+  end
+  model:train()
+  return r
+end
+
+-- ---- progress --------------------------------------------------------------------------------
+local Progress = {}
+Progress.__index = Progress
+local function isatty()
+  local ok, r = pcall(function() return os.execute("test -t 1") end)
+  return ok and r == true
+end
+function Progress.new(total, enabled)
+  return setmetatable({ total = total, tty = enabled and isatty(), enabled = enabled, t0 = al.clock(), last = 0 }, Progress)
+end
+function Progress:update(epoch, step, loss, imgs_per_s)
+  if not self.enabled then return end
+  local now = al.clock()
+  local done = step / self.total
+  local eta = done > 0 and (now - self.t0) * (1 - done) / done or 0
+  local line = ("epoch %d  step %d/%d  loss %.4f  %.0f img/s  ETA %ds"):format(epoch, step, self.total, loss, imgs_per_s, math.floor(eta))
+  if self.tty then
+    io.stdout:write("\r" .. line .. "   ")
+    io.stdout:flush()
+  elseif now - self.last > 10 or step == self.total then
+    print(line)
+    self.last = now
+  end
+end
+function Progress:finish() if self.tty then io.stdout:write("\n") end end
+
+-- The key a checkpoint is made with: every config key but where output goes and how fast.
+local function config_key(c)
+  local k = {}
+  for name, v in pairs(c) do
+    if name ~= "out" and name ~= "checkpoint" and name ~= "progress" and name ~= "threads" then k[name] = v end
+  end
+  return fit.config_key(k, { flat = true })
+end
+
+local function median(t)
+  if #t == 0 then return nil end
+  local s = copy(t)
+  table.sort(s)
+  return s[(#s + 1) // 2]
+end
+
+-- ---- the run -------------------------------------------------------------------------------------
+function train.run(user)
+  local c = train.config(user)
+  if c.threads then al.set_num_threads(c.threads) end
+  local tr, te, val = train.datasets(c)
+  local model = train.model(c, tr)
+  local steps_per_epoch = (tr.n + c.batch_size - 1) // c.batch_size
+  local rec = {
+    config = c, git_revision = train.git_revision(), machine = train.machine(), params = model:num_parameters(),
+    tokens = model.num_tokens, dataset = { name = tr.name, train = tr.n, test = te.n, val = val and val.n or 0,
+    protocol = tr.protocol, files = train.data_files(tr, te, val) }, epochs = {},
+    started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+  }
+  local step_times, warm_times = {}, {}
+  local progress = Progress.new(steps_per_epoch * c.epochs, c.progress)
+  local stage = {
+    epochs = c.epochs, lr = c.lr, shuffle_seed = c.seed,
+    step = function(x, y, extra, tally)
+      local logits = model(x, extra)
+      tally.correct = (tally.correct or 0) + al.sum(al.eq(al.argmax(logits:detach(), 2), y)):item()
+      tally.seen = (tally.seen or 0) + y:numel()
+      return al.cross_entropy(logits, y, { label_smoothing = c.label_smoothing })
+    end,
+    eval = function(tally)
+      local ev = train.evaluate(model, te, c)
+      local e = { train_accuracy = tally.correct / tally.seen, test_accuracy = ev.accuracy,
+                  test_accuracy_exact = ev.accuracy_exact }
+      if val then e.val_accuracy = train.evaluate(model, val, c).accuracy end
+      return e
+    end,
+  }
+  rec.epochs = fit.run(model, { stage }, {
+    name = "train", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
+    decay_all = c.decay_all, betas = { c.beta1, c.beta2 }, eps = c.adam_eps, warmup_epochs = c.warmup_epochs,
+    min_lr = c.min_lr, clip_grad = c.clip_grad, clip_order = "model", checkpoint = c.checkpoint, key = config_key(c),
+    -- a run too short to have steps past the warm-up is timed on those (flagged below)
+    on_step = function(i)
+      if i.step > 2 then step_times[#step_times + 1] = i.dt else warm_times[#warm_times + 1] = i.dt end
+      progress:update(i.epoch, (i.epoch - 1) * steps_per_epoch + i.step, i.loss, i.batch / i.dt)
+    end,
+    on_epoch = function(e)
+      if not c.progress then return end
+      progress:finish()
+      print(("epoch %d: loss %.4f  train acc %.4f  test acc %.4f%s  (%.1f s)"):format(e.epoch, e.loss, e.train_accuracy,
+        e.test_accuracy, e.val_accuracy and ("  val acc %.4f"):format(e.val_accuracy) or "", e.seconds))
+    end,
+    extra_state = function() return { step_times = step_times } end,
+    on_resume = function(st)
+      step_times = st.step_times or {}
+      rec.resumed_from_epoch = st.epoch
+    end,
+  })
+  local final = train.evaluate(model, te, c, { support = true })
+  rec.test_accuracy = final.accuracy
+  rec.test_accuracy_exact = final.accuracy_exact
+  rec.support = final.support
+  local dens, dens_real = 0, 0
+  for _, s in ipairs(final.support) do dens, dens_real = dens + s.mean_all, dens_real + s.mean_real end
+  rec.support_density = dens / #final.support
+  rec.support_density_real = dens_real / #final.support
+  if c.normalizer == "hae" then rec.alphas = model:alphas() end
+  -- a run too short to have steps past the warm-up is timed on those (flagged), never "0 img/s"
+  rec.train_s_per_step = median(step_times)
+  if not rec.train_s_per_step and #warm_times > 0 then
+    rec.train_s_per_step, rec.train_timing_includes_warmup = median(warm_times), true
+  end
+  -- nothing degenerate becomes a result: a record's accuracy is a finite number in [0, 1]
+  if type(rec.test_accuracy) ~= "number" or rec.test_accuracy ~= rec.test_accuracy or final.n < 1 then
+    error(("train: no test accuracy (evaluated %d examples); no record written"):format(final.n or 0), 2)
+  end
+  rec.train_img_per_s = rec.train_s_per_step and c.batch_size / rec.train_s_per_step
+  rec.infer_s_per_example = final.infer_s_per_example
+  rec.finished = os.date("!%Y-%m-%dT%H:%M:%SZ")
+  if c.out then
+    local ok, err = al.write_atomic(c.out, al.json.encode(rec, true) .. "\n")
+    if not ok then error("train: cannot write " .. c.out .. ": " .. err, 2) end
+  end
+  return rec, model
+end
+
+return train

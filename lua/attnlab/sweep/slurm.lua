@@ -1,0 +1,119 @@
+-- attnlab.sweep.slurm -- the Slurm path: a manifest and a job-array script, submitting it, and one array task.
+-- Part of attnlab.sweep: sweep/init.lua installs these functions into its table, so callers
+-- keep using al.sweep.<name>; H holds the helpers init.lua shares with its parts.
+local al = require "attnlab"
+
+return function(sweep, H)
+  local abspath, append_commands, describe_result = H.abspath, H.append_commands, H.describe_result
+  local mkdir_p, q, read_all = H.mkdir_p, H.q, H.read_all
+
+  -- ---- Slurm ----------------------------------------------------------------------------------------
+  -- Write DIR/manifest.txt (one command line per pending run; array task i runs line i) and
+  -- DIR/sweep.sbatch (a job array over it). opts: out, cpus_per_task (threads per run, default
+  -- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... },
+  -- entry (each run's program, default sweep.entry()), task_entry (the program a task runs with
+  -- --task MANIFEST INDEX, default sweep.task_entry()).
+  -- Returns { sbatch =, manifest =, n =, total = } (n = 0: nothing pending, no script written).
+  function sweep.write_slurm(exp, opts)
+    opts = opts or {}
+    local dir = abspath(assert(opts.out, "sweep.write_slurm: opts.out is required"))
+    local cpus = opts.cpus_per_task or 1
+    local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
+    local host = opts.host or sweep.host()
+    mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
+    local pending, changed = {}, 0
+    for _, r in ipairs(runs) do
+      r.command = sweep.command(r, host, opts.entry)
+      local st = sweep.state(r)
+      if st == "changed" then
+        changed = changed + 1
+        if opts.redo_changed then pending[#pending + 1] = r end
+      elseif st ~= "done" then
+        pending[#pending + 1] = r
+      end
+    end
+    if changed > 0 and not opts.redo_changed then
+      error(("sweep: %d finished record(s) in %s were made with a different config; use a new --out folder or --redo-changed")
+        :format(changed, dir), 0)
+    end
+    sweep.write_experiment(exp, runs, dir)
+    local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs }
+    if #pending == 0 then return res end
+    local lines = {}
+    for i, r in ipairs(pending) do lines[i] = r.command end
+    local ok, err = al.write_atomic(res.manifest, table.concat(lines, "\n") .. "\n")
+    if not ok then error("sweep: cannot write " .. res.manifest .. ": " .. err, 0) end
+    append_commands(dir, ("%s  %s: %d runs as Slurm array tasks (%s)"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), exp.name,
+      #pending, res.sbatch), lines)
+
+    local sl = exp.slurm or {}
+    local sb = {
+      "#!/bin/sh",
+      ("# %s -- Slurm job array for the attnlab sweep '%s': %d of %d runs pending."):format(res.sbatch, exp.name,
+        #pending, #runs),
+      ("# Written by scripts/sweep.lua on %s. Submit: sbatch %s"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), q(res.sbatch)),
+      "# Array task i runs line i of manifest.txt through `sweep.lua --task`: a run whose record",
+      "# exists is skipped, a failure leaves an error record, a stopped run resumes from its",
+      "# checkpoint in ckpt/. To resume or retry, rerun `sweep.lua ... --slurm` (it rewrites the",
+      "# manifest with what is still pending) and submit again; do not rewrite it while tasks wait.",
+      ("#SBATCH --job-name=%s"):format(sweep.sanitize("attnlab-" .. exp.name)),
+      ("#SBATCH --array=1-%d%s"):format(#pending, opts.max_parallel and ("%" .. opts.max_parallel) or ""),
+      "#SBATCH --ntasks=1",
+      ("#SBATCH --cpus-per-task=%d"):format(cpus),
+      ("#SBATCH --output=%s/logs/slurm-%%A_%%a.out"):format(dir),
+      ("#SBATCH --chdir=%s"):format(sweep.root()),
+    }
+    if sl.time then sb[#sb + 1] = "#SBATCH --time=" .. sl.time end
+    if sl.mem then sb[#sb + 1] = "#SBATCH --mem=" .. sl.mem end
+    if sl.partition then sb[#sb + 1] = "#SBATCH --partition=" .. sl.partition end
+    for _, x in ipairs(sl.extra or {}) do sb[#sb + 1] = "#SBATCH " .. x end
+    for _, x in ipairs(opts.sbatch or {}) do sb[#sb + 1] = "#SBATCH " .. x end
+    sb[#sb + 1] = ("exec %s %s --task %s \"$SLURM_ARRAY_TASK_ID\""):format(q(host), q(opts.task_entry or sweep.task_entry()),
+      q(res.manifest))
+    ok, err = al.write_atomic(res.sbatch, table.concat(sb, "\n") .. "\n")
+    if not ok then error("sweep: cannot write " .. res.sbatch .. ": " .. err, 0) end
+    os.execute("chmod +x " .. q(res.sbatch))
+    return res
+  end
+
+  -- Submit a written sbatch script; returns the job id. opts.wait: block until the array ends.
+  function sweep.submit(sbatch_path, opts)
+    opts = opts or {}
+    local cmd = ("sbatch --parsable %s%s 2>&1"):format(opts.wait and "--wait " or "", q(sbatch_path))
+    local p = io.popen(cmd)
+    local out = p:read("a")
+    local ok, _, code = p:close()
+    local id = out:match("^(%d+)")
+    if not id then
+      error(("sweep: sbatch failed (status %s): %s"):format(tostring(code), out:gsub("%s+$", "")), 0)
+    end
+    return id, ok, out
+  end
+
+  -- One Slurm array task: run line `index` of the manifest, then keep its record or write an
+  -- error record. Returns the run's state ("done", "error", "skipped").
+  function sweep.task(manifest, index)
+    local s = read_all(manifest)
+    if not s then error("sweep: cannot read the manifest " .. manifest, 0) end
+    local i, line = 0, nil
+    for l in s:gmatch("[^\n]+") do
+      i = i + 1
+      if i == index then line = l break end
+    end
+    if not line then error(("sweep: manifest %s has %d lines, no line %s"):format(manifest, i, tostring(index)), 0) end
+    local run = sweep.run_from_command(line)
+    if sweep.state(run) == "done" then
+      print(("%s: record already there; skipped"):format(run.name))
+      return "skipped"
+    end
+    mkdir_p(run.dir .. "/logs"); mkdir_p(run.dir .. "/ckpt")
+    print(("%s: %s"):format(run.name, line))
+    io.stdout:flush()
+    local t0 = al.clock()
+    local ok, how, code = os.execute(("%s >%s 2>%s </dev/null"):format(line, q(run.log_out), q(run.log_err)))
+    local rc = ok and 0 or (how == "exit" and code or 128 + (code or 0))
+    local st, rec = sweep.finish(run, rc)
+    print(("%s: %s (%.1f s)"):format(run.name, describe_result(st, rec), al.clock() - t0))
+    return st
+  end
+end

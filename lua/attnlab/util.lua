@@ -1,0 +1,101 @@
+-- attnlab.util -- the small table, file and shell helpers the library's modules share (fit
+-- loop, sweeps, reports, parity runs, S2S records): plain Lua and POSIX sh, no tensors.
+local util = {}
+
+-- A shallow copy of t (nil gives {}).
+function util.copy(t)
+  local o = {}
+  for k, v in pairs(t or {}) do o[k] = v end
+  return o
+end
+
+-- A shallow copy of a with b's keys over it.
+function util.merge(a, b)
+  local o = util.copy(a)
+  for k, v in pairs(b or {}) do o[k] = v end
+  return o
+end
+
+-- b over a, the one rule for an experiment's `quick` table (sweeps and S2S presets alike):
+-- a table that is not a list merges key by key, recursively; a list, a scalar or an empty
+-- table replaces.
+function util.deep_merge(a, b)
+  local o = {}
+  for k, v in pairs(a or {}) do o[k] = v end
+  for k, v in pairs(b or {}) do
+    if type(v) == "table" and type(o[k]) == "table" and #v == 0 and next(v) ~= nil then o[k] = util.deep_merge(o[k], v)
+    else o[k] = v end
+  end
+  return o
+end
+
+-- The keys of t, sorted by their text.
+function util.sorted_keys(t)
+  local k = {}
+  for x in pairs(t) do k[#k + 1] = x end
+  table.sort(k, function(a, b) return tostring(a) < tostring(b) end)
+  return k
+end
+
+-- The median of a list of numbers (the mean of the middle two for an even count); nil for none.
+function util.median(xs)
+  if #xs == 0 then return nil end
+  local s = {}
+  for i, v in ipairs(xs) do s[i] = v end
+  table.sort(s)
+  local n = #s
+  return n % 2 == 1 and s[(n + 1) // 2] or 0.5 * (s[n // 2] + s[n // 2 + 1])
+end
+
+function util.file_exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() return true end
+  return false
+end
+
+-- The whole file, or nil when it cannot be opened.
+function util.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- s single-quoted for sh, unless it is made only of characters sh leaves alone.
+function util.shquote(s)
+  s = tostring(s)
+  if s ~= "" and s:match("^[%w%._/:=+,@%-]+$") then return s end
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+-- true when the sh command exits 0.
+function util.sh_ok(cmd)
+  return os.execute(cmd) == true
+end
+
+-- Create a folder and its parents; false when that failed.
+function util.mkdir_p(dir)
+  return util.sh_ok("mkdir -p " .. util.shquote(dir) .. " 2>/dev/null")
+end
+
+-- Absolute path, with "." and ".." parts resolved lexically (no symlinks followed).
+function util.abspath(p)
+  if p:sub(1, 1) ~= "/" then
+    local f = io.popen("pwd")
+    local cwd = f:read("l")
+    f:close()
+    p = cwd .. "/" .. p
+  end
+  local parts = {}
+  for part in p:gmatch("[^/]+") do
+    if part == ".." then
+      if #parts > 0 then parts[#parts] = nil end
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+
+return util
