@@ -32,8 +32,9 @@ CFLAGS  := $(BASE_CFLAGS) $(ARCH)
 LDLIBS   = $(DEPS_LIBS) -lreadline -ldl -lm -fopenmp $(SAN)
 
 CORE_SRC  := $(sort $(wildcard core/*.c))
-# the hot kernels, compiled once per CPU level; the rest of core/ is built for ARCH
-KERNEL_SRC := $(filter core/norm_% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC))
+# the hot kernels, compiled once per CPU level; the rest of core/ is built for ARCH (the
+# normalizer table too: it is data, and it must exist once)
+KERNEL_SRC := $(filter-out core/norm_registry.c,$(filter core/norm_% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC)))
 PLAIN_SRC := $(filter-out $(KERNEL_SRC),$(CORE_SRC))
 BIND_SRC  := $(sort $(wildcard lua/bind/*.c))
 TEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
