@@ -18,9 +18,10 @@
  * alpha_h = 1.05 + 0.9 sigmoid(a_h)). So AL_NORM_ENTMAX_BISECT, entmax_bisect, entmax:<alpha>
  * and hae are the same row.
  *
- * Adding a normalizer: its kernels in their own file (fwd, bwd, bwd_write with the contract of
- * normalizers.h), one al_norm_kind value before AL_NORM_COUNT, one row in core/norm_registry.c,
- * and its reference cases in tests/c/test_normalizers.c. */
+ * Adding a normalizer: its own file in core/norm/ (a scalar reference forward and backward, then
+ * the kernels fwd, bwd, bwd_write with the contract of normalizers.h), one al_norm_kind value
+ * before AL_NORM_COUNT, one row in core/norm/registry.c, and its reference cases in
+ * tests/c/test_normalizers.c (closed forms, identities, edge cases). */
 #ifndef ATTNLAB_NORM_REGISTRY_H
 #define ATTNLAB_NORM_REGISTRY_H
 
@@ -58,6 +59,11 @@ typedef al_status (*al_norm_fwd_fn)(float *out, const float *x, const uint8_t *k
 typedef al_status (*al_norm_bwd_fn)(float *gin, float *galpha, const float *gout, const float *out,
                                     int64_t rows, int64_t n, const al_norm_params *p);
 
+/* The scalar references of normalizers.h (double, one row): the tests' oracles. */
+typedef void (*al_norm_ref_fwd_fn)(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+typedef void (*al_norm_ref_bwd_fn)(double *gin, double *galpha, const double *gout, const double *out,
+                                   int64_t n, double param);
+
 typedef struct {
   al_norm_kind kind;
   const char *name;        /* op name: al_<name>_fwd, al.<name>, errors */
@@ -68,6 +74,8 @@ typedef struct {
   double param_default;    /* the parameter when the caller gives none (alpha: 1.5) */
   al_norm_fwd_fn fwd;
   al_norm_bwd_fn bwd, bwd_write;
+  al_norm_ref_fwd_fn ref_fwd;   /* param: alpha or ratio as a double */
+  al_norm_ref_bwd_fn ref_bwd;
 } al_norm_desc;
 
 /* The row of kind k, or NULL when k is not a kind. */

@@ -37,7 +37,7 @@
 #include "attnlab/norm_registry.h"
 #include "attnlab/normalizers.h"
 #include "attnlab/threads.h"
-#include "../../core/norm_internal.h"   /* the kernels' 16-lane math, checked against the scalar functions */
+#include "../../core/norm/internal.h"   /* the kernels' 16-lane math, checked against the scalar functions */
 #include "check.h"
 
 /* ---------------------------------------------------------------- random numbers */
@@ -80,84 +80,16 @@ static al_status op_bwd(int op, float *gin, float *galpha, const float *gout, co
 }
 
 /* ---------------------------------------------------------------- double references */
-typedef struct { double v; long i; } vi_t;
-static int cmp_desc(const void *a, const void *b) {   /* value desc, then index asc */
-  const vi_t *p = a, *q = b;
-  if (p->v != q->v) return p->v > q->v ? -1 : 1;
-  return p->i < q->i ? -1 : (p->i > q->i);
-}
-
-/* Gather kept finite entries of one row; returns how many. */
-static long gather(vi_t *v, const float *x, const uint8_t *kr, long n) {
-  long m = 0;
-  for (long j = 0; j < n; j++)
-    if ((!kr || kr[j]) && x[j] != -INFINITY) { v[m].v = x[j]; v[m].i = j; m++; }
-  return m;
-}
-
-/* Reference for one row in double; alpha for BISECT, ratio for TOPK. */
+/* The scalar reference of the normalizer's own file (its registry row): one row in double;
+ * alpha for the alpha rows (BISECT), ratio for the ratio rows (TOPK). */
 static void ref_row(int op, double *o, const float *x, const uint8_t *kr, long n, double alpha,
                     double ratio) {
-  vi_t *v = malloc(sizeof(vi_t) * (n ? n : 1));
-  for (long j = 0; j < n; j++) o[j] = 0.0;
-  long m = gather(v, x, kr, n);
-  if (m == 0) { free(v); return; }
-  qsort(v, m, sizeof *v, cmp_desc);
-  double mx = v[0].v;
-  if (op == SOFTMAX || op == TOPK) {
-    long k = m;
-    if (op == TOPK) {
-      double c = ceil(ratio * m - 1e-9 * fmax(1.0, ratio * m));
-      k = c < 1 ? 1 : (c > m ? m : (long)c);
-    }
-    double s = 0;
-    for (long i = 0; i < k; i++) s += exp(v[i].v - mx);
-    for (long i = 0; i < k; i++) o[v[i].i] = exp(v[i].v - mx) / s;
-  } else if (op == SPARSEMAX) {   /* Martins & Astudillo 2016, eq. 4 */
-    double cs = 0, tau = 0;
-    for (long i = 0; i < m; i++) {
-      cs += v[i].v;
-      if (1.0 + (i + 1) * v[i].v > cs) tau = (cs - 1.0) / (i + 1);
-    }
-    for (long i = 0; i < m; i++) o[v[i].i] = fmax(v[i].v - tau, 0.0);
-  } else if (op == ENTMAX15) {    /* Peters et al. 2019, sort-based closed form */
-    double s1 = 0, s2 = 0, tau = 0;
-    for (long i = 0; i < m; i++) {
-      double u = (v[i].v - mx) / 2;
-      s1 += u; s2 += u * u;
-      double k = i + 1, mean = s1 / k, ss = s2 - k * mean * mean;   /* k * var */
-      double delta = (1.0 - ss) / k;
-      double t = mean - sqrt(fmax(delta, 0.0));
-      if (t <= u) tau = t;
-    }
-    for (long i = 0; i < m; i++) {
-      double d = fmax((v[i].v - mx) / 2 - tau, 0.0);
-      o[v[i].i] = d * d;
-    }
-  } else if (op == BISECT) {      /* bisection on tau, 200 halvings, then renormalise */
-    double am1 = alpha - 1, lo = -1.0, hi = -pow(1.0 / n, am1), s = 0;
-    for (int it = 0; it < 200; it++) {
-      double t = 0.5 * (lo + hi);
-      s = 0;
-      for (long i = 0; i < m; i++) {
-        double d = am1 * (v[i].v - mx) - t;
-        if (d > 0) s += pow(d, 1.0 / am1);
-      }
-      if (s >= 1) lo = t; else hi = t;
-    }
-    double t = 0.5 * (lo + hi);
-    s = 0;
-    for (long i = 0; i < m; i++) {
-      double d = am1 * (v[i].v - mx) - t;
-      o[v[i].i] = d > 0 ? pow(d, 1.0 / am1) : 0.0;
-      s += o[v[i].i];
-    }
-    for (long i = 0; i < m; i++) o[v[i].i] /= s;
-  } else {                        /* a kind of the table with no reference here */
-    fprintf(stderr, "test_normalizers: no reference for normalizer %s\n", op_name(op));
+  const al_norm_desc *d = al_norm_get((al_norm_kind)op);
+  if (!d->ref_fwd || !d->ref_bwd) {   /* a row without its reference: no check can pass */
+    fprintf(stderr, "test_normalizers: the row of %s has no scalar reference\n", d->name);
     exit(1);
   }
-  free(v);
+  d->ref_fwd(o, x, kr, n, d->param == AL_NORM_P_ALPHA ? alpha : ratio);
 }
 
 /* max |a - b| / (atol + rtol |b|) against a double reference; *maxd gets max |a - b|. */
@@ -1233,7 +1165,7 @@ static void test_e15_start_edges(void) {
         worst, worst_n, nonfinite);
 }
 
-/* alpha-entmax's start bound s0 (core/norm_entmax.c, bis_start) on the rows where it is tight:
+/* alpha-entmax's start bound s0 (core/norm/entmax_bisect.c, bis_start) on the rows where it is tight:
  * j equal maxima and the rest out of the support give s* = j^(1-alpha) = s0 exactly; entries at
  * the support edge y = -s* + d (y = (alpha-1)(x - max)) test the cut of the candidates to
  * y > -s0; entries at the bound's thresholds y = -1/2, -1/4 test its sums. Against the double
@@ -1525,6 +1457,47 @@ static void test_topk_batches(void) {
         same, "first differing row %ld at n=%ld ratio %g (of %ld)", bad_r, bad_n, bad_q, cases);
 }
 
+/* ---------------------------------------------------------------- backward vs reference */
+/* Every backward (write mode) against its file's scalar reference backward in double, fed the
+ * kernel's own forward output (so both see the same support), and alpha's gradient too. */
+static void test_bwd_vs_reference(void) {
+  static const long ns[] = {1, 5, 16, 17, 31, 65, 100};
+  for (int op = 0; op < NOPS; op++) {
+    const al_norm_desc *d = al_norm_get((al_norm_kind)op);
+    double worst = 0, worst_d = 0, worst_a = 0;
+    for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
+      const long n = ns[in], rows = 8;
+      float *x = falloc(rows * n), *o = falloc(rows * n), *g = falloc(rows * n), *gi = falloc(rows * n);
+      float alpha[8], ga[8];
+      double *po = dalloc(n), *pg = dalloc(n), *ref = dalloc(n);
+      fill_randn(x, rows * n, 1.0);
+      fill_randn(g, rows * n, 1.0);
+      for (long r = 0; r < rows; r++) alpha[r] = (float)(1.2 + 0.1 * (double)r);   /* 1.2 .. 1.9 */
+      al_status st = op_fwd(op, o, x, NULL, 1, rows, n, alpha, 0.3);
+      if (st == AL_OK) st = op_bwd_write(op, gi, ga, g, o, rows, n, alpha);
+      if (st != AL_OK) { worst = INFINITY; }
+      for (long r = 0; r < rows && st == AL_OK; r++) {
+        double gar = 0, md;
+        for (long j = 0; j < n; j++) { po[j] = o[r * n + j]; pg[j] = g[r * n + j]; }
+        d->ref_bwd(ref, &gar, pg, po, n, d->param == AL_NORM_P_ALPHA ? alpha[r] : 0.3);
+        const double q = cmp_ref(gi + r * n, ref, n, 1e-6, 1e-5, &md);
+        if (q > worst) { worst = q; worst_d = md; }
+        if (d->param == AL_NORM_P_ALPHA) {
+          const double qa = fabs((double)ga[r] - gar) / (1e-5 + 1e-4 * fabs(gar));
+          if (!(qa <= worst_a)) worst_a = qa;
+        }
+      }
+      free(x); free(o); free(g); free(gi); free(po); free(pg); free(ref);
+    }
+    char name[120];
+    snprintf(name, sizeof name, "%s backward == its scalar reference backward (n=1..100)%s", op_name(op),
+             d->param == AL_NORM_P_ALPHA ? ", and d/dalpha" : "");
+    printf("  %s: max |diff| %.2e (worst ratio %.2f), alpha ratio %.2f\n", name, worst_d, worst, worst_a);
+    CHECK(name, worst <= 1 && worst_a <= 1, "worst |diff| %.2e (ratio %.2f), alpha ratio %.2f", worst_d,
+          worst, worst_a);
+  }
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -1551,5 +1524,6 @@ int main(void) {
   test_lanes16();
   test_hsumd_rows();
   test_topk_batches();
+  test_bwd_vs_reference();   /* last: it draws from the random stream of the checks above */
   CHECK_EXIT();
 }

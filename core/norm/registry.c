@@ -1,4 +1,4 @@
-/* core/norm_registry.c -- the table of attention normalizers (attnlab/norm_registry.h).
+/* core/norm/registry.c -- the table of attention normalizers (attnlab/norm_registry.h).
  *
  * One row per normalizer; the adapters below give every kernel of normalizers.h the same
  * signature (parameters behind one al_norm_params pointer), so callers look a row up and never
@@ -78,17 +78,23 @@ static al_status topk_softmax_bwd_write(float *gin, float *galpha, const float *
 /* ---- the table: indexed by al_norm_kind (checked by al_norm_get) ---- */
 static const al_norm_desc AL_NORMS[AL_NORM_COUNT] = {
   /* kind                 name             spec         learned param            param_name default
-   *                      forward              backward             backward, write mode */
+   *                      forward              backward             backward, write mode
+   *                      scalar reference: forward, backward */
   {AL_NORM_SOFTMAX,       "softmax",       "softmax",   NULL,   AL_NORM_P_NONE,  NULL,    0.0,
-                          softmax_fwd,         softmax_bwd,         softmax_bwd_write},
+                          softmax_fwd,         softmax_bwd,         softmax_bwd_write,
+                          al_softmax_ref_fwd,       al_softmax_ref_bwd},
   {AL_NORM_SPARSEMAX,     "sparsemax",     "sparsemax", NULL,   AL_NORM_P_NONE,  NULL,    0.0,
-                          sparsemax_fwd,       sparsemax_bwd,       sparsemax_bwd_write},
+                          sparsemax_fwd,       sparsemax_bwd,       sparsemax_bwd_write,
+                          al_sparsemax_ref_fwd,     al_sparsemax_ref_bwd},
   {AL_NORM_ENTMAX15,      "entmax15",      "entmax15",  NULL,   AL_NORM_P_NONE,  NULL,    0.0,
-                          entmax15_fwd,        entmax15_bwd,        entmax15_bwd_write},
+                          entmax15_fwd,        entmax15_bwd,        entmax15_bwd_write,
+                          al_entmax15_ref_fwd,      al_entmax15_ref_bwd},
   {AL_NORM_ENTMAX_BISECT, "entmax_bisect", "entmax",    "hae",  AL_NORM_P_ALPHA, "alpha", 1.5,
-                          entmax_bisect_fwd,   entmax_bisect_bwd,   entmax_bisect_bwd_write},
+                          entmax_bisect_fwd,   entmax_bisect_bwd,   entmax_bisect_bwd_write,
+                          al_entmax_bisect_ref_fwd, al_entmax_bisect_ref_bwd},
   {AL_NORM_TOPK_SOFTMAX,  "topk_softmax",  "topk",      NULL,   AL_NORM_P_RATIO, "ratio", 0.0,
-                          topk_softmax_fwd,    topk_softmax_bwd,    topk_softmax_bwd_write},
+                          topk_softmax_fwd,    topk_softmax_bwd,    topk_softmax_bwd_write,
+                          al_topk_softmax_ref_fwd,  al_topk_softmax_ref_bwd},
 };
 
 const al_norm_desc *al_norm_get(al_norm_kind k) {
