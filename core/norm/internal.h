@@ -1,7 +1,7 @@
 /* core/norm/internal.h -- private to core/norm/ (and tests/c/test_normalizers.c): what the
  * normalizer kernels share -- argument checks, the row split across threads and its workspace,
  * rows as 16-lane blocks, batching and prefetching -- on top of the vector layer (vec.h) and
- * its scalar math (fmath.h). The public API is include/attnlab/normalizers.h. */
+ * its scalar math (core/simd/fastmath.h). The public API is include/attnlab/normalizers.h. */
 #ifndef ATTNLAB_NORM_INTERNAL_H
 #define ATTNLAB_NORM_INTERNAL_H
 

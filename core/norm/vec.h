@@ -1,9 +1,9 @@
 /* core/norm/vec.h -- the 16-lane vector layer the normalizer kernels are written on, private to
- * core/norm/ and tests/c/test_normalizers.c (which checks its math against core/norm/fmath.h). */
+ * core/norm/ and tests/c/test_normalizers.c (which checks its math against core/simd/fastmath.h). */
 #ifndef ATTNLAB_NORM_VEC_H
 #define ATTNLAB_NORM_VEC_H
 
-#include "fmath.h"
+#include "../simd/fastmath.h"
 
 /* ---- 16-lane vectors for the row kernels (core/norm/ and its test) ----------
  *
