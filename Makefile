@@ -31,9 +31,11 @@ BASE_CFLAGS := $(CFLAGS) -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -fopenmp $(WARN)
 CFLAGS  := $(BASE_CFLAGS) $(ARCH)
 LDLIBS   = $(DEPS_LIBS) -lreadline -ldl -lm -fopenmp $(SAN)
 
-CORE_SRC  := $(sort $(wildcard core/*.c))
-# the hot kernels, compiled once per CPU level; the rest of core/ is built for ARCH
-KERNEL_SRC := $(filter core/norm_% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC))
+CORE_SRC  := $(sort $(wildcard core/*.c core/*/*.c))
+# the hot kernels, compiled once per CPU level (their objects under $(ISA_DIR)/<level>/ mirror
+# core/'s subfolders); the rest of core/ is built for ARCH, the normalizer table too: it is
+# data, and it must exist once
+KERNEL_SRC := $(filter-out core/norm/registry.c,$(filter core/norm/% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC)))
 PLAIN_SRC := $(filter-out $(KERNEL_SRC),$(CORE_SRC))
 BIND_SRC  := $(sort $(wildcard lua/bind/*.c))
 TEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
@@ -43,7 +45,7 @@ CORE_OBJ  := $(PLAIN_SRC:%.c=$(BUILD)/%.o) $(KERNEL_OBJ) $(ISA_DIR)/dispatch.o
 BIND_OBJ  := $(BIND_SRC:%.c=$(BUILD)/%.o)
 HOST_OBJ  := $(BUILD)/lua/host/main.o
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
-HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h tests/c/*.h)
+HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h core/*/*.h tests/c/*.h)
 
 .PHONY: all deps test test-levels asan-test valgrind-test fuzz demo clean bench
 all: bin/attnlab lib/attnlab/core.so lib/libattnlab.a

@@ -8,10 +8,6 @@ al_status al_broadcast_shape_(int *ndim, int64_t *shape, const al_tensor *a, con
 /* Make x contiguous float32 (new reference), or fail naming `op` and the dtype. */
 al_status al_need_f32_(al_tensor **out, al_tensor *x, const char *op);
 
-/* "softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax": the op name of a
- * normalizer kind in error messages (core/ops_norm.c). */
-const char *al_norm_kind_name(al_norm_kind k);
-
 #define AL_TRY(expr) do { al_status st_ = (expr); if (st_) return st_; } while (0)
 
 #endif

@@ -17,14 +17,14 @@
  * (matmul, * scale, normalizer, matmul) up to float rounding; with a power-of-two scale
  * (head_dim 16, 64, ...) the forward is the same arithmetic. The alpha gradient (hae) is
  * summed per (b, h) over rows in double, then over b in order.
- * Pure C11 + OpenMP, GEMMs through al_sgemm, kernels from attnlab/normalizers.h. */
+ * Pure C11 + OpenMP, GEMMs through al_sgemm, the normalizer a row of attnlab/norm_registry.h. */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/blas.h"
-#include "attnlab/normalizers.h"
+#include "attnlab/norm_registry.h"
 #include "attnlab/threads.h"
 #include "internal.h"
 
@@ -43,10 +43,11 @@ static void scratch_free(float *p, int nt, int64_t each) { al_free(p, sizeof(flo
 static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_tensor *qkv = n->saved[0], *P = n->saved[1], *alpha = n->nsaved > 2 ? n->saved[2] : NULL;
   int64_t B = n->k[0], N = n->k[1], H = n->k[2], D = n->k[3];
-  al_norm_kind kind = (al_norm_kind)n->k[4];
+  const al_norm_desc *d = al_norm_get((al_norm_kind)n->k[4]);
   double scale = n->d[0], alpha_value = n->d[1];
   int64_t dh = D / H, L3 = 3 * D, NN = N * N, HN = H * N, HNN = H * NN, pairs = B * H;
-  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && kind == AL_NORM_BISECT;
+  int has_alpha = d->param == AL_NORM_P_ALPHA;
+  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && has_alpha;
   al_tensor *gc = NULL;
   AL_TRY(al_contiguous_ref(&gc, g));
   al_tensor *gx = need_x ? al_tensor_new(AL_F32, 3, (int64_t[]){B, N, L3}) : NULL;
@@ -75,26 +76,21 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
     al_status s = AL_OK;
     /* all heads' rows in one call (fewer short row batches in the kernels); the _write kernels
      * fill dS (and the per-row alpha gradients) without a zero fill first */
-    switch (kind) {
-      case AL_NORM_SOFTMAX: s = al_softmax_bwd_write(dS, dP, Pb, HN, N); break;
-      case AL_NORM_SPARSEMAX: s = al_sparsemax_bwd_write(dS, dP, Pb, HN, N); break;
-      case AL_NORM_ENTMAX15: s = al_entmax15_bwd_write(dS, dP, Pb, HN, N); break;
-      case AL_NORM_TOPK: s = al_topk_softmax_bwd_write(dS, dP, Pb, HN, N); break;
-      case AL_NORM_BISECT: {
-        for (int64_t h = 0; h < H; h++) {
-          float a = pa ? pa[h] : (float)alpha_value;
-          for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
-        }
-        s = al_entmax_bisect_bwd_write(dS, gah ? gar : NULL, dP, Pb, ar, HN, N);
-        if (gah)
-          for (int64_t h = 0; h < H; h++) {
-            double acc = 0;
-            for (int64_t r = 0; r < N; r++) acc += gar[h * N + r];
-            gah[b * H + h] = acc;
-          }
-        break;
+    al_norm_params prm = {.ratio = n->d[2]};
+    if (has_alpha) {   /* one alpha per row: head h's for its N rows */
+      for (int64_t h = 0; h < H; h++) {
+        float a = pa ? pa[h] : (float)alpha_value;
+        for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
       }
+      prm.alpha = ar;
     }
+    s = d->bwd_write(dS, gah ? gar : NULL, dP, Pb, HN, N, &prm);
+    if (!s && gah)
+      for (int64_t h = 0; h < H; h++) {
+        double acc = 0;
+        for (int64_t r = 0; r < N; r++) acc += gar[h * N + r];
+        gah[b * H + h] = acc;
+      }
     if (s) {
       #pragma omp critical(al_attention_err)
       if (!st) st = s;
@@ -111,7 +107,7 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_tensor_release(gc);
   if (st) {
     al_tensor_release(gx); free(gah);
-    return al_seterr(st, "attention: %s backward failed on scores (%lld,%lld,%lld,%lld)", al_norm_kind_name(kind),
+    return al_seterr(st, "attention: %s backward failed on scores (%lld,%lld,%lld,%lld)", d->name,
                      (long long)B, (long long)H, (long long)N, (long long)N);
   }
   gin[0] = gx;
@@ -138,11 +134,12 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   if (H < 1 || L3 % (3 * H) != 0)
     return al_seterr(AL_EINVAL, "attention: qkv %s: last dim must be 3*D with D a multiple of heads %lld", al_shape_str(qkv, s1, sizeof s1), (long long)H);
   int64_t D = L3 / 3, dh = D / H, NN = N * N;
-  al_norm_kind kind = o->kind;
-  if (kind < AL_NORM_SOFTMAX || kind > AL_NORM_TOPK) return al_seterr(AL_EINVAL, "attention: unknown normalizer %d", (int)kind);
+  const al_norm_desc *d = al_norm_get(o->kind);
+  if (!d) return al_seterr(AL_EINVAL, "attention: unknown normalizer %d", (int)o->kind);
+  int has_alpha = d->param == AL_NORM_P_ALPHA;
   if (!isfinite(o->scale)) return al_seterr(AL_EINVAL, "attention: scale must be finite, got %g", o->scale);
-  if (kind == AL_NORM_TOPK && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %g", o->ratio);
-  al_tensor *alpha = kind == AL_NORM_BISECT ? o->alpha : NULL;
+  if (d->param == AL_NORM_P_RATIO && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %g", o->ratio);
+  al_tensor *alpha = has_alpha ? o->alpha : NULL;
   if (alpha && (alpha->dtype != AL_F32 || al_numel(alpha) != H))
     return al_seterr(AL_EINVAL, "attention: alpha must be float32 with one value per head (%lld), got %s", (long long)H, al_shape_str(alpha, s1, sizeof s1));
   if (o->key_mask && (o->key_mask->ndim != 2 || o->key_mask->shape[0] != B || o->key_mask->shape[1] != N))
@@ -154,7 +151,7 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   if (!st && o->key_mask) st = al_to_dtype(&mc, o->key_mask, AL_F32);
   if (st) { al_tensor_release(xc); al_tensor_release(ac); return st; }
   float av = (float)o->alpha_value;
-  if (kind == AL_NORM_BISECT) {   /* the kernel would say so per row; say it once, per head */
+  if (has_alpha) {   /* the kernel would say so per row; say it once, per head */
     for (int64_t h = 0; h < H && !st; h++) {
       float a = ac ? al_f32(ac)[h] : av;
       if (!(a > 1.0f) || isinf(a)) st = al_seterr(AL_EINVAL, "attention: alpha must be > 1 and finite, got %g (head %lld)", (double)a, (long long)(h + 1));
@@ -191,20 +188,16 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
       for (int64_t h = 0; h < H; h++)   /* S_h = scale Q_h K_h^T (N, N) */
         al_sgemm(0, 1, N, N, dh, sc, Xb + h * dh, L3, Xb + D + h * dh, L3, 0.0f, S + h * NN, N);
       al_status s = AL_OK;
-      switch (kind) {   /* all heads' rows in one call: fewer short row batches in the kernels */
-        case AL_NORM_SOFTMAX: s = al_softmax_fwd(Pb, S, kb, 1, HN, N); break;
-        case AL_NORM_SPARSEMAX: s = al_sparsemax_fwd(Pb, S, kb, 1, HN, N); break;
-        case AL_NORM_ENTMAX15: s = al_entmax15_fwd(Pb, S, kb, 1, HN, N); break;
-        case AL_NORM_TOPK: s = al_topk_softmax_fwd(Pb, S, o->ratio, kb, 1, HN, N); break;
-        case AL_NORM_BISECT: {
-          for (int64_t h = 0; h < H; h++) {
-            float a = pa ? pa[h] : av;
-            for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
-          }
-          s = al_entmax_bisect_fwd(Pb, S, ar, kb, 1, HN, N, max_iter, NULL);
-          break;
+      /* all heads' rows in one call: fewer short row batches in the kernels */
+      al_norm_params prm = {.ratio = o->ratio, .max_iter = max_iter};
+      if (has_alpha) {   /* one alpha per row: head h's for its N rows */
+        for (int64_t h = 0; h < H; h++) {
+          float a = pa ? pa[h] : av;
+          for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
         }
+        prm.alpha = ar;
       }
+      s = d->fwd(Pb, S, kb, 1, HN, N, &prm);
       if (s) {
         #pragma omp critical(al_attention_err)
         if (!st) st = s;
@@ -213,7 +206,7 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
       for (int64_t h = 0; h < H; h++)   /* O_h = P_h V_h into columns h*dh.. of (B, N, D) */
         al_sgemm(0, 0, N, dh, N, 1.0f, Pb + h * NN, N, Xb + 2 * D + h * dh, L3, 0.0f, Y + b * N * D + h * dh, D);
     }
-    if (st) st = al_seterr(st, "attention: %s failed on scores (%lld,%lld,%lld,%lld)", al_norm_kind_name(kind), (long long)B, (long long)H, (long long)N, (long long)N);
+    if (st) st = al_seterr(st, "attention: %s failed on scores (%lld,%lld,%lld,%lld)", d->name, (long long)B, (long long)H, (long long)N, (long long)N);
   }
   if (scr) scratch_free(scr, nt, each);
   free(keep);
@@ -222,8 +215,8 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
     al_tensor *ins[2] = {qkv, alpha};
     al_node *n = al_node_new("attention", attention_bwd, alpha ? 2 : 1, ins, &st);
     if (!st && n) {
-      n->k[0] = B; n->k[1] = N; n->k[2] = H; n->k[3] = D; n->k[4] = kind;
-      n->d[0] = o->scale; n->d[1] = o->alpha_value;
+      n->k[0] = B; n->k[1] = N; n->k[2] = H; n->k[3] = D; n->k[4] = d->kind;
+      n->d[0] = o->scale; n->d[1] = o->alpha_value; n->d[2] = o->ratio;
       al_node_save(n, xc);
       al_node_save(n, P);
       if (ac) al_node_save(n, ac);

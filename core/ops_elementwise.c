@@ -11,7 +11,7 @@
 
 #include "attnlab/ops.h"
 #include "attnlab/threads.h"
-#include "fastmath.h"
+#include "simd/fastmath.h"
 
 /* ---- broadcast geometry ---------------------------------------------------- */
 typedef struct {
@@ -260,15 +260,9 @@ static const char *unop_names[AL_UNARY_COUNT] = {
   "cos", "rsqrt", "log1p", "sign", "floor", "round", "erf"};
 const char *al_unop_name(al_unop op) { return op < AL_UNARY_COUNT ? unop_names[op] : "?"; }
 
-/* 1/(1+e^-x) for x >= 0, e^x/(1+e^x) for x < 0: the same e = exp(-|x|) serves both,
- * never overflows, and keeps tiny results such as sigmoid(-100) = 3.8e-44 (not 0). */
-static inline float sigmoidf_(float x) {
-  float e = al_fexp(-fabsf(x)), r = 1.0f / (1.0f + e);
-  return x >= 0 ? r : e * r;
-}
 static inline float softplusf_(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
-/* The exact GELU x Phi(x) in float only. Phi(x) = erfc(-x/sqrt2)/2 through fastmath.h's
+/* The exact GELU x Phi(x) in float only. Phi(x) = erfc(-x/sqrt2)/2 through simd/fastmath.h's
  * erfc fit, erfc(a) = t exp(c - a^2), t = 1/(1 + a/2), c = t P(t) - 1.26551223, a = |x|/sqrt2:
  * erfc/2 for x < 0 (no cancellation in the left tail), 1 - erfc/2 beyond. al_fphi forms
  * c - a^2 in double because a^2 (up to ~200) rounded to float would put a 1e-5 relative
@@ -326,10 +320,10 @@ static void unary_fwd(al_unop op, float *o, const float *x, int64_t n) {
     case AL_LOG: for (int64_t i = 0; i < n; i++) o[i] = logf(x[i]); break;
     case AL_SQRT: for (int64_t i = 0; i < n; i++) o[i] = sqrtf(x[i]); break;
     case AL_TANH: for (int64_t i = 0; i < n; i++) o[i] = tanhf(x[i]); break;
-    case AL_SIGMOID: for (int64_t i = 0; i < n; i++) o[i] = sigmoidf_(x[i]); break;
+    case AL_SIGMOID: for (int64_t i = 0; i < n; i++) o[i] = al_fsigmoid(x[i]); break;
     case AL_RELU: for (int64_t i = 0; i < n; i++) o[i] = x[i] > 0 ? x[i] : (x[i] != x[i] ? x[i] : 0.0f); break;
     case AL_GELU: gelu_fwd_array(o, x, n); break;   /* exact (erf) GELU */
-    case AL_SILU: for (int64_t i = 0; i < n; i++) o[i] = x[i] * sigmoidf_(x[i]); break;
+    case AL_SILU: for (int64_t i = 0; i < n; i++) o[i] = x[i] * al_fsigmoid(x[i]); break;
     case AL_SOFTPLUS: for (int64_t i = 0; i < n; i++) o[i] = softplusf_(x[i]); break;
     case AL_ABS: for (int64_t i = 0; i < n; i++) o[i] = fabsf(x[i]); break;
     case AL_SIN: for (int64_t i = 0; i < n; i++) o[i] = sinf(x[i]); break;
@@ -371,9 +365,9 @@ static void unary_bwd_kernel(al_unop op, float *gi, const float *g, const float 
       }
       break;
     case AL_SILU:
-      for (int64_t i = 0; i < n; i++) { float s = sigmoidf_(x[i]); gi[i] = g[i] * (s + x[i] * s * (1.0f - s)); }
+      for (int64_t i = 0; i < n; i++) { float s = al_fsigmoid(x[i]); gi[i] = g[i] * (s + x[i] * s * (1.0f - s)); }
       break;
-    case AL_SOFTPLUS: for (int64_t i = 0; i < n; i++) gi[i] = g[i] * sigmoidf_(x[i]); break;
+    case AL_SOFTPLUS: for (int64_t i = 0; i < n; i++) gi[i] = g[i] * al_fsigmoid(x[i]); break;
     case AL_ABS: for (int64_t i = 0; i < n; i++) gi[i] = g[i] * (x[i] > 0 ? 1.0f : (x[i] < 0 ? -1.0f : 0.0f)); break;
     case AL_SIN: for (int64_t i = 0; i < n; i++) gi[i] = g[i] * cosf(x[i]); break;
     case AL_COS: for (int64_t i = 0; i < n; i++) gi[i] = -g[i] * sinf(x[i]); break;

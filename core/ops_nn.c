@@ -7,7 +7,7 @@
 
 #include "attnlab/rng.h"
 #include "attnlab/threads.h"
-#include "fastmath.h"
+#include "simd/fastmath.h"
 #include "internal.h"
 
 #define ROW_BLOCK 64

@@ -9,20 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attnlab/normalizers.h"
+#include "attnlab/norm_registry.h"
 #include "internal.h"
-
-/* The op name of a kind, as error messages print it (also used by ops_attention.c). */
-const char *al_norm_kind_name(al_norm_kind k) {
-  switch (k) {
-    case AL_NORM_SOFTMAX: return "softmax";
-    case AL_NORM_SPARSEMAX: return "sparsemax";
-    case AL_NORM_ENTMAX15: return "entmax15";
-    case AL_NORM_BISECT: return "entmax_bisect";
-    case AL_NORM_TOPK: return "topk_softmax";
-  }
-  return "normalizer";
-}
 
 static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_norm_kind kind = (al_norm_kind)n->k[0];
@@ -39,34 +27,29 @@ static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   }
   float *pgx = gx ? al_f32(gx) : NULL;
   const float *pg = al_f32(gc), *py = al_f32(y);
-  switch (kind) {
-    case AL_NORM_SOFTMAX: if (pgx) st = al_softmax_bwd_write(pgx, pg, py, rows, len); break;
-    case AL_NORM_SPARSEMAX: if (pgx) st = al_sparsemax_bwd_write(pgx, pg, py, rows, len); break;
-    case AL_NORM_ENTMAX15: if (pgx) st = al_entmax15_bwd_write(pgx, pg, py, rows, len); break;
-    case AL_NORM_TOPK: if (pgx) st = al_topk_softmax_bwd_write(pgx, pg, py, rows, len); break;
-    case AL_NORM_BISECT: {
-      al_tensor *alpha_rows = n->saved[1];
-      al_tensor *ga = NULL;
-      int need_alpha = n->ninputs > 1 && n->in[1].needs;
-      if (need_alpha) {
-        int64_t ash[AL_MAXDIM];
-        memcpy(ash, y->shape, sizeof ash);
-        ash[y->ndim - 1] = 1;
-        ga = al_tensor_new(AL_F32, y->ndim, ash);
-        if (!ga) { st = AL_ENOMEM; break; }
-      }
-      st = al_entmax_bisect_bwd_write(pgx, ga ? al_f32(ga) : NULL, pg, py, al_f32(alpha_rows), rows, len);
-      if (!st && ga) {
-        /* per-row gradient (x.shape[:-1], 1) -> alpha padded to x's rank -> alpha's shape */
-        al_tensor *padded = NULL;
-        st = al_sum_to_shape(&padded, ga, (int)n->k[3], (const int64_t *)n->extra);
-        if (!st) st = al_reshape(&gin[1], padded, n->in[1].ndim, n->in[1].shape);
-        al_tensor_release(padded);
-      }
-      al_tensor_release(ga);
-      break;
+  const al_norm_desc *d = al_norm_get(kind);
+  al_norm_params prm = {.ratio = n->d[0]};
+  al_tensor *ga = NULL;
+  if (d->param == AL_NORM_P_ALPHA) {
+    prm.alpha = al_f32(n->saved[1]);   /* one alpha per row */
+    if (n->ninputs > 1 && n->in[1].needs) {
+      int64_t ash[AL_MAXDIM];
+      memcpy(ash, y->shape, sizeof ash);
+      ash[y->ndim - 1] = 1;
+      ga = al_tensor_new(AL_F32, y->ndim, ash);
+      if (!ga) st = AL_ENOMEM;
     }
   }
+  /* an alpha row runs with gx == NULL too: its kernel then fills the alpha gradient only */
+  if (!st && (pgx || ga)) st = d->bwd_write(pgx, ga ? al_f32(ga) : NULL, pg, py, rows, len, &prm);
+  if (!st && ga) {
+    /* per-row gradient (x.shape[:-1], 1) -> alpha padded to x's rank -> alpha's shape */
+    al_tensor *padded = NULL;
+    st = al_sum_to_shape(&padded, ga, (int)n->k[3], (const int64_t *)n->extra);
+    if (!st) st = al_reshape(&gin[1], padded, n->in[1].ndim, n->in[1].shape);
+    al_tensor_release(padded);
+  }
+  al_tensor_release(ga);
   al_tensor_release(gc);
   if (st) { al_tensor_release(gx); return st; }
   gin[0] = gx;
@@ -96,12 +79,14 @@ static al_status build_keep(uint8_t **keep, al_tensor *mask, const al_tensor *x,
 
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
                        al_tensor *alpha, double alpha_value, int max_iter) {
-  const char *op = al_norm_kind_name(kind);
+  const al_norm_desc *d = al_norm_get(kind);
+  if (!d) return al_seterr(AL_EINVAL, "normalize: unknown normalizer %d", (int)kind);
+  const char *op = d->name;
   char s1[128], s2[128];
   if (x->dtype != AL_F32) return al_seterr(AL_EINVAL, "%s: expected a float32 tensor, got %s", op, al_shape_str(x, s1, sizeof s1));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "%s: expected at least 1 dim, got a 0-dim tensor", op);
   AL_TRY(al_wrap_dim(&dim, x->ndim, op));
-  if (kind == AL_NORM_TOPK && !(ratio > 0 && ratio <= 1)) return al_seterr(AL_EINVAL, "topk_softmax: ratio must be in (0, 1], got %g", ratio);
+  if (d->param == AL_NORM_P_RATIO && !(ratio > 0 && ratio <= 1)) return al_seterr(AL_EINVAL, "%s: ratio must be in (0, 1], got %g", op, ratio);
   if (dim != x->ndim - 1) {
     /* move dim last; the mask and alpha move with it */
     al_tensor *xt = NULL, *mt = NULL, *at = NULL, *y = NULL, *tmp = NULL;
@@ -137,13 +122,13 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
   al_tensor *arows = NULL;
   int64_t *alpha_shape = NULL;
   int alpha_nd = 0;
-  if (!st && kind == AL_NORM_BISECT) {
+  if (!st && d->param == AL_NORM_P_ALPHA) {
     int64_t rshape[AL_MAXDIM];
     memcpy(rshape, x->shape, sizeof rshape);
     rshape[x->ndim - 1] = 1;
     if (alpha) {
       if (alpha->ndim > x->ndim || (alpha->ndim == x->ndim && alpha->shape[x->ndim - 1] != 1)) {
-        st = al_seterr(AL_EINVAL, "entmax_bisect: alpha %s must broadcast to x %s with size 1 along dim %d", al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
+        st = al_seterr(AL_EINVAL, "%s: alpha %s must broadcast to x %s with size 1 along dim %d", op, al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
       } else {
         al_tensor *e = NULL;
         int was = al_grad_enabled();
@@ -152,11 +137,11 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
         if (!st) st = al_to_dtype(&arows, e, AL_F32);
         al_set_grad_enabled(was);
         al_tensor_release(e);
-        if (st) st = al_seterr(AL_EINVAL, "entmax_bisect: alpha %s does not broadcast to x %s with size 1 along dim %d", al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
+        if (st) st = al_seterr(AL_EINVAL, "%s: alpha %s does not broadcast to x %s with size 1 along dim %d", op, al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
         /* the shape to sum alpha's gradient back to: alpha padded to x's rank */
         alpha_nd = x->ndim;
         alpha_shape = calloc(AL_MAXDIM, sizeof *alpha_shape);
-        if (!alpha_shape) st = al_seterr(AL_ENOMEM, "entmax_bisect: out of memory");
+        if (!alpha_shape) st = al_seterr(AL_ENOMEM, "%s: out of memory", op);
         else for (int i = 0; i < x->ndim; i++) { int ia = i - (x->ndim - alpha->ndim); alpha_shape[i] = ia >= 0 ? alpha->shape[ia] : 1; }
       }
     } else {
@@ -167,7 +152,7 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
     if (!st) {
       const float *pa = al_f32(arows);
       for (int64_t r = 0; r < rows; r++)
-        if (!(pa[r] > 1.0f) || isinf(pa[r])) { st = al_seterr(AL_EINVAL, "entmax_bisect: alpha must be > 1 and finite, got %g (row %lld)", (double)pa[r], (long long)(r + 1)); break; }
+        if (!(pa[r] > 1.0f) || isinf(pa[r])) { st = al_seterr(AL_EINVAL, "%s: alpha must be > 1 and finite, got %g (row %lld)", op, (double)pa[r], (long long)(r + 1)); break; }
     }
   }
   al_tensor *o = st ? NULL : al_tensor_new(AL_F32, x->ndim, x->shape);
@@ -175,13 +160,9 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
   if (!st) {
     float *po = al_f32(o);
     const float *px = al_f32(xc);
-    switch (kind) {
-      case AL_NORM_SOFTMAX: st = al_softmax_fwd(po, px, keep, rows, rows, n); break;
-      case AL_NORM_SPARSEMAX: st = al_sparsemax_fwd(po, px, keep, rows, rows, n); break;
-      case AL_NORM_ENTMAX15: st = al_entmax15_fwd(po, px, keep, rows, rows, n); break;
-      case AL_NORM_TOPK: st = al_topk_softmax_fwd(po, px, ratio, keep, rows, rows, n); break;
-      case AL_NORM_BISECT: st = al_entmax_bisect_fwd(po, px, al_f32(arows), keep, rows, rows, n, max_iter > 0 ? max_iter : 50, NULL); break;
-    }
+    al_norm_params prm = {.ratio = ratio, .alpha = arows ? al_f32(arows) : NULL,
+                          .max_iter = max_iter > 0 ? max_iter : 50};
+    st = d->fwd(po, px, keep, rows, rows, n, &prm);
   }
   free(keep);
   al_tensor_release(xc);

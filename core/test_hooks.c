@@ -3,5 +3,5 @@
  * (include/attnlab/cpu.h) and a variable must exist once, whichever level runs. */
 
 /* Nonzero sends top-k's n % 16 == 1 rows through the generic last-block path
- * (core/norm_topk.c; declared in core/norm_internal.h). */
+ * (core/norm/topk.c; declared in core/norm/internal.h). */
 int al_topk_lane1_off_ = 0;

@@ -30,8 +30,9 @@
  * Sums are accumulated in double (in float per lane over at most four terms first, al_dacc).
  * Errors: AL_EINVAL with a message naming the bad value or shape (al_errmsg()); nothing is
  *         written then. AL_ENOMEM if a row is too long for the stack workspace and the heap fails.
- * Implementation: core/norm_*.c, written on the 16-lane vectors of core/norm_internal.h (private
- *         to core/ and the kernel tests); why, and how rows are blocked, is explained there. */
+ * Implementation: one file per normalizer in core/norm/, written on the 16-lane vectors of
+ *         core/norm/vec.h (private to core/ and the kernel tests); why, and how rows are
+ *         blocked, is explained there. Each file opens with its scalar reference (below). */
 #ifndef ATTNLAB_NORMALIZERS_H
 #define ATTNLAB_NORMALIZERS_H
 
@@ -108,6 +109,27 @@ al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *
                                     int64_t rows, int64_t n);
 /* The k that al_topk_softmax_fwd uses for n_kept entries (0 when n_kept == 0). */
 int64_t al_topk_count(double ratio, int64_t n_kept);
+
+/* Scalar references in double, one row at a time: the tests' oracles, written from the
+ * definitions (sorting where the definition sorts), not fast. x (n) float with keep row kr
+ * (NULL = all kept; -inf = not kept); param: alpha (entmax_bisect), ratio (topk_softmax), else
+ * unused. ref_fwd writes out (n); ref_bwd writes gin (n) = dL/dx from gout and out (n), and
+ * for entmax_bisect *galpha = dL/dalpha when galpha is not NULL. */
+void al_softmax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+void al_softmax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out, int64_t n,
+                        double param);
+void al_sparsemax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+void al_sparsemax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                          int64_t n, double param);
+void al_entmax15_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+void al_entmax15_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                         int64_t n, double param);
+void al_entmax_bisect_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+void al_entmax_bisect_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                              int64_t n, double param);
+void al_topk_softmax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param);
+void al_topk_softmax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                             int64_t n, double param);
 
 /* Diagnostics: count[r] = #{j : out[r, j] > 0} (support size; rows ints). */
 void al_support_count(int32_t *count, const float *out, int64_t rows, int64_t n);

@@ -8,6 +8,7 @@
 #define ATTNLAB_OPS_H
 
 #include "autograd.h"
+#include "norm_registry.h"
 
 /* ---- elementwise, broadcasting ----------------------------------------------
  * float32 results, except int64 (op) int64 for + - * maximum minimum, which stays int64
@@ -92,18 +93,19 @@ al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b);   /* mean((a-b)^2
 struct al_rng;
 al_status al_dropout(al_tensor **out, al_tensor *x, double p, struct al_rng *rng);
 
-/* ---- attention normalizers along `dim` (see normalizers.h for the kernels) ----
- * mask: NULL, or a tensor broadcastable to x, nonzero = keep. */
-typedef enum { AL_NORM_SOFTMAX, AL_NORM_SPARSEMAX, AL_NORM_ENTMAX15, AL_NORM_BISECT, AL_NORM_TOPK } al_norm_kind;
+/* ---- attention normalizers along `dim` (the kinds: norm_registry.h; kernels: normalizers.h)
+ * mask: NULL, or a tensor broadcastable to x, nonzero = keep. The parameter of the kind's
+ * row (al_norm_desc.param): ratio (AL_NORM_P_RATIO), or alpha (AL_NORM_P_ALPHA) as a tensor
+ * broadcastable to x with size 1 along dim (it gets a gradient), or alpha_value when alpha is
+ * NULL; max_iter <= 0 means 50. */
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask,
-                       double ratio /* topk */, al_tensor *alpha /* bisect: tensor or NULL */,
-                       double alpha_value /* bisect when alpha == NULL */, int max_iter);
+                       double ratio, al_tensor *alpha, double alpha_value, int max_iter);
 
 /* ---- fused multi-head attention core (core/ops_attention.c) ---------------------
  * qkv (B, N, 3D), laid out as timm's (3, heads, D/heads) along the last dim ->
  * out (B, N, D) = concat over heads of f(scale q k^T) v, f = the normalizer `kind`
- * (topk: ratio; entmax_bisect: alpha = one value per head, a float32 tensor of H
- * elements that receives a gradient, or alpha_value when alpha is NULL). key_mask: NULL
+ * (AL_NORM_P_RATIO rows: ratio; AL_NORM_P_ALPHA rows: alpha = one value per head, a float32
+ * tensor of H elements that receives a gradient, or alpha_value when alpha is NULL). key_mask: NULL
  * or (B, N), nonzero = a key that may be attended to (masked keys get weight exactly 0).
  * *probs (if probs != NULL): the weights (B, H, N, N), no gradient; the backward uses
  * them, so do not write into them. One node with a hand-written backward to qkv (and
@@ -112,10 +114,10 @@ typedef struct {
   int64_t heads;
   double scale;
   al_norm_kind kind;
-  double ratio;           /* AL_NORM_TOPK */
-  al_tensor *alpha;       /* AL_NORM_BISECT: (H) or NULL */
-  double alpha_value;     /* AL_NORM_BISECT when alpha == NULL */
-  int max_iter;           /* AL_NORM_BISECT: <= 0 means 50 */
+  double ratio;           /* AL_NORM_P_RATIO */
+  al_tensor *alpha;       /* AL_NORM_P_ALPHA: (H) or NULL */
+  double alpha_value;     /* AL_NORM_P_ALPHA when alpha == NULL */
+  int max_iter;           /* AL_NORM_P_ALPHA: <= 0 means 50 */
   al_tensor *key_mask;    /* (B, N) or NULL */
 } al_attention_opts;
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *opts);

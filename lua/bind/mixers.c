@@ -1,7 +1,7 @@
 /* lua/bind/mixers.c -- al.bilstm and al.bimamba: the fused mixer cores (mixer_ops.h).
  *   al.bilstm(x, params, keep_or_nil, heads)            params: list of 8 (false = no bias)
  *   al.bimamba(xz, params, keep_or_nil, heads, d_state, dt_rank, d_conv)   params: list of 14
- * The nn modules (lua/attnlab/nn_mixers.lua) hold the parameters and call these. */
+ * The nn modules (lua/attnlab/nn/mixers.lua) hold the parameters and call these. */
 #include "attnlab/mixer_ops.h"
 #include "bind.h"
 

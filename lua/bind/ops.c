@@ -292,37 +292,51 @@ static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *
   }
 }
 
-static int normalizer(lua_State *L, al_norm_kind kind, const char *name) {
-  al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL;
-  int dim = -1, iters = 0;
-  double ratio = 0;
-  int first = 2;
-  if (kind == AL_NORM_TOPK) { ratio = luaL_checknumber(L, 2); first = 3; }
+/* al.<name>(x [, param] [, dim | opts]) for every row of the normalizer table
+ * (attnlab/norm_registry.h); upvalue 1: the row's kind. The parameter: ratio (required number)
+ * or alpha (a number or a tensor broadcastable to x with size 1 along dim; default the row's). */
+static int l_normalizer(lua_State *L) {
+  const al_norm_desc *d = al_norm_get((al_norm_kind)lua_tointeger(L, lua_upvalueindex(1)));
+  al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL, *alpha = NULL;
+  int dim = -1, iters = 0, first = 2;
+  double ratio = 0, av = d->param_default;
+  if (d->param == AL_NORM_P_RATIO) { ratio = luaL_checknumber(L, 2); first = 3; }
+  else if (d->param == AL_NORM_P_ALPHA) {
+    if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
+    else if (!lua_isnoneornil(L, 2)) alpha = l_checktensor(L, 2);
+    first = 3;
+  }
   norm_opts(L, first, &dim, &mask, &iters);
-  L_TRY(L, name, al_normalize(&o, kind, x, dim, mask, ratio, NULL, 0, iters));
+  L_TRY(L, d->name, al_normalize(&o, d->kind, x, dim, mask, ratio, alpha, av, iters));
   return l_pushtensor(L, o);
 }
-static int l_softmax(lua_State *L) { return normalizer(L, AL_NORM_SOFTMAX, "softmax"); }
-static int l_sparsemax(lua_State *L) { return normalizer(L, AL_NORM_SPARSEMAX, "sparsemax"); }
-static int l_entmax15(lua_State *L) { return normalizer(L, AL_NORM_ENTMAX15, "entmax15"); }
-static int l_topk_softmax(lua_State *L) { return normalizer(L, AL_NORM_TOPK, "topk_softmax"); }
 
-static int l_entmax_bisect(lua_State *L) {
-  al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL, *alpha = NULL;
-  double av = 1.5;
-  if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
-  else if (!lua_isnoneornil(L, 2)) alpha = l_checktensor(L, 2);
-  int dim = -1, iters = 0;
-  norm_opts(L, 3, &dim, &mask, &iters);
-  L_TRY(L, "entmax_bisect", al_normalize(&o, AL_NORM_BISECT, x, dim, mask, 0, alpha, av, iters));
-  return l_pushtensor(L, o);
+/* al.normalizers() -> the table's rows, in kind order: {name=, spec=, learned=, param=,
+ * param_default=, fused=true}. nn.Normalizer and the tests read names from here. */
+static int l_normalizers(lua_State *L) {
+  lua_createtable(L, AL_NORM_COUNT, 0);
+  for (int k = 0; k < AL_NORM_COUNT; k++) {
+    const al_norm_desc *d = al_norm_get((al_norm_kind)k);
+    if (!d) continue;
+    lua_createtable(L, 0, 6);
+    lua_pushstring(L, d->name); lua_setfield(L, -2, "name");
+    lua_pushstring(L, d->spec); lua_setfield(L, -2, "spec");
+    if (d->learned) { lua_pushstring(L, d->learned); lua_setfield(L, -2, "learned"); }
+    if (d->param_name) {
+      lua_pushstring(L, d->param_name); lua_setfield(L, -2, "param");
+      if (d->param == AL_NORM_P_ALPHA) { lua_pushnumber(L, d->param_default); lua_setfield(L, -2, "param_default"); }
+    }
+    lua_pushboolean(L, 1); lua_setfield(L, -2, "fused");   /* al.attention takes every row */
+    lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  }
+  return 1;
 }
 
 /* attention(qkv (B,N,3D), {heads=, scale=, normalizer=, ratio=, alpha=, iters=, mask=,
- * weights=}) -> out (B,N,D), weights (B,H,N,N) (only out with weights = false). normalizer: softmax | sparsemax | entmax15 |
- * entmax_bisect (alpha: number or a tensor with one value per head) | topk_softmax
- * (ratio). mask: (B,N), nonzero = a key that may be attended to. scale: default
- * (D/heads)^-0.5. */
+ * weights=}) -> out (B,N,D), weights (B,H,N,N) (only out with weights = false). normalizer: the
+ * name of a row of the normalizer table (al.normalizers()); its parameter: ratio, or alpha (a
+ * number or a tensor with one value per head). mask: (B,N), nonzero = a key that may be
+ * attended to. scale: default (D/heads)^-0.5. */
 static int l_attention(lua_State *L) {
   al_tensor *qkv = l_checktensor(L, 1), *o = NULL, *p = NULL;
   luaL_checktype(L, 2, LUA_TTABLE);
@@ -335,16 +349,16 @@ static int l_attention(lua_State *L) {
   op.scale = luaL_optnumber(L, -1, op.heads > 0 && D > 0 ? 1.0 / sqrt((double)D / (double)op.heads) : 1.0);
   lua_getfield(L, 2, "normalizer");
   const char *name = luaL_optstring(L, -1, "softmax");
-  static const char *names[] = {"softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax", NULL};
-  static const al_norm_kind kinds[] = {AL_NORM_SOFTMAX, AL_NORM_SPARSEMAX, AL_NORM_ENTMAX15, AL_NORM_BISECT, AL_NORM_TOPK};
-  int k = -1;
-  for (int i = 0; names[i]; i++) if (!strcmp(names[i], name)) k = i;
-  if (k < 0) return luaL_error(L, "attnlab.attention: unknown normalizer '%s' (softmax, sparsemax, entmax15, entmax_bisect, topk_softmax)", name);
-  op.kind = kinds[k];
+  const al_norm_desc *nd = al_norm_find(name);
+  if (!nd) {
+    char names[256];
+    return luaL_error(L, "attnlab.attention: unknown normalizer '%s' (%s)", name, al_norm_names(names, sizeof names));
+  }
+  op.kind = nd->kind;
   lua_getfield(L, 2, "ratio");
   op.ratio = luaL_optnumber(L, -1, 0);
   lua_getfield(L, 2, "alpha");
-  op.alpha_value = 1.5;
+  op.alpha_value = nd->param == AL_NORM_P_ALPHA ? nd->param_default : 1.5;
   if (lua_type(L, -1) == LUA_TNUMBER) op.alpha_value = lua_tonumber(L, -1);
   else if (!lua_isnil(L, -1)) op.alpha = l_checktensor(L, lua_gettop(L));
   lua_getfield(L, 2, "iters");
@@ -373,25 +387,36 @@ static const luaL_Reg functions[] = {
   {"log_softmax", l_log_softmax}, {"cross_entropy", l_cross_entropy}, {"mse", l_mse},
   {"dropout", l_dropout}, {"cat", l_cat}, {"stack", l_stack}, {"index_select", l_index_select},
   {"gather", l_gather}, {"embedding", l_embedding},
-  {"softmax", l_softmax}, {"sparsemax", l_sparsemax}, {"entmax15", l_entmax15},
-  {"entmax_bisect", l_entmax_bisect}, {"topk_softmax", l_topk_softmax}, {"attention", l_attention},
-  {NULL, NULL}};
+  {"attention", l_attention}, {"normalizers", l_normalizers},
+  {NULL, NULL}};   /* and al.<name> for each normalizer: l_open_ops */
 
 /* Functions that also read naturally as methods: t:exp(), t:sum(2), t:matmul(b)... */
 static const char *as_methods[] = {
   "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "gelu", "silu", "softplus", "abs", "sin", "cos",
   "rsqrt", "log1p", "sign", "floor", "round", "erf", "neg", "add", "sub", "mul", "div", "maximum", "minimum",
   "gt", "ge", "lt", "le", "eq", "ne", "pow", "clamp", "masked_fill", "sum", "mean", "max", "min",
-  "argmax", "var", "matmul", "log_softmax", "softmax", "sparsemax", "entmax15", "entmax_bisect",
-  "topk_softmax", "index_select", "gather", NULL};
+  "argmax", "var", "matmul", "log_softmax", "index_select", "gather", NULL};   /* and every normalizer */
 
 void l_open_ops(lua_State *L) {
   luaL_setfuncs(L, functions, 0);
+  for (int k = 0; k < AL_NORM_COUNT; k++) {   /* al.softmax, al.sparsemax, ... */
+    const al_norm_desc *d = al_norm_get((al_norm_kind)k);
+    if (!d) continue;
+    lua_pushinteger(L, k);
+    lua_pushcclosure(L, l_normalizer, 1);
+    lua_setfield(L, -2, d->name);
+  }
   luaL_getmetatable(L, TENSOR_MT);
   lua_getfield(L, -1, "methods");
   for (int i = 0; as_methods[i]; i++) {
     lua_getfield(L, -3, as_methods[i]);
     lua_setfield(L, -2, as_methods[i]);
+  }
+  for (int k = 0; k < AL_NORM_COUNT; k++) {   /* x:softmax(), x:topk_softmax(0.25), ... */
+    const al_norm_desc *d = al_norm_get((al_norm_kind)k);
+    if (!d) continue;
+    lua_getfield(L, -3, d->name);
+    lua_setfield(L, -2, d->name);
   }
   lua_pop(L, 2);
 }

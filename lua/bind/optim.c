@@ -1,4 +1,4 @@
-/* lua/bind/optim.c -- fused optimizer steps for lua/attnlab/optim.lua. */
+/* lua/bind/optim.c -- fused optimizer steps for lua/attnlab/run/optim.lua. */
 #include "attnlab/optim.h"
 #include "bind.h"
 

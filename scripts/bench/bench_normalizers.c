@@ -16,7 +16,7 @@
  *
  * Build: make bench (build/release/bench/bench_normalizers), or standalone from the repo root:
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iinclude \
- *       scripts/bench/bench_normalizers.c core/norm_*.c core/base.c core/threads.c core/blas.c \
+ *       scripts/bench/bench_normalizers.c core/norm/[a-z]*.c core/base.c core/threads.c core/blas.c \
  *       -o build/bench_normalizers -ldl -lm
  * Run:  build/bench_normalizers [--reps N] [--threads N] [--scale S] [--B B --H H --T T]
  *                               [--fresh 0|1]
@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "attnlab/base.h"
-#include "attnlab/normalizers.h"
+#include "attnlab/norm_registry.h"
 
 static double now(void) {
   struct timespec t;
@@ -50,12 +50,10 @@ static double unif(void) {
 }
 static double normal(void) { return sqrt(-2.0 * log(unif())) * cos(6.283185307179586 * unif()); }
 
-enum { SOFTMAX, SPARSEMAX, ENTMAX15, BISECT, TOPK };
-
 typedef struct {
-  const char *name;
-  int op;
-  double ratio;
+  char name[64];
+  const al_norm_desc *norm;   /* a row of the normalizer table */
+  double ratio;               /* AL_NORM_P_RATIO rows */
 } bench_t;
 
 typedef struct {
@@ -64,39 +62,14 @@ typedef struct {
   int iters;
 } data_t;
 
-/* Forward then backward; *tf gets the forward's seconds. */
+/* Forward then backward (write mode, with the alpha gradient for alpha rows); *tf gets the
+ * forward's seconds. */
 static void run(const bench_t *b, data_t *d, double *tf) {
-  al_status st = AL_OK;
+  al_norm_params p = {.ratio = b->ratio, .alpha = d->alpha, .max_iter = 50, .iters_used = &d->iters};
   double t0 = now();
-#define FWD_DONE() (*tf = now() - t0)
-  switch (b->op) {
-    case SOFTMAX:
-      st = al_softmax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
-      FWD_DONE();
-      if (st == AL_OK) st = al_softmax_bwd_write(d->gin, d->gout, d->out, d->rows, d->n);
-      break;
-    case SPARSEMAX:
-      st = al_sparsemax_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
-      FWD_DONE();
-      if (st == AL_OK) st = al_sparsemax_bwd_write(d->gin, d->gout, d->out, d->rows, d->n);
-      break;
-    case ENTMAX15:
-      st = al_entmax15_fwd(d->out, d->x, NULL, 1, d->rows, d->n);
-      FWD_DONE();
-      if (st == AL_OK) st = al_entmax15_bwd_write(d->gin, d->gout, d->out, d->rows, d->n);
-      break;
-    case BISECT:
-      st = al_entmax_bisect_fwd(d->out, d->x, d->alpha, NULL, 1, d->rows, d->n, 50, &d->iters);
-      FWD_DONE();
-      if (st == AL_OK)
-        st = al_entmax_bisect_bwd_write(d->gin, d->galpha, d->gout, d->out, d->alpha, d->rows, d->n);
-      break;
-    default:
-      st = al_topk_softmax_fwd(d->out, d->x, b->ratio, NULL, 1, d->rows, d->n);
-      FWD_DONE();
-      if (st == AL_OK) st = al_topk_softmax_bwd_write(d->gin, d->gout, d->out, d->rows, d->n);
-  }
-#undef FWD_DONE
+  al_status st = b->norm->fwd(d->out, d->x, NULL, 1, d->rows, d->n, &p);
+  *tf = now() - t0;
+  if (st == AL_OK) st = b->norm->bwd_write(d->gin, d->galpha, d->gout, d->out, d->rows, d->n, &p);
   if (st != AL_OK) {
     fprintf(stderr, "%s: %s\n", b->name, al_errmsg());
     exit(1);
@@ -143,13 +116,26 @@ int main(int argc, char **argv) {
   size_t fbytes = (size_t)32 << 20;   /* the cache sweep after new rows */
   char *sweep = malloc(fbytes);
   memset(sweep, 0, fbytes);
-  const bench_t benches[] = {
-      {"softmax", SOFTMAX, 0},          {"sparsemax", SPARSEMAX, 0},
-      {"entmax15", ENTMAX15, 0},        {"entmax_bisect (per-head alpha, +dalpha)", BISECT, 0},
-      {"topk_softmax 0.125", TOPK, 0.125}, {"topk_softmax 0.25", TOPK, 0.25},
-      {"topk_softmax 0.5", TOPK, 0.5},
-  };
-  const int nb = sizeof benches / sizeof *benches;
+  /* every row of the table (softmax first: the ratios are to it); alpha rows with per-head
+   * alpha and its gradient, ratio rows at 0.125, 0.25 and 0.5 */
+  bench_t benches[16];
+  int nb = 0;
+  for (int k = 0; k < AL_NORM_COUNT; k++) {
+    const al_norm_desc *nd = al_norm_get((al_norm_kind)k);
+    if (!nd) continue;
+    if (nd->param == AL_NORM_P_RATIO) {
+      static const double ratios[] = {0.125, 0.25, 0.5};
+      for (int i = 0; i < 3 && nb < 16; i++, nb++) {
+        benches[nb] = (bench_t){.norm = nd, .ratio = ratios[i]};
+        snprintf(benches[nb].name, sizeof benches[nb].name, "%s %g", nd->name, ratios[i]);
+      }
+    } else if (nb < 16) {
+      benches[nb] = (bench_t){.norm = nd};
+      snprintf(benches[nb].name, sizeof benches[nb].name, "%s%s", nd->name,
+               nd->param == AL_NORM_P_ALPHA ? " (per-head alpha, +dalpha)" : "");
+      nb++;
+    }
+  }
   /* Interleaved rounds: every normalizer (and the memcpy) once per round, so a slow phase of
    * the machine hits all of them alike; medians over rounds. */
   double traffic = 5.0 * (double)bytes;      /* softmax fwd: read x, write out; bwd: read
@@ -177,7 +163,7 @@ int main(int argc, char **argv) {
       run(&benches[i], &d, &tf);
       t[(size_t)i * reps + r] = now() - t0;
       tfw[(size_t)i * reps + r] = tf;
-      if (benches[i].op == BISECT && d.iters > iters[i]) iters[i] = d.iters;
+      if (benches[i].norm->param == AL_NORM_P_ALPHA && d.iters > iters[i]) iters[i] = d.iters;
     }
     double t0 = now();
     memcpy(dst, src, cbytes);
@@ -198,7 +184,7 @@ int main(int argc, char **argv) {
     printf("  %-42s fwd %8.1f  bwd %8.1f  sum %8.1f us  %5.2fx softmax  (per round %5.2fx; min %8.1f us)",
            benches[i].name, tfi * 1e6, (ti - tfi) * 1e6, ti * 1e6, ti / tsoft,
            median(rr + (size_t)i * reps, reps), tmin * 1e6);
-    if (benches[i].op == BISECT) printf("  (max passes per row %d)", iters[i]);
+    if (benches[i].norm->param == AL_NORM_P_ALPHA) printf("  (max passes per row %d)", iters[i]);
     printf("\n");
   }
   double tmem = median(t + (size_t)nb * reps, reps);

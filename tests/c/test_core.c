@@ -2,7 +2,7 @@
  * counts, views keeping storage alive), al_copy_into over strided views, broadcasting
  * geometry of the elementwise kernels against a plain index-arithmetic reference, the
  * reverse pass (al_backward) on small graphs with closed-form gradients, the vectorized
- * exp/erf of core/fastmath.h against libm (in ulps), the Philox known-answer vector, error
+ * exp/erf of core/simd/fastmath.h against libm (in ulps), the Philox known-answer vector, error
  * codes and messages, and al_mem_live() returning to its start value (no leaks).
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). */
 #include <float.h>
@@ -19,7 +19,7 @@
 #include "attnlab/rng.h"
 #include "attnlab/threads.h"
 #include "check.h"
-#include "../../core/fastmath.h"
+#include "../../core/simd/fastmath.h"
 
 static size_t mem_start;
 

@@ -16,7 +16,7 @@
  *    the dropped tokens removed; dropped tokens get output 0 and gradient 0; parameter
  *    gradients == sum over the compacted sequences.
  *  - 1 thread vs 2 threads: bitwise identical outputs and gradients.
- *  - The kernels' vectorisable exp/expm1/sigmoid/tanh/softplus/log1p (core/mix_internal.h)
+ *  - The kernels' vectorisable exp/expm1/sigmoid/tanh/softplus/log1p (core/simd/fastmath.h)
  *    within 4 ulp of double-precision libm over their ranges.
  *  - Errors (bad dims, double backward), workspace size formula, no leaks.
  * Needs the working directory to be the repository root (tests/run.sh does that), or
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/mix_internal.h"   /* the kernels' private exp/tanh/softplus */
+#include "../../core/mix_internal.h"   /* with core/simd/fastmath.h: the kernels' exp/tanh/softplus */
 #include "attnlab/base.h"
 #include "attnlab/blas.h"
 #include "attnlab/mixers.h"

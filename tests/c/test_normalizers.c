@@ -34,9 +34,10 @@
 #include <cjson/cJSON.h>
 
 #include "attnlab/base.h"
+#include "attnlab/norm_registry.h"
 #include "attnlab/normalizers.h"
 #include "attnlab/threads.h"
-#include "../../core/norm_internal.h"   /* the kernels' 16-lane math, checked against the scalar functions */
+#include "../../core/norm/internal.h"   /* the kernels' 16-lane math, checked against the scalar functions */
 #include "check.h"
 
 /* ---------------------------------------------------------------- random numbers */
@@ -57,110 +58,38 @@ static void fill_randn(float *x, long n, double scale) {
   for (long i = 0; i < n; i++) x[i] = (float)(scale * rng_normal());
 }
 
-/* ---------------------------------------------------------------- the five ops */
-enum { SOFTMAX, SPARSEMAX, ENTMAX15, BISECT, TOPK, NOPS };
-static const char *op_name[NOPS] = {"softmax", "sparsemax", "entmax15", "entmax_bisect",
-                                    "topk_softmax"};
+/* ---------------------------------------------------------------- the ops: the registry's rows */
+/* The test's names for the kinds it has references for; NOPS covers every row of the table, so
+ * a kind added there without a reference here fails ref_row (below) instead of passing as
+ * another normalizer. */
+enum { SOFTMAX = AL_NORM_SOFTMAX, SPARSEMAX = AL_NORM_SPARSEMAX, ENTMAX15 = AL_NORM_ENTMAX15,
+       BISECT = AL_NORM_ENTMAX_BISECT, TOPK = AL_NORM_TOPK_SOFTMAX, NOPS = AL_NORM_COUNT };
+#define op_name(op) (al_norm_get((al_norm_kind)(op))->name)
 static int last_iters;
 
 /* alpha: per-row array (BISECT); ratio (TOPK). */
 static al_status op_fwd(int op, float *out, const float *x, const uint8_t *keep, long mrows,
                         long rows, long n, const float *alpha, double ratio) {
-  switch (op) {
-    case SOFTMAX: return al_softmax_fwd(out, x, keep, mrows, rows, n);
-    case SPARSEMAX: return al_sparsemax_fwd(out, x, keep, mrows, rows, n);
-    case ENTMAX15: return al_entmax15_fwd(out, x, keep, mrows, rows, n);
-    case BISECT: return al_entmax_bisect_fwd(out, x, alpha, keep, mrows, rows, n, 100, &last_iters);
-    default: return al_topk_softmax_fwd(out, x, ratio, keep, mrows, rows, n);
-  }
+  al_norm_params p = {.ratio = ratio, .alpha = alpha, .max_iter = 100, .iters_used = &last_iters};
+  return al_norm_get((al_norm_kind)op)->fwd(out, x, keep, mrows, rows, n, &p);
 }
 static al_status op_bwd(int op, float *gin, float *galpha, const float *gout, const float *out,
                         long rows, long n, const float *alpha) {
-  switch (op) {
-    case SOFTMAX: return al_softmax_bwd(gin, gout, out, rows, n);
-    case SPARSEMAX: return al_sparsemax_bwd(gin, gout, out, rows, n);
-    case ENTMAX15: return al_entmax15_bwd(gin, gout, out, rows, n);
-    case BISECT: return al_entmax_bisect_bwd(gin, galpha, gout, out, alpha, rows, n);
-    default: return al_topk_softmax_bwd(gin, gout, out, rows, n);
-  }
+  al_norm_params p = {.alpha = alpha};
+  return al_norm_get((al_norm_kind)op)->bwd(gin, galpha, gout, out, rows, n, &p);
 }
 
 /* ---------------------------------------------------------------- double references */
-typedef struct { double v; long i; } vi_t;
-static int cmp_desc(const void *a, const void *b) {   /* value desc, then index asc */
-  const vi_t *p = a, *q = b;
-  if (p->v != q->v) return p->v > q->v ? -1 : 1;
-  return p->i < q->i ? -1 : (p->i > q->i);
-}
-
-/* Gather kept finite entries of one row; returns how many. */
-static long gather(vi_t *v, const float *x, const uint8_t *kr, long n) {
-  long m = 0;
-  for (long j = 0; j < n; j++)
-    if ((!kr || kr[j]) && x[j] != -INFINITY) { v[m].v = x[j]; v[m].i = j; m++; }
-  return m;
-}
-
-/* Reference for one row in double; alpha for BISECT, ratio for TOPK. */
+/* The scalar reference of the normalizer's own file (its registry row): one row in double;
+ * alpha for the alpha rows (BISECT), ratio for the ratio rows (TOPK). */
 static void ref_row(int op, double *o, const float *x, const uint8_t *kr, long n, double alpha,
                     double ratio) {
-  vi_t *v = malloc(sizeof(vi_t) * (n ? n : 1));
-  for (long j = 0; j < n; j++) o[j] = 0.0;
-  long m = gather(v, x, kr, n);
-  if (m == 0) { free(v); return; }
-  qsort(v, m, sizeof *v, cmp_desc);
-  double mx = v[0].v;
-  if (op == SOFTMAX || op == TOPK) {
-    long k = m;
-    if (op == TOPK) {
-      double c = ceil(ratio * m - 1e-9 * fmax(1.0, ratio * m));
-      k = c < 1 ? 1 : (c > m ? m : (long)c);
-    }
-    double s = 0;
-    for (long i = 0; i < k; i++) s += exp(v[i].v - mx);
-    for (long i = 0; i < k; i++) o[v[i].i] = exp(v[i].v - mx) / s;
-  } else if (op == SPARSEMAX) {   /* Martins & Astudillo 2016, eq. 4 */
-    double cs = 0, tau = 0;
-    for (long i = 0; i < m; i++) {
-      cs += v[i].v;
-      if (1.0 + (i + 1) * v[i].v > cs) tau = (cs - 1.0) / (i + 1);
-    }
-    for (long i = 0; i < m; i++) o[v[i].i] = fmax(v[i].v - tau, 0.0);
-  } else if (op == ENTMAX15) {    /* Peters et al. 2019, sort-based closed form */
-    double s1 = 0, s2 = 0, tau = 0;
-    for (long i = 0; i < m; i++) {
-      double u = (v[i].v - mx) / 2;
-      s1 += u; s2 += u * u;
-      double k = i + 1, mean = s1 / k, ss = s2 - k * mean * mean;   /* k * var */
-      double delta = (1.0 - ss) / k;
-      double t = mean - sqrt(fmax(delta, 0.0));
-      if (t <= u) tau = t;
-    }
-    for (long i = 0; i < m; i++) {
-      double d = fmax((v[i].v - mx) / 2 - tau, 0.0);
-      o[v[i].i] = d * d;
-    }
-  } else {                        /* bisection on tau, 200 halvings, then renormalise */
-    double am1 = alpha - 1, lo = -1.0, hi = -pow(1.0 / n, am1), s = 0;
-    for (int it = 0; it < 200; it++) {
-      double t = 0.5 * (lo + hi);
-      s = 0;
-      for (long i = 0; i < m; i++) {
-        double d = am1 * (v[i].v - mx) - t;
-        if (d > 0) s += pow(d, 1.0 / am1);
-      }
-      if (s >= 1) lo = t; else hi = t;
-    }
-    double t = 0.5 * (lo + hi);
-    s = 0;
-    for (long i = 0; i < m; i++) {
-      double d = am1 * (v[i].v - mx) - t;
-      o[v[i].i] = d > 0 ? pow(d, 1.0 / am1) : 0.0;
-      s += o[v[i].i];
-    }
-    for (long i = 0; i < m; i++) o[v[i].i] /= s;
+  const al_norm_desc *d = al_norm_get((al_norm_kind)op);
+  if (!d->ref_fwd || !d->ref_bwd) {   /* a row without its reference: no check can pass */
+    fprintf(stderr, "test_normalizers: the row of %s has no scalar reference\n", d->name);
+    exit(1);
   }
-  free(v);
+  d->ref_fwd(o, x, kr, n, d->param == AL_NORM_P_ALPHA ? alpha : ratio);
 }
 
 /* max |a - b| / (atol + rtol |b|) against a double reference; *maxd gets max |a - b|. */
@@ -380,7 +309,7 @@ static void test_closed_forms(void) {
   /* n = 1 -> 1 for every op */
   for (int op = 0; op < NOPS; op++) {
     char name[80];
-    snprintf(name, sizeof name, "n=1: %s gives 1", op_name[op]);
+    snprintf(name, sizeof name, "n=1: %s gives 1", op_name(op));
     check_vec(name, op, (float[]){-3.5f}, 1, (double[]){1}, 1.5, 0.1, 0);
   }
 }
@@ -432,7 +361,7 @@ static void test_vs_reference(void) {
         }
       char name[120];
       snprintf(name, sizeof name, "%s%s == double reference loop (n=1..257, scale 0.1..1000)",
-               op_name[op], masked ? " masked" : "");
+               op_name(op), masked ? " masked" : "");
       printf("  %s: %ld rows, max |diff| %.2e (worst ratio %.2f at n=%ld), max |sum-1| %.2e\n",
              name, nrows_total, worst_d, worst, worst_n, worst_sum);
       CHECK(name, worst <= 1 && !nonfinite && worst_sum < 2e-6,
@@ -467,7 +396,7 @@ static void test_every_length(void) {
       free(x); free(o); free(keep); free(ref);
     }
     char name[120];
-    snprintf(name, sizeof name, "%s: every row length 1..48, masked and not, == reference", op_name[op]);
+    snprintf(name, sizeof name, "%s: every row length 1..48, masked and not, == reference", op_name(op));
     CHECK(name, worst <= 1, "worst |diff| %.2e (ratio %.2f) at n=%ld", worst_d, worst, worst_n);
   }
   /* top-k: skewed (lognormal), bimodal and one-outlier rows: the normal-quantile band misses */
@@ -520,7 +449,7 @@ static void test_long_and_extreme(void) {
         if (fabs(s - 1) > worst_sum) worst_sum = fabs(s - 1);
       }
       char name[120];
-      snprintf(name, sizeof name, "%s n=4096 %s: finite, sums to 1, == reference", op_name[op],
+      snprintf(name, sizeof name, "%s n=4096 %s: finite, sums to 1, == reference", op_name(op),
                kind == 0 ? "randn*2" : kind == 1 ? "+-1e4" : "with -inf entries");
       CHECK(name, st == AL_OK && !bad && worst <= 1 && worst_sum < 4e-6,
             "max |diff| %.2e (ratio %.2f), max |sum-1| %.2e, bad %d", worst_d, worst, worst_sum, bad);
@@ -586,7 +515,7 @@ static void test_json_refs(void) {
     const char *name = cJSON_GetObjectItem(c, "name")->valuestring;
     const char *ops = cJSON_GetObjectItem(c, "op")->valuestring;
     int op = -1;
-    for (int k = 0; k < NOPS; k++) if (!strcmp(ops, op_name[k])) op = k;
+    for (int k = 0; k < NOPS; k++) if (!strcmp(ops, op_name(k))) op = k;
     long rows = (long)cJSON_GetObjectItem(c, "rows")->valuedouble;
     long n = (long)cJSON_GetObjectItem(c, "n")->valuedouble, len;
     float *x = json_floats(cJSON_GetObjectItem(c, "x"), &len);
@@ -717,7 +646,7 @@ static void test_gradients(void) {
                            &wabs, &aw);
       char name[120];
       snprintf(name, sizeof name, "gradcheck: %s%s d/dx%s vs central differences (eps 1e-3)",
-               op_name[op], masked ? " masked" : "", op == BISECT ? " and d/dalpha" : "");
+               op_name(op), masked ? " masked" : "", op == BISECT ? " and d/dalpha" : "");
       printf("  %s: %ld coords checked, %ld skipped (support change), max |fd-an| %.2e, dalpha ratio %.2f\n",
              name, checked, skipped, wabs, aw);
       CHECK(name, q <= 1 && aw <= 1 && checked >= 20,
@@ -727,7 +656,7 @@ static void test_gradients(void) {
         /* The same check must reject a gradient that is 2% off. */
         double q2 = gradcheck(op, 4, 11, 1.5, 0, ratio, eps, atol, rtol, 1.02, &checked, &skipped,
                               &wabs, &aw);
-        snprintf(name, sizeof name, "gradcheck: %s rejects a gradient scaled by 1.02", op_name[op]);
+        snprintf(name, sizeof name, "gradcheck: %s rejects a gradient scaled by 1.02", op_name(op));
         CHECK(name, q2 > 1 && (op != BISECT || aw > 1), "worst ratio %.2f alpha ratio %.2f", q2, aw);
       }
     }
@@ -780,7 +709,7 @@ static void test_identities(void) {
     op_fwd(op, b, xs, NULL, 1, rows, n, alpha, 0.25);
     ma = check_close_ratio(a, b, rows * n, 2e-6, 0, NULL) * 2e-6;
     char name[100];
-    snprintf(name, sizeof name, "identity: %s(x + 3.25) == %s(x)", op_name[op], op_name[op]);
+    snprintf(name, sizeof name, "identity: %s(x + 3.25) == %s(x)", op_name(op), op_name(op));
     CHECK(name, ma <= 2e-6, "max diff %.2e", ma);
   }
   /* all-equal rows: uniform for all but top-k; top-k gives the first k 1/k each */
@@ -791,7 +720,7 @@ static void test_identities(void) {
     double md = 0;
     for (long j = 0; j < n; j++) md = fmax(md, fabs(a[j] - (j < k ? 1.0 / k : 0.0)));
     char name[100];
-    snprintf(name, sizeof name, "ties: %s of an all-equal row (n=65)%s", op_name[op],
+    snprintf(name, sizeof name, "ties: %s of an all-equal row (n=65)%s", op_name(op),
              op == TOPK ? ": first k=17 get 1/17" : " is uniform");
     CHECK(name, md < 1e-7, "max diff %.2e, out[0]=%.8f out[64]=%.8f", md, a[0], a[n - 1]);
   }
@@ -831,20 +760,20 @@ static void test_masks(void) {
       }
     }
     char name[120];
-    snprintf(name, sizeof name, "mask: %s masked (garbage/NaN underneath) == truncated rows", op_name[op]);
+    snprintf(name, sizeof name, "mask: %s masked (garbage/NaN underneath) == truncated rows", op_name(op));
     CHECK(name, md <= 1e-6 && zeros, "max diff %.2e, exact zeros %d", md, zeros);
     int allz = 1;
     for (long i = 9 * n; i < rows * n; i++) allz &= o[i] == 0.0f;
-    snprintf(name, sizeof name, "mask: %s all-masked rows give exact zeros", op_name[op]);
+    snprintf(name, sizeof name, "mask: %s all-masked rows give exact zeros", op_name(op));
     CHECK(name, allz, "nonzero or NaN in an all-masked row");
     op_fwd(op, o2, xi, NULL, 1, rows, n, alpha, 0.3);
-    snprintf(name, sizeof name, "mask: %s with -inf entries == with keep=0 (bitwise)", op_name[op]);
+    snprintf(name, sizeof name, "mask: %s with -inf entries == with keep=0 (bitwise)", op_name(op));
     CHECK(name, !memcmp(o, o2, rows * n * sizeof(float)), "outputs differ");
     /* a kept NaN poisons its row (only) */
     float y[6] = {1, 2, NAN, 0, 1, 2};
     float yo[6];
     op_fwd(op, yo, y, NULL, 1, 2, 3, alpha, 0.5);
-    snprintf(name, sizeof name, "NaN: %s kept NaN -> NaN row, other rows fine", op_name[op]);
+    snprintf(name, sizeof name, "NaN: %s kept NaN -> NaN row, other rows fine", op_name(op));
     CHECK(name, isnan(yo[0]) && isnan(yo[2]) && isfinite(yo[3]) && fabs(yo[3] + yo[4] + yo[5] - 1) < 1e-6,
           "row0 %g %g %g row1 %g %g %g", yo[0], yo[1], yo[2], yo[3], yo[4], yo[5]);
   }
@@ -915,7 +844,7 @@ static void test_threads(void) {
     op_bwd(op, g2, a2, g, o2, rows, n, alpha);
     al_set_num_threads(1);
     char name[100];
-    snprintf(name, sizeof name, "threads: %s fwd+bwd identical with 1 and 2 threads (bitwise)", op_name[op]);
+    snprintf(name, sizeof name, "threads: %s fwd+bwd identical with 1 and 2 threads (bitwise)", op_name(op));
     CHECK(name, !memcmp(o1, o2, rows * n * 4) && !memcmp(g1, g2, rows * n * 4) && !memcmp(a1, a2, rows * 4),
           "results differ");
   }
@@ -930,7 +859,7 @@ static void test_threads(void) {
     for (long i = 0; i < 50 * n; i++) ok &= g2[i] == 2 * g1[i];
     for (long r = 0; r < 50; r++) ok &= a2[r] == 2 * a1[r];
     char name[100];
-    snprintf(name, sizeof name, "backward: %s accumulates into gin (and galpha)", op_name[op]);
+    snprintf(name, sizeof name, "backward: %s accumulates into gin (and galpha)", op_name(op));
     CHECK(name, ok, "second call did not add the same amount");
   }
   /* support counts */
@@ -1008,13 +937,8 @@ static void test_errors(void) {
 /* ---------------------------------------------------------------- 8. backward write mode */
 static al_status op_bwd_write(int op, float *gin, float *galpha, const float *gout,
                               const float *out, long rows, long n, const float *alpha) {
-  switch (op) {
-    case SOFTMAX: return al_softmax_bwd_write(gin, gout, out, rows, n);
-    case SPARSEMAX: return al_sparsemax_bwd_write(gin, gout, out, rows, n);
-    case ENTMAX15: return al_entmax15_bwd_write(gin, gout, out, rows, n);
-    case BISECT: return al_entmax_bisect_bwd_write(gin, galpha, gout, out, alpha, rows, n);
-    default: return al_topk_softmax_bwd_write(gin, gout, out, rows, n);
-  }
+  al_norm_params p = {.alpha = alpha};
+  return al_norm_get((al_norm_kind)op)->bwd_write(gin, galpha, gout, out, rows, n, &p);
 }
 
 /* The _write backward == the accumulating one run on zeros, bitwise (the sign of zero too), and
@@ -1066,7 +990,7 @@ static void test_write_mode(void) {
   for (int op = 0; op < NOPS; op++) {
     char name[120];
     snprintf(name, sizeof name,
-             "backward: %s_bwd_write == accumulate into zeros (bitwise), never reads gin", op_name[op]);
+             "backward: %s_bwd_write == accumulate into zeros (bitwise), never reads gin", op_name(op));
     CHECK(name, ok[op], "mismatch");
   }
 }
@@ -1113,7 +1037,7 @@ static void test_nan_grad(void) {
   }
   for (int op = 0; op < NOPS; op++) {
     char name[120];
-    snprintf(name, sizeof name, "NaN: %s backward of a NaN/+inf row is NaN (other rows unchanged)", op_name[op]);
+    snprintf(name, sizeof name, "NaN: %s backward of a NaN/+inf row is NaN (other rows unchanged)", op_name(op));
     CHECK(name, ok[op], "a NaN row got a non-NaN gradient, or another row changed");
   }
 }
@@ -1241,7 +1165,7 @@ static void test_e15_start_edges(void) {
         worst, worst_n, nonfinite);
 }
 
-/* alpha-entmax's start bound s0 (core/norm_entmax.c, bis_start) on the rows where it is tight:
+/* alpha-entmax's start bound s0 (core/norm/entmax_bisect.c, bis_start) on the rows where it is tight:
  * j equal maxima and the rest out of the support give s* = j^(1-alpha) = s0 exactly; entries at
  * the support edge y = -s* + d (y = (alpha-1)(x - max)) test the cut of the candidates to
  * y > -s0; entries at the bound's thresholds y = -1/2, -1/4 test its sums. Against the double
@@ -1533,6 +1457,47 @@ static void test_topk_batches(void) {
         same, "first differing row %ld at n=%ld ratio %g (of %ld)", bad_r, bad_n, bad_q, cases);
 }
 
+/* ---------------------------------------------------------------- backward vs reference */
+/* Every backward (write mode) against its file's scalar reference backward in double, fed the
+ * kernel's own forward output (so both see the same support), and alpha's gradient too. */
+static void test_bwd_vs_reference(void) {
+  static const long ns[] = {1, 5, 16, 17, 31, 65, 100};
+  for (int op = 0; op < NOPS; op++) {
+    const al_norm_desc *d = al_norm_get((al_norm_kind)op);
+    double worst = 0, worst_d = 0, worst_a = 0;
+    for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
+      const long n = ns[in], rows = 8;
+      float *x = falloc(rows * n), *o = falloc(rows * n), *g = falloc(rows * n), *gi = falloc(rows * n);
+      float alpha[8], ga[8];
+      double *po = dalloc(n), *pg = dalloc(n), *ref = dalloc(n);
+      fill_randn(x, rows * n, 1.0);
+      fill_randn(g, rows * n, 1.0);
+      for (long r = 0; r < rows; r++) alpha[r] = (float)(1.2 + 0.1 * (double)r);   /* 1.2 .. 1.9 */
+      al_status st = op_fwd(op, o, x, NULL, 1, rows, n, alpha, 0.3);
+      if (st == AL_OK) st = op_bwd_write(op, gi, ga, g, o, rows, n, alpha);
+      if (st != AL_OK) { worst = INFINITY; }
+      for (long r = 0; r < rows && st == AL_OK; r++) {
+        double gar = 0, md;
+        for (long j = 0; j < n; j++) { po[j] = o[r * n + j]; pg[j] = g[r * n + j]; }
+        d->ref_bwd(ref, &gar, pg, po, n, d->param == AL_NORM_P_ALPHA ? alpha[r] : 0.3);
+        const double q = cmp_ref(gi + r * n, ref, n, 1e-6, 1e-5, &md);
+        if (q > worst) { worst = q; worst_d = md; }
+        if (d->param == AL_NORM_P_ALPHA) {
+          const double qa = fabs((double)ga[r] - gar) / (1e-5 + 1e-4 * fabs(gar));
+          if (!(qa <= worst_a)) worst_a = qa;
+        }
+      }
+      free(x); free(o); free(g); free(gi); free(po); free(pg); free(ref);
+    }
+    char name[120];
+    snprintf(name, sizeof name, "%s backward == its scalar reference backward (n=1..100)%s", op_name(op),
+             d->param == AL_NORM_P_ALPHA ? ", and d/dalpha" : "");
+    printf("  %s: max |diff| %.2e (worst ratio %.2f), alpha ratio %.2f\n", name, worst_d, worst, worst_a);
+    CHECK(name, worst <= 1 && worst_a <= 1, "worst |diff| %.2e (ratio %.2f), alpha ratio %.2f", worst_d,
+          worst, worst_a);
+  }
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -1559,5 +1524,6 @@ int main(void) {
   test_lanes16();
   test_hsumd_rows();
   test_topk_batches();
+  test_bwd_vs_reference();   /* last: it draws from the random stream of the checks above */
   CHECK_EXIT();
 }

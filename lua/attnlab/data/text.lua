@@ -73,7 +73,7 @@
 -- (path, lowercase, strip_headers) (again only if a longer seq_len is asked for), and
 -- vocabularies are kept per (vocab_size, min_count): the test split of a run costs little
 -- after its train split, and two calls with the same options share one vocab object.
--- data_text.clear_cache() frees it. One pass over the 14 MB archive (50 MB of tar, 36 MB
+-- attnlab.data.text.clear_cache() frees it. One pass over the 14 MB archive (50 MB of tar, 36 MB
 -- of text, 5.9 M words) takes about 2 s of CPU on the development machine (2-4 s wall on
 -- its 2 shared cores); the test split then takes 0.02 s, a batch of 128 rows 0.02 ms.
 --

@@ -1,16 +1,38 @@
--- attnlab.nn_attention -- the attention normalizer as a module, multi-head attention
+-- attnlab.nn.attention -- the attention normalizer as a module, multi-head attention
 -- that takes any normalizer, and the pre-LN encoder block whose token mixer can be
 -- swapped for a sequential mixer (BiMamba, BiLSTM).
 local al = require "attnlab"
 local nn = al.nn
 
--- ---- Normalizer ------------------------------------------------------------------------
--- Names: softmax, sparsemax, entmax15, hae (per-head adaptive entmax, learned
--- alpha_h = 1.05 + 0.9 sigmoid(a_h), a_h = 0 at init so alpha starts at 1.5),
--- entmax:<alpha> (fixed alpha by bisection), topk:<ratio> (k = max(1, ceil(ratio*n))).
+-- ---- Normalizer ----------------------------------------------------------------------
+-- Names come from the C normalizer table (al.normalizers(), one row per normalizer): a row
+-- without a parameter by its spec (softmax, sparsemax, entmax15); one with a parameter as
+-- <spec>:<value> (entmax:<alpha>: fixed alpha by bisection; topk:<ratio>: k = max(1,
+-- ceil(ratio*n))); a row's learned variant by its own name (hae: per-head adaptive entmax,
+-- learned alpha_h = 1.05 + 0.9 sigmoid(a_h), a_h = 0 at init so alpha starts at 1.5).
 local Normalizer = nn.class("Normalizer", nn.Module)
 nn.Normalizer = Normalizer
-Normalizer.NAMES = { "softmax", "sparsemax", "entmax15", "hae", "entmax:<alpha>", "topk:<ratio>" }
+local ROWS = {}      -- spec kind ("softmax", "entmax", "hae", "topk", ...) -> its table row
+Normalizer.NAMES = {}
+for _, row in ipairs(al.normalizers()) do
+  if not row.param then
+    ROWS[row.spec] = row
+    Normalizer.NAMES[#Normalizer.NAMES + 1] = row.spec
+  else
+    if row.learned then
+      ROWS[row.learned] = row
+      Normalizer.NAMES[#Normalizer.NAMES + 1] = row.learned
+    end
+    ROWS[row.spec] = row
+    Normalizer.NAMES[#Normalizer.NAMES + 1] = ("%s:<%s>"):format(row.spec, row.param)
+  end
+end
+
+-- What a parameter value must be, and the error text when it is not.
+local PARAM_OK = {
+  alpha = { function(v) return v > 1 and v == v and v ~= math.huge end, "must be a finite number > 1" },
+  ratio = { function(v) return v > 0 and v <= 1 end, "must be in (0, 1] (the share of keys kept)" },
+}
 
 -- Parse a normalizer name into {kind=, alpha=, ratio=}; errors list the valid names.
 function Normalizer.parse(name)
@@ -19,23 +41,16 @@ function Normalizer.parse(name)
       table.concat(Normalizer.NAMES, ", ")), 3)
   end
   if type(name) ~= "string" then bad(" (not a string)") end
-  if name == "softmax" or name == "sparsemax" or name == "entmax15" or name == "hae" then return { kind = name } end
-  local a = name:match("^entmax:(.+)$")
-  if a then
-    local v = tonumber(a)
-    if not v or v <= 1 or v ~= v or v == math.huge then
-      error(("normalizer '%s': the alpha of entmax:<alpha> must be a finite number > 1, got '%s'"):format(name, a), 3)
+  local row = ROWS[name]
+  if row and (not row.param or row.learned == name) then return { kind = name } end
+  local spec, value = name:match("^([^:]+):(.+)$")
+  row = spec and ROWS[spec]
+  if row and row.param and row.spec == spec then
+    local v, ok = tonumber(value), PARAM_OK[row.param]
+    if not v or not ok[1](v) then
+      error(("normalizer '%s': the %s of %s:<%s> %s, got '%s'"):format(name, row.param, spec, row.param, ok[2], value), 3)
     end
-    return { kind = "entmax", alpha = v }
-  end
-  local r = name:match("^topk:(.+)$")
-  if r then
-    local v = tonumber(r)
-    if not v or not (v > 0 and v <= 1) then
-      error(("normalizer '%s': the ratio of topk:<ratio> must be in (0, 1] (the share of keys kept), got '%s'")
-        :format(name, r), 3)
-    end
-    return { kind = "topk", ratio = v }
+    return { kind = spec, [row.param] = v }
   end
   bad()
 end
@@ -62,15 +77,13 @@ end
 -- scores (B,H,N,N); mask: nil or broadcastable to scores, nonzero = keep.
 function Normalizer:forward(scores, mask)
   local k = self.spec.kind
-  local o = mask and { mask = mask } or nil
-  if k == "softmax" then return al.softmax(scores, o) end
-  if k == "sparsemax" then return al.sparsemax(scores, o) end
-  if k == "entmax15" then return al.entmax15(scores, o) end
-  if k == "topk" then return al.topk_softmax(scores, self.spec.ratio, o) end
+  local row = ROWS[k]
+  if not row.param then return al[row.name](scores, mask and { mask = mask } or nil) end
+  if row.param ~= "alpha" then return al[row.name](scores, self.spec[row.param], mask and { mask = mask } or nil) end
   local oo = { mask = mask, iters = self.iters }
-  if k == "entmax" then return al.entmax_bisect(scores, self.spec.alpha, oo) end
+  if k ~= row.learned then return al[row.name](scores, self.spec.alpha, oo) end
   local h = self.heads
-  return al.entmax_bisect(scores, self:alpha():reshape({ h, 1, 1 }), oo)
+  return al[row.name](scores, self:alpha():reshape({ h, 1, 1 }), oo)
 end
 
 function Normalizer:extra_repr() return self.name end
@@ -99,17 +112,17 @@ function MHA:alphas() return self.normalizer:alpha() end
 
 -- The attention core's arguments for al.attention, or nil when the normalizer is not
 -- a stock nn.Normalizer (a user's own module: then the unfused path runs it).
-local FUSED_KIND = { softmax = "softmax", sparsemax = "sparsemax", entmax15 = "entmax15", hae = "entmax_bisect",
-                     entmax = "entmax_bisect", topk = "topk_softmax" }
+local FUSED_KIND = {}   -- spec kind -> the name al.attention takes (every row is fused)
+for k, row in pairs(ROWS) do if row.fused then FUSED_KIND[k] = row.name end end
 function MHA:_fused_opts(mask)
   local nm = self.normalizer
   if getmetatable(nm) ~= nn.Normalizer or self.unfused then return nil end
   local k = nm.spec.kind
   local o = { heads = self.heads, scale = self.scale, normalizer = FUSED_KIND[k], mask = mask, iters = nm.iters,
               weights = (self.keep_attention or self.track_support) and true or false }
-  if k == "topk" then o.ratio = nm.spec.ratio
-  elseif k == "entmax" then o.alpha = nm.spec.alpha
-  elseif k == "hae" then o.alpha = nm:alpha() end
+  local row = ROWS[k]
+  if k == row.learned then o[row.param] = nm:alpha()          -- hae: alpha per head
+  elseif row.param then o[row.param] = nm.spec[row.param] end
   return o
 end
 

@@ -1,4 +1,4 @@
-/* core/norm_topk.c -- top-k softmax over rows: softmax over the k largest entries, exact zeros
+/* core/norm/topk.c -- top-k softmax over rows: softmax over the k largest entries, exact zeros
  * elsewhere, k = max(1, ceil(ratio * n_kept)); ties at the boundary go to the LOWER index.
  *
  * Pure C11 + GNU vector extensions + OpenMP, no Lua. Selection without sorting the row. What is
@@ -13,15 +13,41 @@
  *   the rest, one broadcast-compare per member;
  *   otherwise a counting search on the float keys finds it (interpolation between element
  *   values, bisection when that stalls; every pass moves an end of the bracket onto an element).
- * The softmax over the selection then fuses the exp with the selection test in one pass. */
+ * The softmax over the selection then fuses the exp with the selection test in one pass.
+ * The backward is softmax's (core/norm/softmax.c): the selection is locally constant.
+ * The file opens with the scalar reference in double (the tests' oracle). */
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/normalizers.h"
-#include "norm_internal.h"
 #include "attnlab/threads.h"
+#include "internal.h"
+
+/* ---- scalar reference (double) ----
+ * out (n) = softmax over the k = al_topk_count(ratio, kept) largest kept finite entries (sorted
+ * by value, ties to the lower column), 0 elsewhere; param = ratio. */
+void al_topk_softmax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param) {
+  al_norm_ref_entry *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+  for (int64_t j = 0; j < n; j++) out[j] = 0.0;
+  const int64_t m = v ? al_norm_ref_sorted_(v, x, kr, n) : 0;
+  const int64_t k = al_topk_count(param, m);
+  double s = 0;
+  for (int64_t i = 0; i < k; i++) s += exp(v[i].v - v[0].v);
+  for (int64_t i = 0; i < k; i++) out[v[i].i] = exp(v[i].v - v[0].v) / s;
+  free(v);
+}
+/* On the selection it is softmax: gin = out * (gout - <out, gout>), 0 off the selection. */
+void al_topk_softmax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                             int64_t n, double param) {
+  double c = 0;
+  for (int64_t j = 0; j < n; j++) c += out[j] * gout[j];
+  for (int64_t j = 0; j < n; j++) gin[j] = out[j] * (gout[j] - c);
+}
+
+/* ---- forward ---- */
 
 int64_t al_topk_count(double ratio, int64_t n_kept) {
   if (n_kept <= 0) return 0;
@@ -512,6 +538,18 @@ static void topk_range(float *out, const float *x, double ratio, const uint8_t *
   }
 }
 
+typedef struct {
+  float *out;
+  const float *x;
+  double ratio;
+  const uint8_t *keep;
+  int64_t mrows, rows, n;
+} fwd_args;
+static void topk_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
+  const fwd_args *a = ctx;
+  topk_range(a->out, a->x, a->ratio, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
+}
+
 al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const uint8_t *keep,
                               int64_t mrows, int64_t rows, int64_t n) {
   al_status st = al_norm_check_("topk_softmax", out, x, keep, mrows, rows, n);
@@ -519,8 +557,18 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
   if (!(ratio > 0.0 && ratio <= 1.0))
     return al_seterr(AL_EINVAL, "topk_softmax: ratio = %g, want 0 < ratio <= 1", ratio);
   if (rows * n == 0) return AL_OK;
-  AL_NORM_WS_BEGIN("topk_softmax", ws, al_norm_batch_(n) * (n / AL_V + 5))
-    topk_range(out, x, ratio, keep, mrows, rows, n, r0, r1, ws);
-  AL_NORM_WS_END
-  return AL_OK;
+  fwd_args a = {out, x, ratio, keep, mrows, rows, n};
+  return al_norm_sweep_("topk_softmax", rows, n, al_norm_batch_(n) * (n / AL_V + 5), topk_fwd_sweep, &a);
+}
+
+/* ---- backward ----
+ * out = softmax over the selection, 0 elsewhere: gin += out * (gout - <out, gout>) -- softmax's
+ * backward, which gives 0 where out == 0 (the selection is locally constant). */
+al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
+                              int64_t n) {
+  return al_norm_softmax_bwd_("topk_softmax_bwd", gin, gout, out, rows, n, 1);
+}
+al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *out,
+                                    int64_t rows, int64_t n) {
+  return al_norm_softmax_bwd_("topk_softmax_bwd", gin, gout, out, rows, n, 0);
 }

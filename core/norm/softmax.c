@@ -1,56 +1,42 @@
-/* core/norm_softmax.c -- softmax over rows, its backward (shared with top-k softmax), and the
- * helpers shared by the other normalizers (argument checks, support counts, row split).
+/* core/norm/softmax.c -- softmax over rows: out = exp(x - max) / sum over the kept entries.
  *
- * Pure C11 + GNU vector extensions + OpenMP, no Lua, no BLAS. Written on the 16-lane vectors of
- * core/norm_internal.h: two rows in flight, so that one row's
- * reductions overlap the other's vector work; sums in double (al_dacc) in a fixed order, so the
- * result never depends on the thread count. Rows are split across threads, reductions not. */
+ * Pure C11 + GNU vector extensions + OpenMP, no Lua, no BLAS. The file opens with the scalar
+ * reference in double (the tests' oracle), then the kernels on the 16-lane vectors of
+ * core/norm/vec.h: two rows in flight, so that one row's reductions overlap the other's vector
+ * work; sums in double (al_dacc) in a fixed order, so the result never depends on the thread
+ * count. Rows are split across threads, reductions not. Top-k softmax's backward is this one
+ * (core/norm/topk.c). */
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/normalizers.h"
-#include "norm_internal.h"
 #include "attnlab/threads.h"
+#include "internal.h"
 
-al_status al_norm_check_(const char *who, const void *out, const void *x, const uint8_t *keep,
-                         int64_t mrows, int64_t rows, int64_t n) {
-  if (rows < 0 || n < 0)
-    return al_seterr(AL_EINVAL, "%s: bad shape (rows=%" PRId64 ", n=%" PRId64 "), want >= 0",
-                     who, rows, n);
-  if (rows * n > 0 && (!out || !x))
-    return al_seterr(AL_EINVAL, "%s: NULL %s for (%" PRId64 ", %" PRId64 ")", who,
-                     !out ? "output" : "input", rows, n);
-  if (keep) {
-    if (mrows <= 0 || rows % mrows != 0)
-      return al_seterr(AL_EINVAL,
-                       "%s: keep mask is (%" PRId64 ", %" PRId64 "), want (mrows, %" PRId64
-                       ") with rows %% mrows == 0 for x (%" PRId64 ", %" PRId64 ")",
-                       who, mrows, n, n, rows, n);
-  }
-  return AL_OK;
+/* ---- scalar reference (double) ----
+ * out (n) = exp(x - max) / sum over the kept finite entries of x (keep row kr, NULL = all),
+ * 0 elsewhere and everywhere in a row with none. */
+void al_softmax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param) {
+  al_norm_ref_entry *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+  for (int64_t j = 0; j < n; j++) out[j] = 0.0;
+  const int64_t m = v ? al_norm_ref_sorted_(v, x, kr, n) : 0;   /* v[0]: the max */
+  double s = 0;
+  for (int64_t i = 0; i < m; i++) s += exp(v[i].v - v[0].v);
+  for (int64_t i = 0; i < m; i++) out[v[i].i] = exp(v[i].v - v[0].v) / s;
+  free(v);
+}
+/* out = softmax(x): gin = out * (gout - <out, gout>) (the Jacobian diag(p) - p p^T). */
+void al_softmax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out, int64_t n,
+                        double param) {
+  double c = 0;
+  for (int64_t j = 0; j < n; j++) c += out[j] * gout[j];
+  for (int64_t j = 0; j < n; j++) gin[j] = out[j] * (gout[j] - c);
 }
 
-void al_norm_thread_rows_(int64_t rows, int64_t *r0, int64_t *r1) {
-  int64_t nt = omp_get_num_threads(), t = omp_get_thread_num();
-  int64_t q = rows / nt, rem = rows % nt;
-  *r0 = t * q + (t < rem ? t : rem);
-  *r1 = *r0 + q + (t < rem);
-}
-
-void al_support_count(int32_t *count, const float *out, int64_t rows, int64_t n) {
-  if (!count || rows <= 0) return;
-#pragma omp parallel for schedule(static) if (rows * n >= AL_PAR_MIN_WORK)
-  for (int64_t r = 0; r < rows; r++) {
-    const float *o = out + r * n;
-    int32_t c = 0;
-#pragma omp simd reduction(+ : c)
-    for (int64_t j = 0; j < n; j++) c += o[j] > 0.0f;
-    count[r] = c;
-  }
-}
-
+/* ---- forward ---- */
 /* Rows r0 .. r0+R-1 (R = 1 or 2, in lockstep), n >= 16: o = exp(x - max) / sum over the kept
  * entries. Masked (or -inf) entries get exp(-inf) = 0 exactly. The max shift keeps every
  * exponent <= 0, so no overflow for any finite input, and the largest term is exp(0) = 1, so the
@@ -94,6 +80,7 @@ static inline __attribute__((always_inline)) void softmax_rows(
   }
 }
 
+
 static void softmax_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                           int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
   int64_t r = r0;
@@ -114,17 +101,27 @@ static void softmax_range(float *out, const float *x, const uint8_t *keep, int64
   }
 }
 
+typedef struct {
+  float *out;
+  const float *x;
+  const uint8_t *keep;
+  int64_t mrows, rows, n;
+} fwd_args;
+static void softmax_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
+  const fwd_args *a = ctx;
+  softmax_range(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
+}
+
 al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                          int64_t rows, int64_t n) {
   al_status st = al_norm_check_("softmax", out, x, keep, mrows, rows, n);
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-  AL_NORM_WS_BEGIN("softmax", ws, SM_R * (n / AL_V + 1))
-    softmax_range(out, x, keep, mrows, rows, n, r0, r1, ws);
-  AL_NORM_WS_END
-  return AL_OK;
+  fwd_args a = {out, x, keep, mrows, rows, n};
+  return al_norm_sweep_("softmax", rows, n, SM_R * (n / AL_V + 1), softmax_fwd_sweep, &a);
 }
 
+/* ---- backward ---- */
 /* Forward p = softmax(x): dL/dx_j = p_j (g_j - sum_i p_i g_i) (the Jacobian diag(p) - p p^T).
  * Masked entries have p_j = 0 and so get exactly 0. Shared with top-k softmax. Rows r0 ..
  * r0+R-1 (R <= SM_RB), n >= 16: a sweep for the double dot products c = <p, g> of the R rows;
@@ -171,23 +168,56 @@ static inline __attribute__((always_inline)) void softmax_bwd_rows(
   }
 }
 
-AL_NORM_DEFINE_BWD_ALL(softmax_bwd_all, softmax_bwd_rows, SM_RB)
+/* This thread's rows r .. r1-1, n >= 16: groups of SM_RB rows while n <= AL_NORM_BWD_GROUP_MAX_N,
+ * then pairs, then the last row alone; ACC a constant in each instance. */
+static inline __attribute__((always_inline)) void softmax_bwd_range(
+    float *gin, const float *gout, const float *out, int64_t rows, int64_t n, int64_t r,
+    int64_t r1, const int ACC) {
+  if (n <= AL_NORM_BWD_GROUP_MAX_N)
+    for (; r + SM_RB <= r1; r += SM_RB) softmax_bwd_rows(gin, gout, out, n, r, SM_RB, ACC, rows);
+  for (; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2, ACC, rows);
+  if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1, ACC, rows);
+}
+
+typedef struct {
+  float *gin;
+  const float *gout, *out;
+  int64_t rows, n;
+  int acc;
+} bwd_args;
+static void softmax_bwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
+  const bwd_args *a = ctx;
+  const int64_t n = a->n;
+  if (n < AL_V) {   /* short rows: padded to one block with p = 0, accumulated into zeros */
+    for (int64_t r = r0; r < r1; r++) {
+      float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+      memcpy(pp, a->out + r * n, (size_t)n * sizeof(float));
+      memcpy(gp, a->gout + r * n, (size_t)n * sizeof(float));
+      if (a->acc) memcpy(ip, a->gin + r * n, (size_t)n * sizeof(float));
+      softmax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
+      memcpy(a->gin + r * n, ip, (size_t)n * sizeof(float));
+    }
+  } else if (a->acc) {
+    softmax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 1);
+  } else {
+    softmax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 0);
+  }
+}
+
+/* The backward of softmax and of top-k softmax (who names the caller in errors). */
+al_status al_norm_softmax_bwd_(const char *who, float *gin, const float *gout, const float *out,
+                               int64_t rows, int64_t n, int acc) {
+  al_status st = al_norm_bwd_check_(who, gin, gout, out, rows, n);
+  if (st != AL_OK || rows * n == 0) return st;
+  bwd_args a = {gin, gout, out, rows, n, acc};
+  return al_norm_sweep_(who, rows, n, 0, softmax_bwd_sweep, &a);
+}
 
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                          int64_t n) {
-  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n, 1);
+  return al_norm_softmax_bwd_("softmax_bwd", gin, gout, out, rows, n, 1);
 }
 al_status al_softmax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
                                int64_t n) {
-  return softmax_bwd_all("softmax_bwd", gin, gout, out, rows, n, 0);
-}
-
-/* Top-k softmax's backward is softmax's: the selection is locally constant. */
-al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
-                              int64_t n) {
-  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n, 1);
-}
-al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *out,
-                                    int64_t rows, int64_t n) {
-  return softmax_bwd_all("topk_softmax_bwd", gin, gout, out, rows, n, 0);
+  return al_norm_softmax_bwd_("softmax_bwd", gin, gout, out, rows, n, 0);
 }

@@ -1,4 +1,4 @@
-/* core/norm_sparsemax.c -- sparsemax over rows (Martins & Astudillo 2016), exact, sort-free.
+/* core/norm/sparsemax.c -- sparsemax over rows (Martins & Astudillo 2016), exact, sort-free.
  *
  * Pure C11 + GNU vector extensions + OpenMP, no Lua. sparsemax(z) = argmin_{p in simplex}
  * ||p - z||^2 = [z - tau]_+ with tau the unique root of sum_j [z_j - tau]_+ = 1 (eq. 2-4 of the
@@ -13,15 +13,45 @@
  *   with more candidates (flat rows): Newton's method on the piecewise linear f(tau) = sum
  *   [z - tau]_+ - 1 from tau = -1, i.e. Michelot's (1986) iteration tau <- (sum_S z - 1)/|S|,
  *   S = {z > tau}, which increases monotonically to tau* and stops when S no longer shrinks.
- * Rows go in batches, phase by phase (load; tau; output), so the rows' latency chains overlap. */
+ * Rows go in batches, phase by phase (load; tau; output), so the rows' latency chains overlap.
+ * The file opens with the scalar reference in double (the tests' oracle). */
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/normalizers.h"
-#include "norm_internal.h"
 #include "attnlab/threads.h"
+#include "internal.h"
+
+/* ---- scalar reference (double) ----
+ * out (n) = [x - tau]_+ over the kept finite entries, by the sort-based rule (eq. 4): sorted
+ * descending, the support is the largest k with 1 + k z_(k) > sum_{i<=k} z_(i), and
+ * tau = (sum_S z - 1)/|S|. */
+void al_sparsemax_ref_fwd(double *out, const float *x, const uint8_t *kr, int64_t n, double param) {
+  al_norm_ref_entry *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+  for (int64_t j = 0; j < n; j++) out[j] = 0.0;
+  const int64_t m = v ? al_norm_ref_sorted_(v, x, kr, n) : 0;
+  double cs = 0, tau = 0;
+  for (int64_t i = 0; i < m; i++) {
+    cs += v[i].v;
+    if (1.0 + (double)(i + 1) * v[i].v > cs) tau = (cs - 1.0) / (double)(i + 1);
+  }
+  for (int64_t i = 0; i < m; i++) out[v[i].i] = fmax(v[i].v - tau, 0.0);
+  free(v);
+}
+/* On the support S = {out > 0}: gin = gout - mean_S gout; 0 elsewhere. */
+void al_sparsemax_ref_bwd(double *gin, double *galpha, const double *gout, const double *out,
+                          int64_t n, double param) {
+  double s = 0;
+  int64_t k = 0;
+  for (int64_t j = 0; j < n; j++)
+    if (out[j] > 0) { s += gout[j]; k++; }
+  for (int64_t j = 0; j < n; j++) gin[j] = out[j] > 0 ? gout[j] - s / (double)k : 0.0;
+}
+
+/* ---- forward ---- */
 
 /* Michelot's iteration over a row's blocks w (any number of candidates); returns tau. */
 static double tau_michelot(const al_vf *w, int64_t nb, float m, int64_t n) {
@@ -145,16 +175,27 @@ static void sparsemax_range(float *out, const float *x, const uint8_t *keep, int
   }
 }
 
+typedef struct {
+  float *out;
+  const float *x;
+  const uint8_t *keep;
+  int64_t mrows, rows, n;
+} fwd_args;
+static void sparsemax_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
+  const fwd_args *a = ctx;
+  sparsemax_range(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
+}
+
 al_status al_sparsemax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                            int64_t rows, int64_t n) {
   al_status st = al_norm_check_("sparsemax", out, x, keep, mrows, rows, n);
   if (st != AL_OK) return st;
   if (rows * n == 0) return AL_OK;
-  AL_NORM_WS_BEGIN("sparsemax", ws, al_norm_batch_(n) * (n / AL_V + 1))
-    sparsemax_range(out, x, keep, mrows, rows, n, r0, r1, ws);
-  AL_NORM_WS_END
-  return AL_OK;
+  fwd_args a = {out, x, keep, mrows, rows, n};
+  return al_norm_sweep_("sparsemax", rows, n, al_norm_batch_(n) * (n / AL_V + 1), sparsemax_fwd_sweep, &a);
 }
+
+/* ---- backward ---- */
 
 /* Forward p = [z - tau]_+ with tau = (sum_S z - 1)/|S|: on the support dp/dz = I - 1 1^T/|S|,
  * zero elsewhere, so dL/dz_j = s_j (g_j - sum_S g / |S|), s = [p > 0]. Rows in pairs. */
@@ -207,13 +248,52 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
   }
 }
 
-AL_NORM_DEFINE_BWD_ALL(sparsemax_bwd_all, sparsemax_bwd_rows, 2)
+/* This thread's rows r .. r1-1, n >= 16, in pairs, then the last row alone; ACC a constant. */
+static inline __attribute__((always_inline)) void sparsemax_bwd_range(
+    float *gin, const float *gout, const float *out, int64_t rows, int64_t n, int64_t r,
+    int64_t r1, const int ACC) {
+  for (; r + SPM_R <= r1; r += SPM_R) sparsemax_bwd_rows(gin, gout, out, n, r, SPM_R, ACC, rows);
+  if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, ACC, rows);
+}
+
+typedef struct {
+  float *gin;
+  const float *gout, *out;
+  int64_t rows, n;
+  int acc;
+} bwd_args;
+static void sparsemax_bwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
+  const bwd_args *a = ctx;
+  const int64_t n = a->n;
+  if (n < AL_V) {   /* short rows: padded to one block with p = 0, accumulated into zeros */
+    for (int64_t r = r0; r < r1; r++) {
+      float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
+      memcpy(pp, a->out + r * n, (size_t)n * sizeof(float));
+      memcpy(gp, a->gout + r * n, (size_t)n * sizeof(float));
+      if (a->acc) memcpy(ip, a->gin + r * n, (size_t)n * sizeof(float));
+      sparsemax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
+      memcpy(a->gin + r * n, ip, (size_t)n * sizeof(float));
+    }
+  } else if (a->acc) {
+    sparsemax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 1);
+  } else {
+    sparsemax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 0);
+  }
+}
+
+static al_status sparsemax_bwd_all(float *gin, const float *gout, const float *out, int64_t rows,
+                                   int64_t n, int acc) {
+  al_status st = al_norm_bwd_check_("sparsemax_bwd", gin, gout, out, rows, n);
+  if (st != AL_OK || rows * n == 0) return st;
+  bwd_args a = {gin, gout, out, rows, n, acc};
+  return al_norm_sweep_("sparsemax_bwd", rows, n, 0, sparsemax_bwd_sweep, &a);
+}
 
 al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,
                            int64_t n) {
-  return sparsemax_bwd_all("sparsemax_bwd", gin, gout, out, rows, n, 1);
+  return sparsemax_bwd_all(gin, gout, out, rows, n, 1);
 }
 al_status al_sparsemax_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
                                  int64_t n) {
-  return sparsemax_bwd_all("sparsemax_bwd", gin, gout, out, rows, n, 0);
+  return sparsemax_bwd_all(gin, gout, out, rows, n, 0);
 }
