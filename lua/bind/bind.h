@@ -43,6 +43,7 @@ void l_open_io(lua_State *L);
 void l_open_json(lua_State *L);
 void l_open_mixers(lua_State *L);
 void l_open_optim(lua_State *L);
+void l_open_augment(lua_State *L);   /* lua/bind/augment_bind.c */
 
 #define L_TRY(L, name, expr) do { if ((expr) != AL_OK) return l_raise(L, name); } while (0)
 

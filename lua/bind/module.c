@@ -207,6 +207,7 @@ int luaopen_attnlab_core(lua_State *L) {
   l_open_json(L);
   l_open_mixers(L);
   l_open_optim(L);
+  l_open_augment(L);
   static const luaL_Reg fns[] = {{"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
                                  {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled},
                                  {"clock", l_clock}, {"mem", l_mem}, {"config", l_config}, {"bench_sgemm", l_bench_sgemm}, {NULL, NULL}};

@@ -95,6 +95,40 @@ function fit.read_checkpoint(path)
   return { model = m, optim = o, state = st }
 end
 
+-- ---- augmentation of training images ---------------------------------------------------------
+-- spec.augment = { crop_pad = 4, hflip = true } (or nil: off, the default, so existing runs
+-- are unchanged). Each training batch x (B, C, H, W) is replaced by al.random_crop_flip(x):
+-- per image a crop of the zero-padded image (zero is the normalized tensor's zero, the
+-- channel mean) and a coin-flip horizontal mirror. Only here, in the training loop: stage
+-- evals and test/val sets never pass through it. The draws come from a generator of their
+-- own seeded from (run seed, stage, epoch), so they do not touch the default generator
+-- (dropout, init), a run resumed at an epoch boundary draws the same numbers, and the
+-- thread count cannot change them (each image's output depends on its own draws only).
+function fit.check_augment(a, who)
+  if a == nil or a == false then return nil end
+  who = who or "fit"
+  if type(a) ~= "table" then error(("%s: augment must be a table {crop_pad =, hflip =} or nil, got %s"):format(who, tostring(a)), 3) end
+  for k in pairs(a) do
+    if k ~= "crop_pad" and k ~= "hflip" then
+      error(("%s: augment has an unknown key '%s' (known: crop_pad, hflip)"):format(who, tostring(k)), 3)
+    end
+  end
+  local pad = a.crop_pad or 0
+  if math.type(pad) ~= "integer" or pad < 0 then
+    error(("%s: augment.crop_pad must be an integer >= 0, got %s"):format(who, tostring(a.crop_pad)), 3)
+  end
+  if a.hflip ~= nil and type(a.hflip) ~= "boolean" then
+    error(("%s: augment.hflip must be true or false, got %s"):format(who, tostring(a.hflip)), 3)
+  end
+  if pad == 0 and not a.hflip then return nil end
+  return { crop_pad = pad, hflip = a.hflip or false }
+end
+
+-- The augmentation generator's seed for one epoch of one stage (distinct from the shuffle's).
+function fit.augment_seed(seed, stage, epoch)
+  return ((seed or 1) * 1000003 + stage * 7907 + epoch) * 2 + 1
+end
+
 local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", "")) end
 
 -- ---- the loop ---------------------------------------------------------------------------------------
@@ -108,7 +142,8 @@ local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", ""))
 --   clip_order ("model": clip over model:parameters() in the model's order; default: the
 --   optimizer groups' parameters in group order),
 --   on_step(info) and on_epoch(rec) (progress output; default: one line per 20 steps and per
---   epoch), extra_state() -> fields saved in the checkpoint, on_resume(state).
+--   epoch), extra_state() -> fields saved in the checkpoint, on_resume(state),
+--   augment ({crop_pad =, hflip =}: training images only; see fit.check_augment).
 -- Returns the per-epoch records ({stage, epoch, loss, parts..., eval fields..., lr, seconds},
 -- seconds: the epoch's training and evaluation) and true when stop_after ended the run.
 function fit.run(model, stages, spec)
@@ -136,6 +171,7 @@ function fit.run(model, stages, spec)
       print(("resuming from %s: stage %d, epoch %d done"):format(spec.checkpoint, start.stage, start.epoch))
     end
   end
+  local augment = fit.check_augment(spec.augment, who)
   local ds = spec.train
   local bs = spec.batch_size or 128
   local steps_per_epoch = (ds.n + bs - 1) // bs
@@ -164,8 +200,12 @@ function fit.run(model, stages, spec)
         local t0 = al.clock()
         local sums, nseen, tally = {}, 0, {}
         local loader = al.data.Loader(ds, { batch_size = bs, shuffle = true, seed = shuffle_seed })
+        local aug_gen = augment and al.Generator(fit.augment_seed(spec.seed, si, epoch))
         for x, y, b, extra in loader:iter(epoch) do
           local ts = al.clock()
+          if augment then
+            x = al.random_crop_flip(x, { pad = augment.crop_pad, hflip = augment.hflip, generator = aug_gen })
+          end
           local loss, parts = stage.step(x, y, extra, tally)
           opt:zero_grad()
           loss:backward()

@@ -37,7 +37,7 @@ train.DEFAULTS = {
 
 -- keys whose default is nil (the dataset's own default, or off)
 local OPTIONAL_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true, out = true,
-                        checkpoint = true, vocab_size = true }
+                        checkpoint = true, vocab_size = true, crop_pad = true, hflip = true }
 train.OPTIONAL_KEYS = OPTIONAL_KEYS
 
 -- One line per key for scripts/train.lua --help (a key without a line is still listed).
@@ -56,6 +56,8 @@ train.HELP = {
   out = "write the JSON record here (atomically)", checkpoint = "checkpoint file: written after every epoch, a " ..
   "rerun resumes from it", progress = "true | false: progress lines", cifar_exact_test = "also report accuracy on " ..
   "CIFAR-10's 1,000 bit-exact test records",
+  crop_pad = "images: random crop of the zero-padded training image, padding N (unset: off; test/val never)",
+  hflip = "images: true flips training images horizontally with probability 1/2 (unset: off)",
 }
 
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
@@ -96,6 +98,8 @@ function train.config(user)
     end
   end
   if math.type(c.val) ~= "integer" or c.val < 0 then bad("val", "an integer >= 0") end
+  if c.crop_pad ~= nil and (math.type(c.crop_pad) ~= "integer" or c.crop_pad < 0) then bad("crop_pad", "an integer >= 0 (or unset)") end
+  if c.hflip ~= nil and type(c.hflip) ~= "boolean" then bad("hflip", "true or false (or unset)") end
   for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio", "adam_eps" }) do
     if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then bad(k, "a finite number >= 0") end
   end
@@ -312,6 +316,7 @@ function train.run(user)
     name = "train", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
     decay_all = c.decay_all, betas = { c.beta1, c.beta2 }, eps = c.adam_eps, warmup_epochs = c.warmup_epochs,
     min_lr = c.min_lr, clip_grad = c.clip_grad, clip_order = "model", checkpoint = c.checkpoint, key = config_key(c),
+    augment = (c.crop_pad or c.hflip) and { crop_pad = c.crop_pad, hflip = c.hflip } or nil,
     -- a run too short to have steps past the warm-up is timed on those (flagged below)
     on_step = function(i)
       if i.step > 2 then step_times[#step_times + 1] = i.dt else warm_times[#warm_times + 1] = i.dt end

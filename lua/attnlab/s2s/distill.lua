@@ -298,7 +298,8 @@ function D.halting_loss(model, x, y, c, extra, teacher)
   local wc = w.ce or 1
   local logits, info = H.forward(model, x, { halting = hc, record = (w.mse or 0) > 0, key_mask = km, mode = c.mode })
   local ce = al.cross_entropy(logits, y)
-  local loss = ce * wc + info.ponder * hc.ponder_weight + info.distr * hc.distr_weight
+  -- c.ponder_weight: the keep-rate controller's current lambda (halting.lua), else the config's
+  local loss = ce * wc + info.ponder * (c.ponder_weight or hc.ponder_weight) + info.distr * hc.distr_weight
   local parts = { ce = ce:item(), ponder = info.ponder:item(), distr = info.distr:item() }
   if teacher and (w.mse or 0) > 0 and c.layers and #c.layers > 0 then
     local _, ti = al.no_grad(function() return H.forward(teacher, x, { masks = info.keep, record = true, key_mask = km }) end)

@@ -23,6 +23,27 @@
 -- l of L layers, so the mean keep rate is E[halting layer] / L); default 0.75 * L, which
 -- is A-ViT's 0-based centre 8 of 12 = layer 9.
 --
+-- Meeting the target keep rate (keep_eta; issue 20). With the losses above alone the
+-- measured keep rate does not follow the target: the prior's KL compares the layer profile
+-- of the MEAN halting scores, normalised to sum 1 over layers, with p -- a shape that says
+-- nothing about when the cumulative sum of a token's scores crosses 1 - eps (a flat profile
+-- of small scores and one of large scores normalise alike), and the ponder term, the only
+-- one that prices depth, has a fixed small weight that cross-entropy outweighs, so tokens
+-- run deeper than the target. keep_eta > 0 turns ponder_weight into a Lagrange multiplier
+-- of the constraint "measured keep rate = target": after every training step
+--     lambda <- max(0, lambda + keep_eta * (keep - target))
+-- (keep: the batch's mean keep rate over layers, as H.keep_rates measures it; target:
+-- target_depth / L), starting from ponder_weight. The ponder loss is then weighted by
+-- lambda: it grows while tokens run too deep, shrinks (to 0 at least) when they halt too
+-- early, so the measured rate settles at the target; the prior and its weight stay as
+-- A-ViT has them. lambda is training state: fit's checkpoint carries it (H.Controller).
+-- keep_eta = nil or 0 (the default) is A-ViT as published, a fixed ponder weight.
+-- keep_lambda_min (default 0) is lambda's floor: 0 makes the constraint "keep <= target"
+-- (the ponder term can only push tokens to halt). When the other terms (the prior, an
+-- under-trained teacher) halt tokens EARLIER than the target, only a negative lambda --
+-- a reward for depth -- lifts the keep rate back: a negative floor makes it the equality
+-- constraint "keep = target".
+--
 -- Masking: a halted token is masked out of every later layer: it is no longer a key
 -- (zero attention weight under every normalizer, absent for BiMamba/BiLSTM) and its
 -- residual updates are multiplied by 0 (EncoderBlock's opts.keep). Its state is frozen;
@@ -43,9 +64,14 @@ local H = {}
 H.DEFAULT_KEEP_RATE = 0.75
 
 H.DEFAULTS = { gate_scale = 10, gate_center = 30, eps = 0.01, ponder_weight = 5e-4, distr_weight = 1e-3,
-               target_depth = nil, keep_rate = nil, distr_std = 1 }
+               target_depth = nil, keep_rate = nil, distr_std = 1, keep_eta = nil }
 H.OPTIONS = { gate_scale = true, gate_center = true, eps = true, ponder_weight = true, distr_weight = true,
-              target_depth = true, keep_rate = true, distr_std = true, depth = true }
+              target_depth = true, keep_rate = true, distr_std = true, depth = true, keep_eta = true,
+              keep_lambda_min = true }
+
+-- A keep-rate controller the presets use (see the header): per step, lambda moves by
+-- keep_eta per unit of keep-rate error.
+H.SUGGESTED_KEEP_ETA = 0.01
 
 -- A halting config for a model of `depth` layers: user keys over DEFAULTS, target_depth
 -- resolved. true means the defaults.
@@ -71,9 +97,43 @@ function H.config(user, depth)
   if c.keep_rate ~= nil and not (type(c.keep_rate) == "number" and c.keep_rate > 0 and c.keep_rate <= 1) then
     error(("halting: keep_rate must be in (0, 1], got %s"):format(tostring(c.keep_rate)), 2)
   end
+  if c.keep_eta ~= nil and not (type(c.keep_eta) == "number" and c.keep_eta >= 0 and c.keep_eta < math.huge) then
+    error(("halting: keep_eta must be a finite number >= 0, got %s"):format(tostring(c.keep_eta)), 2)
+  end
+  if c.keep_eta == 0 then c.keep_eta = nil end
+  if c.keep_lambda_min ~= nil and not (type(c.keep_lambda_min) == "number" and c.keep_lambda_min <= 0) then
+    error(("halting: keep_lambda_min must be a number <= 0, got %s"):format(tostring(c.keep_lambda_min)), 2)
+  end
   c.depth = depth or c.depth
   if c.depth then c.target_depth = c.target_depth or (c.keep_rate or H.DEFAULT_KEEP_RATE) * c.depth end
   return c
+end
+
+-- The keep-rate controller of a halting config (nil when keep_eta is off):
+--   ctl.lambda            the ponder weight to use at the next step
+--   ctl:update(keep)      lambda <- max(lo, lambda + keep_eta * (keep - target)); returns lambda
+--                         (lo = keep_lambda_min, default 0)
+--   ctl:state()/ctl:load(st)  {lambda =} for checkpoints (a Lua number: JSON keeps it exact)
+local Controller = {}
+Controller.__index = Controller
+H.Controller = Controller
+
+function H.controller(cfg)
+  if not cfg or not cfg.keep_eta then return nil end
+  assert(cfg.depth and cfg.target_depth, "halting: the controller needs depth and target_depth (H.config(c, depth))")
+  return setmetatable({ lambda = cfg.ponder_weight, eta = cfg.keep_eta, target = cfg.target_depth / cfg.depth,
+                        lo = cfg.keep_lambda_min or 0 }, Controller)
+end
+
+function Controller:update(keep)
+  self.lambda = math.max(self.lo, self.lambda + self.eta * (keep - self.target))
+  return self.lambda
+end
+
+function Controller:state() return { lambda = self.lambda } end
+
+function Controller:load(st)
+  if st and st.lambda ~= nil then self.lambda = st.lambda end
 end
 
 -- Gaussian target over layers 1..L (a Lua list summing to 1).

@@ -151,7 +151,17 @@ function s2s.avit(c)
   rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
   local before = D.evaluate(model, te, { limit = c.test_limit })
   rec.dense_accuracy = before.accuracy
-  local step = function(x, y, extra) return D.halting_loss(model, x, y, { halting = hc }, extra) end
+  -- with keep_eta set, the ponder weight is the controller's lambda, updated after every step
+  -- from the batch's measured keep rate (halting.lua's header says why)
+  local ctl = H.controller(hc)
+  local step = function(x, y, extra)
+    local loss, parts = D.halting_loss(model, x, y, { halting = hc, ponder_weight = ctl and ctl.lambda }, extra)
+    if ctl then
+      parts.ponder_lambda = ctl.lambda
+      ctl:update(parts.keep_rate)
+    end
+    return loss, parts
+  end
   local stage = { name = "avit", epochs = c.epochs, lr = c.lr, step = step,
                   eval = function()
                     local e = D.evaluate(model, te, { halting = hc, mode = c.eval_mode, limit = c.eval_limit })
@@ -162,8 +172,12 @@ function s2s.avit(c)
                                            checkpoint = c.checkpoint, key = fit.config_key({ "avit", (function()
                                              local k = copy(rec.config)
                                              k.out, k.save, k.checkpoint, k.progress = nil, nil, nil, nil
+                                             k.stop_after = nil
                                              return k end)(), hc }),
-                                           progress = c.progress })
+                                           progress = c.progress, stop_after = c.stop_after,
+                                           extra_state = ctl and function() return { controller = ctl:state() } end,
+                                           on_resume = ctl and function(st) ctl:load(st.controller) end })
+  if ctl then rec.ponder_lambda = ctl.lambda end
   local ev = D.evaluate(model, te, { halting = hc, mode = c.eval_mode })
   rec.test_accuracy, rec.keep_rate, rec.mean_keep_rate = ev.accuracy, ev.keep_rate, ev.mean_keep_rate
   rec.s_per_example = ev.s_per_example

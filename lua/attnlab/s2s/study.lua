@@ -86,6 +86,11 @@ function study.context(preset, out, opts, die)
   local function student(teacher, kr, layers, extra)
     local c = s2s.deep_merge(preset.distill or {}, extra or {})
     local mixer = type(c.mixer) == "table" and c.mixer.name or c.mixer or "bimamba"
+    -- a spec table's sizes name the run too (a parameter-matched BiMamba is another student)
+    if type(c.mixer) == "table" then
+      if c.mixer.expand then mixer = mixer .. "_e" .. c.mixer.expand end
+      if c.mixer.d_state then mixer = mixer .. "_n" .. c.mixer.d_state end
+    end
     -- no layers: the control run (the teacher itself given the students' training budget)
     local name = #layers == 0 and ("control_k%s"):format(kr) or ("L%s_k%s_%s"):format(table.concat(layers, "-"), kr, mixer)
     local rp = out .. "/students/" .. name .. ".json"
