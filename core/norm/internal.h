@@ -40,6 +40,10 @@ static inline const uint8_t *al_norm_keeprow_(const uint8_t *keep, int64_t mrows
 #define AL_KEY_POSINF 0xFF800000u   /* key(+inf); keys above it are positive NaNs */
 static inline uint32_t al_fkey_(float f) {
   uint32_t u = al_f2u_(f);
+  /* -0 takes +0's key: float compares treat them as equal, and the search's counts are float
+   * compares. With two keys for one value a row holding both could leave the search's bracket
+   * stuck between them: it never returned. The key 0x7FFFFFFF (-0's own) is then no element's. */
+  if (u == 0x80000000u) u = 0;
   return u ^ ((0u - (u >> 31)) | 0x80000000u);
 }
 static inline float al_fkey_inv_(uint32_t k) {

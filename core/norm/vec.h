@@ -170,8 +170,9 @@ AL_VI al_vu al_vminu(al_vu a, al_vu b) {
   return (a & m) | (b & ~m);
 #endif
 }
-AL_VI al_vu al_vkey(al_vf f) {            /* al_fkey_ per lane */
+AL_VI al_vu al_vkey(al_vf f) {            /* al_fkey_ per lane (-0 takes +0's key) */
   al_vu u = (al_vu)f;
+  u &= (al_vu)(u != 0x80000000u);
   return u ^ ((al_vu)((al_vi)u >> 31) | 0x80000000u);
 }
 AL_VI al_vf al_vkey_inv(al_vu k) { return (al_vf)(k ^ ((al_vu)((al_vi)~k >> 31) | 0x80000000u)); }

@@ -26,7 +26,9 @@
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded unless stated. */
 #include <float.h>
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1498,6 +1500,78 @@ static void test_bwd_vs_reference(void) {
   }
 }
 
+
+/* ------------------------------------------------- top-k on rows holding both -0 and +0 */
+/* The counting search of top-k's forward used to key -0 and +0 apart while counting them as
+ * equal, and never returned on such rows when the k-th value was 0 (found by behaviour_hash).
+ * A regression would hang, so an alarm turns it into a FAIL line. */
+static void topk_zeros_alarm(int sig) {
+  (void)sig;
+  static const char msg[] = "FAIL: topk: rows with -0 and +0 at the k-th value (the forward did not return within 20 s)\n";
+  if (write(1, msg, sizeof msg - 1) < 0) _exit(1);
+  _exit(1);
+}
+static void test_topk_signed_zeros(void) {
+  signal(SIGALRM, topk_zeros_alarm);
+  alarm(20);
+  /* the row that hung: 65 scores on a 0.5 grid, a keep mask of 48, ratio 0.3 (k = 15) */
+  static const float row[65] = {
+      0.5f, -1, -0.5f, -0.0f, -1.5f, -1, -1, 0, 2.5f, 1, 2, 0.5f, 0, 0, -0.5f, 0.5f, -0.5f, 0,
+      -0.5f, -0.5f, 0.5f, -0.5f, 1, 0, 1, 0, 0, -0.5f, -0.5f, -1, 0.5f, 0.5f, 1, -0.5f, -0.5f,
+      0.5f, -0.5f, -0.5f, 0.5f, -0.5f, 1, 1, 0.5f, -0.5f, 0.5f, 0, -0.0f, -1.5f, -0.5f, -0.5f,
+      -0.5f, 1.5f, 0.5f, -0.5f, 1, -0.5f, -0.5f, 1, 0, 0, -0.0f, -1.5f, 0, -1.5f, 0.5f};
+  static const char keep_bits[] =
+      "11111110100111101101010111111110100110111011111111111000111111100";
+  uint8_t keep[65];
+  for (int j = 0; j < 65; j++) keep[j] = keep_bits[j] == '1';
+  float y[65];
+  double ref[65];
+  al_topk_softmax_fwd(y, row, 0.3, keep, 1, 1, 65);
+  al_topk_softmax_ref_fwd(ref, row, keep, 65, 0.3);
+  long nz = 0;
+  double err = 0;
+  for (int j = 0; j < 65; j++) {
+    nz += y[j] > 0;
+    err = fmax(err, fabs(y[j] - ref[j]));
+  }
+  CHECK("topk: the row with -0 and +0 at the k-th value returns, = reference, k = 15 nonzeros",
+        nz == 15 && err < 1e-6, "nonzeros %ld, max |y - ref| %g", nz, err);
+  /* many such rows: a 0.5 grid with zeros of either sign, masks, several ratios; each output
+   * equals the reference, and flipping every zero's sign changes no bit of it */
+  const long rows = 400, n = 65;
+  float *x = falloc(rows * n), *xp = falloc(rows * n), *a = falloc(rows * n), *b = falloc(rows * n);
+  uint8_t *km = malloc((size_t)(rows * n));
+  double *r1 = dalloc(n);
+  uint64_t st = 0x2545F4914F6CDD1Dull;
+  for (long i = 0; i < rows * n; i++) {
+    st ^= st << 13; st ^= st >> 7; st ^= st << 17;
+    const int v = (int)(st % 9) - 4;                   /* -2 .. 2 in steps of 0.5 */
+    x[i] = v == 0 ? ((st >> 20) & 1 ? -0.0f : 0.0f) : 0.5f * (float)v;
+    xp[i] = x[i] == 0 ? 0.0f : x[i];
+    km[i] = ((st >> 33) % 10) < 8;
+  }
+  const double ratios[] = {0.125, 0.25, 0.3, 0.5, 0.75};
+  int ok_ref = 1, ok_same = 1;
+  for (int q = 0; q < 5; q++) {
+    for (int masked = 0; masked < 2; masked++) {
+      for (long r = 0; r < rows; r++) {
+        const uint8_t *kr = masked ? km + r * n : NULL;
+        al_topk_softmax_fwd(a + r * n, x + r * n, ratios[q], kr, 1, 1, n);
+        al_topk_softmax_fwd(b + r * n, xp + r * n, ratios[q], kr, 1, 1, n);
+        al_topk_softmax_ref_fwd(r1, x + r * n, kr, n, ratios[q]);
+        for (long j = 0; j < n; j++)
+          if ((a[r * n + j] > 0) != (r1[j] > 0) || fabs(a[r * n + j] - r1[j]) > 1e-6) ok_ref = 0;
+      }
+      if (memcmp(a, b, sizeof(float) * (size_t)(rows * n)) != 0) ok_same = 0;
+    }
+  }
+  alarm(0);
+  CHECK("topk: 4,000 grid rows with signed zeros (5 ratios, masked and not) return and = reference",
+        ok_ref, "mismatch with the reference");
+  CHECK("topk: -0 and +0 select alike (bitwise the same output)", ok_same, "outputs differ");
+  free(x); free(xp); free(a); free(b); free(km); free(r1);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -1524,6 +1598,7 @@ int main(void) {
   test_lanes16();
   test_hsumd_rows();
   test_topk_batches();
-  test_bwd_vs_reference();   /* last: it draws from the random stream of the checks above */
+  test_bwd_vs_reference();   /* it draws from the random stream of the checks above */
+  test_topk_signed_zeros();  /* its own generator */
   CHECK_EXIT();
 }
