@@ -1,26 +1,26 @@
 $c1 << EOD
-1 79.19 77.3536994 81.0263006
-2 83.766 83.2153368 84.3166632
-3 84.522 83.8447113 85.1992887
-4 85.918 85.4081275 86.4278725
-5 87.24 86.8452216 87.6347784
-6 87.272 86.8074357 87.7365643
-7 88.128 87.8721289 88.3838711
-8 88.552 88.108187 88.995813
-9 88.642 88.3907631 88.8932369
-10 88.73 88.4977286 88.9622714
+1 78.934 77.513357 80.354643
+2 83.631 83.0901478 84.1718522
+3 84.731 84.1613325 85.3006675
+4 85.937 85.5150982 86.3589018
+5 87.101 86.7238042 87.4781958
+6 87.379 87.0248045 87.7331955
+7 88.044 87.704484 88.383516
+8 88.445 88.1148065 88.7751935
+9 88.611 88.398792 88.823208
+10 88.658 88.4401417 88.8758583
 EOD
 $c2 << EOD
-1 79.9625 79.4783254 80.4466746
-2 83.6775 83.255254 84.099746
-3 84.7825 83.9718059 85.5931941
-4 86.06 85.6745133 86.4454867
-5 86.5875 86.3959493 86.7790507
-6 87.03 86.7095836 87.3504164
-7 87.8975 87.6013722 88.1936278
-8 88.0325 87.7556878 88.3093122
-9 88.2175 88.0463519 88.3886481
-10 88.295 88.1006635 88.4893365
+1 79.627 78.8937265 80.3602735
+2 83.763 83.3589084 84.1670916
+3 84.845 84.0941745 85.5958255
+4 86.053 85.6254475 86.4805525
+5 86.803 86.4985497 87.1074503
+6 87.188 86.8453697 87.5306303
+7 87.84 87.4982399 88.1817601
+8 88.069 87.8339846 88.3040154
+9 88.229 88.0366779 88.4213221
+10 88.307 88.1135489 88.5004511
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.svg'
@@ -32,9 +32,9 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (4 seeds)'
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.png'
@@ -46,7 +46,7 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (4 seeds)'
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)'
 unset output

@@ -1,13 +1,15 @@
 set datafile missing '?'
 $rt1 << EOD
-dataset "softmax" "topk:0.125" "topk:0.25"
-"cifar10" 1 ? 0.966064
-"fashion_mnist" 1 1.0654 ?
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.5"
+"cifar10" 1 ? ? ? ? 0.966064 ?
+"fashion_mnist" 1 ? ? ? 1.19504 ? ?
+"newsgroups20" 1 0.959747 0.926387 1.14401 0.879277 0.885465 0.923943
 EOD
 $rt2 << EOD
-dataset "softmax" "topk:0.125" "topk:0.25"
-"cifar10" 1 ? 1.03449
-"fashion_mnist" 1 1.10177 ?
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.5"
+"cifar10" 1 ? ? ? ? 1.03449 ?
+"fashion_mnist" 1 ? ? ? 1.19429 ? ?
+"newsgroups20" 1 0.991134 1.03041 1.10303 0.931952 0.823649 0.738748
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/runtime.svg'
@@ -18,19 +20,27 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set key outside right top
 set grid ytics
-set yrange [0:1.225]
+set yrange [0:1.374]
 set title 'training step time relative to softmax (median over seeds)'
 set ylabel '× softmax'
 plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt1 using 3 lc rgb '#ff7f0e' title columnheader(3), \
-     $rt1 using 4 lc rgb '#8c564b' title columnheader(4), \
+     $rt1 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt1 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt1 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
-set yrange [0:1.267]
+set yrange [0:1.373]
 set title 'inference time per example relative to softmax'
 set ylabel '× softmax'
 plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt2 using 3 lc rgb '#ff7f0e' title columnheader(3), \
-     $rt2 using 4 lc rgb '#8c564b' title columnheader(4), \
+     $rt2 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt2 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt2 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output
@@ -43,19 +53,27 @@ set style fill solid 0.85 border -1
 set boxwidth 0.9
 set key outside right top
 set grid ytics
-set yrange [0:1.225]
+set yrange [0:1.374]
 set title 'training step time relative to softmax (median over seeds)'
 set ylabel '× softmax'
 plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt1 using 3 lc rgb '#ff7f0e' title columnheader(3), \
-     $rt1 using 4 lc rgb '#8c564b' title columnheader(4), \
+     $rt1 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt1 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt1 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
-set yrange [0:1.267]
+set yrange [0:1.373]
 set title 'inference time per example relative to softmax'
 set ylabel '× softmax'
 plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt2 using 3 lc rgb '#ff7f0e' title columnheader(3), \
-     $rt2 using 4 lc rgb '#8c564b' title columnheader(4), \
+     $rt2 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt2 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt2 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output

@@ -1,0 +1,55 @@
+set datafile missing '?'
+$rt1 << EOD
+dataset "softmax" "topk:0.25"
+"kmnist" 1 1.02255
+EOD
+$rt2 << EOD
+dataset "softmax" "topk:0.25"
+"kmnist" 1 1.08545
+EOD
+set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
+set output 'experiments/normalizers/full/kmnist/plots/runtime.svg'
+set multiplot layout 2,1
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key outside right top
+set grid ytics
+set yrange [0:1.176]
+set title 'training step time relative to softmax (median over seeds)'
+set ylabel '× softmax'
+plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
+     $rt1 using 3 lc rgb '#8c564b' title columnheader(3), \
+     1 with lines dt 2 lc rgb 'black' notitle
+set yrange [0:1.248]
+set title 'inference time per example relative to softmax'
+set ylabel '× softmax'
+plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
+     $rt2 using 3 lc rgb '#8c564b' title columnheader(3), \
+     1 with lines dt 2 lc rgb 'black' notitle
+unset multiplot
+unset output
+set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
+set output 'experiments/normalizers/full/kmnist/plots/runtime.png'
+set multiplot layout 2,1
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.85 border -1
+set boxwidth 0.9
+set key outside right top
+set grid ytics
+set yrange [0:1.176]
+set title 'training step time relative to softmax (median over seeds)'
+set ylabel '× softmax'
+plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
+     $rt1 using 3 lc rgb '#8c564b' title columnheader(3), \
+     1 with lines dt 2 lc rgb 'black' notitle
+set yrange [0:1.248]
+set title 'inference time per example relative to softmax'
+set ylabel '× softmax'
+plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
+     $rt2 using 3 lc rgb '#8c564b' title columnheader(3), \
+     1 with lines dt 2 lc rgb 'black' notitle
+unset multiplot
+unset output
