@@ -1,37 +1,67 @@
 $s1 << EOD
-0.997 59.72 1
-0.997 59.49 2
-0.997 58.36 3
-0.997 58.94 4
-0.997 59.07 5
-0.997 59 6
-0.997 59.38 7
-0.997 59.09 8
-0.997 59.23 9
-0.997 58.6 10
+0.982 59.72 1
+0.982 59.49 2
+0.982 58.36 3
+0.982 58.94 4
+0.982 59.07 5
+0.982 59 6
+0.982 59.38 7
+0.982 59.09 8
+0.982 59.23 9
+0.982 58.6 10
 EOD
 $m1 << EOD
-0.997 59.088 0.403396689
+0.982 59.088 0.403396689
 EOD
 $s2 << EOD
-0.297117659 56.67 1
-0.297117659 57.15 2
-0.297117659 57.88 3
-0.297117659 56.91 4
-0.297117659 57.11 5
-0.297117659 58.1 6
-0.297117659 58.32 7
-0.297117659 57.89 8
-0.297117659 56.82 9
-0.297117659 56.22 10
+0.369367251 57.46 1
 EOD
 $m2 << EOD
-0.297117659 57.307 0.696723283
+0.369367251 57.46 0
+EOD
+$s3 << EOD
+0.7947093 58.99 1
+EOD
+$m3 << EOD
+0.7947093 58.99 0
+EOD
+$s4 << EOD
+0.82906843 59.11 1
+EOD
+$m4 << EOD
+0.82906843 59.11 0
+EOD
+$s5 << EOD
+0.182470593 55.33 1
+EOD
+$m5 << EOD
+0.182470593 55.33 0
+EOD
+$s6 << EOD
+0.306117659 56.67 1
+0.306117659 57.15 2
+0.306117659 57.88 3
+0.306117659 56.91 4
+0.306117659 57.11 5
+0.306117659 58.1 6
+0.306117659 58.32 7
+0.306117659 57.89 8
+0.306117659 56.82 9
+0.306117659 56.22 10
+EOD
+$m6 << EOD
+0.306117659 57.307 0.696723283
+EOD
+$s7 << EOD
+0.547411793 58.88 1
+EOD
+$m7 << EOD
+0.547411793 58.88 0
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_cifar10.svg'
 set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -39,13 +69,23 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_cifar10.png'
 set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -53,6 +93,16 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
 unset output

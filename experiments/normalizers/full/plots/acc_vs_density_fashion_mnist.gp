@@ -1,37 +1,67 @@
 $s1 << EOD
-0.997 88.57 1
-0.997 88.44 2
-0.997 88.79 3
-0.997 88.81 4
-0.997 89.04 5
-0.997 88.74 6
-0.997 88.68 7
-0.997 88.24 8
-0.997 88.6 9
-0.997 88.67 10
+0.982 88.57 1
+0.982 88.44 2
+0.982 88.79 3
+0.982 88.81 4
+0.982 89.04 5
+0.982 88.74 6
+0.982 88.68 7
+0.982 88.24 8
+0.982 88.6 9
+0.982 88.67 10
 EOD
 $m1 << EOD
-0.997 88.658 0.217858262
+0.982 88.658 0.217858262
 EOD
 $s2 << EOD
-0.179470593 88.04 1
-0.179470593 88.51 2
-0.179470593 88.34 3
-0.179470593 88.29 4
-0.179470593 88.24 5
-0.179470593 88.37 6
-0.179470593 88.62 7
-0.179470593 87.99 8
-0.179470593 88.25 9
-0.179470593 88.42 10
+0.246549782 88.58 1
 EOD
 $m2 << EOD
-0.179470593 88.307 0.193451114
+0.246549782 88.58 0
+EOD
+$s3 << EOD
+0.598354352 88.85 1
+EOD
+$m3 << EOD
+0.598354352 88.85 0
+EOD
+$s4 << EOD
+0.637219943 88.53 1
+EOD
+$m4 << EOD
+0.637219943 88.53 0
+EOD
+$s5 << EOD
+0.182470593 88.04 1
+0.182470593 88.51 2
+0.182470593 88.34 3
+0.182470593 88.29 4
+0.182470593 88.24 5
+0.182470593 88.37 6
+0.182470593 88.62 7
+0.182470593 87.99 8
+0.182470593 88.25 9
+0.182470593 88.42 10
+EOD
+$m5 << EOD
+0.182470593 88.307 0.193451114
+EOD
+$s6 << EOD
+0.306117659 88.47 1
+EOD
+$m6 << EOD
+0.306117659 88.47 0
+EOD
+$s7 << EOD
+0.547411793 88.73 1
+EOD
+$m7 << EOD
+0.547411793 88.73 0
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_fashion_mnist.svg'
 set title 'fashion_mnist: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -39,13 +69,23 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_fashion_mnist.png'
 set title 'fashion_mnist: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -53,6 +93,16 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
 unset output
