@@ -136,7 +136,7 @@ al_status al_tar_foreach_memory(const void *data, size_t size, const char *name,
 al_status al_tar_foreach_gz(al_gz *f, al_tar_fn fn, void *ud);
 
 /* ---------------------------------------------------------------------------------------
- * safetensors (core/io/safetensors.c), as specified by huggingface/safetensors:
+ * safetensors (core/io/safetensors_read.c, _write.c), as specified by huggingface/safetensors:
  *   u64 LE header size N (at most 100,000,000), N bytes of UTF-8 JSON starting with '{',
  *   then the byte buffer. The JSON maps tensor names to {"dtype","shape","data_offsets":
  *   [begin,end]} (offsets relative to the buffer) plus an optional "__metadata__"
