@@ -35,13 +35,18 @@ CORE_SRC  := $(sort $(wildcard core/*.c core/*/*.c))
 # the hot kernels, compiled once per CPU level (their objects under $(ISA_DIR)/<level>/ mirror
 # core/'s subfolders); the rest of core/ is built for ARCH, the normalizer table too: it is
 # data, and it must exist once
-KERNEL_SRC := $(filter-out core/norm/registry.c,$(filter core/norm/% core/mix_% core/ops_% core/optim.c core/gemm%,$(CORE_SRC)))
+KERNEL_SRC := $(filter-out core/norm/registry.c,$(filter core/norm/% core/mix/% core/ops/% core/autograd/optim.c \
+                core/gemm/gemm.c,$(CORE_SRC)))
 PLAIN_SRC := $(filter-out $(KERNEL_SRC),$(CORE_SRC))
 BIND_SRC  := $(sort $(wildcard lua/bind/*.c))
 TEST_SRC  := $(sort $(wildcard tests/c/test_*.c))
 ISA_DIR   := $(BUILD)/isa
 KERNEL_OBJ := $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(l)/%-$(l).o))
 CORE_OBJ  := $(PLAIN_SRC:%.c=$(BUILD)/%.o) $(KERNEL_OBJ) $(ISA_DIR)/dispatch.o
+# objects mirror core/'s folders, but ar keeps only their basenames: keep those unique
+ifneq ($(words $(notdir $(CORE_OBJ))),$(words $(sort $(notdir $(CORE_OBJ)))))
+$(error two files under core/ share a basename; ar would keep one of them)
+endif
 BIND_OBJ  := $(BIND_SRC:%.c=$(BUILD)/%.o)
 HOST_OBJ  := $(BUILD)/lua/host/main.o
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)

@@ -7,7 +7,7 @@
 #     and only calls from outside pay the one indirect jump;
 #   - one table of F_L per built level, and al_kdisp_install_(level), which copies the table of
 #     the best built level <= level into al_kdisp_tab_;
-#   - a constructor that installs the level core/cpu.c chooses (CPU, ATTNLAB_CPU).
+#   - a constructor that installs the level core/runtime/cpu.c chooses (CPU, ATTNLAB_CPU).
 # The slots start at the generic variants, so a call before the constructor still works.
 # LEVELS: the built levels among "avx512 avx2 generic"; generic is required.
 set -eu

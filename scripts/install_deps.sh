@@ -4,7 +4,7 @@
 # else, prints the exact apt-get line and fails. Why each package:
 #   gcc make pkg-config     the build
 #   liblua5.4-dev lua5.4    Lua 5.4 headers/library for the host and the module; stock lua5.4
-#   libopenblas-dev         sgemm (loaded at run time, see core/blas.c)
+#   libopenblas-dev         sgemm (loaded at run time, see core/gemm/blas.c)
 #   libcjson-dev            safetensors headers and al.json
 #   zlib1g-dev              gzip'd IDX/CIFAR files and the 20 Newsgroups tar.gz
 #   libreadline-dev         line editing and history in the REPL (as lua5.4 has)

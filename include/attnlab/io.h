@@ -27,7 +27,7 @@
 #include "base.h"
 
 /* ---------------------------------------------------------------------------------------
- * gzip-or-plain input stream (core/io_gz.c) */
+ * gzip-or-plain input stream (core/io/gz.c) */
 
 typedef struct al_gz al_gz;
 
@@ -59,7 +59,7 @@ void al_gz_close(al_gz *f);                     /* NULL is fine */
 al_status al_read_file(const char *path, int gunzip, void **data, size_t *size);
 
 /* ---------------------------------------------------------------------------------------
- * Atomic writes (core/io_atomic.c): a temporary file "<path>.tmp.XXXXXX" in the same folder,
+ * Atomic writes (core/io/atomic.c): a temporary file "<path>.tmp.XXXXXX" in the same folder,
  * written, fsync'ed, renamed over `path`, then the folder is fsync'ed. Readers see the old
  * file or the new one, never a partial one; a crash leaves at most the temporary file.
  * Permissions are 0666 minus the umask, as fopen would give. */
@@ -76,7 +76,7 @@ al_status al_afile_commit(al_afile *a);
 void al_afile_abort(al_afile *a);               /* NULL is fine */
 
 /* ---------------------------------------------------------------------------------------
- * IDX (core/io_idx.c): the MNIST family format. Big-endian header: two zero bytes, a type
+ * IDX (core/io/idx.c): the MNIST family format. Big-endian header: two zero bytes, a type
  * byte, ndim, then ndim u32 sizes, then the data row-major. Only type 0x08 (uint8) is
  * accepted; the other IDX types (0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32, 0x0E
  * float64) are rejected by name. ndim must be 1..4. Data shorter than the header's size
@@ -97,7 +97,7 @@ al_status al_idx_read_gz(al_gz *f, al_idx *out);     /* from an open stream (to 
 void al_idx_free(al_idx *x);                         /* zeroes *x; safe on a zeroed struct */
 
 /* ---------------------------------------------------------------------------------------
- * CIFAR-10 binary batches (core/io_cifar.c): records of 1 label byte (0..9) + 3072 pixel
+ * CIFAR-10 binary batches (core/io/cifar.c): records of 1 label byte (0..9) + 3072 pixel
  * bytes (1024 red, 1024 green, 1024 blue; each plane 32x32 row-major, top row first). The
  * (decompressed) size must be a non-zero multiple of 3073 and every label < 10. */
 
@@ -116,7 +116,7 @@ al_status al_cifar_read_gz(al_gz *f, al_cifar *out);
 void al_cifar_free(al_cifar *c);                     /* zeroes *c; safe on a zeroed struct */
 
 /* ---------------------------------------------------------------------------------------
- * tar and tar.gz (core/io_tar.c): streams the regular files of a ustar / GNU / pax tar
+ * tar and tar.gz (core/io/tar.c): streams the regular files of a ustar / GNU / pax tar
  * archive, in archive order, to a callback. Names: a pax 'x' header's "path" wins, then a
  * GNU 'L' long name, then the ustar prefix + "/" + name. Directories, links, devices,
  * FIFOs, GNU 'K'/'V' and pax global 'g' headers are skipped; pax "size" is honoured;
@@ -136,7 +136,7 @@ al_status al_tar_foreach_memory(const void *data, size_t size, const char *name,
 al_status al_tar_foreach_gz(al_gz *f, al_tar_fn fn, void *ud);
 
 /* ---------------------------------------------------------------------------------------
- * safetensors (core/io_safetensors.c), as specified by huggingface/safetensors:
+ * safetensors (core/io/safetensors_read.c, _write.c), as specified by huggingface/safetensors:
  *   u64 LE header size N (at most 100,000,000), N bytes of UTF-8 JSON starting with '{',
  *   then the byte buffer. The JSON maps tensor names to {"dtype","shape","data_offsets":
  *   [begin,end]} (offsets relative to the buffer) plus an optional "__metadata__"

@@ -101,7 +101,7 @@ al_status al_dropout(al_tensor **out, al_tensor *x, double p, struct al_rng *rng
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask,
                        double ratio, al_tensor *alpha, double alpha_value, int max_iter);
 
-/* ---- fused multi-head attention core (core/ops_attention.c) ---------------------
+/* ---- fused multi-head attention core (core/ops/attention.c) ---------------------
  * qkv (B, N, 3D), laid out as timm's (3, heads, D/heads) along the last dim ->
  * out (B, N, D) = concat over heads of f(scale q k^T) v, f = the normalizer `kind`
  * (AL_NORM_P_RATIO rows: ratio; AL_NORM_P_ALPHA rows: alpha = one value per head, a float32

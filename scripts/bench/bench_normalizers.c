@@ -16,7 +16,8 @@
  *
  * Build: make bench (build/release/bench/bench_normalizers), or standalone from the repo root:
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Iinclude \
- *       scripts/bench/bench_normalizers.c core/norm/[a-z]*.c core/base.c core/threads.c core/blas.c \
+ *       scripts/bench/bench_normalizers.c core/norm/[a-z]*.c core/tensor/base.c \
+ *       core/runtime/threads.c core/gemm/blas.c \
  *       -o build/bench_normalizers -ldl -lm
  * Run:  build/bench_normalizers [--reps N] [--threads N] [--scale S] [--B B --H H --T T]
  *                               [--fresh 0|1]

@@ -1,4 +1,4 @@
-/* tests/c/test_gemm.c -- attnlab's own sgemm (core/gemm.c) and al_sgemm's use of it.
+/* tests/c/test_gemm.c -- attnlab's own sgemm (core/gemm/gemm.c) and al_sgemm's use of it.
  *
  *   - al_gemm_f32 against a float64 reference, every transpose combination, sizes 1, 15,
  *     16, 17, 63, 65, 257 in M, N and K (each M x N pair with a K from the list, plus K

@@ -1132,7 +1132,7 @@ static void test_atomic(void) {
   free(b);
 }
 
-/* ------------------------------------------------------------------ SHA-256 (core/sha256.c) */
+/* ------------------------------------------------------------------ SHA-256 (core/util/sha256.c) */
 
 /* FIPS 180-4 / NIST CAVS vectors, plus the public code against the test's own independent
  * implementation above over pieces of every length 0..200 (block and padding boundaries). */

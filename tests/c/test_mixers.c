@@ -1,4 +1,4 @@
-/* tests/c/test_mixers.c -- the token-mixer cores (core/mix_bilstm.c, core/mix_bimamba.c).
+/* tests/c/test_mixers.c -- the token-mixer cores (core/mix/bilstm.c, core/mix/bimamba.c).
  *
  * What is checked, and against what:
  *  - BiLSTM == torch.nn.LSTM(bidirectional) per head, values and every gradient, from
@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/mix_internal.h"   /* with core/simd/fastmath.h: the kernels' exp/tanh/softplus */
+#include "../../core/mix/internal.h"   /* with core/simd/fastmath.h: the kernels' exp/tanh/softplus */
 #include "attnlab/base.h"
 #include "attnlab/blas.h"
 #include "attnlab/mixers.h"

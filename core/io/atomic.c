@@ -1,0 +1,139 @@
+/* core/io/atomic.c -- atomic file replacement: write a temporary file in the target's
+ * folder, fsync it, rename() it over the target, fsync the folder.
+ *
+ * POSIX (mkstemp, fsync, rename). rename() within one file system is atomic, which is why
+ * the temporary lives next to the target rather than in /tmp. The folder fsync makes the
+ * rename itself durable, so a sweep killed by a power cut finds each JSON record either
+ * complete or absent. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attnlab/io.h"
+
+struct al_afile {
+  char *path;
+  char *tmp;
+  int fd;
+  al_status err;      /* first write failure, reported again by commit */
+  char errmsg[512];
+};
+
+/* 0666 minus the umask. Linux reports the umask in /proc/self/status, which reads it
+ * without changing it (umask() itself must set it, racing other threads' file creation),
+ * so that is tried first. */
+static mode_t default_mode(void) {
+  FILE *fp = fopen("/proc/self/status", "r");
+  if (fp) {
+    char line[256];
+    unsigned um;
+    while (fgets(line, sizeof line, fp))
+      if (sscanf(line, "Umask: %o", &um) == 1) { fclose(fp); return (mode_t)(0666 & ~um); }
+    fclose(fp);
+  }
+  mode_t um = umask(022);
+  umask(um);
+  return (mode_t)(0666 & ~um);
+}
+
+al_status al_afile_open(const char *path, al_afile **out) {
+  *out = NULL;
+  if (!path || !path[0]) return al_seterr(AL_EINVAL, "al_afile_open: empty path");
+  size_t n = strlen(path);
+  al_afile *a = calloc(1, sizeof *a);
+  if (!a) return al_seterr(AL_ENOMEM, "%s: out of memory", path);
+  a->path = malloc(n + 1);
+  a->tmp = malloc(n + 16);
+  if (!a->path || !a->tmp) {
+    free(a->path); free(a->tmp); free(a);
+    return al_seterr(AL_ENOMEM, "%s: out of memory", path);
+  }
+  memcpy(a->path, path, n + 1);
+  snprintf(a->tmp, n + 16, "%s.tmp.XXXXXX", path);
+  a->fd = mkstemp(a->tmp);
+  if (a->fd < 0) {
+    al_status st = al_seterr(AL_EIO, "%s: cannot create a temporary file next to it: %s", path,
+                             strerror(errno));
+    free(a->path); free(a->tmp); free(a);
+    return st;
+  }
+  fchmod(a->fd, default_mode());   /* mkstemp makes 0600; give what fopen would */
+  *out = a;
+  return AL_OK;
+}
+
+al_status al_afile_write(al_afile *a, const void *data, size_t size) {
+  if (a->err) return al_seterr(a->err, "%s", a->errmsg);
+  const uint8_t *p = data;
+  while (size > 0) {
+    size_t chunk = size > ((size_t)1 << 30) ? ((size_t)1 << 30) : size;
+    ssize_t w = write(a->fd, p, chunk);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      snprintf(a->errmsg, sizeof a->errmsg, "%s: write failed: %s", a->path,
+               w < 0 ? strerror(errno) : "no progress");
+      a->err = AL_EIO;
+      return al_seterr(a->err, "%s", a->errmsg);
+    }
+    p += w;
+    size -= (size_t)w;
+  }
+  return AL_OK;
+}
+
+static void destroy(al_afile *a) {
+  free(a->path);
+  free(a->tmp);
+  free(a);
+}
+
+void al_afile_abort(al_afile *a) {
+  if (!a) return;
+  if (a->fd >= 0) close(a->fd);
+  unlink(a->tmp);
+  destroy(a);
+}
+
+al_status al_afile_commit(al_afile *a) {
+  al_status st = AL_OK;
+  if (a->err) st = al_seterr(a->err, "%s", a->errmsg);
+  else if (fsync(a->fd) != 0)
+    st = al_seterr(AL_EIO, "%s: fsync failed: %s", a->path, strerror(errno));
+  if (close(a->fd) != 0 && st == AL_OK)
+    st = al_seterr(AL_EIO, "%s: close failed: %s", a->path, strerror(errno));
+  a->fd = -1;
+  if (st == AL_OK && rename(a->tmp, a->path) != 0)
+    st = al_seterr(AL_EIO, "%s: cannot rename the temporary file into place: %s", a->path,
+                   strerror(errno));
+  if (st != AL_OK) {
+    unlink(a->tmp);
+    destroy(a);
+    return st;
+  }
+  /* Make the rename durable: fsync the folder (best effort: some file systems refuse). */
+  char *dir = a->tmp;   /* reuse the buffer: cut at the last '/' */
+  char *slash = strrchr(dir, '/');
+  if (slash == dir) slash[1] = 0;
+  else if (slash) *slash = 0;
+  else strcpy(dir, ".");
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (dfd >= 0) {
+    fsync(dfd);
+    close(dfd);
+  }
+  destroy(a);
+  return AL_OK;
+}
+
+al_status al_write_file_atomic(const char *path, const void *data, size_t size) {
+  al_afile *a;
+  al_status st = al_afile_open(path, &a);
+  if (st) return st;
+  st = al_afile_write(a, data, size);
+  if (st) { al_afile_abort(a); return st; }
+  return al_afile_commit(a);
+}
