@@ -23,8 +23,8 @@
 -- resume, so an interrupted study continues where it stopped. Records: <out>/*.json,
 -- <out>/students/*.json; tables: <out>/summary.md.
 -- This file parses the command line and dispatches: the experiments are
--- experiments/s2s/study.lua, their cached prerequisites and the summary writer
--- lua/attnlab/s2s/study.lua.
+-- experiments/s2s/study.lua, their cached prerequisites lua/attnlab/s2s/study.lua, the
+-- summary writer lua/attnlab/s2s/summary.lua.
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
@@ -65,7 +65,7 @@ local out = preset.out or "results/s2s"
 if opts.threads then al.set_num_threads(opts.threads) end
 os.execute("mkdir -p '" .. out .. "/students'")
 
--- The study's prerequisites and summary (lua/attnlab/s2s/study.lua) and its experiments
+-- The study's prerequisites and summary (lua/attnlab/s2s/{study,summary}.lua) and its experiments
 -- (experiments/s2s/study.lua, read from the checkout or the installed share/attnlab).
 local C = require("attnlab.s2s.study").context(preset, out, opts, die)
 local E = dofile(al.root() .. "/experiments/s2s/study.lua")(C)
