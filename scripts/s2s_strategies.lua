@@ -5,21 +5,26 @@
 --
 -- EXPERIMENT:
 --   groupwise   1. group-wise replacement (shallow / middle / deep groups of equal size,
---                  same training budget): accuracy drop vs mean sparsity of the group
---   keeprate    2. teacher keep-rate sweep: student-teacher accuracy gap vs teacher sparsity
+--                  same training budget): accuracy drop vs mean sparsity of the group, under
+--                  the A-ViT and/or the dense teacher (groupwise.teachers)
+--   keeprate    2. teacher keep-rate sweep: student-teacher accuracy gap vs teacher sparsity,
+--                  with a control whose own keep rate is held fixed (keeprate.own_keep_control)
 --   layeraware  3. layer-aware (k deepest), sparsest-k and uniform (every layer) students vs
 --                  the A-ViT teacher at matched keep rates: accuracy, parameters, latency
 --   uniform        only the uniform student
 --   latency     3b. the experiment-3 models' latency re-measured in one run, round-robin
---   resolution  4. throughput of dense / A-ViT / S2S at 224^2 and 384^2 (patch 16)
+--   resolution  4. throughput of dense / A-ViT / S2S at 224^2 and 384^2 (patch 16); the
+--                  summary adds the trained models' latency at their own token count
+-- Experiments 1-3 train each student at every seed of the preset's `seeds`; the summary
+-- gives mean +- sd over seeds and paired t-tests against each table's control.
 --   all         the teacher, its profile, every A-ViT, then 1-4, then the summary
 --   summary     rebuild <out>/summary.md from the records present
 -- Every step is skipped when its record exists; training runs checkpoint per epoch and
 -- resume, so an interrupted study continues where it stopped. Records: <out>/*.json,
 -- <out>/students/*.json; tables: <out>/summary.md.
 -- This file parses the command line and dispatches: the experiments are
--- experiments/s2s/study.lua, their cached prerequisites and the summary writer
--- lua/attnlab/s2s/study.lua.
+-- experiments/s2s/study.lua, their cached prerequisites lua/attnlab/s2s/study.lua, the
+-- summary writer lua/attnlab/s2s/summary.lua.
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 
@@ -60,7 +65,7 @@ local out = preset.out or "results/s2s"
 if opts.threads then al.set_num_threads(opts.threads) end
 os.execute("mkdir -p '" .. out .. "/students'")
 
--- The study's prerequisites and summary (lua/attnlab/s2s/study.lua) and its experiments
+-- The study's prerequisites and summary (lua/attnlab/s2s/{study,summary}.lua) and its experiments
 -- (experiments/s2s/study.lua, read from the checkout or the installed share/attnlab).
 local C = require("attnlab.s2s.study").context(preset, out, opts, die)
 local E = dofile(al.root() .. "/experiments/s2s/study.lua")(C)

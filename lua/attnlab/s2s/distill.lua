@@ -290,7 +290,8 @@ function D.stage1_loss(teacher, student, x, y, c, extra)
 end
 
 -- Stage-2 (and A-ViT) loss: CE + ponder + distributional prior with the model's own
--- halting; c.weights.mse > 0 adds the layer MSE to the teacher under the model's masks.
+-- halting (c.halting; nil: CE only, a dense model); c.ponder_weight overrides the config's
+-- (the keep-rate controller's lambda); c.weights.mse > 0 adds the layer MSE to the teacher under the model's masks.
 function D.halting_loss(model, x, y, c, extra, teacher)
   local km = extra and extra.key_mask
   local w = c.weights or {}
@@ -299,8 +300,13 @@ function D.halting_loss(model, x, y, c, extra, teacher)
   local logits, info = H.forward(model, x, { halting = hc, record = (w.mse or 0) > 0, key_mask = km, mode = c.mode })
   local ce = al.cross_entropy(logits, y)
   -- c.ponder_weight: the keep-rate controller's current lambda (halting.lua), else the config's
-  local loss = ce * wc + info.ponder * (c.ponder_weight or hc.ponder_weight) + info.distr * hc.distr_weight
-  local parts = { ce = ce:item(), ponder = info.ponder:item(), distr = info.distr:item() }
+  local loss, parts
+  if hc then
+    loss = ce * wc + info.ponder * (c.ponder_weight or hc.ponder_weight) + info.distr * hc.distr_weight
+    parts = { ce = ce:item(), ponder = info.ponder:item(), distr = info.distr:item() }
+  else                                             -- no halting (a dense student): CE only
+    loss, parts = ce * wc, { ce = ce:item() }
+  end
   if teacher and (w.mse or 0) > 0 and c.layers and #c.layers > 0 then
     local _, ti = al.no_grad(function() return H.forward(teacher, x, { masks = info.keep, record = true, key_mask = km }) end)
     local mse

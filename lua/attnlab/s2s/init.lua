@@ -133,6 +133,22 @@ function s2s.train_teacher(c)
 end
 
 -- ---- A-ViT teacher ---------------------------------------------------------------------------------------------
+-- A training step under a keep-rate controller (halting.lua; ctl may be nil):
+-- loss_fn(x, y, extra, halting, ponder_weight) gets the controller's current config (hc with
+-- its gate centre) and lambda (hc and nil without a controller); the controller then moves
+-- on the batch's measured keep rate. parts record the lambda and centre the step used.
+local function controlled_step(ctl, hc, loss_fn)
+  if not ctl then return function(x, y, extra) return loss_fn(x, y, extra, hc, nil) end end
+  return function(x, y, extra)
+    local loss, parts = loss_fn(x, y, extra, ctl:config(hc), ctl.lambda)
+    if ctl.eta then parts.ponder_lambda = ctl.lambda end
+    if ctl.center_eta then parts.gate_center = ctl.center end
+    ctl:update(parts.keep_rate)
+    return loss, parts
+  end
+end
+s2s.controlled_step = controlled_step
+
 s2s.AVIT_DEFAULTS = { epochs = 3, lr = 2e-4, batch_size = 128, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
                       clip_grad = 1.0, seed = 1, eval_mode = "gather" }
 
@@ -151,20 +167,15 @@ function s2s.avit(c)
   rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
   local before = D.evaluate(model, te, { limit = c.test_limit })
   rec.dense_accuracy = before.accuracy
-  -- with keep_eta set, the ponder weight is the controller's lambda, updated after every step
-  -- from the batch's measured keep rate (halting.lua's header says why)
+  -- with keep_eta / center_eta set, the ponder weight / gate centre are the controller's,
+  -- updated after every step from the batch's measured keep rate (halting.lua's header)
   local ctl = H.controller(hc)
-  local step = function(x, y, extra)
-    local loss, parts = D.halting_loss(model, x, y, { halting = hc, ponder_weight = ctl and ctl.lambda }, extra)
-    if ctl then
-      parts.ponder_lambda = ctl.lambda
-      ctl:update(parts.keep_rate)
-    end
-    return loss, parts
-  end
+  local step = controlled_step(ctl, hc, function(x, y, extra, h, lambda)
+    return D.halting_loss(model, x, y, { halting = h, ponder_weight = lambda }, extra)
+  end)
   local stage = { name = "avit", epochs = c.epochs, lr = c.lr, step = step,
                   eval = function()
-                    local e = D.evaluate(model, te, { halting = hc, mode = c.eval_mode, limit = c.eval_limit })
+                    local e = D.evaluate(model, te, { halting = ctl and ctl:config(hc) or hc, mode = c.eval_mode, limit = c.eval_limit })
                     return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
                   end }
   rec.history = fit.run(model, { stage }, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed, weight_decay = c.weight_decay,
@@ -177,7 +188,12 @@ function s2s.avit(c)
                                            progress = c.progress, stop_after = c.stop_after,
                                            extra_state = ctl and function() return { controller = ctl:state() } end,
                                            on_resume = ctl and function(st) ctl:load(st.controller) end })
-  if ctl then rec.ponder_lambda = ctl.lambda end
+  if ctl then
+    rec.ponder_lambda = ctl.lambda
+    if ctl.center_eta then rec.gate_center = ctl.center end
+    hc = ctl:config(hc)                    -- the model's halting: the centre it ended with
+    rec.halting = hc
+  end
   local ev = D.evaluate(model, te, { halting = hc, mode = c.eval_mode })
   rec.test_accuracy, rec.keep_rate, rec.mean_keep_rate = ev.accuracy, ev.keep_rate, ev.mean_keep_rate
   rec.s_per_example = ev.s_per_example
@@ -209,7 +225,9 @@ s2s.DISTILL_DEFAULTS = {
 --   dataset, train_limit, test_limit, batch_size, seed, lr, weight_decay, clip_grad, ...
 --   eval_limit     test examples for the per-epoch checks (the final evaluation uses all)
 --   stage1 = {epochs, lr, weights = {mse, halt, ce}, train = "all" | "mixers"}
---   stage2 = {epochs, lr, weights = {ce, mse}, halting = config (default: the teacher's)}
+--   stage2 = {epochs, lr, weights = {ce, mse}, halting = config (default: the teacher's; false:
+--                  a dense student), keep_rate (retargets that config: the student's own keep
+--                  rate, held there when the config has a keep-rate controller)}
 --   checkpoint (resumable), save (student model file), out (JSON record), progress
 -- Returns the record and the student.
 function s2s.distill(c)
@@ -228,7 +246,18 @@ function s2s.distill(c)
   local student = c.student or D.replace(teacher, layers, c.mixer, { seed = c.seed })
   D.check_pair(teacher, student)
   layers = D.replaced_layers(student)
-  local shalt = H.config(c.stage2.halting or thalt or { keep_rate = 1 }, student.depth)
+  -- the student's own halting in stage 2: stage2.halting, else the teacher's; false: none
+  -- (a dense student, as under a dense teacher). stage2.keep_rate retargets it (the rest,
+  -- controller included, stays): a student whose own keep rate is held at a fixed value.
+  local shalt
+  if c.stage2.halting ~= false then
+    local base = c.stage2.halting or thalt or { keep_rate = 1 }
+    if c.stage2.keep_rate then
+      base = merged(base, { keep_rate = c.stage2.keep_rate })
+      base.target_depth = nil
+    end
+    shalt = H.config(base, student.depth)
+  end
   local tr, te = D.datasets(merged(c, { image_size = teacher.image_size }))
   local rec = { kind = "s2s", config = copy(c), layers = layers, teacher_halting = thalt, student_halting = shalt,
                 started = now(), dataset = { name = tr.name, train = tr.n, test = te.n },
@@ -257,25 +286,37 @@ function s2s.distill(c)
     end
     return r
   end
-  local s2c = { halting = shalt, weights = c.stage2.weights, layers = layers, mode = c.stage2.mode }
+  -- stage 2 under the student's keep-rate controller when its halting config has one
+  local ctl = H.controller(shalt)
+  local function own_halting() return ctl and ctl:config(shalt) or shalt end
+  local step2 = controlled_step(ctl, shalt, function(x, y, extra, h, lambda)
+    return D.halting_loss(student, x, y, { halting = h, ponder_weight = lambda, weights = c.stage2.weights, layers = layers,
+                                           mode = c.stage2.mode }, extra, teacher)
+  end)
   local stages = {
     { name = "stage1", epochs = c.stage1.epochs, lr = c.stage1.lr or c.lr, filter = filter, eval = eval1,
       step = function(x, y, extra) return D.stage1_loss(teacher, student, x, y, s1, extra) end },
     { name = "stage2", epochs = c.stage2.epochs, lr = c.stage2.lr or c.lr,
       eval = function()
-        local e = D.evaluate(student, te, { halting = shalt, mode = c.eval_mode, limit = c.eval_limit })
+        local e = D.evaluate(student, te, { halting = own_halting(), mode = c.eval_mode, limit = c.eval_limit })
         return { accuracy = e.accuracy, mean_keep_rate = e.mean_keep_rate, keep_rate = e.keep_rate }
       end,
-      step = function(x, y, extra) return D.halting_loss(student, x, y, s2c, extra, teacher) end },
+      step = step2 },
   }
   local key_cfg = copy(rec.config)
   key_cfg.out, key_cfg.save, key_cfg.checkpoint, key_cfg.progress, key_cfg.stop_after = nil, nil, nil, nil, nil
   local hist, stopped = fit.run(student, stages, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed,
     weight_decay = c.weight_decay, warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
     checkpoint = c.checkpoint, key = fit.config_key({ "s2s", key_cfg, layers }), progress = c.progress,
-    stop_after = c.stop_after })
+    stop_after = c.stop_after, extra_state = ctl and function() return { controller = ctl:state() } end,
+    on_resume = ctl and function(st) ctl:load(st.controller) end })
   rec.history = hist
   if stopped then return rec, student end
+  if ctl then
+    shalt = own_halting()                          -- the student's halting: the centre it ended with
+    rec.student_halting, rec.ponder_lambda = shalt, ctl.lambda
+    if ctl.center_eta then rec.gate_center = ctl.center end
+  end
   -- final numbers: teacher and student with their halting, accuracy and speed
   local tev = D.evaluate(teacher, te, thalt and { halting = thalt, mode = c.eval_mode } or {})
   local sev = D.evaluate(student, te, { halting = shalt, mode = c.eval_mode })

@@ -1,0 +1,132 @@
+-- tests/lua/test_s2s_study.lua -- the S2S study end to end (scripts/s2s_strategies.lua all
+-- --quick) on a tiny synthetic preset in a temporary folder: seeds, experiment 1 under the
+-- dense and the A-ViT teacher, experiment 2's own-keep-rate control, experiment 3's
+-- parameter-matched mixer and control, experiment 4's trained-model latency; records named
+-- per seed and a summary with mean +- sd and paired p-values. Then a rerun trains nothing.
+local al = require "attnlab"
+local T = require "harness"
+local s2s = require "attnlab.s2s"
+
+local HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+
+local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function run(args)
+  local p = io.popen(("env -u LUA_INIT -u LUA_INIT_5_4 timeout 300 %s scripts/s2s_strategies.lua %s 2>&1"):format(q(HOST), args))
+  local o = p:read("a")
+  local ok, _, code = p:close()
+  return ok and 0 or code, o
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local PRESET = [[
+return {
+  name = "s2s-tiny", out = "OUT", dataset = "synthetic", train_limit = 96, test_limit = 48,
+  teacher = { init = "TEACHER", dataset = "synthetic", image_size = 16, epochs = 1, batch_size = 32, lr = 1e-3,
+              train_limit = 96, test_limit = 48, seed = 1 },
+  profile = { limit = 32, batch_size = 32, topk = { 1 } },
+  avit = { keep_rates = { 0.5, 0.8 }, main_keep_rate = 0.8, epochs = 2, lr = 1e-3, batch_size = 32, eval_limit = 48,
+           eval_mode = "masked",
+           halting = { gate_scale = 5, gate_center = 1, ponder_weight = 5e-3, distr_weight = 0.1, center_eta = 2 } },
+  distill = { mixer = "bimamba", lr = 1e-3, batch_size = 32, eval_limit = 48,
+              stage1 = { epochs = 1, weights = { mse = 1.0, halt = 0.1, ce = 1.0 } },
+              stage2 = { epochs = 1, weights = { ce = 1.0, mse = 0.0 } } },
+  seeds = { 1, 2 },
+  groupwise = { groups = { "shallow", "middle", "deep" }, teachers = { "dense", "avit" } },
+  keeprate = { strategy = "layer_aware:1", own_keep_control = true },
+  layeraware = { k = { 1 }, sparsest = false, uniform = false, control = true,
+                 mixers = { { name = "bimamba", expand = 1, d_state = 4 } } },
+  latency = { images = 16, repeats = 1 },
+  resolution = { sizes = { 32 }, patch = 16, dim = 16, depth = 3, heads = 2, batch = 1, iters = 1, keep_rate = 0.8,
+                 mixer = "bimamba", threads = 1 },
+  quick = { out = "OUT/quick", distill = { stage2 = { epochs = 1 } } },
+}
+]]
+
+return {
+  { name = "s2s study: --quick end to end, seeds, controls, mean +- sd and paired p-values; a rerun trains nothing", fn = function()
+    local d = os.tmpname()
+    os.remove(d)
+    os.execute("mkdir -p " .. q(d))
+    local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
+    s2s.save_model(d .. "/t0.safetensors", t)
+    local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
+    local f = assert(io.open(d .. "/p.lua", "w"))
+    f:write(preset)
+    f:close()
+    local code, o = run(("all --preset %s --quick --threads 1"):format(q(d .. "/p.lua")))
+    T.eq(code, 0, 0, "exit code; output:\n" .. o)
+    local out = d .. "/out/quick"
+    -- records per seed: the default seed keeps the old names, seed 2 adds _s2
+    for _, n in ipairs({ "L1_dense_bimamba", "L1_dense_bimamba_s2", "control_dense", "control_dense_s2", "L3_k0.8_bimamba",
+                         "L3_k0.8_bimamba_s2", "L3_k0.5_bimamba_own0.8", "L3_k0.5_bimamba_own0.8_s2",
+                         "L3_k0.8_bimamba_e1_n4", "L3_k0.8_bimamba_e1_n4_s2", "control_k0.8_s2" }) do
+      T.truthy(read(out .. "/students/" .. n .. ".json"), "record " .. n)
+    end
+    T.eq(read(out .. "/students/L3_k0.8_bimamba_own0.8.json"), nil, 0, "the control at its own keep rate is the student itself")
+    -- the dense teacher's students run dense: no halting, keep rate 1
+    local dense = al.json.decode(read(out .. "/students/L1_dense_bimamba.json"))
+    T.eq(dense.mean_keep_rate, 1)
+    T.eq(dense.teacher_halting, nil)
+    -- the own-keep-rate control retargets the student's halting (the controller carries over)
+    local ctl = al.json.decode(read(out .. "/students/L3_k0.5_bimamba_own0.8.json"))
+    T.close(ctl.student_halting.target_depth, 0.8 * 3, 1e-12)
+    T.truthy(ctl.gate_center, "the student's centre is controlled")
+    local e1 = al.json.decode(read(out .. "/exp1_groupwise.json"))
+    T.eq(#e1.tables, 2)
+    T.eq(e1.tables[1].teacher, "dense")
+    T.eq(#e1.tables[1].rows[1].accuracy_seeds, 2)
+    T.eq(#e1.tables[2].control.accuracy_seeds, 2)
+    local e2 = al.json.decode(read(out .. "/exp2_keeprate.json"))
+    T.eq(e2.own_keep_control, 0.8)
+    T.eq(e2.rows[2].control.same_run, true)
+    T.eq(#e2.rows[1].control.gap_seeds, 2)
+    local sm = read(out .. "/summary.md")
+    T.truthy(sm, "summary.md")
+    for _, w in ipairs({ "Under the dense teacher", "Under the A-ViT teacher", "seeds 1, 2", "own keep rate held at 0.8",
+                         "same run", "bimamba expand 1, state 4", "control: nothing replaced", "A-ViT teachers",
+                         "at their own token count" }) do
+      T.truthy(sm:find(w, 1, true), "summary has " .. w)
+    end
+    T.truthy(sm:find("| %d+%.%d%d ± %d+%.%d%d |"), "summary has mean ± sd")
+    T.truthy(sm:find("| [%+%-]%d+%.%d%d %(p [%d%.e%-]+%) |"), "summary has paired differences with p-values")
+    -- resumable: everything is cached, a rerun only rewrites the summary
+    local code2, o2 = run(("all --preset %s --quick --threads 1"):format(q(d .. "/p.lua")))
+    T.eq(code2, 0, 0, o2)
+    T.eq(o2:find("students/"), nil, 0, "a rerun trains nothing:\n" .. o2)
+    os.execute("rm -rf " .. q(d))
+  end },
+
+  { name = "s2s study: a single-seed preset's records keep their names; the summary reads records made before seeds", fn = function()
+    local d = os.tmpname()
+    os.remove(d)
+    os.execute("mkdir -p " .. q(d) .. " && cp -r experiments/s2s/cifar_2core/. " .. q(d))
+    local preset = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+    local C = require("attnlab.s2s.study").context(preset, d, { preset = "experiments/s2s/cifar_2core.lua" },
+                                                  function(m) error(m) end)
+    T.eq(C.seeds(), { 1 })
+    for _, c in ipairs({ { 0.6, { 5, 6 }, nil, "L5-6_k0.6_bimamba" }, { 0.4, { 4, 5, 6 }, nil, "L4-5-6_k0.4_bimamba" },
+                         { 0.6, { 4, 5, 6 }, { mixer = "bilstm" }, "L4-5-6_k0.6_bilstm" }, { 0.6, {}, nil, "control_k0.6" } }) do
+      local rec, name = C.student("unused.safetensors", c[1], c[2], c[3])     -- read, never trained
+      T.eq(name, c[4])
+      T.truthy(rec.test_accuracy > 0.3, name)
+    end
+    T.eq(C.student_name(0.6, { 5, 6 }, { mixer = "bimamba" }, 2), "L5-6_k0.6_bimamba_s2")
+    T.eq(C.student_name("dense", { 1, 2 }, { mixer = { name = "bimamba", expand = 1, d_state = 8 }, stage2 = { keep_rate = 0.65 } }, 3),
+         "L1-2_dense_bimamba_e1_n8_own0.65_s3")
+    C.summary()
+    local sm = read(d .. "/summary.md")
+    for _, w in ipairs({ "## 1. Group%-wise replacement %(one seed%)", "Under the A%-ViT teacher", "## 2. Teacher keep%-rate sweep",
+                         "## 3. Layer%-aware", "at their own token count", "DeiT%-Tiny shape" }) do
+      T.truthy(sm:find(w), "summary has " .. w)
+    end
+    os.execute("rm -rf " .. q(d))
+  end },
+}
