@@ -43,7 +43,8 @@ ISA_DIR   := $(BUILD)/isa
 KERNEL_OBJ := $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(l)/%-$(l).o))
 CORE_OBJ  := $(PLAIN_SRC:%.c=$(BUILD)/%.o) $(KERNEL_OBJ) $(ISA_DIR)/dispatch.o
 BIND_OBJ  := $(BIND_SRC:%.c=$(BUILD)/%.o)
-HOST_OBJ  := $(BUILD)/lua/host/main.o
+HOST_SRC  := $(sort $(wildcard lua/host/*.c))
+HOST_OBJ  := $(HOST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h core/*/*.h tests/c/*.h)
 
@@ -56,6 +57,9 @@ deps:
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# the host's own header (lua/host/host.h) concerns only the host's files
+$(HOST_OBJ): $(wildcard lua/host/*.h)
 
 # ---- kernel variants and their dispatch ------------------------------------------------
 # raw object of one level: the file as compiled for that level, public names unchanged
