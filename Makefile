@@ -48,7 +48,8 @@ ifneq ($(words $(notdir $(CORE_OBJ))),$(words $(sort $(notdir $(CORE_OBJ)))))
 $(error two files under core/ share a basename; ar would keep one of them)
 endif
 BIND_OBJ  := $(BIND_SRC:%.c=$(BUILD)/%.o)
-HOST_OBJ  := $(BUILD)/lua/host/main.o
+HOST_SRC  := $(sort $(wildcard lua/host/*.c))
+HOST_OBJ  := $(HOST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h core/*/*.h tests/c/*.h)
 
@@ -61,6 +62,9 @@ deps:
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+# the host's own header (lua/host/host.h) concerns only the host's files
+$(HOST_OBJ): $(wildcard lua/host/*.h)
 
 # ---- kernel variants and their dispatch ------------------------------------------------
 # raw object of one level: the file as compiled for that level, public names unchanged

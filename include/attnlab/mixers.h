@@ -35,8 +35,9 @@
  * conv window, the reverse direction which starts at the last kept token); results
  * are written back to the kept positions, and dropped positions get output 0 and
  * receive gradient 0. So out[b, kept t] equals running the mixer on x[b] with the
- * dropped tokens removed (tests/c/test_mixers.c checks exactly that). A sequence with
- * no kept token gives all zeros. Padding is the special case of a suffix of drops.
+ * dropped tokens removed (tests/c/test_bilstm.c and test_bimamba.c check exactly that).
+ * A sequence with no kept token gives all zeros. Padding is the special case of a suffix
+ * of drops.
  */
 #ifndef ATTNLAB_MIXERS_H
 #define ATTNLAB_MIXERS_H

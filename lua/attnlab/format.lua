@@ -14,7 +14,7 @@
 -- tensor converts at most (2*edgeitems)^dim entries to Lua numbers.
 --
 -- The first line(s) match PyTorch character for character (tests/ref/format_ref.json holds
--- PyTorch's own output for the cases in tests/lua/test_host.lua); the dtype names are
+-- PyTorch's own output for the cases in tests/lua/test_format.lua); the dtype names are
 -- attnlab's ("dtype=int64", not "dtype=torch.int64"). The footer line
 -- "[<dtype> tensor of shape (<sizes>)]" is attnlab's addition (torch7 printed one too).
 

@@ -10,8 +10,6 @@
 #include "attnlab/augment.h"
 #include "bind.h"
 
-al_rng *l_optrng(lua_State *L, int idx);   /* lua/bind/rng.c */
-
 static int64_t *int_list(lua_State *L, int idx, int64_t B, const char *what) {
   int64_t *v = lua_newuserdatauv(L, (size_t)(B > 0 ? B : 1) * sizeof *v, 0);   /* freed by the GC */
   if (lua_isnoneornil(L, idx)) {

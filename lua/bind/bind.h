@@ -9,6 +9,7 @@
 #include <lua.h>
 
 #include "attnlab/ops.h"
+#include "attnlab/rng.h"
 
 #define TENSOR_MT "attnlab.Tensor"
 /* Registry key of the tensor pretty-printer, function(t) -> string, which the Lua library
@@ -35,6 +36,16 @@ int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname);
 al_tensor *l_index_to0(lua_State *L, al_tensor *idx, const char *fname);
 
 void l_gc_pace(lua_State *L);
+/* The Generator at idx (or the `generator` field of an options table there), else the
+ * default one (lua/bind/rng.c). */
+al_rng *l_optrng(lua_State *L, int idx);
+
+/* The Tensor type, put together by l_open_tensor (lua/bind/tensor.c) from its files. */
+extern const luaL_Reg l_tensor_functions[];    /* tensor_new.c: al.tensor, zeros, ones, ... */
+extern const luaL_Reg l_tensor_view_methods[]; /* tensor_methods.c: geometry, views, autograd */
+extern const luaL_Reg l_tensor_data_methods[]; /* tensor_data.c: in-place updates, sumsq, ... */
+/* t:requires_grad_([on]), also behind the field assignment t.requires_grad = on. */
+int l_tensor_requires_grad_(lua_State *L);
 
 void l_open_tensor(lua_State *L);   /* registers the metatable; fills module table at -1 */
 void l_open_ops(lua_State *L);

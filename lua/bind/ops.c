@@ -7,8 +7,6 @@
 #include "attnlab/rng.h"
 #include "bind.h"
 
-al_rng *l_optrng(lua_State *L, int idx);
-
 /* ---- unary ------------------------------------------------------------------------ */
 #define UNARY(fname, op)                                           \
   static int u_##fname(lua_State *L) {                             \

@@ -11,8 +11,9 @@ local function mixers(dim, heads)
 end
 
 -- tests/ref/{bilstm,bimamba}.json: float64 PyTorch references (tests/ref/make_mixer_refs.py),
--- the same cases tests/c/test_mixers.c checks against the C kernels; here through the modules'
--- parameter layout and the binding (the modules' forward before out_proj). L = sum(y * gy).
+-- the same cases tests/c/test_bilstm.c and test_bimamba.c check against the C kernels; here
+-- through the modules' parameter layout and the binding (the modules' forward before
+-- out_proj). L = sum(y * gy).
 local function load_ref(file)
   local f = assert(io.open("tests/ref/" .. file, "r"), "cannot read tests/ref/" .. file .. " (run from the repo root)")
   local r = al.json.decode(f:read("a"))

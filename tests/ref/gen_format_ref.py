@@ -2,7 +2,7 @@
 """Reference strings for lua/attnlab/format.lua: PyTorch's own str(tensor) for a set of tensors.
 
 Run once (by hand) from the checkout root:  /usr/bin/python3 tests/ref/gen_format_ref.py
-Writes tests/ref/format_ref.json; tests/lua/test_host.lua reads it (no Python at test time).
+Writes tests/ref/format_ref.json; tests/lua/test_format.lua reads it (no Python at test time).
 
 Each case: name, shape, dtype ("float32"|"int64"), data (row-major flat list; float32 values
 written as the exact doubles they are, nan/inf as the strings "nan"/"inf"/"-inf"),

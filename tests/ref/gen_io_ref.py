@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Generate the reference data for tests/c/test_io.c and the fuzz seed corpus.
+"""Generate the reference data for tests/c/test_io_tar.c and tests/c/test_io_safetensors.c,
+and the fuzz seed corpus.
 
 Run once from the repository root:  /usr/bin/python3 tests/ref/gen_io_ref.py
 Writes tests/ref/io_ref.json and small files under tests/fuzz/corpus/<target>/.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tests/ref/make_mixer_refs.py -- reference vectors for the token-mixer cores
-(core/mix/bilstm.c, core/mix/bimamba.c), read by tests/c/test_mixers.c.
+(core/mix/bilstm.c, core/mix/bimamba.c), read by tests/c/test_bilstm.c and test_bimamba.c.
 
 Run ONCE from the repository root with Debian's PyTorch; the tests never need Python:
     /usr/bin/python3 tests/ref/make_mixer_refs.py

@@ -237,15 +237,24 @@ local function ascending(p)
   return idx
 end
 
+-- The frame of the three corrections: check p and alpha, then `fill` writes the adjusted
+-- p-values (capped at 1) and the reject flags in input order; returns adj, rej.
+local function correction(fn, fill)
+  return function(p, alpha)
+    p = check_pvals(fn, p)
+    alpha = check_alpha(fn, alpha)
+    local adj, rej = {}, {}
+    fill(p, alpha, #p, adj, rej)
+    return adj, rej
+  end
+end
+
+local function cap1(v) return v > 1 and 1.0 or v end
+
 -- Holm (1979) step-down: with p sorted ascending, adj_(k) = max_{j<=k} (m-j+1) p_(j), capped
 -- at 1; H_(k) is rejected while every p_(j), j <= k, is <= alpha / (m-j+1).
-function M.holm(p, alpha)
-  local fn = "holm"
-  p = check_pvals(fn, p)
-  alpha = check_alpha(fn, alpha)
-  local m = #p
+M.holm = correction("holm", function(p, alpha, m, adj, rej)
   local order = ascending(p)
-  local adj, rej = {}, {}
   local running, stopped = 0.0, false
   for k = 1, m do
     local i = order[k]
@@ -253,35 +262,22 @@ function M.holm(p, alpha)
     if not stopped and pk > alpha / (m - k + 1) then stopped = true end
     local raw = pk * (m - k + 1)
     if raw > running then running = raw end
-    adj[i] = running > 1 and 1.0 or running
+    adj[i] = cap1(running)
     rej[i] = not stopped
   end
-  return adj, rej
-end
+end)
 
-function M.bonferroni(p, alpha)
-  local fn = "bonferroni"
-  p = check_pvals(fn, p)
-  alpha = check_alpha(fn, alpha)
-  local m = #p
-  local adj, rej = {}, {}
+M.bonferroni = correction("bonferroni", function(p, alpha, m, adj, rej)
   for i = 1, m do
-    local v = p[i] * m
-    adj[i] = v > 1 and 1.0 or v + 0.0
+    adj[i] = cap1(p[i] * m + 0.0)
     rej[i] = p[i] <= alpha / m
   end
-  return adj, rej
-end
+end)
 
 -- Benjamini-Hochberg (1995) step-up: adj_(k) = min_{j>=k} p_(j) / (j/m), capped at 1;
 -- reject H_(1..K) for the largest K with p_(K) <= (K/m) alpha.
-function M.bh(p, alpha)
-  local fn = "bh"
-  p = check_pvals(fn, p)
-  alpha = check_alpha(fn, alpha)
-  local m = #p
+M.bh = correction("bh", function(p, alpha, m, adj, rej)
   local order = ascending(p)
-  local adj, rej = {}, {}
   local kmax = 0
   for k = 1, m do
     if p[order[k]] <= (k / m) * alpha then kmax = k end
@@ -291,11 +287,10 @@ function M.bh(p, alpha)
     local i = order[k]
     local raw = p[i] / (k / m)
     if raw < running then running = raw end
-    adj[i] = running > 1 and 1.0 or running
+    adj[i] = cap1(running)
     rej[i] = k <= kmax
   end
-  return adj, rej
-end
+end)
 
 -- ---------------------------------------------------------------------------------------
 -- Wilcoxon signed-rank test (scipy.stats.wilcoxon).

@@ -1,0 +1,61 @@
+/* lua/bind/bind.c -- the argument helpers every file of the binding uses (bind.h): core
+ * errors raised as Lua errors, 1-based dims, shapes, and 1-based index tensors. */
+#include <string.h>
+
+#include "bind.h"
+
+int l_raise(lua_State *L, const char *name) {
+  const char *msg = al_errmsg();
+  size_t n = strlen(name);
+  /* core messages start with the op's name already; avoid "matmul: matmul: ..." */
+  if (!strncmp(msg, name, n) && msg[n] == ':') return luaL_error(L, "attnlab.%s", msg);
+  return luaL_error(L, "attnlab.%s: %s", name, msg);
+}
+
+int l_checkdim(lua_State *L, int idx, const char *fname) {
+  lua_Integer d = luaL_checkinteger(L, idx);
+  if (d == 0) return luaL_argerror(L, idx, "dim 0 is invalid: dims are 1-based (-1 is the last)");
+  if (d > AL_MAXDIM || d < -AL_MAXDIM) return luaL_argerror(L, idx, lua_pushfstring(L, "dim %I out of range (tensors have at most %d dims)", (LUAI_UACINT)d, AL_MAXDIM));
+  return d > 0 ? (int)(d - 1) : (int)d;
+}
+
+int l_optdim(lua_State *L, int idx, int def, const char *fname) {
+  if (lua_isnoneornil(L, idx)) return def;
+  return l_checkdim(L, idx, fname);
+}
+
+int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname) {
+  int nd = 0;
+  if (lua_istable(L, idx)) {
+    lua_Integer n = luaL_len(L, idx);
+    if (n > AL_MAXDIM) return luaL_argerror(L, idx, "too many dims");
+    for (lua_Integer i = 1; i <= n; i++) {
+      lua_geti(L, idx, i);
+      int isnum;
+      lua_Integer v = lua_tointegerx(L, -1, &isnum);
+      lua_pop(L, 1);
+      if (!isnum) return luaL_argerror(L, idx, "shape entries must be integers");
+      shape[nd++] = v;
+    }
+    return nd;
+  }
+  int top = lua_gettop(L);
+  for (int i = idx; i <= top; i++) {
+    if (lua_istable(L, i) || lua_isuserdata(L, i)) break;   /* options table or Generator after the sizes */
+    if (nd >= AL_MAXDIM) return luaL_argerror(L, i, "too many dims");
+    shape[nd++] = luaL_checkinteger(L, i);
+  }
+  return nd;
+}
+
+al_tensor *l_index_to0(lua_State *L, al_tensor *idx, const char *fname) {
+  if (idx->dtype != AL_I64) {
+    char b[128];
+    const char *what = !strcmp(fname, "cross_entropy") ? "labels" : !strcmp(fname, "embedding") ? "ids" : "indices";
+    luaL_error(L, "attnlab.%s: %s must be an int64 tensor (1-based), got %s", fname, what, al_shape_str(idx, b, sizeof b));
+    return NULL;
+  }
+  al_tensor *o = NULL;
+  if (al_affine(&o, idx, 1, -1)) { l_raise(L, fname); return NULL; }
+  return o;
+}

@@ -1,0 +1,134 @@
+/* lua/bind/tensor_data.c -- the Tensor methods that work on its data without autograd, for
+ * optimizers, initialisers and loading: in-place updates (copy_, fill_, zero_, add_, mul_,
+ * normal_, uniform_) and the reads they need (sumsq, has_nonfinite, storage_id). */
+#include <math.h>
+#include <string.h>
+
+#include "attnlab/rng.h"
+#include "bind.h"
+
+static int m_copy_(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1), *s = l_checktensor(L, 2);
+  if (!al_same_shape(t, s) && al_numel(t) != al_numel(s)) {
+    char a[128], b[128];
+    return luaL_error(L, "attnlab.copy_: shapes differ: %s vs %s", al_shape_str(t, a, sizeof a), al_shape_str(s, b, sizeof b));
+  }
+  L_TRY(L, "copy_", al_copy_into(t, s));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int m_fill_(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1);
+  al_fill(t, luaL_checknumber(L, 2));
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int m_zero_(lua_State *L) {
+  al_fill(l_checktensor(L, 1), 0);
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* t += alpha * s (s broadcast to t). */
+static int m_add_(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1);
+  double alpha = luaL_optnumber(L, 3, 1.0);
+  if (t->dtype != AL_F32) return luaL_error(L, "attnlab.add_: float32 tensors only");
+  al_tensor *s = l_checktensorish(L, 2), *sf = NULL, *sc = NULL, *e = NULL;
+  int was = al_grad_enabled();
+  al_set_grad_enabled(0);
+  al_status st = al_to_dtype(&sf, s, AL_F32);   /* int64 sources too: the sum is float */
+  if (!st) st = al_affine(&sc, sf, alpha, 0);
+  if (!st) {
+    st = al_expand(&e, sc, t->ndim, t->shape);
+    if (st) {
+      char a[128], b[128];
+      st = al_seterr(AL_EINVAL, "add_: %s does not broadcast to the tensor %s", al_shape_str(s, a, sizeof a), al_shape_str(t, b, sizeof b));
+    }
+  }
+  if (!st) st = al_accumulate(t, e);
+  al_set_grad_enabled(was);
+  al_tensor_release(sf); al_tensor_release(sc); al_tensor_release(e);
+  if (st) return l_raise(L, "add_");
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int m_mul_(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1), *o = NULL;
+  double s = luaL_checknumber(L, 2);
+  int was = al_grad_enabled();
+  al_set_grad_enabled(0);
+  al_status st = al_affine(&o, t, s, 0);
+  if (!st) st = al_copy_into(t, o);
+  al_set_grad_enabled(was);
+  al_tensor_release(o);
+  if (st) return l_raise(L, "mul_");
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* Random fills, in place (initialisers): t:normal_(mean, std [, gen]) and
+ * t:uniform_(a, b [, gen]), both parameters defaulting to 0 and 1. */
+typedef void (*random_fill_fn)(al_rng *g, float *out, int64_t n, float p1, float p2);
+
+static int random_fill(lua_State *L, const char *name, random_fill_fn fill) {
+  al_tensor *t = l_checktensor(L, 1);
+  double p1 = luaL_optnumber(L, 2, 0), p2 = luaL_optnumber(L, 3, 1);
+  al_rng *g = l_optrng(L, 4);
+  if (t->dtype != AL_F32) {
+    char sb[128];
+    return luaL_error(L, "attnlab.%s: float32 tensors only, got %s", name, al_shape_str(t, sb, sizeof sb));
+  }
+  al_tensor *tmp = al_tensor_new_like(t);
+  if (!tmp) return l_raise(L, name);
+  fill(g, al_f32(tmp), al_numel(tmp), (float)p1, (float)p2);
+  al_copy_into(t, tmp);
+  al_tensor_release(tmp);
+  lua_settop(L, 1);
+  return 1;
+}
+
+static int m_normal_(lua_State *L) { return random_fill(L, "normal_", al_rng_normal); }
+static int m_uniform_(lua_State *L) { return random_fill(L, "uniform_", al_rng_uniform); }
+
+/* Sum of squares in double (gradient clipping, norms). */
+static int m_sumsq(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1), *c = NULL;
+  if (t->dtype != AL_F32) return luaL_error(L, "attnlab.sumsq: float32 only");
+  L_TRY(L, "sumsq", al_contiguous_ref(&c, t));
+  double s = 0;
+  const float *p = al_f32(c);
+  int64_t n = al_numel(c);
+  for (int64_t i = 0; i < n; i++) s += (double)p[i] * p[i];
+  al_tensor_release(c);
+  lua_pushnumber(L, s);
+  return 1;
+}
+
+/* True when any element is NaN or +-inf. */
+static int m_has_nonfinite(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1), *c = NULL;
+  if (t->dtype != AL_F32) { lua_pushboolean(L, 0); return 1; }
+  L_TRY(L, "has_nonfinite", al_contiguous_ref(&c, t));
+  const float *p = al_f32(c);
+  int64_t n = al_numel(c);
+  int bad = 0;
+  for (int64_t i = 0; i < n && !bad; i++) bad = !isfinite(p[i]);
+  al_tensor_release(c);
+  lua_pushboolean(L, bad);
+  return 1;
+}
+
+static int m_storage_id(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1);
+  lua_pushfstring(L, "%p", (void *)t->storage);
+  return 1;
+}
+
+const luaL_Reg l_tensor_data_methods[] = {
+  {"copy_", m_copy_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"add_", m_add_}, {"mul_", m_mul_},
+  {"normal_", m_normal_}, {"uniform_", m_uniform_}, {"sumsq", m_sumsq}, {"has_nonfinite", m_has_nonfinite},
+  {"storage_id", m_storage_id}, {NULL, NULL}};

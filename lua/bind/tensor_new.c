@@ -1,0 +1,176 @@
+/* lua/bind/tensor_new.c -- making tensors from Lua values: al.tensor (nested tables,
+ * numbers, other tensors), zeros, ones, empty, full, arange, and l_checktensorish, which
+ * lets every op take a number or a table where it wants a tensor. */
+#include <math.h>
+#include <string.h>
+
+#include "bind.h"
+
+static void table_shape(lua_State *L, int idx, int depth, int *ndim, int64_t *shape) {
+  if (depth >= AL_MAXDIM) luaL_error(L, "attnlab.tensor: nested deeper than %d", AL_MAXDIM);
+  lua_Integer n = luaL_len(L, idx);
+  shape[depth] = n;
+  *ndim = depth + 1;
+  if (n > 0) {
+    lua_geti(L, idx, 1);
+    if (lua_istable(L, -1)) table_shape(L, lua_gettop(L), depth + 1, ndim, shape);
+    lua_pop(L, 1);
+  }
+}
+
+static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t *shape, al_tensor *t, int64_t *pos) {
+  lua_Integer n = luaL_len(L, idx);
+  if (n != shape[depth]) luaL_error(L, "attnlab.tensor: ragged nested table (dim %d has %d and %d entries)", depth + 1, (int)shape[depth], (int)n);
+  for (lua_Integer i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    if (depth + 1 < ndim) {
+      if (!lua_istable(L, -1)) luaL_error(L, "attnlab.tensor: ragged nested table (expected a table at depth %d)", depth + 2);
+      table_fill(L, lua_gettop(L), depth + 1, ndim, shape, t, pos);
+    } else {
+      /* numbers only: Lua would also convert strings such as "3", silently */
+      int isnum = lua_type(L, -1) == LUA_TNUMBER;
+      if (t->dtype == AL_I64) {
+        lua_Integer v = isnum ? lua_tointegerx(L, -1, &isnum) : 0;
+        if (!isnum && lua_type(L, -1) == LUA_TNUMBER)
+          luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %f at position %d", lua_tonumber(L, -1), (int)*pos + 1);
+        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
+        al_i64(t)[(*pos)++] = v;
+      } else {
+        if (!isnum) luaL_error(L, "attnlab.tensor: expected numbers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
+        al_f32(t)[(*pos)++] = (float)lua_tonumber(L, -1);
+      }
+    }
+    lua_pop(L, 1);
+  }
+}
+
+/* A new tensor of dtype dt from the nested table at idx, pushed (anchored) before filling
+ * can raise. */
+static al_tensor *push_from_table(lua_State *L, int idx, al_dtype dt) {
+  int nd = 0;
+  int64_t shape[AL_MAXDIM];
+  table_shape(L, idx, 0, &nd, shape);
+  al_tensor *t = al_tensor_new(dt, nd, shape);
+  if (!t) l_raise(L, "tensor");
+  l_pushtensor(L, t);
+  int64_t pos = 0;
+  table_fill(L, idx, 0, nd, shape, t, &pos);
+  return t;
+}
+
+static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def) {
+  if (!lua_istable(L, opts)) return def;
+  lua_getfield(L, opts, "dtype");
+  al_dtype dt = def;
+  if (!lua_isnil(L, -1)) {
+    const char *s = luaL_checkstring(L, -1);
+    if (!strcmp(s, "float32") || !strcmp(s, "float")) dt = AL_F32;
+    else if (!strcmp(s, "int64") || !strcmp(s, "long")) dt = AL_I64;
+    else luaL_error(L, "attnlab: unknown dtype '%s' (float32 or int64)", s);
+  }
+  lua_pop(L, 1);
+  return dt;
+}
+
+static void opt_requires_grad(lua_State *L, int opts, al_tensor *t) {
+  if (!lua_istable(L, opts)) return;
+  lua_getfield(L, opts, "requires_grad");
+  if (lua_toboolean(L, -1)) {
+    if (t->dtype != AL_F32) luaL_error(L, "attnlab: only float32 tensors can require grad");
+    t->requires_grad = 1;
+  }
+  lua_pop(L, 1);
+}
+
+/* Borrowed: a tensor argument itself, or a new tensor anchored in a userdata pushed
+ * on the stack -- never a reference the caller must release, so an error raised
+ * between two conversions cannot leak the first one. */
+al_tensor *l_checktensorish(lua_State *L, int idx) {
+  idx = lua_absindex(L, idx);
+  al_tensor *t = l_totensor(L, idx);
+  if (t) return t;
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    t = al_tensor_new(AL_F32, 0, NULL);
+    if (!t) l_raise(L, "tensor");
+    al_f32(t)[0] = (float)lua_tonumber(L, idx);
+    l_pushtensor(L, t);
+    return t;
+  }
+  if (lua_istable(L, idx)) return push_from_table(L, idx, AL_F32);
+  luaL_typeerror(L, idx, "tensor, number or table");
+  return NULL;
+}
+
+static int l_tensor_new(lua_State *L) {
+  al_dtype dt = opt_dtype(L, 2, AL_F32);
+  al_tensor *t;
+  if (lua_type(L, 1) == LUA_TNUMBER) {
+    int isint = 0;
+    lua_Integer iv = lua_tointegerx(L, 1, &isint);
+    if (dt == AL_I64 && !isint) return luaL_argerror(L, 1, "int64 tensor needs an integer");
+    t = al_tensor_new(dt, 0, NULL);
+    if (!t) return l_raise(L, "tensor");
+    if (dt == AL_I64) al_i64(t)[0] = iv;
+    else al_f32(t)[0] = (float)lua_tonumber(L, 1);
+  } else if (lua_istable(L, 1)) {
+    opt_requires_grad(L, 2, push_from_table(L, 1, dt));
+    return 1;
+  } else if (l_totensor(L, 1)) {
+    al_tensor *src = l_totensor(L, 1);
+    if (al_to_dtype(&t, src, dt)) return l_raise(L, "tensor");
+    if (t == src) { al_tensor_release(t); t = al_tensor_new_like(src); if (!t) return l_raise(L, "tensor"); al_copy_into(t, src); }
+  } else {
+    return luaL_typeerror(L, 1, "nested table of numbers, number or tensor");
+  }
+  l_pushtensor(L, t);
+  opt_requires_grad(L, 2, t);
+  return 1;
+}
+
+static int make_filled(lua_State *L, double v, const char *fname) {
+  int64_t shape[AL_MAXDIM];
+  int nd = l_checkshape(L, 1, shape, fname);
+  int opts = lua_gettop(L);
+  if (!lua_istable(L, opts) || opts == 1) opts = lua_istable(L, 1) ? 2 : 0;
+  al_dtype dt = opts ? opt_dtype(L, opts, AL_F32) : AL_F32;
+  al_tensor *t = al_tensor_new(dt, nd, shape);
+  if (!t) return l_raise(L, fname);
+  al_fill(t, v);
+  l_pushtensor(L, t);
+  if (opts) opt_requires_grad(L, opts, t);
+  return 1;
+}
+
+static int l_zeros(lua_State *L) { return make_filled(L, 0, "zeros"); }
+static int l_ones(lua_State *L) { return make_filled(L, 1, "ones"); }
+static int l_empty(lua_State *L) { return make_filled(L, 0, "empty"); }
+static int l_full(lua_State *L) {
+  double v = luaL_checknumber(L, 2);
+  lua_remove(L, 2);
+  return make_filled(L, v, "full");
+}
+
+static int l_arange(lua_State *L) {
+  /* arange(n) -> 1..n as in torch7's range convention? No: PyTorch's 0..n-1 values,
+   * but attnlab positions are 1-based, so arange(n) = {1, ..., n}; arange(a, b [,step]) = a..b inclusive. */
+  lua_Number a, b, step = 1;
+  if (lua_gettop(L) == 1 || lua_istable(L, 2)) { a = 1; b = luaL_checknumber(L, 1); }
+  else { a = luaL_checknumber(L, 1); b = luaL_checknumber(L, 2); step = luaL_optnumber(L, 3, 1); }
+  if (step == 0) return luaL_argerror(L, 3, "step must be nonzero");
+  int64_t n = (int64_t)floor((b - a) / step + 1e-9) + 1;
+  if (n < 0) n = 0;
+  int allint = lua_isinteger(L, 1) && (lua_gettop(L) == 1 || lua_istable(L, 2) || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
+  int opts = lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
+  al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32) : (allint ? AL_I64 : AL_F32);
+  al_tensor *t = al_tensor_new(dt, 1, &n);
+  if (!t) return l_raise(L, "arange");
+  for (int64_t i = 0; i < n; i++) {
+    if (dt == AL_I64) al_i64(t)[i] = (int64_t)(a + i * step);
+    else al_f32(t)[i] = (float)(a + i * step);
+  }
+  return l_pushtensor(L, t);
+}
+
+const luaL_Reg l_tensor_functions[] = {
+  {"tensor", l_tensor_new}, {"zeros", l_zeros}, {"ones", l_ones}, {"empty", l_empty}, {"full", l_full},
+  {"arange", l_arange}, {NULL, NULL}};

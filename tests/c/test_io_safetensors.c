@@ -1,0 +1,326 @@
+/* tests/c/test_io_safetensors.c -- safetensors: the files and float32/int64 conversions in
+ * tests/ref/io_ref.json (written by tests/ref/gen_io_ref.py with an independent Python writer
+ * and torch) must parse, convert bit-exactly and be reproduced byte for byte by
+ * al_st_write; malformed headers and data are refused with messages that say why. Run from
+ * the repository root. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "attnlab/io.h"
+
+#include "io_fixtures.h"
+
+/* ------------------------------------------------------------------ safetensors */
+
+static uint8_t *unhex(const char *h, size_t *n) {
+  size_t len = strlen(h) / 2;
+  uint8_t *b = malloc(len + 1);
+  for (size_t i = 0; i < len; i++) {
+    unsigned v;
+    sscanf(h + 2 * i, "%2x", &v);
+    b[i] = (uint8_t)v;
+  }
+  *n = len;
+  return b;
+}
+
+static void test_st_ref(void) {
+  size_t n;
+  uint8_t *js = slurp("tests/ref/io_ref.json", &n);
+  if (!js) { check_report(0, "safetensors: tests/ref/io_ref.json", "missing"); return; }
+  cJSON *root = cJSON_ParseWithLength((const char *)js, n);
+  free(js);
+  const cJSON *cs;
+  cJSON_ArrayForEach(cs, cJSON_GetObjectItem(root, "safetensors")) {
+    const char *cname = cJSON_GetObjectItem(cs, "name")->valuestring;
+    size_t fn;
+    uint8_t *file = unhex(cJSON_GetObjectItem(cs, "hex")->valuestring, &fn);
+    char nm[200];
+    al_st_file *f;
+    al_status st = al_st_open_memory(file, fn, cname, &f);
+    snprintf(nm, sizeof nm, "safetensors: %s parses", cname);
+    const cJSON *tens = cJSON_GetObjectItem(cs, "tensors"), *te;
+    CHECK(nm, st == AL_OK && f->n == cJSON_GetArraySize(tens), "%s", al_errmsg());
+    if (st) { free(file); continue; }
+    /* entries: dtype, shape, bytes, conversions */
+    int ok_meta = 1, ok_ent = 1, ok_conv = 1, nconv = 0;
+    double maxdiff = 0;
+    char why[400] = "";
+    const cJSON *meta = cJSON_GetObjectItem(cs, "metadata"), *m;
+    ok_meta = f->nmeta == cJSON_GetArraySize(meta);
+    cJSON_ArrayForEach(m, meta) {
+      const char *v = al_st_meta_get(f, m->string);
+      if (!v || strcmp(v, m->valuestring)) ok_meta = 0;
+    }
+    al_st_entry ents[16];
+    int ne = 0;
+    cJSON_ArrayForEach(te, tens) {
+      const char *tn = cJSON_GetObjectItem(te, "name")->valuestring;
+      const al_st_entry *e = al_st_find(f, tn);
+      size_t dn;
+      uint8_t *data = unhex(cJSON_GetObjectItem(te, "data_hex")->valuestring, &dn);
+      const cJSON *shape = cJSON_GetObjectItem(te, "shape"), *d;
+      if (!e) { ok_ent = 0; snprintf(why, sizeof why, "'%s' not found", tn); free(data); continue; }
+      int k = 0, sok = e->ndim == cJSON_GetArraySize(shape);
+      cJSON_ArrayForEach(d, shape) sok = sok && k < e->ndim && e->shape[k++] == (int64_t)d->valuedouble;
+      if (!sok || strcmp(al_st_dtype_name(e->dtype), cJSON_GetObjectItem(te, "dtype")->valuestring) ||
+          e->nbytes != dn || (dn && memcmp(e->data, data, dn))) {
+        ok_ent = 0;
+        snprintf(why, sizeof why, "'%s' dtype/shape/bytes differ", tn);
+      }
+      ents[ne++] = *e;
+      int64_t numel = al_st_numel(e);
+      const cJSON *fb = cJSON_GetObjectItem(te, "f32_bits"), *ib = cJSON_GetObjectItem(te, "i64");
+      if (fb) {
+        float *out = malloc(((size_t)numel + 1) * sizeof *out);
+        st = al_st_to_f32(e, out);
+        int i = 0;
+        const cJSON *b;
+        cJSON_ArrayForEach(b, fb) {
+          uint32_t want = (uint32_t)b->valuedouble, got;
+          memcpy(&got, &out[i], 4);
+          float wf;
+          memcpy(&wf, &want, 4);
+          int same = got == want || (isnan(wf) && isnan(out[i]));
+          if (!same) {
+            ok_conv = 0;
+            snprintf(why, sizeof why, "'%s'[%d]: got %a (0x%08x), torch %a (0x%08x)", tn, i,
+                     out[i], got, wf, want);
+          } else if (!isnan(wf) && !isinf(wf)) {
+            maxdiff = fmax(maxdiff, fabs((double)out[i] - wf));
+          }
+          if (i < 4 && numel > 4) printf("  %s[%d] = %a\n", tn, i, out[i]);
+          i++;
+        }
+        ok_conv = ok_conv && st == AL_OK && i == numel;
+        nconv += i;
+        free(out);
+      }
+      if (ib) {
+        int64_t *out = malloc(((size_t)numel + 1) * sizeof *out);
+        st = al_st_to_i64(e, out);
+        int i = 0;
+        const cJSON *b;
+        cJSON_ArrayForEach(b, ib) {
+          long long want = strtoll(b->valuestring, NULL, 10);
+          if (out[i] != want) {
+            ok_conv = 0;
+            snprintf(why, sizeof why, "'%s'[%d]: %" PRId64 " != %lld", tn, i, out[i], want);
+          }
+          i++;
+        }
+        ok_conv = ok_conv && st == AL_OK && i == numel;
+        nconv += i;
+        free(out);
+      }
+      free(data);
+    }
+    snprintf(nm, sizeof nm, "safetensors: %s entries and metadata match", cname);
+    CHECK(nm, ok_ent && ok_meta, "%s", why);
+    if (nconv) {
+      snprintf(nm, sizeof nm, "safetensors: %s F16/BF16/F64/I32/I64/U8 conversions bit-exact vs torch", cname);
+      printf("  %s: %d values converted, max |diff| %g\n", cname, nconv, maxdiff);
+      CHECK(nm, ok_conv, "%s", why);
+    }
+    /* writer: the same entries give the same bytes */
+    al_st_meta mm[8];
+    int nm2 = 0;
+    cJSON_ArrayForEach(m, meta) { mm[nm2].key = m->string; mm[nm2].value = m->valuestring; nm2++; }
+    void *w;
+    size_t wn;
+    st = al_st_write_memory(ents, ne, mm, nm2, &w, &wn);
+    snprintf(nm, sizeof nm, "safetensors: %s rewritten byte-identical to the reference layout", cname);
+    size_t at = 0;
+    if (st == AL_OK) while (at < wn && at < fn && ((uint8_t *)w)[at] == file[at]) at++;
+    CHECK(nm, st == AL_OK && wn == fn && at == fn, "st=%d size %zu vs %zu, first difference at %zu %s",
+          st, wn, fn, at, st ? al_errmsg() : "");
+    /* file round trip through al_st_write + al_st_open */
+    const char *p = tmppath("roundtrip.safetensors");
+    st = al_st_write(p, ents, ne, mm, nm2);
+    al_st_file *g = NULL;
+    if (st == AL_OK) st = al_st_open(p, &g);
+    int same = st == AL_OK && g->n == f->n && g->nmeta == f->nmeta;
+    for (int i = 0; same && i < f->n; i++) {
+      const al_st_entry *a = &f->entries[i], *b = &g->entries[i];
+      same = strcmp(a->name, b->name) == 0 && a->dtype == b->dtype && a->ndim == b->ndim &&
+             memcmp(a->shape, b->shape, sizeof a->shape) == 0 && a->nbytes == b->nbytes &&
+             (a->nbytes == 0 || memcmp(a->data, b->data, a->nbytes) == 0) &&
+             (uintptr_t)b->data % al_st_dtype_size(b->dtype) == 0;   /* writer aligns */
+    }
+    snprintf(nm, sizeof nm, "safetensors: %s file round trip is bit-exact", cname);
+    CHECK(nm, same, "st=%d %s", st, st ? al_errmsg() : "");
+    if (g) {
+      /* data start = 8 + N must be 8-aligned in the file */
+      CHECK("safetensors: written header keeps the data 8-byte aligned", (8 + g->header_size) % 8 == 0,
+            "N=%" PRIu64, g->header_size);
+    }
+    al_st_close(g);
+    if (w) al_free(w, wn);
+    al_st_close(f);
+    free(file);
+  }
+  cJSON_Delete(root);
+}
+
+/* Build "<u64 N><header padded><data>" and expect an error mentioning `want`. */
+static void st_bad_n(const char *name, const char *header, size_t hn, const void *data,
+                     size_t dn, int64_t nfield, const char *want) {
+  uint8_t *b = malloc(8 + hn + dn + 1);
+  uint64_t N = nfield >= 0 ? (uint64_t)nfield : hn;
+  for (int i = 0; i < 8; i++) b[i] = (uint8_t)(N >> (8 * i));
+  memcpy(b + 8, header, hn);
+  if (dn) memcpy(b + 8 + hn, data, dn);
+  al_st_file *f;
+  char nm[200];
+  snprintf(nm, sizeof nm, "safetensors: rejects %s", name);
+  expect_err(nm, al_st_open_memory(b, 8 + hn + dn, "bad.safetensors", &f), "bad.safetensors",
+             want, NULL);
+  free(b);
+}
+static void st_bad(const char *name, const char *header, const void *data, size_t dn,
+                   int64_t nfield, const char *want) {
+  st_bad_n(name, header, strlen(header), data, dn, nfield, want);
+}
+
+static void test_st_malformed(void) {
+  static const uint8_t z[64];
+  const char *ok1 = "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}";
+  al_st_file *f;
+  uint8_t good[8 + 64 + 8];
+  size_t hn = strlen(ok1);
+  for (int i = 0; i < 8; i++) good[i] = (uint8_t)((uint64_t)hn >> (8 * i));
+  memcpy(good + 8, ok1, hn);
+  memset(good + 8 + hn, 0, 8);
+  al_status st = al_st_open_memory(good, 8 + hn + 8, "good", &f);
+  CHECK("safetensors: unpadded hand-made file parses (data need not be aligned)",
+        st == AL_OK && f->n == 1 && f->entries[0].nbytes == 8, "%s", al_errmsg());
+  al_st_close(f);
+
+  {
+    uint8_t b[5] = {1, 2, 3, 4, 5};
+    expect_err("safetensors: rejects 5-byte file", al_st_open_memory(b, 5, "tiny.st", &f), "tiny.st",
+               "5 bytes", NULL);
+  }
+  st_bad("a header size over the 100 MB limit", "{}", NULL, 0, 100000001, "100,000,000");
+  st_bad("a header size past the end", "{}", NULL, 0, 4000, "truncated");
+  st_bad("a header not starting with '{'", " {}     ", NULL, 0, -1, "does not start with '{'");
+  st_bad("invalid JSON", "{\"a\":{\"dtype\":\"F32\",}", NULL, 0, -1, "not valid JSON");
+  st_bad("text after the JSON object", "{}  x    ", NULL, 0, -1, "text after its JSON");
+  st_bad("invalid UTF-8", "{\"\xff\xfe\":{}}", NULL, 0, -1, "not valid UTF-8");
+  st_bad_n("a NUL byte in the header", "{\"a\":1}\0  ", 10, NULL, 0, -1, "control byte");
+  st_bad("a \\u0000 escape in a name (C strings would cut it)",
+         "{\"a\\u0000b\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", z, 1, -1,
+         "\\u0000 escape");
+  {
+    /* an escaped backslash followed by the text u0000 is not a NUL escape */
+    const char *hj = "{\"a\\\"\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+                     "\"__metadata__\":{\"k\":\"\\\\u0000\"}}";
+    size_t hl = strlen(hj);
+    uint8_t *b = calloc(8 + hl + 1, 1);
+    b[0] = (uint8_t)hl;
+    memcpy(b + 8, hj, hl);
+    st = al_st_open_memory(b, 8 + hl + 1, "esc.st", &f);
+    const char *mv = st == AL_OK ? al_st_meta_get(f, "k") : NULL;
+    CHECK("safetensors: escaped backslash + 'u0000' text is accepted verbatim",
+          st == AL_OK && al_st_find(f, "a\"") && mv && strcmp(mv, "\\u0000") == 0, "%s",
+          st ? al_errmsg() : mv ? mv : "(no k)");
+    al_st_close(f);
+    free(b);
+  }
+  st_bad("a repeated dtype field",
+         "{\"a\":{\"dtype\":\"U8\",\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,1]}}", z, 1, -1,
+         "duplicate field \"dtype\"");
+  st_bad("a top-level array", "[1,2]   ", NULL, 0, -1, "does not start with '{'");
+  st_bad("an unknown dtype", "{\"a\":{\"dtype\":\"F128\",\"shape\":[1],\"data_offsets\":[0,16]}}", z, 16, -1, "unknown dtype");
+  st_bad("a missing shape", "{\"a\":{\"dtype\":\"F32\",\"data_offsets\":[0,4]}}", z, 4, -1, "missing \"shape\"");
+  st_bad("a negative dim", "{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", z, 4, -1, "shape[0]");
+  st_bad("a fractional offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4.5]}}", z, 4, -1, "data_offsets end 4.5 is not an integer");
+  st_bad("an offset of 2^60 (too large, not negative)", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[1152921504606846976,1152921504606846980]}}",
+         z, 4, -1, "data_offsets begin 1152921504606846976 is too large");
+  st_bad("a negative offset", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[-4,0]}}", z, 4, -1, "data_offsets begin -4 is negative");
+  st_bad("offsets with 3 numbers", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4,8]}}", z, 8, -1, "data_offsets must be");
+  st_bad("offsets whose size mismatches dtype x shape",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2,3],\"data_offsets\":[0,20]}}", z, 20, -1,
+         "hold 20 bytes but F32 x shape [2, 3] needs 24");
+  st_bad("end before begin", "{\"a\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,4]}}", z, 8, -1, "end before");
+  st_bad("overlapping tensors",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", z, 12, -1, "overlap");
+  st_bad("a gap between tensors",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+         "\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", z, 12, -1, "belong to no tensor");
+  st_bad("trailing bytes after the last tensor", "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+         z, 12, -1, "8 trailing bytes");
+  st_bad("data cut short", "{\"a\":{\"dtype\":\"F64\",\"shape\":[4],\"data_offsets\":[0,32]}}", z, 20, -1,
+         "truncated: the tensors need 32 bytes");
+  st_bad("duplicate tensor names",
+         "{\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]},"
+         "\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}", z, 2, -1, "duplicate tensor name 'a'");
+  st_bad("a non-string metadata value", "{\"__metadata__\":{\"epoch\":3}}", NULL, 0, -1, "\"epoch\" is a number");
+  st_bad("metadata that is not an object", "{\"__metadata__\":[1]}", NULL, 0, -1, "__metadata__ is an array");
+  st_bad("a shape with 9 dims",
+         "{\"a\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,1]}}", z, 1, -1, "9 dims");
+  st_bad("a shape whose byte count overflows",
+         "{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", z, 8, -1, "overflows");
+  st_bad("a tensor that is not an object", "{\"a\":[1,2]}", NULL, 0, -1, "want an object");
+
+  /* writer argument checks */
+  float v[4] = {1, 2, 3, 4};
+  al_st_entry e = {.name = "w", .dtype = AL_ST_F32, .ndim = 2, .shape = {2, 3}, .data = v, .nbytes = 16};
+  void *w;
+  size_t wn;
+  expect_err("safetensors: write rejects nbytes != shape x dtype",
+             al_st_write_memory(&e, 1, NULL, 0, &w, &wn), "'w'", "16 bytes given", "needs 24", NULL);
+  al_st_entry two[2] = {e, e};
+  two[0].shape[1] = 2;
+  two[1].shape[1] = 2;
+  expect_err("safetensors: write rejects duplicate names",
+             al_st_write_memory(two, 2, NULL, 0, &w, &wn), "duplicate tensor name 'w'", NULL);
+  al_st_entry bad = e;
+  bad.shape[1] = 2;
+  bad.ndim = 9;
+  expect_err("safetensors: write rejects ndim 9", al_st_write_memory(&bad, 1, NULL, 0, &w, &wn),
+             "ndim 9", NULL);
+  bad.ndim = 2;
+  bad.shape[0] = -2;
+  expect_err("safetensors: write rejects a negative dim", al_st_write_memory(&bad, 1, NULL, 0, &w, &wn),
+             "shape[0] = -2", NULL);
+  bad.shape[0] = 2;
+  bad.name = "__metadata__";
+  expect_err("safetensors: write rejects a tensor named __metadata__",
+             al_st_write_memory(&bad, 1, NULL, 0, &w, &wn), "__metadata__", NULL);
+  bad.name = "bad\xff";
+  expect_err("safetensors: write rejects a non-UTF-8 name", al_st_write_memory(&bad, 1, NULL, 0, &w, &wn),
+             "not UTF-8", NULL);
+  al_st_meta dm[2] = {{"k", "1"}, {"k", "2"}};
+  expect_err("safetensors: write rejects duplicate metadata keys",
+             al_st_write_memory(NULL, 0, dm, 2, &w, &wn), "duplicate metadata key 'k'", NULL);
+  expect_err("safetensors: converting U8 to float32 is refused by name", al_st_to_f32(&(al_st_entry){
+             .name = "m", .dtype = AL_ST_U8, .ndim = 1, .shape = {1}, .data = "x", .nbytes = 1},
+             (float[1]){0}), "'m'", "U8", NULL);
+  {
+    uint64_t big = (uint64_t)INT64_MAX + 1;
+    int64_t o;
+    expect_err("safetensors: U64 above INT64_MAX does not convert to int64",
+               al_st_to_i64(&(al_st_entry){.name = "u", .dtype = AL_ST_U64, .ndim = 0, .data = &big,
+               .nbytes = 8}, &o), "'u'", "does not fit", NULL);
+  }
+  expect_err("safetensors: write to a missing folder names the path",
+             al_st_write("/nonexistent-dir/x.safetensors", two, 1, NULL, 0), "/nonexistent-dir/x.safetensors",
+             NULL);
+  expect_err("safetensors: open of a missing file", al_st_open(tmppath("missing.safetensors"), &f),
+             "missing.safetensors", "cannot open", NULL);
+}
+
+int main(void) {
+  if (!io_begin("test_io_safetensors")) return 1;
+  test_st_ref();
+  test_st_malformed();
+  io_end(0);
+  CHECK_EXIT();
+}

@@ -1,0 +1,463 @@
+/* tests/c/test_tensor.c -- C-level tests of the tensor and its graph: tensor and storage
+ * lifetime (reference counts, views keeping storage alive), al_copy_into over strided
+ * views, broadcasting geometry of the elementwise kernels against a plain index-arithmetic
+ * reference, the reverse pass (al_backward) on small graphs with closed-form gradients,
+ * empty tensors, and al_mem_live() back at its start value after each of them (no leaks).
+ * Every check prints PASS/FAIL/SKIP (tests/c/check.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attnlab/autograd.h"
+#include "attnlab/ops.h"
+#include "attnlab/threads.h"
+#include "check.h"
+
+/* ---------------------------------------------------------------- helpers */
+static uint64_t rs = 0x243F6A8885A308D3ull;
+static uint64_t rnext(void) {   /* splitmix64 */
+  uint64_t z = (rs += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static double runif(void) { return (double)(rnext() >> 11) * 0x1p-53; }
+
+static al_tensor *new_f32(int ndim, const int64_t *shape) {
+  al_tensor *t = al_tensor_new(AL_F32, ndim, shape);
+  float *p = al_f32(t);
+  for (int64_t i = 0; i < al_numel(t); i++) p[i] = (float)(runif() * 4 - 2);
+  return t;
+}
+
+/* element of t at multi-index idx (any strides), as double */
+static double at(const al_tensor *t, const int64_t *idx) {
+  int64_t off = t->offset;
+  for (int d = 0; d < t->ndim; d++) off += idx[d] * t->stride[d];
+  return t->dtype == AL_F32 ? ((float *)t->storage->data)[off] : (double)((int64_t *)t->storage->data)[off];
+}
+
+static int next_index(int64_t *idx, int nd, const int64_t *shape) {
+  for (int d = nd - 1; d >= 0; d--) {
+    if (++idx[d] < shape[d]) return 1;
+    idx[d] = 0;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- lifetime */
+static void test_lifetime(void) {
+  size_t m0 = al_mem_live();
+  int64_t sh[2] = {3, 4};
+  al_tensor *t = al_tensor_zeros(AL_F32, 2, sh);
+  CHECK("new tensor: refcount 1, storage refcount 1, 48 bytes counted",
+        t->refcount == 1 && t->storage->refcount == 1 && al_mem_live() - m0 == 48,
+        "refcount %d, storage %d, bytes %zu", t->refcount, t->storage->refcount, al_mem_live() - m0);
+  al_tensor_retain(t);
+  CHECK("retain adds a reference", t->refcount == 2, "refcount %d", t->refcount);
+  al_tensor_release(t);
+  al_tensor *v = NULL, *tr = NULL;
+  al_status st = al_narrow(&v, t, 1, 1, 2);
+  st |= al_transpose(&tr, t, 0, 1);
+  CHECK("views share the storage and count it", !st && v->storage == t->storage && tr->storage == t->storage &&
+        t->storage->refcount == 3 && v->offset == 1 && v->stride[0] == 4, "storage refcount %d offset %lld",
+        t->storage->refcount, (long long)v->offset);
+  al_f32(t)[1 * 4 + 2] = 7.0f;
+  al_tensor_release(t);   /* the base goes; the views keep the bytes alive */
+  int64_t i12[2] = {1, 1};
+  CHECK("views keep the storage alive after the base is released",
+        v->storage->refcount == 2 && at(v, i12) == 7.0 && al_mem_live() - m0 == 48, "value %g", at(v, i12));
+  al_tensor_release(v);
+  int64_t i21[2] = {2, 1};
+  CHECK("the last view still reads the data", at(tr, i21) == 7.0 && tr->storage->refcount == 1, "value %g", at(tr, i21));
+  al_tensor_release(tr);
+  CHECK("releasing the last view frees the storage", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+  al_tensor_release(NULL);
+  CHECK("release(NULL) is a no-op", 1, "");
+
+  /* a detached alias and a saved tensor of a node keep storage alive, not the graph */
+  al_tensor *x = al_tensor_zeros(AL_F32, 2, sh), *y = NULL;
+  x->requires_grad = 1;
+  st = al_unary(&y, AL_EXP, x);
+  CHECK("an op on a requires-grad leaf records a node that holds the leaf", !st && y->grad_fn && x->refcount == 2 &&
+        y->requires_grad, "x refcount %d", x->refcount);
+  al_tensor_release(y);
+  CHECK("releasing the output frees the node and drops its reference to the leaf", x->refcount == 1, "x refcount %d", x->refcount);
+  al_tensor_release(x);
+  CHECK("no bytes left after the graph test", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+
+  /* 0-dim and empty tensors */
+  al_tensor *s = al_tensor_new(AL_I64, 0, NULL);
+  int64_t z[1] = {0};
+  al_tensor *e = al_tensor_new(AL_F32, 1, z);
+  CHECK("0-dim tensor: numel 1, contiguous; empty tensor: numel 0", s && e && al_numel(s) == 1 && al_is_contiguous(s) &&
+        al_numel(e) == 0, "");
+  al_tensor_release(s);
+  al_tensor_release(e);
+  int64_t bad[1] = {-3};
+  al_tensor *n = al_tensor_new(AL_F32, 1, bad);
+  CHECK("negative size is refused with a message", !n && strstr(al_errmsg(), "negative size"), "%s", al_errmsg());
+  int64_t huge[2] = {INT64_MAX / 4, 8};
+  n = al_tensor_new(AL_F32, 2, huge);
+  CHECK("overflowing sizes are refused", !n && strstr(al_errmsg(), "overflow"), "%s", al_errmsg());
+  int64_t one[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  n = al_tensor_new(AL_F32, 9, one);
+  CHECK("more than AL_MAXDIM dims is refused", !n, "");
+}
+
+/* ---------------------------------------------------------------- copy_into */
+static void test_copy_into(void) {
+  size_t m0 = al_mem_live();
+  int64_t sh[3] = {2, 3, 4};
+  al_tensor *a = new_f32(3, sh);
+  /* a permuted (non-contiguous) source into a contiguous destination */
+  int perm[3] = {2, 0, 1};
+  al_tensor *p = NULL;
+  al_permute(&p, a, perm);
+  al_tensor *c = al_tensor_new(AL_F32, 3, p->shape);
+  al_status st = al_copy_into(c, p);
+  int64_t idx[AL_MAXDIM] = {0};
+  int ok = !st;
+  do { ok &= at(c, idx) == at(p, idx); } while (next_index(idx, 3, p->shape));
+  CHECK("copy_into: permuted source -> contiguous", ok, "status %d", st);
+
+  /* a contiguous source into a strided destination (a narrowed, transposed view) */
+  int64_t bsh[2] = {5, 6};
+  al_tensor *big = al_tensor_zeros(AL_F32, 2, bsh), *nv = NULL, *tv = NULL;
+  al_narrow(&nv, big, 1, 2, 3);     /* (5,3), row stride 6 */
+  al_transpose(&tv, nv, 0, 1);      /* (3,5), strides (1,6) */
+  int64_t ssh[2] = {3, 5};
+  al_tensor *src = new_f32(2, ssh);
+  st = al_copy_into(tv, src);
+  int64_t j[AL_MAXDIM] = {0};
+  ok = !st;
+  do { ok &= at(tv, j) == at(src, j); } while (next_index(j, 2, ssh));
+  /* everything outside the view is untouched */
+  for (int r = 0; r < 5; r++)
+    for (int q = 0; q < 6; q++)
+      if ((q < 2 || q > 4) && al_f32(big)[r * 6 + q] != 0) ok = 0;
+  CHECK("copy_into: into a narrowed+transposed view, neighbours untouched", ok, "status %d", st);
+
+  /* strided -> strided with different shapes, same numel: row-major order on both sides */
+  int64_t s6[2] = {2, 3};
+  al_tensor *q6 = new_f32(2, s6), *q6t = NULL;
+  al_transpose(&q6t, q6, 0, 1);     /* (3,2) strided */
+  int64_t d6sh[1] = {6};
+  al_tensor *d6 = al_tensor_zeros(AL_F32, 1, d6sh);
+  st = al_copy_into(d6, q6t);
+  float want[6];
+  for (int r = 0; r < 3; r++) for (int k = 0; k < 2; k++) want[r * 2 + k] = al_f32(q6)[k * 3 + r];
+  CHECK("copy_into: (3,2) transposed view -> (6) in row-major order", !st && !memcmp(want, al_f32(d6), sizeof want), "");
+
+  /* dtype conversion, both ways; float -> int64 truncates toward zero and saturates */
+  int64_t s4[1] = {5};
+  al_tensor *f = al_tensor_new(AL_F32, 1, s4), *i = al_tensor_new(AL_I64, 1, s4);
+  float fv[5] = {2.7f, -2.7f, NAN, 1e30f, -1e30f};
+  memcpy(al_f32(f), fv, sizeof fv);
+  st = al_copy_into(i, f);
+  int64_t *pi = al_i64(i);
+  CHECK("copy_into float -> int64: truncation, NaN -> 0, saturation (no UB)",
+        !st && pi[0] == 2 && pi[1] == -2 && pi[2] == 0 && pi[3] == INT64_MAX && pi[4] == INT64_MIN,
+        "%lld %lld %lld %lld %lld", (long long)pi[0], (long long)pi[1], (long long)pi[2], (long long)pi[3], (long long)pi[4]);
+  al_tensor *i2f = NULL;
+  st = al_to_dtype(&i2f, f, AL_I64);
+  CHECK("al_to_dtype refuses NaN/inf -> int64 with a message", st == AL_EINVAL && strstr(al_errmsg(), "int64"), "%s", al_errmsg());
+  pi[0] = (int64_t)1 << 40;
+  st = al_copy_into(f, i);
+  CHECK("copy_into int64 -> float", !st && al_f32(f)[0] == 1099511627776.0f && al_f32(f)[1] == -2.0f, "%g", al_f32(f)[0]);
+  st = al_copy_into(f, a);
+  CHECK("copy_into refuses different numel, naming the shapes", st == AL_EINVAL && strstr(al_errmsg(), "(5)") &&
+        strstr(al_errmsg(), "(2,3,4)"), "%s", al_errmsg());
+
+  /* fill of a non-contiguous view */
+  al_fill(tv, 3.5);
+  ok = 1;
+  for (int r = 0; r < 5; r++)
+    for (int q = 0; q < 6; q++) ok &= al_f32(big)[r * 6 + q] == ((q >= 2 && q <= 4) ? 3.5f : 0.0f);
+  CHECK("fill of a strided view", ok, "");
+
+  /* contiguity: size-1 dims may have any stride */
+  int64_t sh1[3] = {1, 3, 1};
+  int64_t st1[3] = {99, 1, 7};
+  al_tensor *odd = al_tensor_view(a, 3, sh1, st1, 0);
+  CHECK("al_is_contiguous ignores the strides of size-1 dims", al_is_contiguous(odd) && !al_is_contiguous(p), "");
+
+  al_tensor *rels[] = {a, p, c, big, nv, tv, src, q6, q6t, d6, f, i, odd};
+  for (size_t k = 0; k < sizeof rels / sizeof *rels; k++) al_tensor_release(rels[k]);
+  CHECK("copy tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
+/* ---------------------------------------------------------------- broadcasting */
+/* Reference: out[idx] = a[idx'] op b[idx''] with broadcast index mapping, in double. */
+static double ref_op(al_binop op, double x, double y) {
+  switch (op) {
+    case AL_ADD: return (float)x + (float)y;
+    case AL_SUB: return (float)x - (float)y;
+    case AL_MUL: return (float)x * (float)y;
+    case AL_DIV: return (float)x / (float)y;
+    case AL_MAXIMUM: return x > y ? x : y;
+    case AL_MINIMUM: return x < y ? x : y;
+    case AL_GT: return x > y;
+    case AL_LE: return x <= y;
+    default: return NAN;
+  }
+}
+
+static int check_binary(al_binop op, al_tensor *a, al_tensor *b, char *why, size_t nwhy) {
+  al_tensor *o = NULL;
+  if (al_binary(&o, op, a, b)) { snprintf(why, nwhy, "error: %s", al_errmsg()); return 0; }
+  int nd = o->ndim;
+  int64_t idx[AL_MAXDIM] = {0}, ia[AL_MAXDIM], ib[AL_MAXDIM];
+  int ok = 1;
+  if (al_numel(o) > 0) do {
+    for (int d = 0; d < a->ndim; d++) { int od = d + nd - a->ndim; ia[d] = a->shape[d] == 1 ? 0 : idx[od]; }
+    for (int d = 0; d < b->ndim; d++) { int od = d + nd - b->ndim; ib[d] = b->shape[d] == 1 ? 0 : idx[od]; }
+    float want = (float)ref_op(op, at(a, ia), at(b, ib));
+    float got = (float)at(o, idx);
+    if (got != want && !(got != got && want != want)) {
+      ok = 0;
+      snprintf(why, nwhy, "element mismatch %g vs %g", got, want);
+      break;
+    }
+  } while (next_index(idx, nd, o->shape));
+  al_tensor_release(o);
+  return ok;
+}
+
+/* A random view of a random tensor with the given logical shape: sometimes a permuted
+ * or narrowed or expanded layout, so kernels see every stride pattern. */
+static al_tensor *random_view(int nd, const int64_t *shape) {
+  int kind = (int)(rnext() % 4);
+  if (kind == 1 && nd >= 2) {   /* transposed storage */
+    int64_t sh[AL_MAXDIM];
+    memcpy(sh, shape, sizeof(int64_t) * nd);
+    sh[nd - 1] = shape[nd - 2];
+    sh[nd - 2] = shape[nd - 1];
+    al_tensor *base = new_f32(nd, sh), *v = NULL;
+    al_transpose(&v, base, nd - 2, nd - 1);
+    al_tensor_release(base);
+    return v;
+  }
+  if (kind == 2) {   /* narrowed from a wider tensor */
+    int64_t sh[AL_MAXDIM];
+    memcpy(sh, shape, sizeof(int64_t) * nd);
+    sh[nd - 1] += 3;
+    al_tensor *base = new_f32(nd, sh), *v = NULL;
+    al_narrow(&v, base, nd - 1, 1, shape[nd - 1]);
+    al_tensor_release(base);
+    return v;
+  }
+  if (kind == 3) {   /* size-1 dims expanded where the shape allows: stride 0 */
+    int64_t sh[AL_MAXDIM];
+    for (int d = 0; d < nd; d++) sh[d] = (d % 2) ? 1 : shape[d];
+    al_tensor *base = new_f32(nd, sh), *v = NULL;
+    al_expand(&v, base, nd, shape);
+    al_tensor_release(base);
+    return v;
+  }
+  return new_f32(nd, shape);
+}
+
+static void test_broadcast(void) {
+  size_t m0 = al_mem_live();
+  int fails = 0, total = 0;
+  char why[600] = "";
+  for (int trial = 0; trial < 400; trial++) {
+    int nd = 1 + (int)(rnext() % 5);
+    int64_t out[AL_MAXDIM], sa[AL_MAXDIM], sb[AL_MAXDIM];
+    for (int d = 0; d < nd; d++) out[d] = 1 + (int64_t)(rnext() % 4);
+    int na = 1 + (int)(rnext() % nd), nb = 1 + (int)(rnext() % nd);
+    if (rnext() % 2) na = nd; else nb = nd;
+    for (int d = 0; d < na; d++) sa[d] = (rnext() % 3 == 0) ? 1 : out[d + nd - na];
+    for (int d = 0; d < nb; d++) sb[d] = (rnext() % 3 == 0) ? 1 : out[d + nd - nb];
+    al_tensor *a = random_view(na, sa), *b = random_view(nb, sb);
+    static const al_binop ops[] = {AL_ADD, AL_SUB, AL_MUL, AL_DIV, AL_MAXIMUM, AL_MINIMUM, AL_GT, AL_LE};
+    al_binop op = ops[rnext() % 8];
+    total++;
+    char w[256];
+    if (!check_binary(op, a, b, w, sizeof w)) {
+      if (!fails) {
+        char s1[128], s2[128];
+        snprintf(why, sizeof why, "%s %s op %d: %s", al_shape_str(a, s1, sizeof s1), al_shape_str(b, s2, sizeof s2), (int)op, w);
+      }
+      fails++;
+    }
+    al_tensor_release(a);
+    al_tensor_release(b);
+  }
+  CHECK("binary ops on 400 random broadcast pairs of strided views match the index reference", fails == 0,
+        "%d of %d failed; first: %s", fails, total, why);
+
+  /* large outputs take the threaded path: same results */
+  al_set_num_threads(2);
+  int64_t s1[3] = {64, 1, 700}, s2[2] = {33, 700};
+  al_tensor *a = random_view(3, s1), *b = random_view(2, s2);
+  int ok = check_binary(AL_MUL, a, b, why, sizeof why) && check_binary(AL_SUB, b, a, why, sizeof why);
+  al_set_num_threads(1);
+  CHECK("threaded binary op (64,1,700) x (33,700) matches the reference", ok, "%s", why);
+  al_tensor_release(a);
+  al_tensor_release(b);
+
+  /* shape inference and the error message */
+  int64_t x1[2] = {2, 3}, x2[1] = {4};
+  al_tensor *p = al_tensor_zeros(AL_F32, 2, x1), *q = al_tensor_zeros(AL_F32, 1, x2), *o = NULL;
+  al_status st = al_add(&o, p, q);
+  CHECK("non-broadcastable shapes: AL_EINVAL naming both shapes and the dim",
+        st == AL_EINVAL && strstr(al_errmsg(), "(2,3)") && strstr(al_errmsg(), "(4)") && strstr(al_errmsg(), "dim 2"), "%s", al_errmsg());
+
+  /* sum_to_shape: the adjoint of broadcasting */
+  int64_t gs[3] = {2, 3, 4}, ts[2] = {3, 1};
+  al_tensor *g = new_f32(3, gs), *r = NULL;
+  st = al_sum_to_shape(&r, g, 2, ts);
+  ok = !st && r->ndim == 2 && r->shape[0] == 3 && r->shape[1] == 1;
+  for (int i = 0; i < 3 && ok; i++) {
+    double s = 0;
+    for (int b0 = 0; b0 < 2; b0++) for (int k = 0; k < 4; k++) s += al_f32(g)[b0 * 12 + i * 4 + k];
+    ok &= fabs(al_f32(r)[i] - s) < 1e-5;
+  }
+  CHECK("sum_to_shape (2,3,4) -> (3,1) sums the broadcast dims", ok, "status %d", st);
+  al_tensor_release(r);
+  al_tensor *gt = NULL;
+  al_transpose(&gt, g, 0, 2);   /* (4,3,2), strided */
+  int64_t ts2[1] = {2};
+  st = al_sum_to_shape(&r, gt, 1, ts2);
+  ok = !st;
+  for (int b0 = 0; b0 < 2 && ok; b0++) {
+    double s = 0;
+    for (int i = 0; i < 12; i++) s += al_f32(g)[b0 * 12 + i];
+    ok &= fabs(al_f32(r)[b0] - s) < 1e-5;
+  }
+  CHECK("sum_to_shape of a strided gradient", ok, "status %d", st);
+  al_tensor_release(r);
+  int64_t ts3[1] = {5};
+  st = al_sum_to_shape(&r, g, 1, ts3);
+  CHECK("sum_to_shape to an incompatible shape is an error", st == AL_EINVAL, "status %d", st);
+  al_tensor_release(g); al_tensor_release(gt); al_tensor_release(p); al_tensor_release(q);
+  CHECK("broadcast tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
+/* ---------------------------------------------------------------- backward */
+static void test_backward(void) {
+  size_t m0 = al_mem_live();
+  /* L = sum(exp(a*b + a)) with b broadcast (3) over a (2,3):
+   * dL/da = e*(b+1), dL/db = sum over rows of e*a, e = exp(a*b+a) */
+  int64_t sa[2] = {2, 3}, sb[1] = {3};
+  al_tensor *a = new_f32(2, sa), *b = new_f32(1, sb);
+  a->requires_grad = b->requires_grad = 1;
+  al_tensor *ab = NULL, *s = NULL, *e = NULL, *L = NULL;
+  al_status st = al_mul(&ab, a, b);
+  st |= al_add(&s, ab, a);
+  st |= al_unary(&e, AL_EXP, s);
+  st |= al_sum_all(&L, e);
+  st |= al_backward(L, NULL, 0);
+  int ok = !st && a->grad && b->grad;
+  double gb[3] = {0};
+  for (int i = 0; i < 2 && ok; i++)
+    for (int j = 0; j < 3; j++) {
+      double av = al_f32(a)[i * 3 + j], bv = al_f32(b)[j], ev = exp(av * bv + av);
+      ok &= fabs(al_f32(a->grad)[i * 3 + j] - ev * (bv + 1)) < 1e-5 * (1 + ev);
+      gb[j] += ev * av;
+    }
+  for (int j = 0; j < 3 && ok; j++) ok &= fabs(al_f32(b->grad)[j] - gb[j]) < 1e-5 * (1 + fabs(gb[j]));
+  CHECK("al_backward: sum(exp(a*b + a)) with broadcasting, closed-form gradients", ok, "status %d: %s", st, st ? al_errmsg() : "");
+
+  st = al_backward(L, NULL, 0);
+  CHECK("a second backward without retain_graph is AL_ESTATE with a hint", st == AL_ESTATE && strstr(al_errmsg(), "retain_graph"),
+        "status %d: %s", st, al_errmsg());
+  st = al_backward(e, NULL, 0);
+  CHECK("backward of a non-scalar without a gradient is AL_EINVAL naming the shape",
+        st == AL_EINVAL && strstr(al_errmsg(), "(2,3)"), "status %d: %s", st, al_errmsg());
+  al_tensor_release(ab); al_tensor_release(s); al_tensor_release(e); al_tensor_release(L);
+
+  /* retain_graph: two passes accumulate exactly twice */
+  al_tensor_release(a->grad);
+  a->grad = NULL;
+  al_tensor *sq = NULL, *L2 = NULL;
+  st = al_mul(&sq, a, a);
+  st |= al_sum_all(&L2, sq);
+  st |= al_backward(L2, NULL, 1);
+  st |= al_backward(L2, NULL, 0);
+  ok = !st;
+  for (int i = 0; i < 6 && ok; i++) ok &= al_f32(a->grad)[i] == 4 * al_f32(a)[i];
+  CHECK("retain_graph: two backward passes of sum(a*a) give exactly 4a", ok, "status %d", st);
+  al_tensor_release(sq); al_tensor_release(L2);
+
+  /* explicit gradient, a view used twice, grad mode off */
+  al_tensor_release(a->grad);
+  a->grad = NULL;
+  al_tensor *row = NULL, *col = NULL, *y = NULL;
+  st = al_select(&row, a, 0, 1);          /* a[2,:] */
+  st |= al_narrow(&col, a, 1, 0, 1);      /* a[:,1:1] (2,1) */
+  al_tensor *rs = NULL, *cs = NULL;
+  st |= al_sum_all(&rs, row);
+  st |= al_sum_all(&cs, col);
+  st |= al_mul(&y, rs, cs);               /* (sum row2) * (sum col1) */
+  al_tensor *g = al_tensor_new(AL_F32, 0, NULL);
+  al_f32(g)[0] = 2.0f;
+  st |= al_backward(y, g, 0);
+  double R = al_f32(a)[3] + al_f32(a)[4] + al_f32(a)[5], C = al_f32(a)[0] + al_f32(a)[3];
+  double want[6] = {2 * R, 0, 0, 2 * (C + R), 2 * C, 2 * C};
+  ok = !st;
+  for (int i = 0; i < 6 && ok; i++) ok &= fabs(al_f32(a->grad)[i] - want[i]) < 1e-5;
+  CHECK("overlapping views (select and narrow) with an explicit gradient", ok, "status %d", st);
+  al_tensor_release(row); al_tensor_release(col); al_tensor_release(rs); al_tensor_release(cs);
+  al_tensor_release(y); al_tensor_release(g);
+
+  al_set_grad_enabled(0);
+  al_tensor *nog = NULL;
+  st = al_unary(&nog, AL_TANH, a);
+  CHECK("grad mode off: no node, no requires_grad", !st && !nog->grad_fn && !nog->requires_grad, "");
+  al_set_grad_enabled(1);
+  al_tensor_release(nog);
+
+  /* matmul (1-D @ 2-D) and layer_norm through the engine against double loops */
+  int64_t sv[1] = {4}, sm[2] = {4, 3};
+  al_tensor *v = new_f32(1, sv), *m = new_f32(2, sm), *mv = NULL, *Lm = NULL;
+  v->requires_grad = m->requires_grad = 1;
+  st = al_matmul(&mv, v, m);
+  st |= al_sum_all(&Lm, mv);
+  st |= al_backward(Lm, NULL, 0);
+  ok = !st && mv->ndim == 1 && mv->shape[0] == 3;
+  for (int k = 0; k < 4 && ok; k++) {
+    double gv = al_f32(m)[k * 3] + al_f32(m)[k * 3 + 1] + al_f32(m)[k * 3 + 2];
+    ok &= fabs(al_f32(v->grad)[k] - gv) < 1e-5;
+    for (int j = 0; j < 3; j++) ok &= fabs(al_f32(m->grad)[k * 3 + j] - al_f32(v)[k]) < 1e-6;
+  }
+  CHECK("matmul (4) @ (4,3): shape (3) and gradients", ok, "status %d", st);
+  al_tensor_release(mv); al_tensor_release(Lm); al_tensor_release(v); al_tensor_release(m);
+
+  al_tensor_release(a);
+  al_tensor_release(b);
+  CHECK("backward tests leave no bytes (graphs, saved tensors, grads freed)", al_mem_live() == m0,
+        "live %zu vs %zu", al_mem_live(), m0);
+}
+
+/* ---------------------------------------------------------------- empty tensors */
+static void test_empty(void) {
+  size_t m0 = al_mem_live();
+  int64_t z[2] = {0, 3};
+  al_tensor *e = al_tensor_zeros(AL_F32, 2, z), *o = NULL, *s = NULL;
+  al_set_num_threads(2);
+  al_status st = al_unary(&o, AL_EXP, e);   /* the parallel loop must not step by 0 */
+  st |= al_affine(&s, e, 2, 1);
+  al_set_num_threads(1);
+  CHECK("unary and affine of an empty tensor", !st && al_numel(o) == 0 && al_numel(s) == 0, "status %d", st);
+  al_tensor_release(o); al_tensor_release(s);
+  st = al_sum_dim(&o, e, 0, 0);
+  CHECK("sum over the empty dim is zeros (3)", !st && o->shape[0] == 3 && al_f32(o)[0] == 0 && al_f32(o)[2] == 0, "");
+  al_tensor_release(o);
+  al_tensor_release(e);
+  CHECK("empty tensor tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
+int main(void) {
+  al_set_num_threads(1);
+  test_lifetime();
+  test_copy_into();
+  test_broadcast();
+  test_backward();
+  test_empty();
+  CHECK_EXIT();
+}
