@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/.."
 build=${1:-build/release}
 host=${ATTNLAB_HOST:-bin/attnlab}
-kernel_tests="c/test_core c/test_tensor c/test_gemm c/test_normalizers c/test_mixers c/test_bilstm c/test_bimamba c/test_simd lua/test_autograd lua/test_ops_grad lua/test_nn lua/test_mixers"
+kernel_tests="c/test_core c/test_tensor c/test_gemm c/test_norm_math c/test_norm_reference c/test_norm_gradients c/test_norm_identities c/test_norm_start c/test_mixers c/test_bilstm c/test_bimamba c/test_simd lua/test_autograd lua/test_ops_grad lua/test_nn lua/test_mixers"
 blas_tests="c/test_core c/test_tensor c/test_gemm lua/test_autograd lua/test_ops_grad lua/test_nn lua/test_s2s"
 best=$(ATTNLAB_CPU= "$host" -e 'io.write(al.config().cpu_best)' 2>/dev/null)
 [ -n "$best" ] || { echo "FAIL: $host cannot report al.config().cpu_best"; echo "0 passed, 1 failed"; exit 1; }

@@ -170,16 +170,6 @@ typedef struct {
  *      E15_TR_MAX_N in lanes (e15_tr_pass: faster than row by row at n = 16
  *      .. 256), longer ones row by row;
  *   4. p = [u - tau]_+^2 over the row. */
-/* The lanes of v selected by m appended at c[k..] (room for 16 more); returns the new count. */
-AL_VI int64_t e15_compact(float *c, int64_t k, al_vf v, al_vm m) {
-#if defined(__AVX512F__)
-  _mm512_storeu_ps(c + k, _mm512_maskz_compress_ps(m, (__m512)v));
-  return k + al_vm_count(m);
-#else
-  for (uint32_t bits = al_vm_bits(m); bits; bits &= bits - 1) c[k++] = v[__builtin_ctz(bits)];
-  return k;
-#endif
-}
 
 
 /* Rows in lanes (n <= E15_TR_MAX_N): the candidate lists of the iterating rows transposed, T[c]
@@ -226,18 +216,10 @@ static inline __attribute__((always_inline)) void entmax15_batch(
   const int64_t nb = g.nb;
   int64_t kb[AL_NORM_BATCH];
   for (int64_t i = 0; i < nr; i++) {   /* 1 */
-    const float *xr = x + (r0 + i) * n;
-    const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
-    al_vf *w = ws + i * (2 * nb + 1), mx = al_vsplat(-INFINITY);
-    al_vm bad = al_vm_none();
-    for (int64_t b = 0; b < nb; b++) {
-      const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      w[b] = v;
-      mx = al_vmax(mx, v);
-      bad |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf (-inf is fine) */
-    }
-    st[i].m = al_vhmax(mx);
-    st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 3;
+    int bad;
+    st[i].m = al_norm_load_row_(ws + i * (2 * nb + 1), x + (r0 + i) * n,
+                                al_norm_keeprow_(keep, mrows, rows, n, r0 + i), &g, &bad);
+    st[i].state = bad ? 0 : st[i].m == -INFINITY ? 1 : 3;
   }
   e15_acc acc[AL_NORM_BATCH];
   e15_lanes E;
@@ -256,7 +238,7 @@ static inline __attribute__((always_inline)) void entmax15_batch(
       const al_vf u = (w[b] - m) * 0.5f;
       const al_vm m1 = al_vm_gt(u, al_vsplat(-1.0f)), m2 = al_vm_gt(u, al_vsplat(-0.5f));
       const al_vm m4 = al_vm_gt(u, al_vsplat(-0.25f));
-      k = e15_compact(c, k, u, m1);
+      k = al_norm_compact_(c, k, u, m1);
       k2 += al_vm_count(m2);
       k4 += al_vm_count(m4);
       a1 += al_vzero(u, m1);
@@ -281,7 +263,7 @@ static inline __attribute__((always_inline)) void entmax15_batch(
     for (int64_t b = 0; b * AL_V < k; b++) {
       const al_vf u = al_vld(c + b * AL_V);
       const al_vm live = al_vm_ilt(al_vlane(), al_vspliti((int32_t)(k - b * AL_V)));
-      kk = e15_compact(c, kk, u, al_vm_gt(u, lim) & live);
+      kk = al_norm_compact_(c, kk, u, al_vm_gt(u, lim) & live);
     }
     kb[i] = kk;
   }
@@ -358,48 +340,23 @@ static inline __attribute__((always_inline)) void entmax15_batch(
 }
 
 
-static void entmax15_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
-                           int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+/* A batch of rows r0 .. r0+nr-1 of a (al_norm_fwd_kernel; short rows padded, 16 at a time). */
+static int entmax15_fwd_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_vf *ws,
+                              void *state) {
   e15_row st[AL_NORM_BATCH];
-  if (n < AL_V) {   /* rows padded to one block, a batch at a time */
-    for (int64_t r = r0; r < r1; r += AL_NORM_BATCH) {
-      const int64_t nr = r1 - r < AL_NORM_BATCH ? r1 - r : AL_NORM_BATCH;
-      float xp[AL_NORM_BATCH * AL_V], op[AL_NORM_BATCH * AL_V];
-      uint8_t kp[AL_NORM_BATCH * AL_V];
-      pad_rows(xp, kp, x, keep, mrows, rows, n, r, nr);
-      entmax15_batch(op, xp, kp, nr, nr, AL_V, 0, nr, ws, st);
-      unpad_rows(out, op, n, r, nr);
-    }
-    return;
-  }
-  const int64_t bs = al_norm_batch_(n);
-  for (int64_t r = r0; r < r1; r += bs) {
-    const int64_t nr = r1 - r < bs ? r1 - r : bs;
-    if (keep) entmax15_batch(out, x, keep, mrows, rows, n, r, nr, ws, st);
-    else entmax15_batch(out, x, NULL, 1, rows, n, r, nr, ws, st);
-  }
+  if (a->keep) entmax15_batch(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, nr, ws, st);
+  else entmax15_batch(a->out, a->x, NULL, 1, a->rows, a->n, r0, nr, ws, st);
+  return 0;
 }
-
-typedef struct {
-  float *out;
-  const float *x;
-  const uint8_t *keep;
-  int64_t mrows, rows, n;
-} fwd_args;
-static void entmax15_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const fwd_args *a = ctx;
-  entmax15_range(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
-}
+static const al_norm_fwd_kernel ENTMAX15_FWD = {"entmax15", entmax15_fwd_batch, 0, AL_NORM_BATCH};
 
 al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                           int64_t rows, int64_t n) {
   al_status st = al_norm_check_("entmax15", out, x, keep, mrows, rows, n);
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-  fwd_args a = {out, x, keep, mrows, rows, n};
-  return al_norm_sweep_("entmax15", rows, n,
-                        al_norm_batch_(n) * (2 * (n / AL_V + 1) + 1) + e15_tr_vectors(n),
-                        entmax15_fwd_sweep, &a);
+  if (st != AL_OK || rows * n == 0) return st;
+  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
+  return al_norm_fwd_run_(&ENTMAX15_FWD, &a,
+                          al_norm_batch_(n) * (2 * (n / AL_V + 1) + 1) + e15_tr_vectors(n), NULL);
 }
 
 /* ---- backward ---- */
@@ -463,50 +420,29 @@ static inline __attribute__((always_inline)) void entmax15_bwd_rows(
   }
 }
 
-/* This thread's rows r .. r1-1, n >= 16: groups of E15_RB rows while n <=
- * AL_NORM_BWD_GROUP_MAX_N, then pairs, then the last row alone; ACC a constant. */
-static inline __attribute__((always_inline)) void entmax15_bwd_range(
-    float *gin, const float *gout, const float *out, int64_t rows, int64_t n, int64_t r,
-    int64_t r1, const int ACC, al_vf *ws) {
-  if (n <= AL_NORM_BWD_GROUP_MAX_N)
-    for (; r + E15_RB <= r1; r += E15_RB) entmax15_bwd_rows(gin, gout, out, n, r, E15_RB, ACC, rows, ws);
-  for (; r + 2 <= r1; r += 2) entmax15_bwd_rows(gin, gout, out, n, r, 2, ACC, rows, ws);
-  if (r < r1) entmax15_bwd_rows(gin, gout, out, n, r, 1, ACC, rows, ws);
-}
-
-typedef struct {
-  float *gin;
-  const float *gout, *out;
-  int64_t rows, n;
-  int acc;
-} bwd_args;
-static void entmax15_bwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const bwd_args *a = ctx;
-  const int64_t n = a->n;
-  if (n < AL_V) {   /* short rows: padded to one block with p = 0, accumulated into zeros */
-    for (int64_t r = r0; r < r1; r++) {
-      float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
-      memcpy(pp, a->out + r * n, (size_t)n * sizeof(float));
-      memcpy(gp, a->gout + r * n, (size_t)n * sizeof(float));
-      if (a->acc) memcpy(ip, a->gin + r * n, (size_t)n * sizeof(float));
-      entmax15_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0, ws);
-      memcpy(a->gin + r * n, ip, (size_t)n * sizeof(float));
-    }
-  } else if (a->acc) {
-    entmax15_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 1, ws);
+/* Rows r0 .. r0+R-1 (al_norm_bwd_kernel: groups of E15_RB rows while n <=
+ * AL_NORM_BWD_GROUP_MAX_N, then pairs, then the last row alone), R and ACC constants in each
+ * instance. */
+static void entmax15_bwd_kernel(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+  if (a->acc) {
+    if (R == E15_RB) entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, E15_RB, 1, a->rows, ws);
+    else if (R == 2) entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 2, 1, a->rows, ws);
+    else entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 1, a->rows, ws);
   } else {
-    entmax15_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 0, ws);
+    if (R == E15_RB) entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, E15_RB, 0, a->rows, ws);
+    else if (R == 2) entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 2, 0, a->rows, ws);
+    else entmax15_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 0, a->rows, ws);
   }
 }
+static const al_norm_bwd_kernel ENTMAX15_BWD = {"entmax15_bwd", entmax15_bwd_kernel, E15_RB, 2, 1};
 
 static al_status entmax15_bwd_all(float *gin, const float *gout, const float *out,
                                   int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_bwd_check_("entmax15_bwd", gin, gout, out, rows, n);
   if (st != AL_OK || rows * n == 0) return st;
   /* w for a group of E15_RB rows up to AL_NORM_BWD_GROUP_MAX_N columns, else a pair */
-  bwd_args a = {gin, gout, out, rows, n, acc};
-  return al_norm_sweep_("entmax15_bwd", rows, n, (n <= AL_NORM_BWD_GROUP_MAX_N ? E15_RB : 2) * (n / AL_V + 1),
-                        entmax15_bwd_sweep, &a);
+  const al_norm_bwd_rows a = {gin, NULL, gout, out, NULL, rows, n, acc};
+  return al_norm_bwd_run_(&ENTMAX15_BWD, &a, (n <= AL_NORM_BWD_GROUP_MAX_N ? E15_RB : 2) * (n / AL_V + 1));
 }
 
 al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64_t rows,

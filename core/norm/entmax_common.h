@@ -1,7 +1,7 @@
 /* core/norm/entmax_common.h -- what the two entmax kernels (core/norm/entmax15.c and
- * core/norm/entmax_bisect.c) share, private to them: the 8-lane double helpers and the start
- * bounds' lanes of their per-row decisions, the -inf padding and transpose of candidate lists,
- * and the padding of short rows. */
+ * core/norm/entmax_bisect*.c) share, private to them: the 8-lane double helpers and the start
+ * bounds' lanes of their per-row decisions, and the -inf padding and transpose of candidate
+ * lists. */
 #ifndef ATTNLAB_NORM_ENTMAX_COMMON_H
 #define ATTNLAB_NORM_ENTMAX_COMMON_H
 
@@ -63,19 +63,6 @@ AL_VI void cand_transpose(al_vf *T, const al_vf *ws, int64_t stride, int64_t kb,
     al_vtranspose16(t);
     for (int64_t j = 0; j < AL_V; j++) T[cb * AL_V + j] = t[j];
   }
-}
-
-/* Rows r .. r+nr-1 (nr <= AL_NORM_BATCH) of n < 16 columns, padded to one block each (see
- * al_norm_pad_) into xp and kp, AL_NORM_BATCH * AL_V entries each, for a batch of n = 16; and the
- * batch's outputs back. */
-AL_VI void pad_rows(float *xp, uint8_t *kp, const float *x, const uint8_t *keep, int64_t mrows,
-                    int64_t rows, int64_t n, int64_t r, int64_t nr) {
-  for (int64_t i = 0; i < nr; i++)
-    al_norm_pad_(xp + i * AL_V, kp + i * AL_V, x + (r + i) * n,
-                 al_norm_keeprow_(keep, mrows, rows, n, r + i), n);
-}
-AL_VI void unpad_rows(float *out, const float *op, int64_t n, int64_t r, int64_t nr) {
-  for (int64_t i = 0; i < nr; i++) memcpy(out + (r + i) * n, op + i * AL_V, (size_t)n * sizeof(float));
 }
 
 #endif

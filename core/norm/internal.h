@@ -1,4 +1,4 @@
-/* core/norm/internal.h -- private to core/norm/ (and tests/c/test_normalizers.c): what the
+/* core/norm/internal.h -- private to core/norm/ (and the tests tests/c/test_norm_*.c): what the
  * normalizer kernels share -- argument checks, the row split across threads and its workspace,
  * rows as 16-lane blocks, batching and prefetching -- on top of the vector layer (vec.h) and
  * its scalar math (core/simd/fastmath.h). The public API is include/attnlab/normalizers.h. */
@@ -15,7 +15,7 @@
 
 /* ---- shared by the files of core/norm/, not part of the API ---- */
 
-/* Tests only (defined once, in core/test_hooks.c): nonzero sends top-k's n % 16 == 1 rows
+/* Tests only (defined once, in core/runtime/test_hooks.c): nonzero sends top-k's n % 16 == 1 rows
  * through the generic last-block path, so that the test can compare the two bitwise
  * (core/norm/topk.c). */
 extern int al_topk_lane1_off_;
@@ -149,6 +149,13 @@ AL_VI void al_norm_prefetch_row_(const float *x, const float *out, int64_t r, in
   for (int64_t b = 0; b < nb; b++) al_norm_prefetch_blk_(x, out, r, rows, n, b);
 }
 
+/* ---- the row sweeps: what every normalizer's entry points share ----
+ * A forward or backward kernel is described once (al_norm_fwd_kernel, al_norm_bwd_kernel) and
+ * run by al_norm_fwd_run_ / al_norm_bwd_run_: the rows split across the OpenMP threads
+ * (al_norm_thread_rows_: a row's result never depends on the split), each thread with its
+ * workspace, rows shorter than 16 padded to one block, and the kernel called over its own
+ * groups of rows. The kernels keep their rows in lockstep; only these loops are shared. */
+
 /* One thread's share of a row sweep (al_norm_sweep_): rows r0 .. r1-1, with ws this thread's
  * workspace; ctx holds the kernel's arguments. */
 typedef void (*al_norm_rows_fn)(void *ctx, al_vf *ws, int64_t r0, int64_t r1);
@@ -162,10 +169,95 @@ typedef void (*al_norm_rows_fn)(void *ctx, al_vf *ws, int64_t r0, int64_t r1);
 al_status al_norm_sweep_(const char *who, int64_t rows, int64_t n, int64_t nv, al_norm_rows_fn fn,
                          void *ctx);
 
+/* A forward's rows: out = f(x), both (rows, n); keep NULL or (mrows, n); the parameters of the
+ * kernels that take one. A kernel's batch sees either the caller's rows or a view of padded
+ * short rows (n = 16, their own keep rows, alpha from the first of them). */
+typedef struct {
+  float *out;
+  const float *x;
+  const uint8_t *keep;
+  int64_t mrows, rows, n;
+  double ratio;         /* top-k */
+  const float *alpha;   /* entmax_bisect: one per row */
+  int max_iter;         /* entmax_bisect */
+} al_norm_fwd_rows;
+
+/* Per-thread state of a forward kernel, kept across the thread's batches: this many bytes,
+ * zero at the start of each sweep. */
+#define AL_NORM_STATE_BYTES 64
+
+/* A forward kernel as al_norm_fwd_run_ runs it. batch: rows r0 .. r0+nr-1 of a (n >= 16;
+ * nr <= the batch size), with this thread's workspace and state; returns the iterations it
+ * used (0 for the direct kernels). */
+typedef int (*al_norm_fwd_batch_fn)(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_vf *ws,
+                                    void *state);
+typedef struct {
+  const char *who;
+  al_norm_fwd_batch_fn batch;
+  int64_t batch_rows;   /* rows per batch; 0: al_norm_batch_(n) */
+  int64_t short_rows;   /* rows shorter than 16 padded and run this many at a time (1 .. 16) */
+} al_norm_fwd_kernel;
+
+/* Runs kernel k over all rows of a with nv workspace vectors per thread (al_norm_sweep_);
+ * *used (may be NULL) gets the most iterations any batch used. rows * n > 0. */
+al_status al_norm_fwd_run_(const al_norm_fwd_kernel *k, const al_norm_fwd_rows *a, int64_t nv,
+                           int *used);
+
+/* A backward's rows: gin (rows, n) += (acc) or = dL/dx from gout and the saved out; galpha
+ * (rows) likewise for entmax_bisect (gin or galpha may be NULL there). */
+typedef struct {
+  float *gin, *galpha;
+  const float *gout, *out, *alpha;
+  int64_t rows, n;
+  int acc;
+} al_norm_bwd_rows;
+
+/* A backward kernel as al_norm_bwd_run_ runs it. rows: rows r0 .. r0+R-1 of a (R one of the
+ * counts below), with this thread's workspace. While n <= AL_NORM_BWD_GROUP_MAX_N it takes
+ * `group` rows at a time (0: no such groups), then `step` at a time, then what is left at most
+ * `tail` at a time. Rows shorter than 16 go one at a time, padded to 16 with p = 0 and
+ * accumulated (acc = 1) into a copy of gin. */
+typedef void (*al_norm_bwd_rows_fn)(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws);
+typedef struct {
+  const char *who;
+  al_norm_bwd_rows_fn rows;
+  int group, step, tail;
+} al_norm_bwd_kernel;
+
+/* Runs kernel k over all rows of a with nv workspace vectors per thread. rows * n > 0. */
+al_status al_norm_bwd_run_(const al_norm_bwd_kernel *k, const al_norm_bwd_rows *a, int64_t nv);
+
 /* The backward kernels whose rows are independent take rows RG at a time while n <=
  * AL_NORM_BWD_GROUP_MAX_N (softmax in groups of 8 beat two at a time while the rows stay in
  * L2, and lost once they leave it), then two at a time, then the last row alone. */
 #define AL_NORM_BWD_GROUP_MAX_N 80
+
+/* A row's blocks as every kernel sees them (al_norm_blk_) into w; returns the row's max and
+ * sets *bad when a kept entry is NaN or +inf (-inf is fine). */
+AL_VI float al_norm_load_row_(al_vf *w, const float *xr, const uint8_t *kr, const al_rowgeo *g,
+                              int *bad) {
+  al_vf mx = al_vsplat(-INFINITY);
+  al_vm nonfinite = al_vm_none();
+  for (int64_t b = 0; b < g->nb; b++) {
+    const al_vf v = al_norm_blk_(xr, kr, g, b);
+    w[b] = v;
+    mx = al_vmax(mx, v);
+    nonfinite |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf */
+  }
+  *bad = al_vm_any(nonfinite);
+  return al_vhmax(mx);
+}
+
+/* The lanes of v selected by m appended at c[k..] (room for 16 more); returns the new count. */
+AL_VI int64_t al_norm_compact_(float *c, int64_t k, al_vf v, al_vm m) {
+#if defined(__AVX512F__)
+  _mm512_storeu_ps(c + k, _mm512_maskz_compress_ps(m, (__m512)v));
+  return k + al_vm_count(m);
+#else
+  for (uint32_t bits = al_vm_bits(m); bits; bits &= bits - 1) c[k++] = v[__builtin_ctz(bits)];
+  return k;
+#endif
+}
 
 /* The checks every backward makes: shapes and pointers (al_norm_check_), and a saved output
  * when there is work. */

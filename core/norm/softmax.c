@@ -81,44 +81,27 @@ static inline __attribute__((always_inline)) void softmax_rows(
 }
 
 
-static void softmax_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
-                          int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+/* A batch of rows r0 .. r0+nr-1 of a (al_norm_fwd_kernel): in pairs, then the last row alone. */
+static int softmax_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_vf *ws, void *state) {
   int64_t r = r0;
-  if (n < AL_V) {
-    for (; r < r1; r++) {
-      float xp[AL_V], op[AL_V];
-      uint8_t kp[AL_V];
-      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
-      softmax_rows(op, xp, kp, 1, 1, AL_V, 0, 1, ws);
-      memcpy(out + r * n, op, (size_t)n * sizeof(float));
-    }
-  } else if (keep) {
-    for (; r + 2 <= r1; r += 2) softmax_rows(out, x, keep, mrows, rows, n, r, 2, ws);
-    if (r < r1) softmax_rows(out, x, keep, mrows, rows, n, r, 1, ws);
+  const int64_t r1 = r0 + nr;
+  if (a->keep) {
+    for (; r + 2 <= r1; r += 2) softmax_rows(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r, 2, ws);
+    if (r < r1) softmax_rows(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r, 1, ws);
   } else {
-    for (; r + 2 <= r1; r += 2) softmax_rows(out, x, NULL, 1, rows, n, r, 2, ws);
-    if (r < r1) softmax_rows(out, x, NULL, 1, rows, n, r, 1, ws);
+    for (; r + 2 <= r1; r += 2) softmax_rows(a->out, a->x, NULL, 1, a->rows, a->n, r, 2, ws);
+    if (r < r1) softmax_rows(a->out, a->x, NULL, 1, a->rows, a->n, r, 1, ws);
   }
+  return 0;
 }
-
-typedef struct {
-  float *out;
-  const float *x;
-  const uint8_t *keep;
-  int64_t mrows, rows, n;
-} fwd_args;
-static void softmax_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const fwd_args *a = ctx;
-  softmax_range(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
-}
+static const al_norm_fwd_kernel SOFTMAX_FWD = {"softmax", softmax_batch, AL_NORM_BATCH, 1};
 
 al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                          int64_t rows, int64_t n) {
   al_status st = al_norm_check_("softmax", out, x, keep, mrows, rows, n);
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-  fwd_args a = {out, x, keep, mrows, rows, n};
-  return al_norm_sweep_("softmax", rows, n, SM_R * (n / AL_V + 1), softmax_fwd_sweep, &a);
+  if (st != AL_OK || rows * n == 0) return st;
+  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
+  return al_norm_fwd_run_(&SOFTMAX_FWD, &a, SM_R * (n / AL_V + 1), NULL);
 }
 
 /* ---- backward ---- */
@@ -168,39 +151,18 @@ static inline __attribute__((always_inline)) void softmax_bwd_rows(
   }
 }
 
-/* This thread's rows r .. r1-1, n >= 16: groups of SM_RB rows while n <= AL_NORM_BWD_GROUP_MAX_N,
- * then pairs, then the last row alone; ACC a constant in each instance. */
-static inline __attribute__((always_inline)) void softmax_bwd_range(
-    float *gin, const float *gout, const float *out, int64_t rows, int64_t n, int64_t r,
-    int64_t r1, const int ACC) {
-  if (n <= AL_NORM_BWD_GROUP_MAX_N)
-    for (; r + SM_RB <= r1; r += SM_RB) softmax_bwd_rows(gin, gout, out, n, r, SM_RB, ACC, rows);
-  for (; r + 2 <= r1; r += 2) softmax_bwd_rows(gin, gout, out, n, r, 2, ACC, rows);
-  if (r < r1) softmax_bwd_rows(gin, gout, out, n, r, 1, ACC, rows);
-}
-
-typedef struct {
-  float *gin;
-  const float *gout, *out;
-  int64_t rows, n;
-  int acc;
-} bwd_args;
-static void softmax_bwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const bwd_args *a = ctx;
-  const int64_t n = a->n;
-  if (n < AL_V) {   /* short rows: padded to one block with p = 0, accumulated into zeros */
-    for (int64_t r = r0; r < r1; r++) {
-      float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
-      memcpy(pp, a->out + r * n, (size_t)n * sizeof(float));
-      memcpy(gp, a->gout + r * n, (size_t)n * sizeof(float));
-      if (a->acc) memcpy(ip, a->gin + r * n, (size_t)n * sizeof(float));
-      softmax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
-      memcpy(a->gin + r * n, ip, (size_t)n * sizeof(float));
-    }
-  } else if (a->acc) {
-    softmax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 1);
+/* Rows r0 .. r0+R-1 (al_norm_bwd_kernel: groups of SM_RB rows while n <=
+ * AL_NORM_BWD_GROUP_MAX_N, then pairs, then the last row alone), R and ACC constants in each
+ * instance. */
+static void softmax_bwd_kernel(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+  if (a->acc) {
+    if (R == SM_RB) softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, SM_RB, 1, a->rows);
+    else if (R == 2) softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 2, 1, a->rows);
+    else softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 1, a->rows);
   } else {
-    softmax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 0);
+    if (R == SM_RB) softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, SM_RB, 0, a->rows);
+    else if (R == 2) softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 2, 0, a->rows);
+    else softmax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 0, a->rows);
   }
 }
 
@@ -209,8 +171,9 @@ al_status al_norm_softmax_bwd_(const char *who, float *gin, const float *gout, c
                                int64_t rows, int64_t n, int acc) {
   al_status st = al_norm_bwd_check_(who, gin, gout, out, rows, n);
   if (st != AL_OK || rows * n == 0) return st;
-  bwd_args a = {gin, gout, out, rows, n, acc};
-  return al_norm_sweep_(who, rows, n, 0, softmax_bwd_sweep, &a);
+  const al_norm_bwd_kernel k = {who, softmax_bwd_kernel, SM_RB, 2, 1};
+  const al_norm_bwd_rows a = {gin, NULL, gout, out, NULL, rows, n, acc};
+  return al_norm_bwd_run_(&k, &a, 0);
 }
 
 al_status al_softmax_bwd(float *gin, const float *gout, const float *out, int64_t rows,

@@ -114,18 +114,10 @@ static inline __attribute__((always_inline)) void sparsemax_batch(
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb;
   for (int64_t i = 0; i < nr; i++) {   /* 1. load: max, NaN/+inf test */
-    const float *xr = x + (r0 + i) * n;
-    const uint8_t *kr = al_norm_keeprow_(keep, mrows, rows, n, r0 + i);
-    al_vf *w = ws + i * nb, mx = al_vsplat(-INFINITY);
-    al_vm bad = al_vm_none();
-    for (int64_t b = 0; b < nb; b++) {
-      const al_vf v = al_norm_blk_(xr, kr, &g, b);
-      w[b] = v;
-      mx = al_vmax(mx, v);
-      bad |= al_vm_nle(v, al_vsplat(FLT_MAX));   /* NaN or +inf (-inf is fine) */
-    }
-    st[i].m = al_vhmax(mx);
-    st[i].state = al_vm_any(bad) ? 0 : st[i].m == -INFINITY ? 1 : 2;
+    int bad;
+    st[i].m = al_norm_load_row_(ws + i * nb, x + (r0 + i) * n,
+                                al_norm_keeprow_(keep, mrows, rows, n, r0 + i), &g, &bad);
+    st[i].state = bad ? 0 : st[i].m == -INFINITY ? 1 : 2;
   }
   for (int64_t i = 0; i < nr; i++) {   /* 2. tau (relative to the max) */
     al_norm_prefetch_row_(x, out, r0 + i + nr, rows, n, nb);   /* the next batch */
@@ -154,45 +146,22 @@ static inline __attribute__((always_inline)) void sparsemax_batch(
   }
 }
 
-static void sparsemax_range(float *out, const float *x, const uint8_t *keep, int64_t mrows,
-                            int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+/* A batch of rows r0 .. r0+nr-1 of a (al_norm_fwd_kernel). */
+static int sparsemax_fwd_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_vf *ws,
+                               void *state) {
   spm_row st[AL_NORM_BATCH];
-  if (n < AL_V) {
-    for (int64_t r = r0; r < r1; r++) {
-      float xp[AL_V], op[AL_V];
-      uint8_t kp[AL_V];
-      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
-      sparsemax_batch(op, xp, kp, 1, 1, AL_V, 0, 1, ws, st);
-      memcpy(out + r * n, op, (size_t)n * sizeof(float));
-    }
-    return;
-  }
-  const int64_t bs = al_norm_batch_(n);
-  for (int64_t r = r0; r < r1; r += bs) {
-    const int64_t nr = r1 - r < bs ? r1 - r : bs;
-    if (keep) sparsemax_batch(out, x, keep, mrows, rows, n, r, nr, ws, st);
-    else sparsemax_batch(out, x, NULL, 1, rows, n, r, nr, ws, st);
-  }
+  if (a->keep) sparsemax_batch(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, nr, ws, st);
+  else sparsemax_batch(a->out, a->x, NULL, 1, a->rows, a->n, r0, nr, ws, st);
+  return 0;
 }
-
-typedef struct {
-  float *out;
-  const float *x;
-  const uint8_t *keep;
-  int64_t mrows, rows, n;
-} fwd_args;
-static void sparsemax_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const fwd_args *a = ctx;
-  sparsemax_range(a->out, a->x, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
-}
+static const al_norm_fwd_kernel SPARSEMAX_FWD = {"sparsemax", sparsemax_fwd_batch, 0, 1};
 
 al_status al_sparsemax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                            int64_t rows, int64_t n) {
   al_status st = al_norm_check_("sparsemax", out, x, keep, mrows, rows, n);
-  if (st != AL_OK) return st;
-  if (rows * n == 0) return AL_OK;
-  fwd_args a = {out, x, keep, mrows, rows, n};
-  return al_norm_sweep_("sparsemax", rows, n, al_norm_batch_(n) * (n / AL_V + 1), sparsemax_fwd_sweep, &a);
+  if (st != AL_OK || rows * n == 0) return st;
+  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
+  return al_norm_fwd_run_(&SPARSEMAX_FWD, &a, al_norm_batch_(n) * (n / AL_V + 1), NULL);
 }
 
 /* ---- backward ---- */
@@ -248,45 +217,25 @@ static inline __attribute__((always_inline)) void sparsemax_bwd_rows(
   }
 }
 
-/* This thread's rows r .. r1-1, n >= 16, in pairs, then the last row alone; ACC a constant. */
-static inline __attribute__((always_inline)) void sparsemax_bwd_range(
-    float *gin, const float *gout, const float *out, int64_t rows, int64_t n, int64_t r,
-    int64_t r1, const int ACC) {
-  for (; r + SPM_R <= r1; r += SPM_R) sparsemax_bwd_rows(gin, gout, out, n, r, SPM_R, ACC, rows);
-  if (r < r1) sparsemax_bwd_rows(gin, gout, out, n, r, 1, ACC, rows);
-}
-
-typedef struct {
-  float *gin;
-  const float *gout, *out;
-  int64_t rows, n;
-  int acc;
-} bwd_args;
-static void sparsemax_bwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const bwd_args *a = ctx;
-  const int64_t n = a->n;
-  if (n < AL_V) {   /* short rows: padded to one block with p = 0, accumulated into zeros */
-    for (int64_t r = r0; r < r1; r++) {
-      float pp[AL_V] = {0}, gp[AL_V] = {0}, ip[AL_V] = {0};
-      memcpy(pp, a->out + r * n, (size_t)n * sizeof(float));
-      memcpy(gp, a->gout + r * n, (size_t)n * sizeof(float));
-      if (a->acc) memcpy(ip, a->gin + r * n, (size_t)n * sizeof(float));
-      sparsemax_bwd_rows(ip, gp, pp, AL_V, 0, 1, 1, 0);
-      memcpy(a->gin + r * n, ip, (size_t)n * sizeof(float));
-    }
-  } else if (a->acc) {
-    sparsemax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 1);
+/* Rows r0 .. r0+R-1 (al_norm_bwd_kernel: in pairs, then the last row alone), R and ACC
+ * constants in each instance. */
+static void sparsemax_bwd_kernel(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+  if (a->acc) {
+    if (R == SPM_R) sparsemax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, SPM_R, 1, a->rows);
+    else sparsemax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 1, a->rows);
   } else {
-    sparsemax_bwd_range(a->gin, a->gout, a->out, a->rows, n, r0, r1, 0);
+    if (R == SPM_R) sparsemax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, SPM_R, 0, a->rows);
+    else sparsemax_bwd_rows(a->gin, a->gout, a->out, a->n, r0, 1, 0, a->rows);
   }
 }
+static const al_norm_bwd_kernel SPARSEMAX_BWD = {"sparsemax_bwd", sparsemax_bwd_kernel, 0, SPM_R, 1};
 
 static al_status sparsemax_bwd_all(float *gin, const float *gout, const float *out, int64_t rows,
                                    int64_t n, int acc) {
   al_status st = al_norm_bwd_check_("sparsemax_bwd", gin, gout, out, rows, n);
   if (st != AL_OK || rows * n == 0) return st;
-  bwd_args a = {gin, gout, out, rows, n, acc};
-  return al_norm_sweep_("sparsemax_bwd", rows, n, 0, sparsemax_bwd_sweep, &a);
+  const al_norm_bwd_rows a = {gin, NULL, gout, out, NULL, rows, n, acc};
+  return al_norm_bwd_run_(&SPARSEMAX_BWD, &a, 0);
 }
 
 al_status al_sparsemax_bwd(float *gin, const float *gout, const float *out, int64_t rows,

@@ -516,39 +516,17 @@ static inline __attribute__((always_inline)) void topk_batch(
   }
 }
 
-static void topk_range(float *out, const float *x, double ratio, const uint8_t *keep,
-                       int64_t mrows, int64_t rows, int64_t n, int64_t r0, int64_t r1, al_vf *ws) {
+/* A batch of rows r0 .. r0+nr-1 of a (al_norm_fwd_kernel); state: this thread's band cache
+ * (zero: none yet; a row's n_kept is >= 1, so it never matches). */
+static int topk_fwd_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_vf *ws, void *state) {
+  _Static_assert(sizeof(topk_band) <= AL_NORM_STATE_BYTES, "the band cache is a thread's state");
+  topk_band *band = state;
   topk_row st[AL_NORM_BATCH];
-  topk_band band = {-1, -1, 0, 0};
-  if (n < AL_V) {
-    for (int64_t r = r0; r < r1; r++) {
-      float xp[AL_V], op[AL_V];
-      uint8_t kp[AL_V];
-      al_norm_pad_(xp, kp, x + r * n, al_norm_keeprow_(keep, mrows, rows, n, r), n);
-      topk_batch(op, xp, ratio, kp, 1, 1, AL_V, 0, 1, ws, st, &band);
-      memcpy(out + r * n, op, (size_t)n * sizeof(float));
-    }
-    return;
-  }
-  const int64_t bs = al_norm_batch_(n);
-  for (int64_t r = r0; r < r1; r += bs) {
-    const int64_t nr = r1 - r < bs ? r1 - r : bs;
-    if (keep) topk_batch(out, x, ratio, keep, mrows, rows, n, r, nr, ws, st, &band);
-    else topk_batch(out, x, ratio, NULL, 1, rows, n, r, nr, ws, st, &band);
-  }
+  if (a->keep) topk_batch(a->out, a->x, a->ratio, a->keep, a->mrows, a->rows, a->n, r0, nr, ws, st, band);
+  else topk_batch(a->out, a->x, a->ratio, NULL, 1, a->rows, a->n, r0, nr, ws, st, band);
+  return 0;
 }
-
-typedef struct {
-  float *out;
-  const float *x;
-  double ratio;
-  const uint8_t *keep;
-  int64_t mrows, rows, n;
-} fwd_args;
-static void topk_fwd_sweep(void *ctx, al_vf *ws, int64_t r0, int64_t r1) {
-  const fwd_args *a = ctx;
-  topk_range(a->out, a->x, a->ratio, a->keep, a->mrows, a->rows, a->n, r0, r1, ws);
-}
+static const al_norm_fwd_kernel TOPK_FWD = {"topk_softmax", topk_fwd_batch, 0, 1};
 
 al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const uint8_t *keep,
                               int64_t mrows, int64_t rows, int64_t n) {
@@ -557,8 +535,9 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
   if (!(ratio > 0.0 && ratio <= 1.0))
     return al_seterr(AL_EINVAL, "topk_softmax: ratio = %g, want 0 < ratio <= 1", ratio);
   if (rows * n == 0) return AL_OK;
-  fwd_args a = {out, x, ratio, keep, mrows, rows, n};
-  return al_norm_sweep_("topk_softmax", rows, n, al_norm_batch_(n) * (n / AL_V + 5), topk_fwd_sweep, &a);
+  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n,
+                              .ratio = ratio};
+  return al_norm_fwd_run_(&TOPK_FWD, &a, al_norm_batch_(n) * (n / AL_V + 5), NULL);
 }
 
 /* ---- backward ----

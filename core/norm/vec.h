@@ -1,5 +1,5 @@
 /* core/norm/vec.h -- the 16-lane vector layer the normalizer kernels are written on, private to
- * core/norm/ and tests/c/test_normalizers.c (which checks its math against core/simd/fastmath.h). */
+ * core/norm/ and tests/c/test_norm_math.c (which checks its math against core/simd/fastmath.h). */
 #ifndef ATTNLAB_NORM_VEC_H
 #define ATTNLAB_NORM_VEC_H
 
@@ -381,7 +381,7 @@ AL_VI void al_vtranspose16(al_vf t[AL_V]) {
 }
 
 /* Batcher's odd-even merge sort of 16 inputs (63 comparators, depth 10; checked on all 2^16
- * 0-1 inputs in tests/c/test_normalizers.c), largest first, lane by lane: comparator (i, j) puts
+ * 0-1 inputs in tests/c/test_norm_math.c), largest first, lane by lane: comparator (i, j) puts
  * the max in t[i] and the min in t[j]. For NaN-free lanes (al_vmax/al_vmin do not order NaN). */
 #define AL_SORT16(X)                                                                           \
   X(0, 1) X(2, 3) X(0, 2) X(1, 3) X(1, 2) X(4, 5) X(6, 7) X(4, 6) X(5, 7) X(5, 6) X(0, 4)      \
@@ -413,19 +413,25 @@ AL_VI int al_vappend(al_vf *acc, int k, al_vf v, al_vm m) {
 }
 
 /* ---- the math of al_expf, al_expf_le0, al_logf, al_sqrtf, lane by lane ---- */
-AL_VI al_vf al_vexp(al_vf x) {
-  const float lo = -87.336544750553f, hi = 88.722839f;
-  const al_vm under = al_vm_lt(x, al_vsplat(lo)), over = al_vm_gt(x, al_vsplat(hi));
-  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), al_vsel(over, al_vsplat(hi), x));
-  const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
-  const al_vf nf = t - 12582912.0f;
-  al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
-  r = al_vfma(nf, al_vsplat(-1.428606765330187e-06f), r);
+/* What al_vexp and al_vexp_le0_raw_ share (al_expf_reduce_ lane by lane): p = exp(r) for the
+ * clamped xc = n ln2 + r, with *t (n in its low mantissa bits) and *nf = n as a float. */
+AL_VI al_vf al_vexp_reduce_(al_vf xc, al_vf *t, al_vf *nf) {
+  *t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
+  *nf = *t - 12582912.0f;
+  al_vf r = al_vfma(*nf, al_vsplat(-0.693145751953125f), xc);
+  r = al_vfma(*nf, al_vsplat(-1.428606765330187e-06f), r);
   al_vf q = al_vfma(al_vsplat(1.381461043e-03f), r, al_vsplat(8.368710056e-03f));
   q = al_vfma(q, r, al_vsplat(4.166838899e-02f));
   q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
   q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
-  al_vf p = al_vfma(q, r * r, r) + 1.0f;
+  return al_vfma(q, r * r, r) + 1.0f;
+}
+AL_VI al_vf al_vexp(al_vf x) {
+  const float lo = -87.336544750553f, hi = 88.722839f;
+  const al_vm under = al_vm_lt(x, al_vsplat(lo)), over = al_vm_gt(x, al_vsplat(hi));
+  const al_vf xc = al_vsel(under, al_vsplat(-64.0f), al_vsel(over, al_vsplat(hi), x));
+  al_vf t, nf;
+  al_vf p = al_vexp_reduce_(xc, &t, &nf);
 #if defined(__AVX512F__)
   /* p 2^n, n in [-126, 128], in one instruction (see al_vexp_le0_raw_): the same correctly
    * rounded product as (2p) 2^127 for n = 128 and p 2^n below */
@@ -444,15 +450,8 @@ AL_VI al_vf al_vexp(al_vf x) {
 AL_VI al_vf al_vexp_le0_raw_(al_vf x, al_vm *under) {
   *under = al_vm_lt(x, al_vsplat(-87.336544750553f));
   const al_vf xc = al_vsel(*under, al_vsplat(-64.0f), x);
-  const al_vf t = al_vfma(xc, al_vsplat(1.44269504088896341f), al_vsplat(12582912.0f));
-  const al_vf nf = t - 12582912.0f;
-  al_vf r = al_vfma(nf, al_vsplat(-0.693145751953125f), xc);
-  r = al_vfma(nf, al_vsplat(-1.428606765330187e-06f), r);
-  al_vf q = al_vfma(al_vsplat(1.381461043e-03f), r, al_vsplat(8.368710056e-03f));
-  q = al_vfma(q, r, al_vsplat(4.166838899e-02f));
-  q = al_vfma(q, r, al_vsplat(1.666652113e-01f));
-  q = al_vfma(q, r, al_vsplat(4.999999404e-01f));
-  const al_vf p = al_vfma(q, r * r, r) + 1.0f;
+  al_vf t, nf;
+  const al_vf p = al_vexp_reduce_(xc, &t, &nf);
 #if defined(__AVX512F__)
   /* p 2^n in one instruction where building 2^n from t's bits and multiplying takes three; n
    * is in [-126, 0], so both are one correctly rounded product: the same value */

@@ -13,6 +13,11 @@
  *   al_fexp                (+ erf, erfc, the normal CDF; al_fsigmoid) the elementwise and nn ops
  *   mx_exp, mx_exp_le0     (+ expm1, log1p, sigmoid, SiLU, softplus, tanh) the mixers
  * So sigmoid (al_fsigmoid / mx_sigmoid) and softplus, SiLU exist once per family that uses them.
+ * They cannot be merged without moving bits: al_expf reduces with a fitted degree-6 polynomial
+ * and flushes below ln(FLT_MIN); al_fexp (Cephes) keeps subnormals; mx_exp (a Taylor series)
+ * clamps at 88. Within a family the bounded forms share their reduction and polynomial
+ * (al_expf_reduce_, mx_exp_clamped_; in core/norm/vec.h al_vexp_reduce_), so al_expf_le0 and
+ * mx_exp_le0 agree bitwise with al_expf and mx_exp wherever both are defined.
  *
  * Edge behaviour (tests/c/test_simd.c checks every line of this table, at every CPU level):
  *                     NaN     -inf   +inf   underflow                      overflow
@@ -30,7 +35,7 @@
  *   al_logf           unspecified for x <= 0, subnormal, inf or NaN (callers mask those lanes)
  *   al_sqrtf          finite x >= 0 only
  * Accuracy on normal inputs: al_expf and al_fexp within 2 ulp of expf, mx_exp within a few ulp
- * (tests/c/test_normalizers.c, test_core.c, test_mixers.c). */
+ * (tests/c/test_norm_math.c, test_core.c, test_mixers.c). */
 #ifndef ATTNLAB_SIMD_FASTMATH_H
 #define ATTNLAB_SIMD_FASTMATH_H
 
@@ -64,22 +69,29 @@ static inline float al_fsel_(int c, float a, float b) {
  * ln(FLT_MIN) = -87.3365 (subnormal results are flushed), +inf above ln(FLT_MAX), NaN -> NaN.
  * Range reduction x = n ln2 + r, |r| <= ln2/2, and a degree-6 polynomial for exp(r) whose
  * coefficients were fitted to minimise the relative error (3e-9) on that interval. */
-static inline float al_expf(float x) {
-  const float lo = -87.336544750553f, hi = 88.722839f;
-  int under = x < lo, over = x > hi;           /* both false for NaN: NaN propagates */
-  /* Lanes below lo compute exp(-64) and are then replaced by 0: clamping them to lo itself
-   * could round p * 2^-126 to a subnormal, which costs a microcode assist per vector. */
-  float xc = al_fsel_(under, -64.0f, al_fsel_(over, hi, x));
-  /* Round xc/ln2 to an integer with the 1.5*2^23 trick: n lands in t's low mantissa bits. */
-  float t = AL_FMAF(xc, 1.44269504088896341f, 12582912.0f);
-  float nf = t - 12582912.0f;
+/* What al_expf and al_expf_le0 share: for xc in [-87.34, 88.73] (clamped by the caller),
+ * xc = n ln2 + r, |r| <= ln2/2; returns p = exp(r) and sets *t, whose low mantissa bits hold n
+ * (the 1.5*2^23 rounding trick). */
+static inline float al_expf_reduce_(float xc, float *t) {
+  *t = AL_FMAF(xc, 1.44269504088896341f, 12582912.0f);
+  float nf = *t - 12582912.0f;
   float r = AL_FMAF(nf, -0.693145751953125f, xc);          /* ln2 split hi+lo: hi*n exact */
   r = AL_FMAF(nf, -1.428606765330187e-06f, r);
   float q = AL_FMAF(1.381461043e-03f, r, 8.368710056e-03f);
   q = AL_FMAF(q, r, 4.166838899e-02f);
   q = AL_FMAF(q, r, 1.666652113e-01f);
   q = AL_FMAF(q, r, 4.999999404e-01f);
-  float p = AL_FMAF(q, r * r, r) + 1.0f;                  /* 1 + r + r^2 q(r) */
+  return AL_FMAF(q, r * r, r) + 1.0f;                     /* 1 + r + r^2 q(r) */
+}
+
+static inline float al_expf(float x) {
+  const float lo = -87.336544750553f, hi = 88.722839f;
+  int under = x < lo, over = x > hi;           /* both false for NaN: NaN propagates */
+  /* Lanes below lo compute exp(-64) and are then replaced by 0: clamping them to lo itself
+   * could round p * 2^-126 to a subnormal, which costs a microcode assist per vector. */
+  float xc = al_fsel_(under, -64.0f, al_fsel_(over, hi, x));
+  float t;
+  float p = al_expf_reduce_(xc, &t);
   uint32_t n = al_f2u_(t) - 0x4B400000u;                 /* n in [-126, 128], two's complement */
   /* 2^128 is not a float: for n == 128 scale p by 2 and use 2^127. */
   uint32_t big = n == 128u;
@@ -95,15 +107,8 @@ static inline float al_expf_le0(float x) {
   const float lo = -87.336544750553f;
   int under = x < lo;                          /* false for NaN: NaN propagates */
   float xc = al_fsel_(under, -64.0f, x);       /* see al_expf */
-  float t = AL_FMAF(xc, 1.44269504088896341f, 12582912.0f);
-  float nf = t - 12582912.0f;
-  float r = AL_FMAF(nf, -0.693145751953125f, xc);
-  r = AL_FMAF(nf, -1.428606765330187e-06f, r);
-  float q = AL_FMAF(1.381461043e-03f, r, 8.368710056e-03f);
-  q = AL_FMAF(q, r, 4.166838899e-02f);
-  q = AL_FMAF(q, r, 1.666652113e-01f);
-  q = AL_FMAF(q, r, 4.999999404e-01f);
-  float p = AL_FMAF(q, r * r, r) + 1.0f;
+  float t;
+  float p = al_expf_reduce_(xc, &t);
   float s = al_u2f_((al_f2u_(t) - 0x4B400000u + 127u) << 23);   /* 2^n, n in [-126, 127] */
   return al_fsel_(under, 0.0f, p * s);
 }
@@ -146,7 +151,7 @@ static inline float al_sqrtf(float x) {
 }
 
 
-/* ======== the elementwise and nn ops' family (core/ops_elementwise.c, core/ops_nn.c) ========
+/* ======== the elementwise and nn ops' family (core/ops/unary.c, core/ops/nn.c) ========
  * exp within 2 ulp on [-87.3, 88.7], scaled with a single rounding into the subnormal range down
  * to -104 (Cody-Waite reduction + degree-6 minimax polynomial, the classic Cephes
  * coefficients); erf absolute error < 1.5e-7 (a series near 0, a Chebyshev erfc fit beyond);
@@ -188,7 +193,7 @@ static inline float al_fexp(float x) {
  * is formed in double (a^2 up to ~150 would lose 1e-5 relative in float) and handed to
  * the float exp as hi + lo, exp(hi + lo) = exp(hi) (1 + lo). Everything else is float. */
 /* The exponent's polynomial part: -1.26551223 + t P(t), t = 1/(1 + a/2) (also used by the
- * GELU kernels of ops_elementwise.c). */
+ * GELU kernels of core/ops/unary.c). */
 static inline float al_erfcc_poly(float t) {
   float q = 0.17087277f;
   q = q * t - 0.82215223f;
@@ -262,7 +267,7 @@ static inline float al_fsigmoid(float x) {
   return x >= 0 ? r : e * r;
 }
 
-/* ======== the mixers' family (core/mix_*.c) ========
+/* ======== the mixers' family (core/mix/) ========
  * Derivations (written for this file):
  *   exp(x)   = 2^k * e^r, k = round(x / ln 2), r = x - k ln 2 (two-constant Cody-Waite
  *              split of ln 2, |r| <= 0.347); e^r by its Taylor series to r^7/7!
@@ -278,11 +283,9 @@ static inline float al_fsigmoid(float x) {
  * clamped, exp(88) = 1.65e38: the mixers count on finite results for finite or infinite
  * activations (tests/c/test_mixers.c asserts mx_exp(1000) < inf). The argument is clamped
  * before the int conversion (NaN to 0), which C leaves undefined for NaN and out-of-range k. */
-static inline float mx_exp(float x) {
-  const int under = x < -87.3f, over = x > 88.0f;   /* both false for NaN */
-  float xc = under ? -87.3f : x;
-  xc = over ? 88.0f : xc;                  /* keeps k <= 127 (2^k finite) */
-  xc = xc == xc ? xc : 0.0f;
+/* What mx_exp and mx_exp_le0 share: exp(xc) for xc in [-87.3, 88] (clamped by the caller, NaN
+ * already replaced). */
+static inline float mx_exp_clamped_(float xc) {
   /* k = round(x * log2 e): adding and removing 1.5*2^23 rounds to nearest in float. */
   float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = fmaf(-k, 0.693145751953125f, xc);   /* ln 2 high part (14 bits): k*hi exact */
@@ -298,7 +301,16 @@ static inline float mx_exp(float x) {
   uint32_t bits = (uint32_t)((int32_t)k + 127) << 23;
   float scale;
   memcpy(&scale, &bits, sizeof scale);
-  float y = under ? 0.0f : p * scale;
+  return p * scale;
+}
+
+static inline float mx_exp(float x) {
+  const int under = x < -87.3f, over = x > 88.0f;   /* both false for NaN */
+  float xc = under ? -87.3f : x;
+  xc = over ? 88.0f : xc;                  /* keeps k <= 127 (2^k finite) */
+  xc = xc == xc ? xc : 0.0f;
+  float e = mx_exp_clamped_(xc);
+  float y = under ? 0.0f : e;
   return x != x ? x : y;
 }
 
@@ -309,21 +321,8 @@ static inline float mx_exp_le0(float x) {
   const int under = x < -87.3f;            /* false for NaN */
   float xc = under ? -87.3f : x;
   xc = xc == xc ? xc : 0.0f;
-  float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = fmaf(-k, 0.693145751953125f, xc);
-  r = fmaf(-k, 1.42860682030941723e-6f, r);
-  float p = 1.0f / 5040.0f;
-  p = fmaf(p, r, 1.0f / 720.0f);
-  p = fmaf(p, r, 1.0f / 120.0f);
-  p = fmaf(p, r, 1.0f / 24.0f);
-  p = fmaf(p, r, 1.0f / 6.0f);
-  p = fmaf(p, r, 0.5f);
-  p = fmaf(p, r, 1.0f);
-  p = fmaf(p, r, 1.0f);
-  uint32_t bits = (uint32_t)((int32_t)k + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  float y = under ? 0.0f : p * scale;
+  float e = mx_exp_clamped_(xc);
+  float y = under ? 0.0f : e;
   return x != x ? x : y;
 }
 

@@ -21,7 +21,7 @@
  * Adding a normalizer: its own file in core/norm/ (a scalar reference forward and backward, then
  * the kernels fwd, bwd, bwd_write with the contract of normalizers.h), one al_norm_kind value
  * before AL_NORM_COUNT, one row in core/norm/registry.c, and its reference cases in
- * tests/c/test_normalizers.c (closed forms, identities, edge cases). */
+ * tests/c/test_norm_reference.c (closed forms, identities, edge cases). */
 #ifndef ATTNLAB_NORM_REGISTRY_H
 #define ATTNLAB_NORM_REGISTRY_H
 

@@ -1,7 +1,7 @@
 /* tests/c/test_simd.c -- the edge behaviour of core/simd/fastmath.h, line by line of the table
  * at the top of that header: NaN in -> NaN out, underflow to 0 (or the documented subnormals),
  * overflow to +inf, the infinities, and the values at the clamp points. Accuracy on normal
- * inputs is checked elsewhere (test_normalizers.c, test_core.c, test_mixers.c). The test is
+ * inputs is checked elsewhere (test_norm_math.c, test_core.c, test_mixers.c). The test is
  * compiled for each CPU level by make test-levels, so the table holds for every level. */
 #include <float.h>
 #include <math.h>

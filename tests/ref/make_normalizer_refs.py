@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make_normalizer_refs.py -- reference vectors for tests/c/test_normalizers.c.
+"""make_normalizer_refs.py -- reference vectors for tests/c/test_norm_reference.c.
 
 Run ONCE (needs python3-torch); the C test only reads the JSON this writes:
     /usr/bin/python3 tests/ref/make_normalizer_refs.py [path/to/torch_ref.py]

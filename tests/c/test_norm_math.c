@@ -1,0 +1,235 @@
+/* tests/c/test_norm_math.c -- the normalizer kernels' math (core/norm/vec.h, core/simd/fastmath.h):
+ *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps, and
+ *     their 16-lane twins used by the kernels (al_vexp, ...) against them, bitwise (and the
+ *     faster al_vsqrt_fast against sqrtf; al_vexp_le0_sel against al_vexp_le0 and a mask);
+ *   - the 16-rows-in-lanes transpose and sorting network (all 0-1 inputs) and the batched double
+ *     reductions (al_vhsumd_rows).
+ * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded. */
+#include "norm_check.h"
+
+/* ---------------------------------------------------------------- 1. vector math */
+static double ulps(float a, float ref) {
+  if (a == ref) return 0;
+  if (isnan(a) || isnan(ref) || isinf(a) || isinf(ref)) return INFINITY;
+  float u = nextafterf(fabsf(ref), INFINITY) - fabsf(ref);
+  return fabs((double)a - (double)ref) / u;
+}
+
+static void test_math(void) {
+  double me = 0, me0 = 0, ml = 0, ms = 0;
+  float we = 0, wl = 0, ws = 0;
+  long cnt = 0;
+  /* every 401st float of [-87.33, 88.72] by key: all exponents, ~5.6M mantissa patterns */
+  for (uint32_t k = al_fkey_(-87.33f); k <= al_fkey_(88.72f); k += 401) {
+    float x = al_fkey_inv_(k);
+    double e = ulps(al_expf(x), expf(x));
+    if (e > me) { me = e; we = x; }
+    if (x <= 0) { e = ulps(al_expf_le0(x), expf(x)); if (e > me0) me0 = e; }
+    cnt++;
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "max %.2f ulp at x=%g over %ld points", me, we, cnt);
+  printf("  al_expf vs expf on [-87.33, 88.72]: %s; al_expf_le0 on [-87.33, 0]: max %.2f ulp\n",
+         msg, me0);
+  CHECK("math: al_expf within 2 ulp of expf", me <= 2.0, "%s", msg);
+  CHECK("math: al_expf_le0 within 2 ulp of expf", me0 <= 2.0, "max %.2f ulp", me0);
+  CHECK("math: al_expf specials",
+        al_expf(-INFINITY) == 0.0f && al_expf(INFINITY) == INFINITY && isnan(al_expf(NAN)) &&
+        al_expf(0.0f) == 1.0f && al_expf(-100.0f) == 0.0f && al_expf(89.0f) == INFINITY &&
+        isfinite(al_expf(88.72f)) && al_expf_le0(-INFINITY) == 0.0f && isnan(al_expf_le0(NAN)) &&
+        al_expf_le0(0.0f) == 1.0f,
+        "exp(-inf)=%g exp(inf)=%g exp(0)=%g exp(88.72)=%g", al_expf(-INFINITY), al_expf(INFINITY),
+        al_expf(0.0f), al_expf(88.72f));
+  for (uint32_t k = al_fkey_(FLT_MIN); k < al_fkey_(FLT_MAX); k += 509) {
+    float x = al_fkey_inv_(k);
+    double e = ulps(al_logf(x), logf(x));
+    if (e > ml) { ml = e; wl = x; }
+    e = ulps(al_sqrtf(x), sqrtf(x));
+    if (e > ms) { ms = e; ws = x; }
+  }
+  printf("  al_logf vs logf on [FLT_MIN, FLT_MAX]: max %.2f ulp at %g; al_sqrtf: max %.2f ulp at %g\n",
+         ml, wl, ms, ws);
+  CHECK("math: al_logf within 2 ulp of logf", ml <= 2.0, "max %.2f ulp at %g", ml, wl);
+  CHECK("math: al_sqrtf within 1 ulp of sqrtf (and sqrt(0) = 0)", ms <= 1.0 && al_sqrtf(0.0f) == 0.0f,
+        "max %.2f ulp at %g", ms, ws);
+}
+
+/* The kernels compute with al_vexp/al_vexp_le0/al_vlog/al_vsqrt on 16 lanes: each lane must be
+ * bitwise the scalar function (whose accuracy against libm is checked above). */
+static void test_vector_math(void) {
+  long cnt = 0, bad[4] = {0, 0, 0, 0};
+  float wx[4] = {0, 0, 0, 0};
+  for (uint32_t k0 = al_fkey_(-100.0f); k0 <= al_fkey_(100.0f); k0 += 16 * 997) {
+    float xs[AL_V], ys[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      xs[l] = al_fkey_inv_(k0 + (uint32_t)l * 61);
+      ys[l] = fabsf(xs[l]) + FLT_MIN;   /* log/sqrt domain */
+    }
+    const al_vf x = al_vld(xs), y = al_vld(ys);
+    const al_vf e = al_vexp(x), e0 = al_vexp_le0(al_vmin(x, al_vsplat(0.0f))), lg = al_vlog(y),
+                sq = al_vsqrt(y);
+    for (int l = 0; l < AL_V; l++) {
+      const float x0 = xs[l] < 0.0f ? xs[l] : 0.0f;
+      const float got[4] = {e[l], e0[l], lg[l], sq[l]};
+      const float want[4] = {al_expf(xs[l]), al_expf_le0(x0), al_logf(ys[l]), al_sqrtf(ys[l])};
+      for (int f = 0; f < 4; f++)
+        if (memcmp(&got[f], &want[f], 4)) { bad[f]++; wx[f] = f < 2 ? xs[l] : ys[l]; }
+    }
+    cnt += AL_V;
+  }
+  /* specials: NaN, +-inf, the clamps */
+  const float sp[AL_V] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 88.72f, 89.0f, -87.3f,
+                          -87.34f, -87.4f, -100.0f, -1e30f, 1e30f, FLT_MIN, 1.0f, -1.0f};
+  const al_vf e = al_vexp(al_vld(sp)), e0 = al_vexp_le0(al_vld(sp));
+  for (int l = 0; l < AL_V; l++) {
+    const float a = al_expf(sp[l]), b = al_expf_le0(sp[l]), va = e[l], vb = e0[l];
+    if (memcmp(&a, &va, 4)) { bad[0]++; wx[0] = sp[l]; }
+    if (sp[l] <= 88.0f && memcmp(&b, &vb, 4)) { bad[1]++; wx[1] = sp[l]; }
+  }
+  printf("  16-lane math vs scalar over %ld points: mismatches exp %ld, exp_le0 %ld, log %ld, sqrt %ld"
+         " (vector path: %s)\n", cnt, bad[0], bad[1], bad[2], bad[3],
+#if defined(__AVX512F__)
+         "AVX-512"
+#else
+         "generic"
+#endif
+  );
+  CHECK("math: al_vexp == al_expf lane by lane (bitwise, incl. NaN/inf/clamps)", bad[0] == 0,
+        "%ld mismatches, e.g. at %g", bad[0], wx[0]);
+  CHECK("math: al_vexp_le0 == al_expf_le0 lane by lane (bitwise)", bad[1] == 0,
+        "%ld mismatches, e.g. at %g", bad[1], wx[1]);
+  /* al_vexp_le0_sel(x, m) (top-k's exp pass) == al_vzero(al_vexp_le0(x), m), bitwise: the same
+   * points and specials as above under rotating lane masks */
+  long bad_sel = 0;
+  uint32_t mk = 0x9E37u;
+  for (uint32_t k0 = al_fkey_(-100.0f); k0 <= al_fkey_(100.0f); k0 += 16 * 997) {
+    float xs[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      xs[l] = al_fkey_inv_(k0 + (uint32_t)l * 61);
+      if (xs[l] > 0.0f) xs[l] = -xs[l];
+    }
+    mk = mk * 1103515245u + 12345u;
+    const al_vm m = al_vm_lt(al_vld(xs), al_vsplat(0.0f)) &
+                    al_vm_ilt(al_vspliti((int32_t)((mk >> 8) & 0xFFFF)), al_vlane() * 4096 + 2048);
+    const al_vf a = al_vexp_le0_sel(al_vld(xs), m), b = al_vzero(al_vexp_le0(al_vld(xs)), m);
+    bad_sel += memcmp(&a, &b, sizeof a) != 0;
+  }
+  for (int q = 0; q < 3; q++) {
+    const al_vm m = q == 0 ? al_vm_none() : q == 1 ? al_vm_first(AL_V) : al_vm_first(7);
+    const al_vf a = al_vexp_le0_sel(al_vld(sp), m), b = al_vzero(al_vexp_le0(al_vld(sp)), m);
+    for (int l = 0; l < AL_V; l++) bad_sel += sp[l] <= 88.0f && memcmp(&a[l], &b[l], 4) != 0;
+  }
+  CHECK("math: al_vexp_le0_sel(x, m) == al_vzero(al_vexp_le0(x), m) (bitwise, random masks, specials)",
+        bad_sel == 0, "%ld mismatching vectors/lanes", bad_sel);
+  CHECK("math: al_vlog == al_logf and al_vsqrt == al_sqrtf lane by lane (bitwise)",
+        bad[2] == 0 && bad[3] == 0, "%ld / %ld mismatches, e.g. at %g / %g", bad[2], bad[3], wx[2],
+        wx[3]);
+  /* al_vsqrt_fast (entmax15's backward weights): within 1 ulp of sqrtf on normal floats,
+   * exactly 0 at 0 (subnormal p: the generic path is al_vsqrt, as rough there as al_sqrtf) */
+  double mu = 0;
+  float wu = 0;
+  for (uint32_t k = al_fkey_(FLT_MIN); k < al_fkey_(FLT_MAX) - 512; k += 16 * 1013) {
+    float xs[AL_V];
+    for (int l = 0; l < AL_V; l++) xs[l] = al_fkey_inv_(k + (uint32_t)l * 31);
+    const al_vf v = al_vsqrt_fast(al_vld(xs));
+    for (int l = 0; l < AL_V; l++) {
+      const double eu = ulps(v[l], sqrtf(xs[l]));
+      if (eu > mu) { mu = eu; wu = xs[l]; }
+    }
+  }
+  const al_vf z = al_vsqrt_fast(al_vsplat(0.0f));
+  CHECK("math: al_vsqrt_fast within 1 ulp of sqrtf on [FLT_MIN, FLT_MAX], sqrt(0) = 0", mu <= 1.0 && z[0] == 0.0f,
+        "max %.2f ulp at %g, sqrt(0) = %g", mu, wu, (double)z[0]);
+}
+
+/* ---------------------------------------------------------------- 16 rows in lanes */
+/* al_vtranspose16 on a known matrix; al_vsort16_desc by the 0-1 principle (a comparator network
+ * sorts every input iff it sorts all 2^16 inputs of zeros and ones: 16 patterns a call, one per
+ * lane) and on random floats with ties and -inf against qsort. */
+static int cmp_fdesc(const void *a, const void *b) {
+  const float x = *(const float *)a, y = *(const float *)b;
+  return x > y ? -1 : x < y;
+}
+/* The batch reduction of double sums equals al_vhsumd row by row, bitwise: for every batch size,
+ * on terms of mixed magnitudes (where the order of the additions shows in the last bits). */
+static void test_hsumd_rows(void) {
+  long bad = 0, rounding_visible = 0;
+  for (int call = 0; call < 400; call++) {
+    const int nr = 1 + call % 16;
+    al_vd v[16];
+    double got[16];
+    for (int i = 0; i < nr; i++)
+      for (int l = 0; l < 8; l++) v[i][l] = rng_normal() * pow(10.0, (int)(rng_unif() * 24) - 12);
+    al_vhsumd_rows(v, nr, got);
+    for (int i = 0; i < nr; i++) {
+      const double want = al_vhsumd(v[i], (al_vd){0});
+      double seq = 0;
+      for (int l = 0; l < 8; l++) seq += v[i][l];
+      bad += memcmp(&got[i], &want, sizeof want) != 0;
+      rounding_visible += seq != want;
+    }
+  }
+  CHECK("hsumd_rows: al_vhsumd_rows == al_vhsumd row by row (1..16 rows, bitwise)", bad == 0,
+        "%ld rows differ", bad);
+  printf("  hsumd_rows: %ld of the rows' sums differ from a left-to-right sum (the tree shows)\n",
+         rounding_visible);
+}
+
+static void test_lanes16(void) {
+  al_vf t[AL_V];
+  for (int r = 0; r < AL_V; r++)
+    for (int c = 0; c < AL_V; c++) t[r][c] = (float)(r * 100 + c);
+  al_vtranspose16(t);
+  int tr_ok = 1;
+  for (int r = 0; r < AL_V; r++)
+    for (int c = 0; c < AL_V; c++) tr_ok &= t[r][c] == (float)(c * 100 + r);
+  CHECK("lanes16: al_vtranspose16 moves t[r][c] to t[c][r] (all 256 entries)", tr_ok, "wrong");
+  long bad01 = 0;
+  for (uint32_t call = 0; call < 65536 / AL_V; call++) {
+    for (int m = 0; m < AL_V; m++)
+      for (int l = 0; l < AL_V; l++) t[m][l] = (float)((call * AL_V + (uint32_t)l) >> m & 1);
+    al_vsort16_desc(t);
+    for (int l = 0; l < AL_V; l++) {
+      const uint32_t pat = call * AL_V + (uint32_t)l;
+      int ones = 0, sorted = 1;
+      for (int m = 0; m < AL_V; m++) {
+        ones += t[m][l] == 1.0f;
+        if (m > 0 && t[m][l] > t[m - 1][l]) sorted = 0;
+      }
+      bad01 += !sorted || ones != __builtin_popcount(pat);
+    }
+  }
+  CHECK("lanes16: al_vsort16_desc sorts all 65536 0-1 inputs (so every input)", bad01 == 0,
+        "%ld patterns unsorted", bad01);
+  long badf = 0;
+  for (int call = 0; call < 200; call++) {
+    float ref[AL_V][AL_V];
+    for (int m = 0; m < AL_V; m++)
+      for (int l = 0; l < AL_V; l++) {
+        const double u = rng_unif();
+        t[m][l] = u < 0.1 ? -INFINITY : u < 0.3 ? (float)(int)(rng_unif() * 4) : (float)rng_normal();
+        ref[l][m] = t[m][l];
+      }
+    al_vsort16_desc(t);
+    for (int l = 0; l < AL_V; l++) {
+      qsort(ref[l], AL_V, sizeof(float), cmp_fdesc);
+      for (int m = 0; m < AL_V; m++) badf += memcmp(&t[m][l], &ref[l][m], sizeof(float)) != 0;
+    }
+  }
+  CHECK("lanes16: al_vsort16_desc == qsort on 3200 random lanes (ties, -inf)", badf == 0,
+        "%ld entries differ", badf);
+}
+
+int main(void) {
+  al_set_num_threads(1);
+  printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
+  rng_at(0);
+  test_math();
+  rng_at(0);
+  test_vector_math();
+  rng_at(25788693);
+  test_lanes16();
+  rng_at(25921813);
+  test_hsumd_rows();
+  CHECK_EXIT();
+}
