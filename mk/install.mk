@@ -2,7 +2,7 @@
 #   make shared          lib/libattnlab.so.X.Y.Z (+ .so.X and .so links): the C core as a shared library
 #   make install         everything below PREFIX (default /usr/local), staged under DESTDIR if set
 #   make uninstall       removes exactly what install put there (same PREFIX/DESTDIR)
-#   make install-lua     only the Lua package: INSTALL_LMOD/attnlab/{*.lua,*/*.lua}, INSTALL_CMOD/attnlab/core.so
+#   make install-lua     only the Lua package: INSTALL_LMOD/attnlab/{*.lua,*/*.lua,torch/*.py}, INSTALL_CMOD/attnlab/core.so
 #                        (what the luarocks rockspec calls, with luarocks' own folders)
 #   make embed-test      tests/embed/run.sh: install into a temporary prefix, build the embedding
 #                        examples with pkg-config, run them, luarocks make into a temporary tree
@@ -12,7 +12,7 @@
 #   lib/libattnlab.a                         the same, static
 #   lib/pkgconfig/attnlab.pc                 pkg-config --cflags --libs attnlab
 #   include/attnlab/*.h                      the C API (no Lua)
-#   share/lua/5.4/attnlab/{*,*/*}.lua        the Lua half        } on Debian's default lua5.4
+#   share/lua/5.4/attnlab/{*,*/*}.lua, torch/*.py the Lua half        } on Debian's default lua5.4
 #   lib/lua/5.4/attnlab/core.so              the Lua C module    } paths for /usr/local and /usr
 #   share/attnlab/scripts, experiments       what bin/attnlab runs by relative name
 #   share/doc/attnlab/                       README.md, CHANGELOG.md
@@ -43,7 +43,7 @@ SO_FILE := libattnlab.so.$(VERSION)
 # The core needs cJSON, zlib, libgomp, libdl and libm -- never Lua or readline.
 SO_LIBS := $(filter-out -llua5.4 -lreadline,$(DEPS_LIBS)) -ldl -lm -fopenmp
 
-LUA_MODULES := $(sort $(wildcard lua/attnlab/*.lua lua/attnlab/*/*.lua))
+LUA_MODULES := $(sort $(wildcard lua/attnlab/*.lua lua/attnlab/*/*.lua lua/attnlab/torch/*.py))
 PUBLIC_HEADERS := $(sort $(wildcard include/attnlab/*.h))
 
 .PHONY: shared install install-lua uninstall uninstall-lua embed-test

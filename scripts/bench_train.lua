@@ -7,7 +7,7 @@
 -- CIFAR-10 shapes (3x32x32), batch 128 for training (AdamW step included), batch 256
 -- for inference. patch 8 -> N = 17 tokens (the study's preset), patch 4 -> N = 65.
 -- Ours: the normalizers are timed interleaved (one step of each per round, median over
--- rounds). PyTorch: scripts/bench/torch_ref_bench.py, which picks PyTorch's fastest
+-- rounds). PyTorch: lua/attnlab/torch/torch_ref_bench.py, which picks PyTorch's fastest
 -- OpenMP/OpenBLAS configuration at 2 threads (printed with the table).
 -- The last four columns divide by CPU seconds (all threads) instead of wall seconds: on a
 -- shared machine that is the load-robust figure at 1 thread; at 2 threads it measures the

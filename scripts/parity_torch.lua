@@ -1,6 +1,6 @@
 -- scripts/parity_torch.lua -- step-by-step training parity of attnlab with PyTorch from
 -- identical initial weights (lua/attnlab/parity.lua; the PyTorch side is
--- scripts/bench/torch_parity.py, run with /usr/bin/python3).
+-- lua/attnlab/torch/torch_parity.py, run with /usr/bin/python3).
 --
 --   bin/attnlab scripts/parity_torch.lua [--normalizer softmax|sparsemax|entmax15|hae|topk:0.25|entmax:1.3|all]
 --       [--steps 100] [--batch_size 32] [--dataset synthetic|fashion_mnist|cifar10] [--init torch|timm]

@@ -28,7 +28,7 @@ torch_run() {  # dataset seed
   tag="$1__torch__seed$2"
   [ -f "$out/$tag.json" ] && { echo "done already: $tag"; return 0; }
   echo "== $tag ($(date -u +%H:%M:%S))"
-  /usr/bin/python3 scripts/bench/torch_parity.py train --dataset "$1" --normalizer softmax --seed "$2" \
+  /usr/bin/python3 lua/attnlab/torch/torch_parity.py train --dataset "$1" --normalizer softmax --seed "$2" \
     --patch "$(patch "$1")" $RECIPE --threads 1 --out "$out/$tag.json" > "$out/logs/$tag.log" 2>&1 || { tail -n 3 "$out/logs/$tag.log"; return 0; }
   tail -n 1 "$out/logs/$tag.log"
 }

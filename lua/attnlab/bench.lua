@@ -24,7 +24,7 @@ end
 
 local root = al.root
 
--- Run scripts/bench/torch_ref_bench.py PART with the same BLAS kernels and threads as
+-- Run torch/torch_ref_bench.py (beside this module) PART with the same BLAS kernels and threads as
 -- attnlab; returns a list of decoded JSON lines, or nil and a reason.
 function bench.torch(part, args, threads)
   local cfg = al.config()
@@ -35,8 +35,8 @@ function bench.torch(part, args, threads)
   local f = io.open(anchors .. "/torch_ref.py")
   if not f then return nil, "no PyTorch reference at " .. anchors .. "/torch_ref.py (set ATTNLAB_ANCHORS)" end
   f:close()
-  local cmd = ("%s ATTNLAB_ANCHORS='%s' /usr/bin/python3 '%s/scripts/bench/torch_ref_bench.py' %s --threads %d %s 2>&1")
-    :format(env, anchors, root(), part, threads, args or "")
+  local cmd = ("%s ATTNLAB_ANCHORS='%s' /usr/bin/python3 '%s' %s --threads %d %s 2>&1")
+    :format(env, anchors, al.torch_program("torch_ref_bench.py"), part, threads, args or "")
   local p = io.popen(cmd)
   local out, lines = {}, {}
   for line in p:lines() do

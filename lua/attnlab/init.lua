@@ -36,6 +36,15 @@ function al.root()
   return "."
 end
 
+-- The PyTorch halves of the parity check and of the speed benchmarks: Python programs that
+-- ship with the library (lua/attnlab/torch/, installed beside the modules), found the way
+-- modules are, so the library needs nothing of scripts/.
+function al.torch_program(name)
+  local dir = (package.searchpath("attnlab", package.path) or ""):match("^(.*)/init%.lua$")
+  if not dir then error("attnlab: cannot locate the attnlab package on package.path", 2) end
+  return dir .. "/torch/" .. name
+end
+
 -- Run fn with autograd recording off (evaluation, optimizer updates).
 function al.no_grad(fn, ...)
   local prev = core.set_grad_enabled(false)

@@ -7,7 +7,7 @@
 -- al.train does (cross-entropy, zero_grad, backward, optional clipping, step, schedule),
 -- writing into a scratch folder its initial weights (safetensors), every batch it trained
 -- on, in order (x.<t>, y.<t>), and the recipe (config.json). The PyTorch side
--- (scripts/bench/torch_parity.py parity DIR) loads those weights into the same model
+-- (torch/torch_parity.py parity DIR) loads those weights into the same model
 -- written in PyTorch, trains on the same batches with torch.optim.AdamW and the same
 -- schedule, and writes its losses and final weights, which are compared here.
 --
@@ -54,7 +54,7 @@ function parity.torch_available(python)
   return true, out:gsub("%s+$", "")
 end
 
-function parity.script() return al.root() .. "/scripts/bench/torch_parity.py" end
+function parity.script() return al.torch_program("torch_parity.py") end
 
 local function config(user)
   local c = {}

@@ -1,4 +1,4 @@
--- Training parity with PyTorch (lua/attnlab/parity.lua, scripts/bench/torch_parity.py):
+-- Training parity with PyTorch (lua/attnlab/parity.lua, lua/attnlab/torch/torch_parity.py):
 -- a tiny compact classifier trained a few AdamW steps in attnlab and, from the same initial
 -- weights on the same batches, in PyTorch. Losses must agree to float32 drift at every
 -- step, and the parameters after the last step to well below one step's size (lr), for
