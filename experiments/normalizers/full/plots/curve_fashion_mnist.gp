@@ -11,40 +11,40 @@ $c1 << EOD
 10 88.658 88.4401417 88.8758583
 EOD
 $c2 << EOD
-1 79.21 79.21 79.21
-2 84.72 84.72 84.72
-3 85.36 85.36 85.36
-4 85.69 85.69 85.69
-5 87.11 87.11 87.11
-6 87.18 87.18 87.18
-7 88.13 88.13 88.13
-8 88.05 88.05 88.05
-9 88.43 88.43 88.43
-10 88.58 88.58 88.58
+1 79.512 79.2042339 79.8197661
+2 83.458 82.5525609 84.3634391
+3 85.04 84.7331613 85.3468387
+4 85.9 85.5887927 86.2112073
+5 86.886 86.6230742 87.1489258
+6 87.026 86.6222922 87.4297078
+7 87.88 87.6011631 88.1588369
+8 88.238 88.0062242 88.4697758
+9 88.372 88.1175987 88.6264013
+10 88.484 88.2136669 88.7543331
 EOD
 $c3 << EOD
-1 79.2 79.2 79.2
-2 84.86 84.86 84.86
-3 84.96 84.96 84.96
-4 85.26 85.26 85.26
-5 87.29 87.29 87.29
-6 87.33 87.33 87.33
-7 88.1 88.1 88.1
-8 88.34 88.34 88.34
-9 88.72 88.72 88.72
-10 88.85 88.85 88.85
+1 80.17 79.5496372 80.7903628
+2 83.818 82.9097765 84.7262235
+3 85.098 84.3732449 85.8227551
+4 85.846 85.1228956 86.5691044
+5 87.176 87.0222795 87.3297205
+6 87.526 87.2416938 87.8103062
+7 88.152 88.0202047 88.2837953
+8 88.504 88.3697242 88.6382758
+9 88.746 88.6456008 88.8463992
+10 88.814 88.7485783 88.8794217
 EOD
 $c4 << EOD
-1 78.91 78.91 78.91
-2 85.15 85.15 85.15
-3 85.02 85.02 85.02
-4 85.4 85.4 85.4
-5 87.43 87.43 87.43
-6 87.2 87.2 87.2
-7 88.18 88.18 88.18
-8 88.27 88.27 88.27
-9 88.66 88.66 88.66
-10 88.53 88.53 88.53
+1 80.16 79.3855324 80.9344676
+2 83.896 82.6350559 85.1569441
+3 85.13 84.6579831 85.6020169
+4 86.1 85.6188036 86.5811964
+5 87.314 87.0429281 87.5850719
+6 87.45 86.9351699 87.9648301
+7 88.172 87.9143762 88.4296238
+8 88.424 88.2357714 88.6122286
+9 88.638 88.4281906 88.8478094
+10 88.722 88.5119524 88.9320476
 EOD
 $c5 << EOD
 1 79.627 78.8937265 80.3602735
@@ -59,28 +59,28 @@ $c5 << EOD
 10 88.307 88.1135489 88.5004511
 EOD
 $c6 << EOD
-1 78.85 78.85 78.85
-2 84.6 84.6 84.6
-3 84.78 84.78 84.78
-4 86.23 86.23 86.23
-5 87.16 87.16 87.16
-6 87.32 87.32 87.32
-7 88.34 88.34 88.34
-8 88.23 88.23 88.23
-9 88.43 88.43 88.43
-10 88.47 88.47 88.47
+1 79.27 78.6891386 79.8508614
+2 83.768 83.0784567 84.4575433
+3 84.794 84.3261004 85.2618996
+4 85.884 85.2002749 86.5677251
+5 86.96 86.7929671 87.1270329
+6 87.272 87.0453505 87.4986495
+7 87.886 87.5852842 88.1867158
+8 88.238 88.1108387 88.3651613
+9 88.4 88.2468661 88.5531339
+10 88.466 88.2950322 88.6369678
 EOD
 $c7 << EOD
-1 80.71 80.71 80.71
-2 84.58 84.58 84.58
-3 84.49 84.49 84.49
-4 85.47 85.47 85.47
-5 87.62 87.62 87.62
-6 87.5 87.5 87.5
-7 88.09 88.09 88.09
-8 88.58 88.58 88.58
-9 88.75 88.75 88.75
-10 88.73 88.73 88.73
+1 79.74 78.8419465 80.6380535
+2 83.9 83.0723829 84.7276171
+3 85.052 84.6586554 85.4453446
+4 85.762 85.0834943 86.4405057
+5 87.242 86.7746992 87.7093008
+6 87.342 86.7971881 87.8868119
+7 88.066 87.8427737 88.2892263
+8 88.444 88.1119157 88.7760843
+9 88.606 88.3211667 88.8908333
+10 88.61 88.3491361 88.8708639
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.svg'
@@ -94,17 +94,17 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (1 seed)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (1 seed)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.png'
@@ -118,15 +118,15 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (1 seed)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (1 seed)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
 unset output
