@@ -11,52 +11,52 @@ $c1 << EOD
 10 59.088 58.6846033 59.4913967
 EOD
 $c2 << EOD
-1 37.3516667 35.9351016 38.7682318
-2 44.5533333 43.4062908 45.7003759
-3 47.1816667 46.5250567 47.8382766
-4 50.6433333 49.784691 51.5019757
-5 52.7383333 51.9939298 53.4827369
-6 54.585 53.6839617 55.4860383
-7 55.7533333 55.1369352 56.3697315
-8 56.33 55.7680391 56.8919609
-9 56.835 56.3839235 57.2860765
-10 56.9516667 56.3570435 57.5462898
+1 37.449 36.2679698 38.6300302
+2 44.691 43.7674868 45.6145132
+3 47.695 46.7783606 48.6116394
+4 50.748 50.0068477 51.4891523
+5 52.669 51.9161912 53.4218088
+6 54.626 53.9093225 55.3426775
+7 55.871 55.3640604 56.3779396
+8 56.438 55.9821053 56.8938947
+9 56.822 56.3938048 57.2501952
+10 56.962 56.4918511 57.4321489
 EOD
 $c3 << EOD
-1 38.4466667 36.9035054 39.9898279
-2 45.8666667 44.8420952 46.8912381
-3 49.1 48.366897 49.833103
-4 52.2166667 51.579904 52.8534293
-5 53.9916667 53.3333835 54.6499498
-6 55.9816667 55.5112874 56.4520459
-7 57.0866667 56.7145556 57.4587778
-8 57.8483333 57.3784646 58.3182021
-9 58.2316667 57.850174 58.6131593
-10 58.4566667 58.0899697 58.8233636
+1 38.684 37.4049535 39.9630465
+2 46.252 45.303565 47.200435
+3 49.434 48.6917033 50.1762967
+4 52.123 51.5325378 52.7134622
+5 54.19 53.4967628 54.8832372
+6 55.853 55.2271841 56.4788159
+7 56.925 56.2427448 57.6072552
+8 57.722 56.9048124 58.5391876
+9 58.026 57.260244 58.791756
+10 58.236 57.44637 59.02563
 EOD
 $c4 << EOD
-1 38.242 36.6319783 39.8520217
-2 45.732 44.820781 46.643219
-3 49.23 48.6820949 49.7779051
-4 52.01 51.4048554 52.6151446
-5 53.906 53.2886427 54.5233573
-6 55.92 55.4336873 56.4063127
-7 57.16 56.7642097 57.5557903
-8 57.84 57.2776389 58.4023611
-9 58.192 57.7329031 58.6510969
-10 58.528 58.0943873 58.9616127
+1 38.696 37.4096252 39.9823748
+2 46.317 45.3704032 47.2635968
+3 49.541 48.8762285 50.2057715
+4 52.098 51.4596375 52.7363625
+5 54.228 53.5173071 54.9386929
+6 55.907 55.262984 56.551016
+7 56.965 56.2687042 57.6612958
+8 57.762 56.949763 58.574237
+9 58.042 57.2599542 58.8240458
+10 58.328 57.5245657 59.1314343
 EOD
 $c5 << EOD
-1 36.654 35.680871 37.627129
-2 43.428 42.1521787 44.7038213
-3 47.28 46.0861198 48.4738802
-4 49.468 48.7260297 50.2099703
-5 52.058 51.4297723 52.6862277
-6 53.372 52.8093545 53.9346455
-7 54.608 53.8286605 55.3873395
-8 55.324 54.8165259 55.8314741
-9 55.798 55.4325961 56.1634039
-10 55.852 55.4296613 56.2743387
+1 36.988 36.1535235 37.8224765
+2 43.79 42.7841394 44.7958606
+3 47.466 46.6082743 48.3237257
+4 49.711 48.9937762 50.4282238
+5 52.068 51.6246842 52.5113158
+6 53.498 53.0494022 53.9465978
+7 54.79 54.1473838 55.4326162
+8 55.523 55.051288 55.994712
+9 55.899 55.5350266 56.2629734
+10 56.001 55.6022952 56.3997048
 EOD
 $c6 << EOD
 1 38.459 37.1154934 39.8025066
@@ -71,16 +71,16 @@ $c6 << EOD
 10 57.307 56.6102767 58.0037233
 EOD
 $c7 << EOD
-1 38.41 36.7944196 40.0255804
-2 45.99 45.0821729 46.8978271
-3 48.874 48.2383665 49.5096335
-4 51.736 51.2429179 52.2290821
-5 53.652 52.8512066 54.4527934
-6 55.55 55.0669369 56.0330631
-7 57.036 56.6263294 57.4456706
-8 57.722 57.1275086 58.3164914
-9 58.078 57.635315 58.520685
-10 58.24 57.7282872 58.7517128
+1 38.529 37.4378594 39.6201406
+2 46.202 45.5212031 46.8827969
+3 49.231 48.4836573 49.9783427
+4 51.896 51.2663052 52.5256948
+5 53.992 53.2554646 54.7285354
+6 55.857 55.3509027 56.3630973
+7 56.945 56.2628262 57.6271738
+8 57.868 57.119523 58.616477
+9 58.214 57.4992786 58.9287214
+10 58.313 57.616181 59.009819
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_cifar10.svg'
@@ -94,17 +94,17 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (6 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (6 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (10 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
      $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_cifar10.png'
@@ -118,15 +118,15 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (6 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (6 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (10 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
      $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output

@@ -11,40 +11,40 @@ $c1 << EOD
 10 88.658 88.4401417 88.8758583
 EOD
 $c2 << EOD
-1 79.512 79.2042339 79.8197661
-2 83.458 82.5525609 84.3634391
-3 85.04 84.7331613 85.3468387
-4 85.9 85.5887927 86.2112073
-5 86.886 86.6230742 87.1489258
-6 87.026 86.6222922 87.4297078
-7 87.88 87.6011631 88.1588369
-8 88.238 88.0062242 88.4697758
-9 88.372 88.1175987 88.6264013
-10 88.484 88.2136669 88.7543331
+1 78.968 77.8823072 80.0536928
+2 83.55 82.8424848 84.2575152
+3 84.866 84.5601969 85.1718031
+4 86.006 85.707962 86.304038
+5 86.785 86.4364395 87.1335605
+6 87.31 86.7838188 87.8361812
+7 87.845 87.525443 88.164557
+8 88.265 88.0353989 88.4946011
+9 88.439 88.1702395 88.7077605
+10 88.491 88.2294045 88.7525955
 EOD
 $c3 << EOD
-1 80.17 79.5496372 80.7903628
-2 83.818 82.9097765 84.7262235
-3 85.098 84.3732449 85.8227551
-4 85.846 85.1228956 86.5691044
-5 87.176 87.0222795 87.3297205
-6 87.526 87.2416938 87.8103062
-7 88.152 88.0202047 88.2837953
-8 88.504 88.3697242 88.6382758
-9 88.746 88.6456008 88.8463992
-10 88.814 88.7485783 88.8794217
+1 79.828 79.2286893 80.4273107
+2 83.305 82.0669976 84.5430024
+3 85.186 84.6324217 85.7395783
+4 85.926 85.4149836 86.4370164
+5 86.954 86.5629842 87.3450158
+6 87.493 87.2958509 87.6901491
+7 88.11 87.9117858 88.3082142
+8 88.431 88.2862819 88.5757181
+9 88.673 88.5476516 88.7983484
+10 88.725 88.5998113 88.8501887
 EOD
 $c4 << EOD
-1 80.16 79.3855324 80.9344676
-2 83.896 82.6350559 85.1569441
-3 85.13 84.6579831 85.6020169
-4 86.1 85.6188036 86.5811964
-5 87.314 87.0429281 87.5850719
-6 87.45 86.9351699 87.9648301
-7 88.172 87.9143762 88.4296238
-8 88.424 88.2357714 88.6122286
-9 88.638 88.4281906 88.8478094
-10 88.722 88.5119524 88.9320476
+1 80.069 79.4628931 80.6751069
+2 83.565 82.5858592 84.5441408
+3 85.189 84.7446915 85.6333085
+4 86.099 85.6860849 86.5119151
+5 87.116 86.7613734 87.4706266
+6 87.506 87.1351991 87.8768009
+7 88.082 87.8045593 88.3594407
+8 88.395 88.2153553 88.5746447
+9 88.621 88.4555075 88.7864925
+10 88.608 88.4063512 88.8096488
 EOD
 $c5 << EOD
 1 79.627 78.8937265 80.3602735
@@ -59,28 +59,28 @@ $c5 << EOD
 10 88.307 88.1135489 88.5004511
 EOD
 $c6 << EOD
-1 79.27 78.6891386 79.8508614
-2 83.768 83.0784567 84.4575433
-3 84.794 84.3261004 85.2618996
-4 85.884 85.2002749 86.5677251
-5 86.96 86.7929671 87.1270329
-6 87.272 87.0453505 87.4986495
-7 87.886 87.5852842 88.1867158
-8 88.238 88.1108387 88.3651613
-9 88.4 88.2468661 88.5531339
-10 88.466 88.2950322 88.6369678
+1 79.554 78.9405181 80.1674819
+2 83.918 83.3956166 84.4403834
+3 84.975 84.4995061 85.4504939
+4 86.019 85.4445157 86.5934843
+5 87 86.6734014 87.3265986
+6 87.408 87.1152809 87.7007191
+7 87.903 87.4913084 88.3146916
+8 88.273 88.0771514 88.4688486
+9 88.379 88.1642935 88.5937065
+10 88.454 88.2445987 88.6634013
 EOD
 $c7 << EOD
-1 79.74 78.8419465 80.6380535
-2 83.9 83.0723829 84.7276171
-3 85.052 84.6586554 85.4453446
-4 85.762 85.0834943 86.4405057
-5 87.242 86.7746992 87.7093008
-6 87.342 86.7971881 87.8868119
-7 88.066 87.8427737 88.2892263
-8 88.444 88.1119157 88.7760843
-9 88.606 88.3211667 88.8908333
-10 88.61 88.3491361 88.8708639
+1 79.479 78.7170952 80.2409048
+2 83.831 83.0681625 84.5938375
+3 84.965 84.6313918 85.2986082
+4 85.904 85.3036631 86.5043369
+5 87.033 86.6242607 87.4417393
+6 87.427 86.9695906 87.8844094
+7 87.97 87.6939163 88.2460837
+8 88.37 88.1158347 88.6241653
+9 88.527 88.2839614 88.7700386
+10 88.563 88.3632196 88.7627804
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.svg'
@@ -94,17 +94,17 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (10 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_fashion_mnist.png'
@@ -118,15 +118,15 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (10 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output

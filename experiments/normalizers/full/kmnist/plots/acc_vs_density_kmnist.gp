@@ -1,37 +1,61 @@
 $s1 << EOD
-0.997 79.1 1
-0.997 81.95 2
-0.997 81.05 3
-0.997 81.25 4
-0.997 80.4 5
-0.997 80.35 6
-0.997 81.45 7
-0.997 80.25 8
-0.997 80.35 9
-0.997 80.2 10
+0.985 79.1 1
+0.985 81.95 2
+0.985 81.05 3
+0.985 81.25 4
+0.985 80.4 5
+0.985 80.35 6
+0.985 81.45 7
+0.985 80.25 8
+0.985 80.35 9
+0.985 80.2 10
 EOD
 $m1 << EOD
-0.997 80.635 0.806587462
+0.985 80.635 0.806587462
 EOD
 $s2 << EOD
-0.297117659 77.3 1
-0.297117659 79.95 2
-0.297117659 77.3 3
-0.297117659 79 4
-0.297117659 79.3 5
-0.297117659 80.2 6
-0.297117659 78.75 7
-0.297117659 80.5 8
-0.297117659 79.65 9
-0.297117659 79.55 10
+0.314416088 76.8 1
 EOD
 $m2 << EOD
-0.297117659 79.15 1.10679718
+0.314416088 76.8 0
+EOD
+$s3 << EOD
+0.769873923 79.1 1
+EOD
+$m3 << EOD
+0.769873923 79.1 0
+EOD
+$s4 << EOD
+0.777097107 78.9 1
+EOD
+$m4 << EOD
+0.777097107 78.9 0
+EOD
+$s5 << EOD
+0.185470593 75.6 1
+EOD
+$m5 << EOD
+0.185470593 75.6 0
+EOD
+$s6 << EOD
+0.309117659 77.3 1
+0.309117659 79.95 2
+0.309117659 77.3 3
+0.309117659 79 4
+0.309117659 79.3 5
+0.309117659 80.2 6
+0.309117659 78.75 7
+0.309117659 80.5 8
+0.309117659 79.65 9
+0.309117659 79.55 10
+EOD
+$m6 << EOD
+0.309117659 79.15 1.10679718
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/acc_vs_density_kmnist.svg'
 set title 'kmnist: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.015'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -39,13 +63,21 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/acc_vs_density_kmnist.png'
 set title 'kmnist: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
-set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.003'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.015'
 set ylabel 'test accuracy (%)'
 set key outside right top
 set grid
@@ -53,6 +85,14 @@ set xrange [0:1.05]
 set offsets 0, 0, graph 0.08, graph 0.08
 plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
-     $s2 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
-     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
 unset output

@@ -21,6 +21,94 @@ $c1 << EOD
 20 80.635 79.8284125 81.4415875
 EOD
 $c2 << EOD
+1 31.5 31.5 31.5
+2 46.3 46.3 46.3
+3 56.25 56.25 56.25
+4 63.65 63.65 63.65
+5 64.65 64.65 64.65
+6 67.55 67.55 67.55
+7 70.3 70.3 70.3
+8 71.65 71.65 71.65
+9 73.15 73.15 73.15
+10 74.3 74.3 74.3
+11 74.05 74.05 74.05
+12 75.95 75.95 75.95
+13 76.25 76.25 76.25
+14 76.5 76.5 76.5
+15 76.35 76.35 76.35
+16 76.6 76.6 76.6
+17 76.3 76.3 76.3
+18 76.7 76.7 76.7
+19 76.55 76.55 76.55
+20 76.8 76.8 76.8
+EOD
+$c3 << EOD
+1 34.35 34.35 34.35
+2 47.9 47.9 47.9
+3 61.95 61.95 61.95
+4 66.95 66.95 66.95
+5 71 71 71
+6 71.05 71.05 71.05
+7 73.7 73.7 73.7
+8 74.8 74.8 74.8
+9 76.3 76.3 76.3
+10 76.65 76.65 76.65
+11 77 77 77
+12 78.45 78.45 78.45
+13 78.25 78.25 78.25
+14 78.85 78.85 78.85
+15 78.55 78.55 78.55
+16 79.1 79.1 79.1
+17 78.75 78.75 78.75
+18 79 79 79
+19 79.05 79.05 79.05
+20 79.1 79.1 79.1
+EOD
+$c4 << EOD
+1 34.4 34.4 34.4
+2 47.95 47.95 47.95
+3 61.95 61.95 61.95
+4 67.1 67.1 67.1
+5 71.15 71.15 71.15
+6 70.9 70.9 70.9
+7 73.5 73.5 73.5
+8 74.85 74.85 74.85
+9 76.2 76.2 76.2
+10 76.4 76.4 76.4
+11 77.1 77.1 77.1
+12 78.35 78.35 78.35
+13 78.45 78.45 78.45
+14 78.9 78.9 78.9
+15 78.75 78.75 78.75
+16 78.9 78.9 78.9
+17 78.55 78.55 78.55
+18 78.9 78.9 78.9
+19 78.95 78.95 78.95
+20 78.9 78.9 78.9
+EOD
+$c5 << EOD
+1 30.35 30.35 30.35
+2 47.55 47.55 47.55
+3 57.75 57.75 57.75
+4 62.55 62.55 62.55
+5 64.95 64.95 64.95
+6 68.9 68.9 68.9
+7 69.4 69.4 69.4
+8 71.3 71.3 71.3
+9 72.3 72.3 72.3
+10 73.35 73.35 73.35
+11 73.05 73.05 73.05
+12 75.55 75.55 75.55
+13 75.9 75.9 75.9
+14 76.25 76.25 76.25
+15 75.25 75.25 75.25
+16 75.85 75.85 75.85
+17 75.8 75.8 75.8
+18 76.6 76.6 76.6
+19 75.85 75.85 75.85
+20 75.6 75.6 75.6
+EOD
+$c6 << EOD
 1 33.57 31.4419858 35.6980142
 2 49.595 47.5575111 51.6324889
 3 57.175 54.8009212 59.5490788
@@ -53,8 +141,16 @@ set xrange [1:20]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
-     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
+     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
+     $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (1 seed)', \
+     $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (1 seed)', \
+     $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/curve_kmnist.png'
@@ -67,6 +163,14 @@ set xrange [1:20]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
-     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
+     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
+     $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (1 seed)', \
+     $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (1 seed)', \
+     $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output

@@ -1,11 +1,11 @@
 set datafile missing '?'
 $rt1 << EOD
-dataset "softmax" "topk:0.25"
-"kmnist" 1 1.02255
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25"
+"kmnist" 1 0.592273 0.609361 0.672326 0.619775 1.02255
 EOD
 $rt2 << EOD
-dataset "softmax" "topk:0.25"
-"kmnist" 1 1.08545
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25"
+"kmnist" 1 0.677352 0.662763 0.618059 0.700847 1.08545
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/runtime.svg'
@@ -20,13 +20,21 @@ set yrange [0:1.176]
 set title 'training step time relative to softmax (median over seeds)'
 set ylabel '× softmax'
 plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt1 using 3 lc rgb '#8c564b' title columnheader(3), \
+     $rt1 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt1 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
      1 with lines dt 2 lc rgb 'black' notitle
 set yrange [0:1.248]
 set title 'inference time per example relative to softmax'
 set ylabel '× softmax'
 plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt2 using 3 lc rgb '#8c564b' title columnheader(3), \
+     $rt2 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt2 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output
@@ -43,13 +51,21 @@ set yrange [0:1.176]
 set title 'training step time relative to softmax (median over seeds)'
 set ylabel '× softmax'
 plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt1 using 3 lc rgb '#8c564b' title columnheader(3), \
+     $rt1 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt1 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
      1 with lines dt 2 lc rgb 'black' notitle
 set yrange [0:1.248]
 set title 'inference time per example relative to softmax'
 set ylabel '× softmax'
 plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
-     $rt2 using 3 lc rgb '#8c564b' title columnheader(3), \
+     $rt2 using 3 lc rgb '#d62728' title columnheader(3), \
+     $rt2 using 4 lc rgb '#2ca02c' title columnheader(4), \
+     $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
+     $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
+     $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output
