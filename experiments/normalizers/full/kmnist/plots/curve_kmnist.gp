@@ -21,26 +21,26 @@ $c1 << EOD
 20 80.635 79.8284125 81.4415875
 EOD
 $c2 << EOD
-1 31.5 31.5 31.5
-2 46.3 46.3 46.3
-3 56.25 56.25 56.25
-4 63.65 63.65 63.65
-5 64.65 64.65 64.65
-6 67.55 67.55 67.55
-7 70.3 70.3 70.3
-8 71.65 71.65 71.65
-9 73.15 73.15 73.15
-10 74.3 74.3 74.3
-11 74.05 74.05 74.05
-12 75.95 75.95 75.95
-13 76.25 76.25 76.25
-14 76.5 76.5 76.5
-15 76.35 76.35 76.35
-16 76.6 76.6 76.6
-17 76.3 76.3 76.3
-18 76.7 76.7 76.7
-19 76.55 76.55 76.55
-20 76.8 76.8 76.8
+1 33.275 30.7647709 35.7852291
+2 45.575 44.5496952 46.6003048
+3 56.35 56.2085786 56.4914214
+4 65.375 62.9354816 67.8145184
+5 66.875 63.7283748 70.0216252
+6 69.5 66.7422836 72.2577164
+7 72.225 69.5026389 74.9473611
+8 73.9 70.7180195 77.0819805
+9 74.45 72.6115224 76.2884776
+10 75.9 73.6372583 78.1627417
+11 76.325 73.1076641 79.5423359
+12 77.05 75.4943651 78.6056349
+13 77.525 75.7218777 79.3281223
+14 78.125 75.826903 80.423097
+15 77.75 75.770101 79.729899
+16 78.125 75.9683243 80.2816757
+17 77.925 75.626903 80.223097
+18 78.225 76.0683243 80.3816757
+19 78.025 75.939035 80.110965
+20 78.125 76.251167 79.998833
 EOD
 $c3 << EOD
 1 34.35 34.35 34.35
@@ -130,6 +130,28 @@ $c6 << EOD
 19 79.065 78.0402914 80.0897086
 20 79.15 78.0432028 80.2567972
 EOD
+$c7 << EOD
+1 32.75 32.75 32.75
+2 47.95 47.95 47.95
+3 57 57 57
+4 64.2 64.2 64.2
+5 68.5 68.5 68.5
+6 70.45 70.45 70.45
+7 71.95 71.95 71.95
+8 74.05 74.05 74.05
+9 75.75 75.75 75.75
+10 73.95 73.95 73.95
+11 75.95 75.95 75.95
+12 77.2 77.2 77.2
+13 77.9 77.9 77.9
+14 78.2 78.2 78.2
+15 77.35 77.35 77.35
+16 78.2 78.2 78.2
+17 78.75 78.75 78.75
+18 78.65 78.65 78.65
+19 78.95 78.95 78.95
+20 78.65 78.65 78.65
+EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/curve_kmnist.svg'
 set title 'kmnist: test accuracy per epoch (mean, band ± sd over seeds)'
@@ -142,7 +164,7 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
      $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
@@ -150,7 +172,9 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (1 seed)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
+     $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/curve_kmnist.png'
@@ -164,7 +188,7 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (1 seed)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
      $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (1 seed)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
@@ -172,5 +196,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
      $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (1 seed)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)', \
+     $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
 unset output

@@ -1,11 +1,11 @@
 set datafile missing '?'
 $rt1 << EOD
-dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25"
-"kmnist" 1 0.592273 0.609361 0.672326 0.619775 1.02255
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.5"
+"kmnist" 1 0.547302 0.609361 0.672326 0.619775 1.02255 0.614139
 EOD
 $rt2 << EOD
-dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25"
-"kmnist" 1 0.677352 0.662763 0.618059 0.700847 1.08545
+dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.5"
+"kmnist" 1 0.723914 0.662763 0.618059 0.700847 1.08545 0.538718
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/kmnist/plots/runtime.svg'
@@ -25,6 +25,7 @@ plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
      $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
      $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
      $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt1 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 set yrange [0:1.248]
 set title 'inference time per example relative to softmax'
@@ -35,6 +36,7 @@ plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
      $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
      $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
      $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt2 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output
@@ -56,6 +58,7 @@ plot $rt1 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
      $rt1 using 5 lc rgb '#9467bd' title columnheader(5), \
      $rt1 using 6 lc rgb '#ff7f0e' title columnheader(6), \
      $rt1 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt1 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 set yrange [0:1.248]
 set title 'inference time per example relative to softmax'
@@ -66,6 +69,7 @@ plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
      $rt2 using 5 lc rgb '#9467bd' title columnheader(5), \
      $rt2 using 6 lc rgb '#ff7f0e' title columnheader(6), \
      $rt2 using 7 lc rgb '#8c564b' title columnheader(7), \
+     $rt2 using 8 lc rgb '#e377c2' title columnheader(8), \
      1 with lines dt 2 lc rgb 'black' notitle
 unset multiplot
 unset output
