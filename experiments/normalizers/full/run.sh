@@ -6,9 +6,10 @@
 #   3. KMNIST top-k 0.25 vs softmax        (10 seeds each)
 #   4. 20 Newsgroups unmasked, all seven, seeds 1-5
 #   5. the rest of CIFAR-10 and Fashion-MNIST, 10 seeds; 6. the rest of KMNIST, 10 seeds
-#   7. the marker task and masked 20 Newsgroups, seeds 1-5
-#   8. the init-robustness family (full_init_timm.lua) and validation-selected top-k
-#      (full_val_topk.lua), 5 seeds each
+#   7. the init-robustness family (full_init_timm.lua) and validation-selected top-k
+#      (full_val_topk.lua), 5 seeds each: 80 image runs (~5 core-hours), which complete two
+#      whole families within one session
+#   8. the marker task and masked 20 Newsgroups, seeds 1-5 (70 text-length runs, ~6 core-hours)
 #   9. the text and marker cells, seeds 6-10
 # Each step is a resumable sweep (2 workers x 1 thread): rerun this script after an interruption
 # and it goes on where it stopped (finished records are kept, a half-done run resumes from its
@@ -28,8 +29,8 @@ sweep experiments/normalizers/full_kmnist.lua kmnist '^kmnist__softmax__,^kmnist
 sweep experiments/normalizers/full.lua main '^newsgroups20__.*__seed[1-5]$'
 sweep experiments/normalizers/full.lua main '^cifar10__,^fashion_mnist__'
 sweep experiments/normalizers/full_kmnist.lua kmnist '.'
-sweep experiments/normalizers/full.lua main '^marker__.*__seed[1-5]$,^newsgroups20_masked__.*__seed[1-5]$'
 sweep experiments/normalizers/full_init_timm.lua init_timm '.'
 sweep experiments/normalizers/full_val_topk.lua val_topk '.'
+sweep experiments/normalizers/full.lua main '^marker__.*__seed[1-5]$,^newsgroups20_masked__.*__seed[1-5]$'
 sweep experiments/normalizers/full.lua main '.'
 echo "== $(date -u +%H:%M:%S) done"
