@@ -425,6 +425,10 @@ end
 -- ---- Markdown and plots (report/markdown.lua, report/plots.lua) ------------------------------------
 report.fmt_p, report.stars, report.md_table, report.markdown = MD.fmt_p, MD.stars, MD.md_table, MD.markdown
 report.plots = PLOTS.plots
+-- Validation-selected confirmatory tests and cross-condition sign checks (report/selection.lua,
+-- report/robustness.lua), on the same loaded records.
+report.selection = require "attnlab.report.selection"
+report.robustness = require "attnlab.report.robustness"
 local write_file = PLOTS.write_file
 
 -- Load, analyze, plot and write the report. opts: out (Markdown path; default

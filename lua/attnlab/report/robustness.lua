@@ -1,0 +1,144 @@
+-- attnlab.report.robustness -- does a normalizer's Δ against the baseline keep its sign when
+-- one thing about the recipe changes (the initialisation, say)?
+--
+-- Two record folders, the reference condition A and the changed condition B, each with the
+-- baseline and the normalizers under test, trained on the same seeds. Per dataset and
+-- normalizer this gives
+--   * Δ_A: test accuracy minus the baseline's, paired over A's seeds (all of them), in pp;
+--   * Δ_A on the seeds B also has, so that the two Δs come from the same seeds;
+--   * Δ_B, paired over B's seeds;
+--   * the change Δ_B - Δ_A, as a paired t-test over the common seeds: seed s of both
+--     conditions shares its data order, and whatever the pairing buys, the per-seed
+--     differences (Δ_B,s - Δ_A,s) are independent across seeds, so the test is valid;
+--   * a verdict on the sign:
+--       "keeps its sign"            both point estimates on the same side of 0 (and
+--                                   "(significant under both)" when both 95% CIs exclude 0),
+--       "reverses"                  opposite sides and both 95% CIs exclude 0,
+--       "changes sign (not significant under X)"   opposite sides, X's CI includes 0.
+--     A Δ of exactly 0 has no sign: "zero under X".
+--
+--   local A = al.report.load("experiments/normalizers/full/records/main")
+--   local B = al.report.load("experiments/normalizers/full/records/init_timm")
+--   local R = al.report.robustness.compare(A, B, { baseline = "softmax", a_name = "torch", b_name = "timm" })
+--   print(al.report.robustness.markdown(R))
+local al = require "attnlab"
+local util = require "attnlab.util"
+
+local M = {}
+
+local function fail(fmt, ...) error("report.robustness: " .. fmt:format(...), 0) end
+
+local function index(data)
+  local by = {}
+  for _, r in ipairs(data.runs) do
+    by[r.label] = by[r.label] or {}
+    by[r.label][r.normalizer] = by[r.label][r.normalizer] or {}
+    by[r.label][r.normalizer][r.seed] = r
+  end
+  return by
+end
+
+-- Per-seed Δ (pp) of cell minus base over the seeds both have, restricted to `only` if given.
+local function deltas(cell, base, only)
+  local d, seeds = {}, {}
+  if not (cell and base) then return d, seeds end
+  local ss = {}
+  for seed in pairs(cell) do ss[#ss + 1] = seed end
+  table.sort(ss)
+  for _, seed in ipairs(ss) do
+    if base[seed] and (not only or only[seed]) then
+      d[#d + 1], seeds[#seeds + 1] = 100 * (cell[seed].acc - base[seed].acc), seed
+    end
+  end
+  return d, seeds
+end
+
+-- A one-sample summary of per-seed Δs as ttest_rel of (Δ, 0): mean, CI, p.
+local function summarize(d)
+  if #d < 2 then return nil end
+  local z = {}
+  for i = 1, #d do z[i] = 0.0 end
+  return al.stats.ttest_rel(d, z)
+end
+
+local function sign(t) return t.mean_diff > 0 and 1 or (t.mean_diff < 0 and -1 or 0) end
+local function excludes0(t) return t.ci_low > 0 or t.ci_high < 0 end
+
+function M.verdict(ta, tb, a_name, b_name)
+  if not (ta and tb) then return "fewer than 2 seeds" end
+  local sa, sb = sign(ta), sign(tb)
+  if sa == 0 or sb == 0 then return "zero under " .. (sa == 0 and a_name or b_name) end
+  if sa == sb then
+    return excludes0(ta) and excludes0(tb) and "keeps its sign (significant under both)" or "keeps its sign"
+  end
+  if excludes0(ta) and excludes0(tb) then return "reverses" end
+  local not_sig = {}
+  if not excludes0(ta) then not_sig[#not_sig + 1] = a_name end
+  if not excludes0(tb) then not_sig[#not_sig + 1] = b_name end
+  return ("changes sign (not significant under %s)"):format(table.concat(not_sig, " or "))
+end
+
+-- compare(A, B, opts) -> { baseline, a_name, b_name, rows = { { label, normalizer, a_all, a_common,
+-- b, change, common_seeds, verdict } } } where a_all/a_common/b/change are ttest_rel results
+-- (Δ in pp) or nil. opts: baseline (required), normalizers (default: every non-baseline
+-- normalizer of B), a_name / b_name (names of the conditions; default "A" / "B").
+function M.compare(A, B, opts)
+  opts = opts or {}
+  for name, d in pairs({ A = A, B = B }) do
+    if type(d) ~= "table" or type(d.runs) ~= "table" then fail("%s must be what al.report.load returns", name) end
+  end
+  local base = opts.baseline
+  if type(base) ~= "string" then fail("opts.baseline must be a normalizer name, got %s", tostring(base)) end
+  local a_name, b_name = opts.a_name or "A", opts.b_name or "B"
+  local ia, ib = index(A), index(B)
+  local R = { baseline = base, a_name = a_name, b_name = b_name, rows = {} }
+  for _, label in ipairs(util.sorted_keys(ib)) do
+    if not ib[label][base] then fail("%s: condition %s has no %s record", label, b_name, base) end
+    local norms = opts.normalizers
+    if not norms then
+      norms = {}
+      for _, n in ipairs(util.sorted_keys(ib[label])) do if n ~= base then norms[#norms + 1] = n end end
+    end
+    for _, n in ipairs(norms) do
+      local ca, cb = ia[label] or {}, ib[label]
+      local db, seeds_b = deltas(cb[n], cb[base])
+      local in_b = {}
+      for _, s in ipairs(seeds_b) do in_b[s] = true end
+      local da_all = deltas(ca[n], ca[base])
+      local da, seeds_common = deltas(ca[n], ca[base], in_b)
+      local row = { label = label, normalizer = n, a_all = summarize(da_all), n_a_all = #da_all,
+                    a_common = summarize(da), b = summarize(db), n_b = #db, common_seeds = seeds_common }
+      -- Δ_B - Δ_A over the common seeds, seed by seed
+      local in_common = {}
+      for _, s in ipairs(seeds_common) do in_common[s] = true end
+      local db_common = deltas(cb[n], cb[base], in_common)   -- same seeds, same order as da
+      if #da >= 2 then row.change = al.stats.ttest_rel(db_common, da) end
+      row.verdict = M.verdict(row.a_common, row.b, a_name, b_name)
+      R.rows[#R.rows + 1] = row
+    end
+  end
+  return R
+end
+
+local function ci(t, n)
+  if not t then return ("%d seeds"):format(n or 0) end
+  return ("%+.2f [%+.2f, %+.2f], %d"):format(t.mean_diff, t.ci_low, t.ci_high, t.n)
+end
+
+function M.markdown(R)
+  local MD = require "attnlab.report.markdown"
+  local a, b = R.a_name, R.b_name
+  local out = {
+    ("| dataset | normalizer | Δ vs %s under %s, all seeds (pp) [95%% CI], n | under %s, the seeds %s has | "
+      .. "under %s | change %s - %s: mean, p | sign |"):format(R.baseline, a, a, b, b, b, a),
+    "|---|---|---|---|---|---|---|",
+  }
+  for _, r in ipairs(R.rows) do
+    local ch = r.change and ("%+.2f, p = %s"):format(r.change.mean_diff, MD.fmt_p(r.change.p)) or "-"
+    out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.label, r.normalizer, ci(r.a_all, r.n_a_all),
+      ci(r.a_common, #r.common_seeds), ci(r.b, r.n_b), ch, r.verdict)
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M

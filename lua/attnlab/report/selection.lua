@@ -1,0 +1,177 @@
+-- attnlab.report.selection -- choose one configuration on a validation split, then test only
+-- that one on the test set.
+--
+-- A study that picks its best top-k ratio by test accuracy and then tests that ratio on the
+-- same test set reports a p-value that is only descriptive. The remedy is the usual one: each
+-- run holds out part of its training set (train.lua's `val = N`), the candidate with the best
+-- mean validation accuracy is chosen without looking at any test number, and that single
+-- candidate gets one confirmatory paired test against the baseline, unadjusted because it is a
+-- single comparison fixed before the test set is looked at.
+--
+--   local data = al.report.load("experiments/normalizers/full/records/val_topk")
+--   local S = al.report.selection.select(data, { baseline = "softmax",
+--                                                candidates = { "topk:0.125", "topk:0.25", "topk:0.5" } })
+--   print(al.report.selection.markdown(S))
+--
+-- Rules, all fixed here so that a script cannot bend them after seeing the numbers:
+-- * The validation score of a run is its last epoch's `val_accuracy` (the model the test
+--   accuracy is measured on). A record without one was not trained with a validation split:
+--   that is an error, not a silent zero.
+-- * Candidates are compared over the seeds that every candidate has, so that no candidate is
+--   favoured by a different draw of seeds. Ties go to the candidate listed first.
+-- * The confirmatory test pairs the chosen candidate with the baseline over every seed both
+--   have (attnlab.stats.ttest_rel, two-sided, 95% CI), in percentage points.
+-- * Each candidate's test Δ is also given, marked descriptive: it shows what choosing on the
+--   test set would have picked, and it must not be read as a further test.
+local al = require "attnlab"
+local util = require "attnlab.util"
+
+local M = {}
+
+local function fail(fmt, ...) error("report.selection: " .. fmt:format(...), 0) end
+
+-- The last epoch's validation accuracy of a record, or nil.
+local function last_val(rec)
+  local eps = type(rec) == "table" and rec.epochs
+  local e = type(eps) == "table" and eps[#eps]
+  local v = type(e) == "table" and e.val_accuracy
+  return (type(v) == "number" and v == v) and v or nil
+end
+M.last_val = last_val
+
+-- by[label][normalizer][seed] = run (a report.load run)
+local function index(data)
+  local by = {}
+  for _, r in ipairs(data.runs) do
+    local l = by[r.label] or {}
+    by[r.label] = l
+    l[r.normalizer] = l[r.normalizer] or {}
+    l[r.normalizer][r.seed] = r
+  end
+  return by
+end
+
+local function seeds_of(cell)
+  local s = {}
+  for seed in pairs(cell or {}) do s[#s + 1] = seed end
+  table.sort(s)
+  return s
+end
+
+-- Paired test of a's test accuracy minus b's, in pp, over the seeds both have (nil if < 2).
+local function paired(a, b)
+  local x, y, seeds = {}, {}, {}
+  for _, seed in ipairs(seeds_of(a)) do
+    if b and b[seed] then
+      x[#x + 1], y[#y + 1], seeds[#seeds + 1] = 100 * a[seed].acc, 100 * b[seed].acc, seed
+    end
+  end
+  if #x < 2 then return nil, seeds end
+  return al.stats.ttest_rel(x, y), seeds
+end
+
+-- select(data, opts) -> { baseline, candidates, datasets = { [i] = row } } where a row is
+-- { label, chosen, common_seeds = {...}, val = { [cand] = mean val acc over common seeds },
+--   seeds = { [cand] = #seeds }, test = ttest_rel result (or nil), test_seeds = {...},
+--   descriptive = { [cand] = ttest_rel result or nil }, why = reason when nothing was chosen }.
+-- opts: baseline (required), candidates (required, ordered), labels (default: every label
+-- with a baseline or candidate record).
+function M.select(data, opts)
+  opts = opts or {}
+  if type(data) ~= "table" or type(data.runs) ~= "table" then fail("data must be what al.report.load returns") end
+  local base, cands = opts.baseline, opts.candidates
+  if type(base) ~= "string" then fail("opts.baseline must be a normalizer name, got %s", tostring(base)) end
+  if type(cands) ~= "table" or #cands == 0 then fail("opts.candidates must be a non-empty list of normalizer names") end
+  local by = index(data)
+  local labels = opts.labels or util.sorted_keys(by)
+  local S = { baseline = base, candidates = cands, datasets = {} }
+  for _, label in ipairs(labels) do
+    local cells = by[label] or {}
+    local row = { label = label, val = {}, seeds = {}, descriptive = {} }
+    -- every candidate record must carry a validation score
+    for _, c in ipairs(cands) do
+      row.seeds[c] = #seeds_of(cells[c])
+      for _, seed in ipairs(seeds_of(cells[c])) do
+        if not last_val(cells[c][seed].record) then
+          fail("%s: record %s has no val_accuracy in its last epoch (was it trained with val > 0?)",
+               label, cells[c][seed].name)
+        end
+      end
+    end
+    -- seeds every candidate has
+    local common = {}
+    for _, seed in ipairs(seeds_of(cells[cands[1]])) do
+      local all = true
+      for _, c in ipairs(cands) do if not (cells[c] and cells[c][seed]) then all = false; break end end
+      if all then common[#common + 1] = seed end
+    end
+    row.common_seeds = common
+    if #common == 0 then
+      row.why = "no seed has a record for every candidate"
+    else
+      local best, best_v
+      for _, c in ipairs(cands) do
+        local vs = {}
+        for _, seed in ipairs(common) do vs[#vs + 1] = last_val(cells[c][seed].record) end
+        local m = al.stats.mean(vs)
+        row.val[c] = m
+        if best_v == nil or m > best_v then best, best_v = c, m end   -- strict: ties keep the first
+      end
+      row.chosen = best
+      row.test, row.test_seeds = paired(cells[best], cells[base])
+      if not row.test then
+        row.why = ("fewer than 2 seeds pair %s with %s (%d)"):format(best, base, #row.test_seeds)
+      end
+    end
+    for _, c in ipairs(cands) do row.descriptive[c] = (paired(cells[c], cells[base])) end
+    S.datasets[#S.datasets + 1] = row
+  end
+  return S
+end
+
+local function ci(t) return ("%+.2f [%+.2f, %+.2f]"):format(t.mean_diff, t.ci_low, t.ci_high) end
+
+-- The selection as Markdown: the confirmatory table, then the descriptive one.
+function M.markdown(S)
+  local MD = require "attnlab.report.markdown"
+  local out = {
+    ("Chosen by mean validation accuracy (last epoch) over the seeds every candidate has; then one "
+      .. "paired two-sided t-test of the chosen candidate's test accuracy against %s, unadjusted.")
+      :format(S.baseline), "",
+    "| dataset | chosen | mean val acc % per candidate (common seeds) | test Δ vs " .. S.baseline
+      .. " (pp) [95% CI] | pairs | t | p |",
+    "|---|---|---|---|---:|---:|---:|",
+  }
+  for _, row in ipairs(S.datasets) do
+    local vals = {}
+    for _, c in ipairs(S.candidates) do
+      vals[#vals + 1] = row.val[c] and ("%s %.2f"):format(c, 100 * row.val[c]) or ("%s -"):format(c)
+    end
+    local v = table.concat(vals, ", ") .. (" (%d)"):format(#row.common_seeds)
+    if row.test then
+      local t = row.test
+      out[#out + 1] = ("| %s | %s | %s | %s | %d | %.3f | %s |"):format(row.label, row.chosen, v, ci(t), t.n, t.t,
+        MD.fmt_p(t.p))
+    else
+      out[#out + 1] = ("| %s | %s | %s | %s | %d | | |"):format(row.label, row.chosen or "-", v, row.why,
+        row.test_seeds and #row.test_seeds or 0)
+    end
+  end
+  out[#out + 1] = ""
+  out[#out + 1] = "Descriptive only (not a test: this is what choosing on the test set would see), test Δ vs "
+    .. S.baseline .. " (pp) [95% CI], pairs:"
+  out[#out + 1] = ""
+  out[#out + 1] = "| dataset | " .. table.concat(S.candidates, " | ") .. " |"
+  out[#out + 1] = "|---|" .. ("---|"):rep(#S.candidates)
+  for _, row in ipairs(S.datasets) do
+    local cells = {}
+    for _, c in ipairs(S.candidates) do
+      local t = row.descriptive[c]
+      cells[#cells + 1] = t and (ci(t) .. ", " .. t.n) or ("%d seeds"):format(row.seeds[c])
+    end
+    out[#out + 1] = "| " .. row.label .. " | " .. table.concat(cells, " | ") .. " |"
+  end
+  return table.concat(out, "\n") .. "\n"
+end
+
+return M
