@@ -129,6 +129,8 @@ return {
     T.eq(by.sparsemax.verdict, "keeps its sign (significant under both)")
     T.eq(rob.verdict({ mean_diff = 1, ci_low = -1, ci_high = 3 }, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"),
       "keeps its sign")
+    T.eq(rob.verdict(nil, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"), "fewer than 2 paired seeds under a")
+    T.eq(rob.verdict(nil, nil, "a", "b"), "fewer than 2 paired seeds under a and b")
     T.eq(rob.verdict({ mean_diff = 0, ci_low = -1, ci_high = 1 }, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"),
       "zero under a")
     local md = rob.markdown(R)
@@ -149,6 +151,8 @@ return {
     local lines = select(2, out:gsub("\n", ""))
     T.eq(lines, 1, 0, out)
     assert(out:find("no finished records in", 1, true) and not out:find("traceback", 1, true), out)
+    out, rc = sh(("%s experiments/normalizers/full/init_sign.lua %s/torch %s/timm --out /proc/no/such.md 2>&1"):format(host, ROOT, ROOT))
+    assert(rc ~= 0 and select(2, out:gsub("\n", "")) == 1 and out:find("cannot write /proc/no/such.md", 1, true), out)
   end },
   { name = "(cleanup)", fn = function()
     assert(ROOT:match("^/tmp/attnlab%-test%-select%.%w+$"))

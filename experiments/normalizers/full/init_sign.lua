@@ -26,10 +26,5 @@ cli.run(SPEC, arg, function(opts, rest)
   end
   local R = al.report.robustness.compare(A, B, { baseline = "softmax", a_name = "torch", b_name = "timm" })
   local md = al.report.robustness.markdown(R)
-  if opts.out then
-    local ok, err = al.write_atomic(opts.out, md)
-    if not ok then error("cannot write " .. opts.out .. ": " .. err, 0) end
-  else
-    io.write(md)
-  end
+  cli.emit(opts.out, md)
 end)

@@ -22,10 +22,5 @@ cli.run(SPEC, arg, function(opts, rest)
   if #data.runs == 0 then error(("no finished records in %s"):format(dir), 0) end
   local S = al.report.selection.select(data, { baseline = "softmax", candidates = { "topk:0.125", "topk:0.25", "topk:0.5" } })
   local md = al.report.selection.markdown(S)
-  if opts.out then
-    local ok, err = al.write_atomic(opts.out, md)
-    if not ok then error("cannot write " .. opts.out .. ": " .. err, 0) end
-  else
-    io.write(md)
-  end
+  cli.emit(opts.out, md)
 end)

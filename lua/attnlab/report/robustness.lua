@@ -65,7 +65,9 @@ local function sign(t) return t.mean_diff > 0 and 1 or (t.mean_diff < 0 and -1 o
 local function excludes0(t) return t.ci_low > 0 or t.ci_high < 0 end
 
 function M.verdict(ta, tb, a_name, b_name)
-  if not (ta and tb) then return "fewer than 2 seeds" end
+  if not (ta and tb) then
+    return ("fewer than 2 paired seeds under %s"):format(ta and b_name or (tb and a_name or a_name .. " and " .. b_name))
+  end
   local sa, sb = sign(ta), sign(tb)
   if sa == 0 or sb == 0 then return "zero under " .. (sa == 0 and a_name or b_name) end
   if sa == sb then

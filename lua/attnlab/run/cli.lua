@@ -274,6 +274,15 @@ function cli.run(spec, argv, main)
   cli.protect(spec, main, opts, rest)
 end
 
+-- A script's text result: written to `path` atomically (a killed run leaves the old file or
+-- none, never half a table) when a path is given, else printed. An unwritable path is one
+-- clean error, which cli.protect turns into one line.
+function cli.emit(path, text)
+  if path == nil then out(text) return end
+  local ok, why = require("attnlab").write_atomic(path, text)
+  if not ok then error(("cannot write %s: %s"):format(path, tostring(why)), 0) end
+end
+
 -- For scripts that take free-form --a.b.c value overrides (the S2S presets): --help/-h anywhere
 -- prints the help (exit 0); any top-level key of opts not in `known` (a set) is a usage error.
 function cli.help_requested(spec, argv)
