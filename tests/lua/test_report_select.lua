@@ -114,6 +114,8 @@ return {
     local by = {}
     for _, r in ipairs(R.rows) do by[r.normalizer] = r end
     T.eq(#R.rows, 3)
+    T.eq({ R.baseline_acc[1].a.n, R.baseline_acc[1].b.n }, { 4, 3 }, 0, "softmax's own seeds per condition")
+    T.close(R.baseline_acc[1].a.mean, 50, 1e-12)
     local e = by.entmax15
     T.eq(e.a_all.n, 4)
     T.close(e.a_all.mean_diff, 2.5 * H, 1e-12)
@@ -135,6 +137,7 @@ return {
       "zero under a")
     local md = rob.markdown(R)
     assert(md:find(("| img | entmax15 | %+.2f ["):format(2.5 * H), 1, true), md)
+    assert(md:find("| img | 50.00 ± 0.00, 4 seeds | 50.00 ± 0.00, 3 seeds |", 1, true), md)
     T.raises(function() rob.compare(al.report.load(A), al.report.load(B), { baseline = "nope" }) end,
       "img: condition B has no nope record")
   end },

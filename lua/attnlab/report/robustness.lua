@@ -81,8 +81,10 @@ function M.verdict(ta, tb, a_name, b_name)
 end
 
 -- compare(A, B, opts) -> { baseline, a_name, b_name, rows = { { label, normalizer, a_all, a_common,
--- b, change, common_seeds, verdict } } } where a_all/a_common/b/change are ttest_rel results
--- (Δ in pp) or nil. opts: baseline (required), normalizers (default: every non-baseline
+-- b, change, common_seeds, verdict } }, baseline_acc = { { label, a, b } } } where
+-- a_all/a_common/b/change are ttest_rel results (Δ in pp) or nil, and baseline_acc gives the
+-- baseline's own accuracy under each condition ({ mean, sd, n } in %): a change of recipe that
+-- moves every model says more about the recipe than about the normalizers. opts: baseline (required), normalizers (default: every non-baseline
 -- normalizer of B), a_name / b_name (names of the conditions; default "A" / "B").
 function M.compare(A, B, opts)
   opts = opts or {}
@@ -93,9 +95,17 @@ function M.compare(A, B, opts)
   if type(base) ~= "string" then fail("opts.baseline must be a normalizer name, got %s", tostring(base)) end
   local a_name, b_name = opts.a_name or "A", opts.b_name or "B"
   local ia, ib = index(A), index(B)
-  local R = { baseline = base, a_name = a_name, b_name = b_name, rows = {} }
+  local R = { baseline = base, a_name = a_name, b_name = b_name, rows = {}, baseline_acc = {} }
+  -- the baseline's own accuracy (%) under each condition: { a = { mean, sd, n }, b = ... }
+  local function acc_of(cell)
+    local xs = {}
+    for _, r in pairs(cell or {}) do xs[#xs + 1] = 100 * r.acc end
+    if #xs == 0 then return nil end
+    return { mean = al.stats.mean(xs), sd = #xs > 1 and al.stats.sd(xs) or nil, n = #xs }
+  end
   for _, label in ipairs(util.sorted_keys(ib)) do
     if not ib[label][base] then fail("%s: condition %s has no %s record", label, b_name, base) end
+    R.baseline_acc[#R.baseline_acc + 1] = { label = label, a = acc_of((ia[label] or {})[base]), b = acc_of(ib[label][base]) }
     local norms = opts.normalizers
     if not norms then
       norms = {}
@@ -122,8 +132,10 @@ function M.compare(A, B, opts)
   return R
 end
 
+local function nseeds(n) return n == 1 and "1 seed" or ("%d seeds"):format(n or 0) end
+
 local function ci(t, n)
-  if not t then return ("%d seeds"):format(n or 0) end
+  if not t then return nseeds(n) end
   return ("%+.2f [%+.2f, %+.2f], %d"):format(t.mean_diff, t.ci_low, t.ci_high, t.n)
 end
 
@@ -135,6 +147,17 @@ function M.markdown(R)
       .. "under %s | change %s - %s: mean, p | sign |"):format(R.baseline, a, a, b, b, b, a),
     "|---|---|---|---|---|---|---|",
   }
+  local function acc(x)
+    if not x then return "-" end
+    return ("%.2f%s, %s"):format(x.mean, x.sd and (" ± %.2f"):format(x.sd) or "", nseeds(x.n))
+  end
+  local head = {
+    ("%s's own test accuracy %% (mean ± sd over seeds):"):format(R.baseline), "",
+    ("| dataset | under %s | under %s |"):format(a, b), "|---|---|---|",
+  }
+  for _, x in ipairs(R.baseline_acc) do head[#head + 1] = ("| %s | %s | %s |"):format(x.label, acc(x.a), acc(x.b)) end
+  head[#head + 1] = ""
+  for i = #head, 1, -1 do table.insert(out, 1, head[i]) end
   for _, r in ipairs(R.rows) do
     local ch = r.change and ("%+.2f, p = %s"):format(r.change.mean_diff, MD.fmt_p(r.change.p)) or "-"
     out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.label, r.normalizer, ci(r.a_all, r.n_a_all),
