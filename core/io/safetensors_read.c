@@ -456,12 +456,19 @@ static float half_to_float(uint16_t h) {
   return x;
 }
 
+/* The conversions read numel elements of the entry's dtype: its byte count must be exactly that. */
+static al_status check_size(const al_st_entry *e, int64_t numel) {
+  if ((size_t)numel * al_st_dtype_size(e->dtype) != e->nbytes)
+    return al_seterr(AL_EINVAL, "safetensors: tensor '%s': %zu bytes do not match its shape",
+                     e->name, e->nbytes);
+  return AL_OK;
+}
+
 al_status al_st_to_f32(const al_st_entry *e, float *out) {
   int64_t n = al_st_numel(e);
   const uint8_t *p = e->data;
-  if ((size_t)n * al_st_dtype_size(e->dtype) != e->nbytes)
-    return al_seterr(AL_EINVAL, "safetensors: tensor '%s': %zu bytes do not match its shape",
-                     e->name, e->nbytes);
+  al_status st = check_size(e, n);
+  if (st) return st;
   switch (e->dtype) {
     case AL_ST_F32:
       if (n) memcpy(out, p, (size_t)n * 4);
@@ -489,9 +496,8 @@ al_status al_st_to_f32(const al_st_entry *e, float *out) {
 al_status al_st_to_i64(const al_st_entry *e, int64_t *out) {
   int64_t n = al_st_numel(e);
   const uint8_t *p = e->data;
-  if ((size_t)n * al_st_dtype_size(e->dtype) != e->nbytes)
-    return al_seterr(AL_EINVAL, "safetensors: tensor '%s': %zu bytes do not match its shape",
-                     e->name, e->nbytes);
+  al_status st = check_size(e, n);
+  if (st) return st;
   switch (e->dtype) {
 #define CONV(T, W) for (int64_t i = 0; i < n; i++) { T v; memcpy(&v, p + (W) * i, W); out[i] = (int64_t)v; } return AL_OK
     case AL_ST_I64: if (n) memcpy(out, p, (size_t)n * 8); return AL_OK;

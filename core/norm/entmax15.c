@@ -350,13 +350,15 @@ static int entmax15_fwd_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr,
 }
 static const al_norm_fwd_kernel ENTMAX15_FWD = {"entmax15", entmax15_fwd_batch, 0, AL_NORM_BATCH};
 
+/* Workspace vectors per thread for rows of n (entmax15_batch): 2 nb + 1 per row of a batch, then
+ * e15_tr_vectors. */
+static int64_t entmax15_vectors(int64_t n) {
+  return al_norm_batch_(n) * (2 * (n / AL_V + 1) + 1) + e15_tr_vectors(n);
+}
+
 al_status al_entmax15_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                           int64_t rows, int64_t n) {
-  al_status st = al_norm_check_("entmax15", out, x, keep, mrows, rows, n);
-  if (st != AL_OK || rows * n == 0) return st;
-  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
-  return al_norm_fwd_run_(&ENTMAX15_FWD, &a,
-                          al_norm_batch_(n) * (2 * (n / AL_V + 1) + 1) + e15_tr_vectors(n), NULL);
+  return al_norm_fwd_plain_(&ENTMAX15_FWD, entmax15_vectors, out, x, keep, mrows, rows, n);
 }
 
 /* ---- backward ---- */

@@ -203,6 +203,18 @@ typedef struct {
 al_status al_norm_fwd_run_(const al_norm_fwd_kernel *k, const al_norm_fwd_rows *a, int64_t nv,
                            int *used);
 
+/* The whole public forward of a normalizer that takes no parameter (softmax, sparsemax,
+ * entmax15): the checks every forward makes (al_norm_check_, errors named k->who), nothing to do
+ * for an empty x, else kernel k over all rows with vectors(n) workspace vectors per thread. */
+static inline al_status al_norm_fwd_plain_(const al_norm_fwd_kernel *k, int64_t (*vectors)(int64_t n),
+                                           float *out, const float *x, const uint8_t *keep,
+                                           int64_t mrows, int64_t rows, int64_t n) {
+  al_status st = al_norm_check_(k->who, out, x, keep, mrows, rows, n);
+  if (st != AL_OK || rows * n == 0) return st;
+  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
+  return al_norm_fwd_run_(k, &a, vectors(n), NULL);
+}
+
 /* A backward's rows: gin (rows, n) += (acc) or = dL/dx from gout and the saved out; galpha
  * (rows) likewise for entmax_bisect (gin or galpha may be NULL there). */
 typedef struct {

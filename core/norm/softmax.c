@@ -96,12 +96,12 @@ static int softmax_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr, al_v
 }
 static const al_norm_fwd_kernel SOFTMAX_FWD = {"softmax", softmax_batch, AL_NORM_BATCH, 1};
 
+/* Workspace vectors per thread for rows of n: nb for each of the SM_R rows run together. */
+static int64_t softmax_vectors(int64_t n) { return SM_R * (n / AL_V + 1); }
+
 al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                          int64_t rows, int64_t n) {
-  al_status st = al_norm_check_("softmax", out, x, keep, mrows, rows, n);
-  if (st != AL_OK || rows * n == 0) return st;
-  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
-  return al_norm_fwd_run_(&SOFTMAX_FWD, &a, SM_R * (n / AL_V + 1), NULL);
+  return al_norm_fwd_plain_(&SOFTMAX_FWD, softmax_vectors, out, x, keep, mrows, rows, n);
 }
 
 /* ---- backward ---- */

@@ -156,12 +156,12 @@ static int sparsemax_fwd_batch(const al_norm_fwd_rows *a, int64_t r0, int64_t nr
 }
 static const al_norm_fwd_kernel SPARSEMAX_FWD = {"sparsemax", sparsemax_fwd_batch, 0, 1};
 
+/* Workspace vectors per thread for rows of n: nb for each row of a batch. */
+static int64_t sparsemax_vectors(int64_t n) { return al_norm_batch_(n) * (n / AL_V + 1); }
+
 al_status al_sparsemax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                            int64_t rows, int64_t n) {
-  al_status st = al_norm_check_("sparsemax", out, x, keep, mrows, rows, n);
-  if (st != AL_OK || rows * n == 0) return st;
-  const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n};
-  return al_norm_fwd_run_(&SPARSEMAX_FWD, &a, al_norm_batch_(n) * (n / AL_V + 1), NULL);
+  return al_norm_fwd_plain_(&SPARSEMAX_FWD, sparsemax_vectors, out, x, keep, mrows, rows, n);
 }
 
 /* ---- backward ---- */

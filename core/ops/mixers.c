@@ -47,6 +47,29 @@ static al_status check_param(al_tensor *t, int ndim, const int64_t *shape, const
   return AL_OK;
 }
 
+/* The backward's gradient buffers: a zeroed tensor in gin[i] for each of the first count inputs
+ * that needs a gradient; AL_ENOMEM when one cannot be allocated. */
+static al_status zero_grads(al_node *n, al_tensor **gin, int count) {
+  al_status st = AL_OK;
+  for (int i = 0; i < count && !st; i++) {
+    if (!n->in[i].needs) continue;
+    gin[i] = al_tensor_zeros(AL_F32, n->in[i].ndim, n->in[i].shape);
+    if (!gin[i]) st = AL_ENOMEM;
+  }
+  return st;
+}
+
+/* The end of a mixer op after its forward ran with status st: on success o goes to *out, and the
+ * node n (NULL when no input needs a gradient) keeps e for its backward; on failure all of n, e
+ * and o are released. */
+static al_status finish_op(al_tensor **out, al_tensor *o, al_node *n, mix_extra *e, al_status st) {
+  if (st) { if (n) al_node_release(n); mix_free(e); al_tensor_release(o); return st; }
+  if (n) { n->extra = e; n->free_extra = mix_free; al_node_attach(n, o); }
+  else mix_free(e);
+  *out = o;
+  return AL_OK;
+}
+
 /* ---- BiLSTM ---------------------------------------------------------------------- */
 static al_status bilstm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   mix_extra *e = n->extra;
@@ -61,12 +84,7 @@ static al_status bilstm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
     p.b_ih[d] = e->t[3 + 4 * d] ? al_f32(e->t[3 + 4 * d]) : NULL;
     p.b_hh[d] = e->t[4 + 4 * d] ? al_f32(e->t[4 + 4 * d]) : NULL;
   }
-  al_status st = AL_OK;
-  for (int i = 0; i < 9 && !st; i++) {
-    if (!n->in[i].needs) continue;
-    gin[i] = al_tensor_zeros(AL_F32, n->in[i].ndim, n->in[i].shape);
-    if (!gin[i]) st = AL_ENOMEM;
-  }
+  al_status st = zero_grads(n, gin, 9);
   if (!st) {
     for (int d = 0; d < 2; d++) {
       gr.w_ih[d] = gin[1 + 4 * d] ? al_f32(gin[1 + 4 * d]) : NULL;
@@ -118,11 +136,7 @@ al_status al_bilstm_op(al_tensor **out, al_tensor *x, al_tensor *const *params, 
     e->ws = ws;
   }
   free(k);
-  if (st) { if (n) al_node_release(n); mix_free(e); al_tensor_release(o); return st; }
-  if (n) { n->extra = e; n->free_extra = mix_free; al_node_attach(n, o); }
-  else mix_free(e);
-  *out = o;
-  return AL_OK;
+  return finish_op(out, o, n, e, st);
 }
 
 /* ---- BiMamba --------------------------------------------------------------------- */
@@ -142,12 +156,7 @@ static al_status bimamba_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   int64_t E = e->dims[2];
   al_bimamba_params p;
   mamba_params(&p, e->t + 1);
-  al_status st = AL_OK;
-  for (int i = 0; i < 15 && !st; i++) {
-    if (!n->in[i].needs) continue;
-    gin[i] = al_tensor_zeros(AL_F32, n->in[i].ndim, n->in[i].shape);
-    if (!gin[i]) st = AL_ENOMEM;
-  }
+  al_status st = zero_grads(n, gin, 15);
   if (!st) {
     al_bimamba_grads gr;
     float **slots[7] = {gr.conv_w, gr.conv_b, gr.x_proj, gr.dt_w, gr.dt_b, gr.A_log, gr.D};
@@ -201,9 +210,5 @@ al_status al_bimamba_op(al_tensor **out, al_tensor *xz, al_tensor *const *params
     e->ws = ws;
   }
   free(k);
-  if (st) { if (n) al_node_release(n); mix_free(e); al_tensor_release(o); return st; }
-  if (n) { n->extra = e; n->free_extra = mix_free; al_node_attach(n, o); }
-  else mix_free(e);
-  *out = o;
-  return AL_OK;
+  return finish_op(out, o, n, e, st);
 }

@@ -159,6 +159,22 @@ static al_status unary_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   return AL_OK;
 }
 
+/* The end of an op o = f(x) whose backward reads x (its contiguous copy xc) and o: node (NULL
+ * when no gradient is recorded) saves both and becomes o's grad_fn, and o goes to *out. st is
+ * al_node_new's status: on failure o is released. The reference to xc is dropped either way. */
+static al_status finish_saving_x_y(al_tensor **out, al_tensor *o, al_tensor *xc, al_node *node,
+                                   al_status st) {
+  if (st) { al_tensor_release(o); al_tensor_release(xc); return st; }
+  if (node) {
+    al_node_save(node, xc);
+    al_node_save(node, o);
+    al_node_attach(node, o);
+  }
+  al_tensor_release(xc);
+  *out = o;
+  return AL_OK;
+}
+
 /* Two chunks for large n (one per core), one otherwise; never 0: an OpenMP loop
  * with a zero step divides by zero computing its trip count (numel 0 tensors). */
 static int64_t par_chunk(int64_t n) {
@@ -197,16 +213,8 @@ al_status al_unary(al_tensor **out, al_unop op, al_tensor *x) {
   for (int64_t c0 = 0; c0 < n; c0 += chunk)
     unary_fwd(op, po + c0, px + c0, (n - c0 < chunk ? n - c0 : chunk));
   al_node *node = al_node_new(unop_names[op], unary_bwd, 1, &x, &st);
-  if (st) { al_tensor_release(o); al_tensor_release(xc); return st; }
-  if (node) {
-    node->k[0] = op;
-    al_node_save(node, xc);
-    al_node_save(node, o);
-    al_node_attach(node, o);
-  }
-  al_tensor_release(xc);
-  *out = o;
-  return AL_OK;
+  if (node) node->k[0] = op;
+  return finish_saving_x_y(out, o, xc, node, st);
 }
 
 /* ---- scalar ops -------------------------------------------------------------- */
@@ -291,17 +299,8 @@ static al_status pow_common(al_tensor **out, al_tensor *x, double p, int rpow) {
   else if (p == -1) for (int64_t i = 0; i < n; i++) po[i] = 1.0f / px[i];
   else for (int64_t i = 0; i < n; i++) po[i] = powf(px[i], (float)p);
   al_node *node = al_node_new("pow", pow_bwd, 1, &x, &st);
-  if (st) { al_tensor_release(o); al_tensor_release(xc); return st; }
-  if (node) {
-    node->d[0] = p;
-    node->k[0] = rpow;
-    al_node_save(node, xc);
-    al_node_save(node, o);
-    al_node_attach(node, o);
-  }
-  al_tensor_release(xc);
-  *out = o;
-  return AL_OK;
+  if (node) { node->d[0] = p; node->k[0] = rpow; }
+  return finish_saving_x_y(out, o, xc, node, st);
 }
 
 al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p) { return pow_common(out, x, p, 0); }

@@ -95,37 +95,33 @@ static int l_bench_sgemm(lua_State *L) {
   return 2;
 }
 
+/* t[key] = value, for the table on top of the stack. */
+static void set_string(lua_State *L, const char *key, const char *value) {
+  lua_pushstring(L, value);
+  lua_setfield(L, -2, key);
+}
+static void set_integer(lua_State *L, const char *key, lua_Integer value) {
+  lua_pushinteger(L, value);
+  lua_setfield(L, -2, key);
+}
+
 static int l_config(lua_State *L) {
   const al_blas_info_t *b = al_blas_info();
   lua_createtable(L, 0, 10);
-  lua_pushliteral(L, ATTNLAB_VERSION);
-  lua_setfield(L, -2, "version");
-  lua_pushstring(L, b->backend);
-  lua_setfield(L, -2, "blas_backend");
-  lua_pushstring(L, b->core);
-  lua_setfield(L, -2, "blas");
-  lua_pushstring(L, b->config);
-  lua_setfield(L, -2, "blas_config");
-  lua_pushstring(L, b->coretype_source);
-  lua_setfield(L, -2, "blas_coretype_source");
-  lua_pushstring(L, b->note);
-  lua_setfield(L, -2, "blas_note");
-  lua_pushstring(L, b->gemm);
-  lua_setfield(L, -2, "gemm");
-  lua_pushstring(L, b->gemm_rule);
-  lua_setfield(L, -2, "gemm_rule");
-  lua_pushinteger(L, al_get_num_threads());
-  lua_setfield(L, -2, "threads");
-  lua_pushinteger(L, sysconf(_SC_NPROCESSORS_ONLN));
-  lua_setfield(L, -2, "cores");
-  lua_pushstring(L, al_cpu_level_name(al_cpu_active()));
-  lua_setfield(L, -2, "cpu_level");
-  lua_pushstring(L, al_cpu_level_name(al_cpu_detect()));
-  lua_setfield(L, -2, "cpu_best");
-  lua_pushstring(L, al_cpu_levels_built());
-  lua_setfield(L, -2, "cpu_levels_built");
-  lua_pushstring(L, al_cpu_note());
-  lua_setfield(L, -2, "cpu_note");
+  set_string(L, "version", ATTNLAB_VERSION);
+  set_string(L, "blas_backend", b->backend);
+  set_string(L, "blas", b->core);
+  set_string(L, "blas_config", b->config);
+  set_string(L, "blas_coretype_source", b->coretype_source);
+  set_string(L, "blas_note", b->note);
+  set_string(L, "gemm", b->gemm);
+  set_string(L, "gemm_rule", b->gemm_rule);
+  set_integer(L, "threads", al_get_num_threads());
+  set_integer(L, "cores", sysconf(_SC_NPROCESSORS_ONLN));
+  set_string(L, "cpu_level", al_cpu_level_name(al_cpu_active()));
+  set_string(L, "cpu_best", al_cpu_level_name(al_cpu_detect()));
+  set_string(L, "cpu_levels_built", al_cpu_levels_built());
+  set_string(L, "cpu_note", al_cpu_note());
   luaL_setmetatable(L, "attnlab.Config");
   return 1;
 }

@@ -238,25 +238,20 @@ static int l_stack(lua_State *L) {
   return l_pushtensor(L, o);
 }
 
-static int l_index_select(lua_State *L) {
+/* name(x, dim, index): an op that picks entries of x along dim by 1-based int64 indices. */
+typedef al_status (*index_op_fn)(al_tensor **out, al_tensor *x, int dim, al_tensor *index0);
+static int indexed_op(lua_State *L, const char *name, index_op_fn op) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
-  int d = l_checkdim(L, 2, "index_select");
-  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 3), "index_select");
-  al_status st = al_index_select(&o, x, d, i0);
+  int d = l_checkdim(L, 2, name);
+  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 3), name);
+  al_status st = op(&o, x, d, i0);
   al_tensor_release(i0);
-  if (st) return l_raise(L, "index_select");
+  if (st) return l_raise(L, name);
   return l_pushtensor(L, o);
 }
 
-static int l_gather(lua_State *L) {
-  al_tensor *x = l_checktensor(L, 1), *o = NULL;
-  int d = l_checkdim(L, 2, "gather");
-  al_tensor *i0 = l_index_to0(L, l_checktensor(L, 3), "gather");
-  al_status st = al_gather(&o, x, d, i0);
-  al_tensor_release(i0);
-  if (st) return l_raise(L, "gather");
-  return l_pushtensor(L, o);
-}
+static int l_index_select(lua_State *L) { return indexed_op(L, "index_select", al_index_select); }
+static int l_gather(lua_State *L) { return indexed_op(L, "gather", al_gather); }
 
 /* embedding(weight (V,D), ids int64 1-based) */
 static int l_embedding(lua_State *L) {

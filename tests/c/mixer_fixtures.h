@@ -94,6 +94,27 @@ static inline float *jfloats(const cJSON *arr, int64_t n) {
   cJSON_ArrayForEach(e, arr) v[i++] = (float)e->valuedouble;
   return v;
 }
+/* A reference case's array `key`, or direction k's (0 forward, 1 backward) of a per-direction
+ * array `key`, as jfloats: exactly n values, NULL if missing or wrong. */
+static inline float *case_floats(const cJSON *c, const char *key, int64_t n) {
+  return jfloats(cJSON_GetObjectItemCaseSensitive(c, key), n);
+}
+static inline float *case_dir_floats(const cJSON *c, const char *key, int k, int64_t n) {
+  return jfloats(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, key), k), n);
+}
+/* A kernel's gradient of parameter pname, direction k (n values), against the reference case's
+ * "g_<pname>" in file; the check is named <test>_d<pname>[k]. */
+static inline void check_case_grad(const char *test, const cJSON *c, const char *file,
+                                   const char *pname, int k, const float *got, int64_t n,
+                                   double atol, double rtol) {
+  char key[32], name[160];
+  snprintf(key, sizeof key, "g_%s", pname);
+  float *want = case_dir_floats(c, key, k, n);
+  snprintf(name, sizeof name, "%s_d%s[%d]", test, pname, k);
+  if (!want) { CHECK(name, 0, "missing %s in %s", key, file); return; }
+  check_vec(name, got, want, n, atol, rtol);
+  free(want);
+}
 static inline int64_t jint(const cJSON *o, const char *k) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
   return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;

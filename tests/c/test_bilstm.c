@@ -51,14 +51,13 @@ static void test_lstm_torch(void) {
     int ok = 1;
     for (int k = 0; k < 2; k++)
       for (int i = 0; i < LNP; i++) {
-        const cJSON *a = cJSON_GetObjectItemCaseSensitive(c, lstm_pname[i]);
-        m.w[k][i] = jfloats(cJSON_GetArrayItem(a, k), lstm_psize(&d, i));
+        m.w[k][i] = case_dir_floats(c, lstm_pname[i], k, lstm_psize(&d, i));
         ok &= m.w[k][i] != NULL;
       }
-    float *x = jfloats(cJSON_GetObjectItemCaseSensitive(c, "x"), nx);
-    float *gy = jfloats(cJSON_GetObjectItemCaseSensitive(c, "gy"), ny);
-    float *yref = jfloats(cJSON_GetObjectItemCaseSensitive(c, "y"), ny);
-    float *dxref = jfloats(cJSON_GetObjectItemCaseSensitive(c, "dx"), nx);
+    float *x = case_floats(c, "x", nx);
+    float *gy = case_floats(c, "gy", ny);
+    float *yref = case_floats(c, "y", ny);
+    float *dxref = case_floats(c, "dx", nx);
     char name[128];
     snprintf(name, sizeof name, "lstm_torch_%s_load", nm);
     CHECK(name, ok && x && gy && yref && dxref, "malformed case in bilstm.json");
@@ -72,17 +71,11 @@ static void test_lstm_torch(void) {
     check_vec(name, y, yref, ny, 1e-6, 1e-5);
     snprintf(name, sizeof name, "lstm_torch_%s_dx", nm);
     check_vec(name, dx, dxref, nx, 2e-6, 2e-5);
+    snprintf(name, sizeof name, "lstm_torch_%s", nm);
     for (int k = 0; k < 2; k++)
-      for (int i = 0; i < LNP; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "g_%s", lstm_pname[i]);
-        float *gref = jfloats(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, key), k),
-                              lstm_psize(&d, i));
-        snprintf(name, sizeof name, "lstm_torch_%s_d%s[%d]", nm, lstm_pname[i], k);
-        if (!gref) { CHECK(name, 0, "missing %s in bilstm.json", key); continue; }
-        check_vec(name, g.w[k][i], gref, lstm_psize(&d, i), 2e-6, 2e-5);
-        free(gref);
-      }
+      for (int i = 0; i < LNP; i++)
+        check_case_grad(name, c, "bilstm.json", lstm_pname[i], k, g.w[k][i], lstm_psize(&d, i),
+                        2e-6, 2e-5);
     lstm_free(&m);
     lstm_free(&g);
     free(x); free(gy); free(yref); free(dxref); free(y); free(dx);

@@ -161,16 +161,15 @@ static void test_mamba_torch(void) {
     int ok = 1;
     for (int k = 0; k < 2; k++)
       for (int i = 0; i < MNP; i++) {
-        m.w[k][i] = jfloats(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, mamba_pname[i]), k),
-                            mamba_psize(&d, i));
+        m.w[k][i] = case_dir_floats(c, mamba_pname[i], k, mamba_psize(&d, i));
         ok &= m.w[k][i] != NULL;
       }
-    float *x = jfloats(cJSON_GetObjectItemCaseSensitive(c, "xin"), n);
-    float *z = jfloats(cJSON_GetObjectItemCaseSensitive(c, "z"), n);
-    float *gout = jfloats(cJSON_GetObjectItemCaseSensitive(c, "gout"), n);
-    float *oref = jfloats(cJSON_GetObjectItemCaseSensitive(c, "out"), n);
-    float *dxref = jfloats(cJSON_GetObjectItemCaseSensitive(c, "dxin"), n);
-    float *dzref = jfloats(cJSON_GetObjectItemCaseSensitive(c, "dz"), n);
+    float *x = case_floats(c, "xin", n);
+    float *z = case_floats(c, "z", n);
+    float *gout = case_floats(c, "gout", n);
+    float *oref = case_floats(c, "out", n);
+    float *dxref = case_floats(c, "dxin", n);
+    float *dzref = case_floats(c, "dz", n);
     char name[128];
     snprintf(name, sizeof name, "mamba_torch_%s_load", nm);
     ok &= x && z && gout && oref && dxref && dzref;
@@ -187,17 +186,11 @@ static void test_mamba_torch(void) {
     check_vec(name, dx, dxref, n, 2e-6, 2e-5);
     snprintf(name, sizeof name, "mamba_torch_%s_dz", nm);
     check_vec(name, dz, dzref, n, 2e-6, 2e-5);
+    snprintf(name, sizeof name, "mamba_torch_%s", nm);
     for (int k = 0; k < 2; k++)
-      for (int i = 0; i < MNP; i++) {
-        char key[32];
-        snprintf(key, sizeof key, "g_%s", mamba_pname[i]);
-        float *gref = jfloats(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(c, key), k),
-                              mamba_psize(&d, i));
-        snprintf(name, sizeof name, "mamba_torch_%s_d%s[%d]", nm, mamba_pname[i], k);
-        if (!gref) { CHECK(name, 0, "missing %s", key); continue; }
-        check_vec(name, g.w[k][i], gref, mamba_psize(&d, i), 5e-6, 3e-5);
-        free(gref);
-      }
+      for (int i = 0; i < MNP; i++)
+        check_case_grad(name, c, "bimamba.json", mamba_pname[i], k, g.w[k][i], mamba_psize(&d, i),
+                        5e-6, 3e-5);
     mamba_free(&m); mamba_free(&g);
     free(x); free(z); free(gout); free(oref); free(dxref); free(dzref); free(out); free(dx); free(dz);
   }

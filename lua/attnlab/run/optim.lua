@@ -87,9 +87,16 @@ function Optimizer:load_state_dict(sd)
   end
 end
 
+-- A new optimizer class: its instances find their methods in it, then in Optimizer; calling
+-- the class, as in optim.AdamW(params, opts), is calling its new.
+local function optimizer_class()
+  local class = {}
+  class.__index = class
+  return setmetatable(class, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
+end
+
 -- ---- AdamW --------------------------------------------------------------------------
-local AdamW = setmetatable({}, { __index = Optimizer })
-AdamW.__index = AdamW
+local AdamW = optimizer_class()
 optim.AdamW = AdamW
 
 function AdamW.new(params, opts)
@@ -104,7 +111,6 @@ function AdamW.new(params, opts)
                               lr = defaults.lr }, AdamW)
   return self
 end
-setmetatable(AdamW, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
 
 function AdamW:_state(p)
   local st = self.state[p]
@@ -130,8 +136,7 @@ function AdamW:step()
 end
 
 -- ---- SGD ------------------------------------------------------------------------------
-local SGD = setmetatable({}, { __index = Optimizer })
-SGD.__index = SGD
+local SGD = optimizer_class()
 optim.SGD = SGD
 
 function SGD.new(params, opts)
@@ -142,7 +147,6 @@ function SGD.new(params, opts)
                      weight_decay = opts.weight_decay or 0, nesterov = opts.nesterov or false }
   return setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
 end
-setmetatable(SGD, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
 
 function SGD:_state(p)
   local st = self.state[p]
