@@ -1,0 +1,76 @@
+$s1 << EOD
+0.991 87.66 1
+0.991 87.71 2
+0.991 87.27 3
+0.991 87.91 4
+0.991 87.91 5
+EOD
+$m1 << EOD
+0.991 87.692 0.261954194
+EOD
+$s2 << EOD
+0.702329657 87.71 1
+0.729688792 88.03 2
+0.720145932 87.57 3
+0.749909161 87.78 4
+0.746140777 87.81 5
+EOD
+$m2 << EOD
+0.729642864 87.78 0.167630546
+EOD
+$s3 << EOD
+0.179470593 87.44 1
+0.179470593 87.43 2
+0.179470593 87.5 3
+0.179470593 87.72 4
+0.179470593 87.5 5
+EOD
+$m3 << EOD
+0.179470593 87.518 0.117558496
+EOD
+$s4 << EOD
+0.303117659 88.19 1
+0.303117659 87.67 2
+0.303117659 87.27 3
+0.303117659 87.64 4
+0.303117659 87.36 5
+EOD
+$m4 << EOD
+0.303117659 87.626 0.359763811
+EOD
+set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
+set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_fashion_mnist.svg'
+set title 'fashion_mnist: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [0:1.05]
+set offsets 0, 0, graph 0.08, graph 0.08
+plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
+     $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
+     $s2 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s3 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s4 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+unset output
+set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
+set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_fashion_mnist.png'
+set title 'fashion_mnist: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [0:1.05]
+set offsets 0, 0, graph 0.08, graph 0.08
+plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
+     $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
+     $s2 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s3 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s4 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
+unset output
