@@ -167,7 +167,8 @@ function M.markdown(S)
     local cells = {}
     for _, c in ipairs(S.candidates) do
       local t = row.descriptive[c]
-      cells[#cells + 1] = t and (ci(t) .. ", " .. t.n) or ("%d seeds"):format(row.seeds[c])
+      local n = row.seeds[c]
+      cells[#cells + 1] = t and (ci(t) .. ", " .. t.n) or (n == 1 and "1 seed" or ("%d seeds"):format(n))
     end
     out[#out + 1] = "| " .. row.label .. " | " .. table.concat(cells, " | ") .. " |"
   end
