@@ -16,8 +16,15 @@
 -- 0.05, 5 warm-up epochs then cosine to 1e-5, label smoothing 0.1, gradient clip 1, random
 -- crop (pad 4) + horizontal flip on training images, all 50,000 training images, 30 epochs.
 -- DeiT's stronger augmentations (RandAugment, mixup/cutmix, random erasing) are not built.
--- Cost: see the session's report for the timed steps; the estimate is redone from the
--- teacher's first epoch (its record's seconds) before committing to the rest.
+-- Cost, timed with --quick's models on 1,280 images, one thread, sharing 2 cores with two
+-- training runs (2026-12-02, AMD EPYC; scale by ~1.5 for a core of its own): teacher 211
+-- img/s, A-ViT fine-tuning ~150 img/s, a student's stage 1 ~57 img/s (teacher forward + BiMamba
+-- student) and stage 2 ~100 img/s. On a core of its own that makes the teacher ~1.4 core-hours
+-- (30 epochs x 50,000), the three A-ViTs ~0.5, and one student at 20,000 images x (5 + 5)
+-- epochs ~0.5: the ~54 students of experiments 1-3 at 3 seeds would take ~28 core-hours, 3.5x
+-- the issue's budget of 8. Before the students run, time one on a quiet machine and cut
+-- train_limit and the stage epochs to fit (10,000 images x (2 + 2) epochs is ~0.14 core-hours
+-- a student, ~7.5 for the set).
 --
 -- Seeds and controls (experiments/s2s/study.lua): experiments 1-3 train every student at
 -- each of `seeds` (the teacher and the A-ViTs once); experiment 1 runs under the dense
