@@ -80,12 +80,13 @@ function M.verdict(ta, tb, a_name, b_name)
   return ("changes sign (not significant under %s)"):format(table.concat(not_sig, " or "))
 end
 
--- compare(A, B, opts) -> { baseline, a_name, b_name, rows = { { label, normalizer, a_all, a_common,
--- b, change, common_seeds, verdict } }, baseline_acc = { { label, a, b } } } where
+-- compare(A, B, opts) -> { baseline, a_name, b_name, rows = { { label, normalizer, a_all,
+-- a_common, b, change, common_seeds, verdict } }, baseline_acc = { { label, a, b } } } where
 -- a_all/a_common/b/change are ttest_rel results (Δ in pp) or nil, and baseline_acc gives the
--- baseline's own accuracy under each condition ({ mean, sd, n } in %): a change of recipe that
--- moves every model says more about the recipe than about the normalizers. opts: baseline (required), normalizers (default: every non-baseline
--- normalizer of B), a_name / b_name (names of the conditions; default "A" / "B").
+-- baseline's own accuracy under each condition ({ mean, sd, n } in %): a change of recipe
+-- that moves every model says more about the recipe than about the normalizers.
+-- opts: baseline (required), normalizers (default: every non-baseline normalizer of B),
+-- a_name / b_name (names of the conditions; default "A" / "B").
 function M.compare(A, B, opts)
   opts = opts or {}
   for name, d in pairs({ A = A, B = B }) do
@@ -142,22 +143,19 @@ end
 function M.markdown(R)
   local MD = require "attnlab.report.markdown"
   local a, b = R.a_name, R.b_name
-  local out = {
-    ("| dataset | normalizer | Δ vs %s under %s, all seeds (pp) [95%% CI], n | under %s, the seeds %s has | "
-      .. "under %s | change %s - %s: mean, p | sign |"):format(R.baseline, a, a, b, b, b, a),
-    "|---|---|---|---|---|---|---|",
-  }
   local function acc(x)
     if not x then return "-" end
     return ("%.2f%s, %s"):format(x.mean, x.sd and (" ± %.2f"):format(x.sd) or "", nseeds(x.n))
   end
-  local head = {
+  local out = {
     ("%s's own test accuracy %% (mean ± sd over seeds):"):format(R.baseline), "",
     ("| dataset | under %s | under %s |"):format(a, b), "|---|---|---|",
   }
-  for _, x in ipairs(R.baseline_acc) do head[#head + 1] = ("| %s | %s | %s |"):format(x.label, acc(x.a), acc(x.b)) end
-  head[#head + 1] = ""
-  for i = #head, 1, -1 do table.insert(out, 1, head[i]) end
+  for _, x in ipairs(R.baseline_acc) do out[#out + 1] = ("| %s | %s | %s |"):format(x.label, acc(x.a), acc(x.b)) end
+  out[#out + 1] = ""
+  out[#out + 1] = ("| dataset | normalizer | Δ vs %s under %s, all seeds (pp) [95%% CI], n | under %s, the seeds %s has | "
+    .. "under %s | change %s - %s: mean, p | sign |"):format(R.baseline, a, a, b, b, b, a)
+  out[#out + 1] = "|---|---|---|---|---|---|---|"
   for _, r in ipairs(R.rows) do
     local ch = r.change and ("%+.2f, p = %s"):format(r.change.mean_diff, MD.fmt_p(r.change.p)) or "-"
     out[#out + 1] = ("| %s | %s | %s | %s | %s | %s | %s |"):format(r.label, r.normalizer, ci(r.a_all, r.n_a_all),
