@@ -1,0 +1,97 @@
+$s1 << EOD
+0.982 20.8 1
+0.982 20.25 2
+EOD
+$m1 << EOD
+0.982 20.525 0.38890873
+EOD
+$s2 << EOD
+0.0542541911 18.65 1
+0.053987472 19 2
+EOD
+$m2 << EOD
+0.0541208315 18.825 0.247487373
+EOD
+$s3 << EOD
+0.292909931 18.3 1
+0.29405932 18.75 2
+EOD
+$m3 << EOD
+0.293484625 18.525 0.318198052
+EOD
+$s4 << EOD
+0.288625309 17.15 1
+0.292206684 18.9 2
+EOD
+$m4 << EOD
+0.290415997 18.025 1.23743687
+EOD
+$s5 << EOD
+0.140020612 19.8 1
+0.140020612 20.7 2
+EOD
+$m5 << EOD
+0.140020612 20.25 0.636396103
+EOD
+$s6 << EOD
+0.269731944 19 1
+0.269731944 20.85 2
+EOD
+$m6 << EOD
+0.269731944 19.925 1.30814755
+EOD
+$s7 << EOD
+0.52315461 20.05 1
+0.52315461 20.9 2
+EOD
+$m7 << EOD
+0.52315461 20.475 0.601040764
+EOD
+set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
+set output 'experiments/normalizers/full/plots/acc_vs_density_marker.svg'
+set title 'marker: test accuracy vs attention support density (2 seeds; squares: mean ± sd)'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [0:1.05]
+set offsets 0, 0, graph 0.08, graph 0.08
+plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
+     $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
+unset output
+set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
+set output 'experiments/normalizers/full/plots/acc_vs_density_marker.png'
+set title 'marker: test accuracy vs attention support density (2 seeds; squares: mean ± sd)'
+set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [0:1.05]
+set offsets 0, 0, graph 0.08, graph 0.08
+plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
+     $m1 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#1f77b4' notitle, \
+     $s2 using 1:2 with points pt 9 ps 0.8 lc rgb '#d62728' title 'sparsemax', \
+     $m2 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#d62728' notitle, \
+     $s3 using 1:2 with points pt 5 ps 0.8 lc rgb '#2ca02c' title 'entmax15', \
+     $m3 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#2ca02c' notitle, \
+     $s4 using 1:2 with points pt 11 ps 0.8 lc rgb '#9467bd' title 'hae', \
+     $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#9467bd' notitle, \
+     $s5 using 1:2 with points pt 13 ps 0.8 lc rgb '#ff7f0e' title 'topk:0.125', \
+     $m5 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#ff7f0e' notitle, \
+     $s6 using 1:2 with points pt 15 ps 0.8 lc rgb '#8c564b' title 'topk:0.25', \
+     $m6 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle, \
+     $s7 using 1:2 with points pt 3 ps 0.8 lc rgb '#e377c2' title 'topk:0.5', \
+     $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
+unset output

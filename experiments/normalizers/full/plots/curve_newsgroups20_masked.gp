@@ -1,0 +1,132 @@
+$c1 << EOD
+1 65.5602762 64.4149359 66.7056164
+2 76.9052045 74.342271 79.468138
+3 76.7193309 75.9964522 77.4422095
+4 78.5847053 77.7210061 79.4484045
+5 79.547265 78.8994906 80.1950394
+6 79.6468401 78.5953803 80.6983
+7 79.9389272 79.7136144 80.1642401
+8 80.5762082 80.3884475 80.7639689
+9 80.5762082 80.4447757 80.7076407
+10 80.5762082 80.4447757 80.7076407
+EOD
+$c2 << EOD
+1 39.8234201 33.317512 46.3293282
+2 69.1582581 68.7827367 69.5337795
+3 72.6699416 72.0409433 73.2989399
+4 72.928837 71.9149292 73.9427447
+5 73.87812 73.2491217 74.5071184
+6 74.6946362 74.5068755 74.8823969
+7 75.0398301 73.9883702 76.09129
+8 75.7036644 74.5958763 76.8114525
+9 75.5908125 74.4173082 76.7643169
+10 75.6040892 74.468137 76.7400414
+EOD
+$c3 << EOD
+1 64.2458842 62.5935901 65.8981784
+2 76.5998407 76.0083945 77.1912869
+3 77.2304833 76.8549619 77.6060047
+4 78.3457249 77.2191607 79.4722891
+5 78.617897 78.2142115 79.0215825
+6 79.5804567 78.9420704 80.2188431
+7 79.3481147 79.2636224 79.432607
+8 79.6202868 79.4325261 79.8080475
+9 79.6534785 79.4187776 79.8881794
+10 79.6468401 79.4027512 79.8909291
+EOD
+$c4 << EOD
+1 64.338821 62.6865269 65.9911152
+2 76.5732873 76.0944975 77.0520771
+3 77.2172066 77.066998 77.3674151
+4 78.4453001 77.6660932 79.2245069
+5 78.6842804 78.2805949 79.0879659
+6 79.6070101 79.4192494 79.7947708
+7 79.9190122 79.5528789 80.2851456
+8 79.9853956 79.5817101 80.3890811
+9 80.0252257 79.6215402 80.4289112
+10 80.0385024 79.653593 80.4234118
+EOD
+$c5 << EOD
+1 61.4378651 60.8464189 62.0293113
+2 76.8454594 76.6576987 77.0332201
+3 77.9872544 77.9497022 78.0248065
+4 78.5647902 78.0484483 79.0811321
+5 79.6999469 79.5309623 79.8689315
+6 79.9057355 79.8024671 80.0090039
+7 80.0783324 79.7121991 80.4444658
+8 80.1779076 79.8774905 80.4783247
+9 80.0982475 79.7790543 80.4174407
+10 80.0716941 79.7525009 80.3908873
+EOD
+$c6 << EOD
+1 65.1752523 64.7809548 65.5695497
+2 78.6311737 77.6078779 79.6544695
+3 78.5847053 77.7585582 79.4108523
+4 79.0427509 77.8504705 80.2350313
+5 79.8393521 78.1588939 81.5198103
+6 80.5297398 79.6942047 81.3652749
+7 80.6956984 80.0760881 81.3153087
+8 81.0077005 80.2848218 81.7305792
+9 81.0541689 80.3406782 81.7676595
+10 81.0608072 80.3942568 81.7273577
+EOD
+$c7 << EOD
+1 66.7551779 66.7551779 66.7551779
+2 78.4917685 78.4917685 78.4917685
+3 78.0270844 78.0270844 78.0270844
+4 78.6112586 78.6112586 78.6112586
+5 80.1779076 80.1779076 80.1779076
+6 80.8948486 80.8948486 80.8948486
+7 80.6160382 80.6160382 80.6160382
+8 81.0010621 81.0010621 81.0010621
+9 80.9877854 80.9877854 80.9877854
+10 81.0010621 81.0010621 81.0010621
+EOD
+set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
+set output 'experiments/normalizers/full/plots/curve_newsgroups20_masked.svg'
+set title 'newsgroups20_masked: test accuracy per epoch (mean, band ± sd over seeds)'
+set xlabel 'epoch'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [1:10]
+set xtics 1
+plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
+     $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (2 seeds)', \
+     $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (2 seeds)', \
+     $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
+     $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+unset output
+set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
+set output 'experiments/normalizers/full/plots/curve_newsgroups20_masked.png'
+set title 'newsgroups20_masked: test accuracy per epoch (mean, band ± sd over seeds)'
+set xlabel 'epoch'
+set ylabel 'test accuracy (%)'
+set key outside right top
+set grid
+set xrange [1:10]
+set xtics 1
+plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
+     $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (2 seeds)', \
+     $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (2 seeds)', \
+     $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
+     $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+unset output
