@@ -7,9 +7,9 @@
 #   4. 20 Newsgroups unmasked, all seven, seeds 1-5
 #   5. the rest of CIFAR-10 and Fashion-MNIST, 10 seeds; 6. the rest of KMNIST, 10 seeds
 #   7. the init-robustness family (full_init_timm.lua) and validation-selected top-k
-#      (full_val_topk.lua), 5 seeds each: 80 image runs (~5 core-hours), which complete two
-#      whole families within one session
-#   8. the marker task and masked 20 Newsgroups, seeds 1-5 (70 text-length runs, ~6 core-hours)
+#      (full_val_topk.lua), 5 seeds each: 80 image runs (~2.5 core-hours on a quiet machine),
+#      two whole families within one session
+#   8. the marker task and masked 20 Newsgroups, seeds 1-5 (70 runs of 97 tokens, ~2-3 min each)
 #   9. the text and marker cells, seeds 6-10
 # Each step is a resumable sweep (2 workers x 1 thread): rerun this script after an interruption
 # and it goes on where it stopped (finished records are kept, a half-done run resumes from its
