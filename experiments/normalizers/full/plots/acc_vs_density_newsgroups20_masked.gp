@@ -42,9 +42,10 @@ $m6 << EOD
 EOD
 $s7 << EOD
 0.500367933 81.0010621 1
+0.500367933 80.4301646 2
 EOD
 $m7 << EOD
-0.500367933 81.0010621 0
+0.500367933 80.7156134 0.403685496
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_newsgroups20_masked.svg'

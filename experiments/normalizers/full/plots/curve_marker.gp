@@ -1,86 +1,86 @@
 $c1 << EOD
-1 17.1 17.1 17.1
-2 23.4 23.2585786 23.5414214
-3 22.675 21.9325379 23.4174621
-4 22.95 22.95 22.95
-5 21.8 21.3050253 22.2949747
-6 21.4 20.9757359 21.8242641
-7 20.975 20.7275126 21.2224874
-8 20.975 20.7275126 21.2224874
-9 20.775 20.3153806 21.2346194
-10 20.525 20.1360913 20.9139087
+1 17.3666667 16.9047865 17.8285469
+2 23.3333333 23.1805808 23.4860859
+3 22.7333333 22.1986995 23.2679672
+4 22.6333333 22.0848506 23.1818161
+5 21.3 20.3659229 22.2340771
+6 21.2166667 20.7798219 21.6535114
+7 20.9833333 20.8077391 21.1589276
+8 20.6833333 20.1486995 21.2179672
+9 20.65 20.2594875 21.0405125
+10 20.4666667 20.1736934 20.7596399
 EOD
 $c2 << EOD
-1 16.9 16.4757359 17.3242641
-2 20.825 20.1532486 21.4967514
-3 20.05 20.05 20.05
-4 21.7 20.6393398 22.7606602
-5 20.75 20.0428932 21.4571068
-6 20.8 20.3050253 21.2949747
-7 19.75 19.6792893 19.8207107
-8 19.175 18.9982233 19.3517767
-9 18.5 18.0757359 18.9242641
-10 18.825 18.5775126 19.0724874
+1 16.5833333 15.9581667 17.2085
+2 20.6333333 20.053822 21.2128446
+3 20.6833333 19.5863678 21.7802988
+4 21.9 21.0738644 22.7261356
+5 20.9166667 20.3393164 21.4940169
+6 20.8666667 20.4981109 21.2352224
+7 19.7333333 19.6755983 19.7910684
+8 19 18.6721281 19.3278719
+9 18.1 17.3450166 18.8549834
+10 18.5333333 17.9986995 19.0679672
 EOD
 $c3 << EOD
-1 20.175 18.7961418 21.5538582
-2 23.95 23.8792893 24.0207107
-3 21.675 20.2254311 23.1245689
-4 21.5 21.1464466 21.8535534
-5 21.65 20.3772078 22.9227922
-6 20.1 19.4636039 20.7363961
-7 18.875 18.8396447 18.9103553
-8 18.475 18.0153806 18.9346194
-9 18.7 18.4171573 18.9828427
-10 18.525 18.2068019 18.8431981
+1 20.7333333 19.3600769 22.1065898
+2 23.8833333 23.7575028 24.0091639
+3 21.9166667 20.8094931 23.0238402
+4 21.7 21.2727998 22.1272002
+5 21.7666667 20.8442604 22.6890729
+6 20.2666667 19.7320328 20.8013005
+7 19.2166667 18.6243548 19.8089785
+8 18.6166667 18.2094403 19.0238931
+9 18.6333333 18.4023932 18.8642734
+10 18.4166667 18.1236934 18.7096399
 EOD
 $c4 << EOD
-1 20.225 18.7754311 21.6745689
-2 23.95 23.4550253 24.4449747
-3 21.175 20.3618272 21.9881728
-4 21.775 21.4568019 22.0931981
-5 20.25 20.1085786 20.3914214
-6 19.55 18.6307612 20.4692388
-7 19.125 17.9582738 20.2917262
-8 18.325 17.5118272 19.1381728
-9 18.3 17.2393398 19.3606602
-10 18.025 16.7875631 19.2624369
+1 20.75 19.379781 22.120219
+2 23.8833333 23.5147776 24.2518891
+3 21.5666667 20.6773786 22.4559548
+4 21.55 21.1 22
+5 20.8666667 19.7938977 21.9394357
+6 19.7833333 19.0179358 20.5487308
+7 19.35 18.4375856 20.2624144
+8 18.6666667 17.8415404 19.4917929
+9 18.6333333 17.6868486 19.5798181
+10 18.4333333 17.3082407 19.5584259
 EOD
 $c5 << EOD
-1 20 17.4544156 22.5455844
-2 24.7 23.4979185 25.9020815
-3 23.9 23.2636039 24.5363961
-4 23.325 23.0775126 23.5724874
-5 21.725 21.5482233 21.9017767
-6 21.075 20.8982233 21.2517767
-7 20.525 20.0653806 20.9846194
-8 20.425 19.7532486 21.0967514
-9 20.05 19.6257359 20.4742641
-10 20.25 19.6136039 20.8863961
+1 19.8 17.9669697 21.6330303
+2 24.1333333 22.8349369 25.4317298
+3 23.6 22.9126136 24.2873864
+4 23.0833333 22.6296447 23.5370219
+5 21.8666667 21.5912881 22.1420452
+6 21.0333333 20.8889958 21.1776709
+7 20.5333333 20.208013 20.8586537
+8 20.3666667 19.8810399 20.8522934
+9 20.0333333 19.7319476 20.334719
+10 20.2333333 19.7824084 20.6842583
 EOD
 $c6 << EOD
-1 20.725 19.8411165 21.6088835
-2 24.35 23.2186292 25.4813708
-3 23.125 22.3118272 23.9381728
-4 22.35 22.2085786 22.4914214
-5 21.475 21.1568019 21.7931981
-6 20.75 20.4671573 21.0328427
-7 20.525 20.2775126 20.7724874
-8 19.975 18.8789845 21.0710155
-9 20.125 18.7461418 21.5038582
-10 19.925 18.6168525 21.2331475
+1 20.7666667 20.1375138 21.3958195
+2 24.6666667 23.696701 25.6366323
+3 23 22.3855897 23.6144103
+4 21.9333333 21.2047502 22.6619164
+5 21.5 21.2708712 21.7291288
+6 21.1 20.4616427 21.7383573
+7 20.5166667 20.3410724 20.6922609
+8 20.2 19.3325324 21.0674676
+9 20.2166667 19.2288239 21.2045094
+10 20.05 19.1 21
 EOD
 $c7 << EOD
-1 19.25 18.5428932 19.9571068
-2 24.4 24.187868 24.612132
-3 23.1 22.9585786 23.2414214
-4 22.875 21.9204058 23.8295942
-5 21.2 20.987868 21.412132
-6 20.95 20.3136039 21.5863961
-7 21.225 20.4825379 21.9674621
-8 20.825 20.5775126 21.0724874
-9 20.375 20.1982233 20.5517767
-10 20.475 19.8739592 21.0760408
+1 19.2833333 18.780011 19.7866556
+2 23.9833333 23.2462219 24.7204448
+3 22.9166667 22.5837503 23.2495831
+4 22.2166667 20.8915881 23.5417453
+5 21.2333333 21.0726058 21.3940608
+6 20.7 20.0755002 21.3244998
+7 20.75 19.7740389 21.7259611
+8 20.5 19.9105087 21.0894913
+9 20.0833333 19.5629168 20.6037498
+10 20.1333333 19.4047502 20.8619164
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_marker.svg'
@@ -92,19 +92,19 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (3 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (2 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (3 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (2 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (3 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (3 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (2 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (3 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_marker.png'
@@ -116,17 +116,17 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (3 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (2 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (3 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (2 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (3 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (3 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (2 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (3 seeds)'
 unset output

@@ -71,16 +71,16 @@ $c6 << EOD
 10 81.0608072 80.3942568 81.7273577
 EOD
 $c7 << EOD
-1 66.7551779 66.7551779 66.7551779
-2 78.4917685 78.4917685 78.4917685
-3 78.0270844 78.0270844 78.0270844
-4 78.6112586 78.6112586 78.6112586
-5 80.1779076 80.1779076 80.1779076
-6 80.8948486 80.8948486 80.8948486
-7 80.6160382 80.6160382 80.6160382
-8 81.0010621 81.0010621 81.0010621
-9 80.9877854 80.9877854 80.9877854
-10 81.0010621 81.0010621 81.0010621
+1 64.7039299 61.8030271 67.6048327
+2 77.9341476 77.1455527 78.7227426
+3 77.6752523 77.1776864 78.1728181
+4 78.2859798 77.8259661 78.7459935
+5 79.7464153 79.136193 80.3566376
+6 80.4434413 79.805055 81.0818277
+7 80.4500797 80.2153788 80.6847805
+8 80.7355284 80.360007 81.1110498
+9 80.68906 80.2665984 81.1115216
+10 80.7156134 80.3119279 81.1192989
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_newsgroups20_masked.svg'
@@ -104,7 +104,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
      $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (2 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_newsgroups20_masked.png'
@@ -128,5 +128,5 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
      $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (2 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (1 seed)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (2 seeds)'
 unset output
