@@ -1,9 +1,10 @@
 $s1 << EOD
 0.937263019 80.669145 1
 0.937263019 80.4832714 2
+0.937263019 80.3903346 3
 EOD
 $m1 << EOD
-0.937263019 80.5762082 0.131432487
+0.937263019 80.5142503 0.141963311
 EOD
 $s2 << EOD
 0.0695694546 76.4073287 1
@@ -49,7 +50,7 @@ $m7 << EOD
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_newsgroups20_masked.svg'
-set title 'newsgroups20_masked: test accuracy vs attention support density (2 seeds; squares: mean ± sd)'
+set title 'newsgroups20_masked: test accuracy vs attention support density (3 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
@@ -73,7 +74,7 @@ plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_newsgroups20_masked.png'
-set title 'newsgroups20_masked: test accuracy vs attention support density (2 seeds; squares: mean ± sd)'
+set title 'newsgroups20_masked: test accuracy vs attention support density (3 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top

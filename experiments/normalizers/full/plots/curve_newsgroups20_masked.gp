@@ -1,14 +1,14 @@
 $c1 << EOD
-1 65.5602762 64.4149359 66.7056164
-2 76.9052045 74.342271 79.468138
-3 76.7193309 75.9964522 77.4422095
-4 78.5847053 77.7210061 79.4484045
-5 79.547265 78.8994906 80.1950394
-6 79.6468401 78.5953803 80.6983
-7 79.9389272 79.7136144 80.1642401
-8 80.5762082 80.3884475 80.7639689
-9 80.5762082 80.4447757 80.7076407
-10 80.5762082 80.4447757 80.7076407
+1 66.0559391 64.8757072 67.236171
+2 77.3189945 75.3701537 79.2678354
+3 77.4915914 76.0596571 78.9235258
+4 78.8413879 78.0859767 79.596799
+5 79.3414764 78.7610862 79.9218665
+6 79.6733935 78.928478 80.4183091
+7 80.0761197 79.7900284 80.3622109
+8 80.5363781 80.3867575 80.6859988
+9 80.5098247 80.3619818 80.6576677
+10 80.5142503 80.372287 80.6562136
 EOD
 $c2 << EOD
 1 39.8234201 33.317512 46.3293282
@@ -92,7 +92,7 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
      $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
@@ -116,7 +116,7 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (2 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
      $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
