@@ -23,20 +23,12 @@
 --   print(al.report.robustness.markdown(R))
 local al = require "attnlab"
 local util = require "attnlab.util"
+local index = require "attnlab.report.cells"   -- cells[label][normalizer][seed] = run
 
 local M = {}
 
 local function fail(fmt, ...) error("report.robustness: " .. fmt:format(...), 0) end
 
-local function index(data)
-  local by = {}
-  for _, r in ipairs(data.runs) do
-    by[r.label] = by[r.label] or {}
-    by[r.label][r.normalizer] = by[r.label][r.normalizer] or {}
-    by[r.label][r.normalizer][r.seed] = r
-  end
-  return by
-end
 
 -- Per-seed Δ (pp) of cell minus base over the seeds both have, restricted to `only` if given.
 local function deltas(cell, base, only)

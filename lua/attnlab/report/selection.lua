@@ -25,6 +25,7 @@
 --   test set would have picked, and it must not be read as a further test.
 local al = require "attnlab"
 local util = require "attnlab.util"
+local index = require "attnlab.report.cells"   -- cells[label][normalizer][seed] = run
 
 local M = {}
 
@@ -39,17 +40,6 @@ local function last_val(rec)
 end
 M.last_val = last_val
 
--- by[label][normalizer][seed] = run (a report.load run)
-local function index(data)
-  local by = {}
-  for _, r in ipairs(data.runs) do
-    local l = by[r.label] or {}
-    by[r.label] = l
-    l[r.normalizer] = l[r.normalizer] or {}
-    l[r.normalizer][r.seed] = r
-  end
-  return by
-end
 
 local function seeds_of(cell)
   local s = {}
