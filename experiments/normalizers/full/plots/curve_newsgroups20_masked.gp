@@ -11,16 +11,16 @@ $c1 << EOD
 10 80.5142503 80.372287 80.6562136
 EOD
 $c2 << EOD
-1 39.8234201 33.317512 46.3293282
-2 69.1582581 68.7827367 69.5337795
-3 72.6699416 72.0409433 73.2989399
-4 72.928837 71.9149292 73.9427447
-5 73.87812 73.2491217 74.5071184
-6 74.6946362 74.5068755 74.8823969
-7 75.0398301 73.9883702 76.09129
-8 75.7036644 74.5958763 76.8114525
-9 75.5908125 74.4173082 76.7643169
-10 75.6040892 74.468137 76.7400414
+1 41.2241105 36.0232239 46.424997
+2 68.7688086 68.0438805 69.4937368
+3 71.9773411 70.697925 73.2567573
+4 72.2428748 70.8552018 73.6305479
+5 73.6634803 73.0837992 74.2431613
+6 74.6282528 74.4526187 74.8038868
+7 74.8539565 74.0437522 75.6641607
+8 75.4425562 74.538051 76.3470614
+9 75.3407683 74.4047541 76.2767825
+10 75.3894495 74.5043481 76.2745508
 EOD
 $c3 << EOD
 1 64.2458842 62.5935901 65.8981784
@@ -94,7 +94,7 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
      $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
@@ -118,7 +118,7 @@ set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
      $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (2 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
      $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (2 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
