@@ -141,6 +141,46 @@ return {
     T.raises(function() rob.compare(al.report.load(A), al.report.load(B), { baseline = "nope" }) end,
       "img: condition B has no nope record")
   end },
+  { name = "robustness: two labels of one folder (opts.labels), rows under A's label", fn = function()
+    -- Unmasked ("newsgroups20"): Δ_A = {1,2,3} h; masked: Δ_B = {2,4,6} h on the same seeds,
+    -- so the change is {1,2,3} h: mean 2h, t = 2 sqrt3. An unmapped label ("img") is left out.
+    local D = ROOT .. "/mask"
+    for s = 1, 3 do
+      rec(D, "newsgroups20", "softmax", s, 0.5)
+      rec(D, "newsgroups20", "sparsemax", s, 0.5 + s / 64)
+      rec(D, "newsgroups20_masked", "softmax", s, 0.25)
+      rec(D, "newsgroups20_masked", "sparsemax", s, 0.25 + 2 * s / 64)
+      rec(D, "img", "softmax", s, 0.5)
+      rec(D, "img", "sparsemax", s, 0.5 - s / 64)
+    end
+    local data = al.report.load(D)
+    local R = rob.compare(data, data, { baseline = "softmax", a_name = "unmasked", b_name = "masked",
+                                        labels = { newsgroups20_masked = "newsgroups20" } })
+    T.eq(#R.rows, 1)
+    local r = R.rows[1]
+    T.eq({ r.label, r.normalizer }, { "newsgroups20", "sparsemax" })
+    T.close(r.a_all.mean_diff, 2 * H, 1e-12)
+    T.close(r.b.mean_diff, 4 * H, 1e-12)
+    T.close(r.change.mean_diff, 2 * H, 1e-12)
+    T.close(r.change.t, T23, 1e-12)
+    T.close(r.change.p, P23, 1e-12)
+    T.close(r.a_all.ci_low, 2 * H - Q2 * H / math.sqrt(3), 1e-9)   -- below 0: not significant under A
+    T.eq(r.verdict, "keeps its sign")
+    T.close(R.baseline_acc[1].a.mean, 50, 1e-12)
+    T.close(R.baseline_acc[1].b.mean, 25, 1e-12)
+    T.raises(function() rob.compare(data, data, { baseline = "softmax", labels = { nope = "img" } }) end,
+      "condition B has no records labelled nope")
+    T.raises(function() rob.compare(data, data, { baseline = "softmax", labels = {} }) end,
+      "opts.labels must be a non-empty map")
+    local host = al.sweep.shquote(al.sweep.host())
+    local out, rc = sh(("%s experiments/normalizers/full/masking.lua %s 2>&1"):format(host, D))
+    T.eq(rc, 0, 0, out)
+    assert(out:find(("| newsgroups20 | sparsemax | %+.2f ["):format(2 * H), 1, true) and not out:find("| img |", 1, true), out)
+    for s = 1, 2 do rec(ROOT .. "/plain", "img", "softmax", s, 0.5) end
+    out, rc = sh(("%s experiments/normalizers/full/masking.lua %s/plain 2>&1"):format(host, ROOT))
+    assert(rc ~= 0 and select(2, out:gsub("\n", "")) == 1, out)
+    assert(out:find("has no records labelled newsgroups20_masked", 1, true) and not out:find("traceback", 1, true), out)
+  end },
   { name = "experiment scripts val_topk.lua and init_sign.lua: tables, and one clear line on bad input", fn = function()
     local host = al.sweep.shquote(al.sweep.host())
     local out, rc = sh(("%s experiments/normalizers/full/val_topk.lua %s --out %s/V.md 2>&1"):format(host, VDIR, ROOT))

@@ -78,7 +78,10 @@ end
 -- baseline's own accuracy under each condition ({ mean, sd, n } in %): a change of recipe
 -- that moves every model says more about the recipe than about the normalizers.
 -- opts: baseline (required), normalizers (default: every non-baseline normalizer of B),
--- a_name / b_name (names of the conditions; default "A" / "B").
+-- a_name / b_name (names of the conditions; default "A" / "B"), labels (optional: a map from
+-- B's dataset labels to A's, when the two conditions are two labels of one folder, e.g.
+-- { newsgroups20_masked = "newsgroups20" } with A = B; only the mapped labels are compared, and
+-- rows carry A's label, the dataset's plain name).
 function M.compare(A, B, opts)
   opts = opts or {}
   for name, d in pairs({ A = A, B = B }) do
@@ -88,6 +91,15 @@ function M.compare(A, B, opts)
   if type(base) ~= "string" then fail("opts.baseline must be a normalizer name, got %s", tostring(base)) end
   local a_name, b_name = opts.a_name or "A", opts.b_name or "B"
   local ia, ib = index(A), index(B)
+  local labels = opts.labels
+  if labels ~= nil then
+    if type(labels) ~= "table" or next(labels) == nil then fail("opts.labels must be a non-empty map of B's labels to A's") end
+    for lb, la in pairs(labels) do
+      if type(lb) ~= "string" or type(la) ~= "string" then fail("opts.labels must map label strings to label strings") end
+      if not ib[lb] then fail("condition %s has no records labelled %s", b_name, lb) end
+      if not ia[la] then fail("condition %s has no records labelled %s", a_name, la) end
+    end
+  end
   local R = { baseline = base, a_name = a_name, b_name = b_name, rows = {}, baseline_acc = {} }
   -- the baseline's own accuracy (%) under each condition: { a = { mean, sd, n }, b = ... }
   local function acc_of(cell)
@@ -96,22 +108,23 @@ function M.compare(A, B, opts)
     if #xs == 0 then return nil end
     return { mean = al.stats.mean(xs), sd = #xs > 1 and al.stats.sd(xs) or nil, n = #xs }
   end
-  for _, label in ipairs(util.sorted_keys(ib)) do
+  for _, label in ipairs(util.sorted_keys(labels or ib)) do
+    local label_a = labels and labels[label] or label
     if not ib[label][base] then fail("%s: condition %s has no %s record", label, b_name, base) end
-    R.baseline_acc[#R.baseline_acc + 1] = { label = label, a = acc_of((ia[label] or {})[base]), b = acc_of(ib[label][base]) }
+    R.baseline_acc[#R.baseline_acc + 1] = { label = label_a, a = acc_of((ia[label_a] or {})[base]), b = acc_of(ib[label][base]) }
     local norms = opts.normalizers
     if not norms then
       norms = {}
       for _, n in ipairs(util.sorted_keys(ib[label])) do if n ~= base then norms[#norms + 1] = n end end
     end
     for _, n in ipairs(norms) do
-      local ca, cb = ia[label] or {}, ib[label]
+      local ca, cb = ia[label_a] or {}, ib[label]
       local db, seeds_b = deltas(cb[n], cb[base])
       local in_b = {}
       for _, s in ipairs(seeds_b) do in_b[s] = true end
       local da_all = deltas(ca[n], ca[base])
       local da, seeds_common = deltas(ca[n], ca[base], in_b)
-      local row = { label = label, normalizer = n, a_all = summarize(da_all), n_a_all = #da_all,
+      local row = { label = label_a, normalizer = n, a_all = summarize(da_all), n_a_all = #da_all,
                     a_common = summarize(da), b = summarize(db), n_b = #db, common_seeds = seeds_common }
       -- Δ_B - Δ_A over the common seeds, seed by seed
       local in_common = {}
