@@ -5,6 +5,11 @@
 --
 --   bin/attnlab scripts/s2s_strategies.lua all --preset experiments/s2s/cifar65.lua --threads 1
 --   (--quick: the same pipeline on a few hundred images, minutes)
+-- On 2 cores: train the teacher alone with --threads 2 (`teacher` is the first step of every
+-- experiment, so e.g. `latency` followed by Ctrl-C once it is saved, or simply `groupwise`),
+-- then run two drivers at once, one thread each, e.g. `groupwise` and `keeprate`, then
+-- `layeraware` and `resolution`, then `summary`. Every step runs under a lock file: a step
+-- the other driver is training is waited for and read, never trained twice.
 --
 -- Model: depth 6, width 96, 3 heads of 32, MLP 384: 683,242 parameters; one attention
 -- (qkv + proj) has 37,248 (both counted by the code: nn.ViT / nn.BiMamba's parameters()).

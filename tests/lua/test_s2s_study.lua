@@ -104,6 +104,43 @@ return {
     os.execute("rm -rf " .. q(d))
   end },
 
+  { name = "s2s study: two drivers on one folder at once train each step once (lock files), then leave none", fn = function()
+    local d = os.tmpname()
+    os.remove(d)
+    os.execute("mkdir -p " .. q(d))
+    local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
+    s2s.save_model(d .. "/t0.safetensors", t)
+    local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
+    local f = assert(io.open(d .. "/p.lua", "w"))
+    f:write(preset)
+    f:close()
+    -- groupwise and keeprate share the teacher, its profile and the main A-ViT
+    local cmd = "env -u LUA_INIT -u LUA_INIT_5_4 ATTNLAB_LOCK_POLL_S=0.2 timeout 300 %s scripts/s2s_strategies.lua %s "
+      .. "--preset %s --quick --threads 1 >%s 2>&1; echo $? >%s"
+    local function driver(exp)
+      return cmd:format(q(HOST), exp, q(d .. "/p.lua"), q(d .. "/" .. exp .. ".out"), q(d .. "/" .. exp .. ".rc"))
+    end
+    os.execute(("(%s) & (%s) & wait"):format(driver("groupwise"), driver("keeprate")))
+    local started = {}
+    for _, exp in ipairs({ "groupwise", "keeprate" }) do
+      local o = read(d .. "/" .. exp .. ".out") or ""
+      T.eq(tonumber(read(d .. "/" .. exp .. ".rc")), 0, 0, exp .. ":\n" .. o)
+      for step in o:gmatch("%[s2s%] (%S+) %-> ") do
+        T.eq(started[step], nil, 0, step .. " started twice:\n" .. o)
+        started[step] = exp
+      end
+    end
+    T.truthy(started.teacher, "the teacher was trained by one of them")
+    T.truthy(started["avit_k0.8"], "the shared A-ViT was trained by one of them")
+    local out = d .. "/out/quick"
+    for _, n in ipairs({ "students/L1_dense_bimamba_s2", "students/L3_k0.5_bimamba_own0.8_s2", "exp1_groupwise", "exp2_keeprate" }) do
+      T.truthy(read(out .. "/" .. n .. ".json"), "record " .. n)
+    end
+    local p = io.popen("find " .. q(out) .. " -name '*.lock*'")
+    T.eq(p:read("a"), "", 0, "lock files left")
+    p:close()
+    os.execute("rm -rf " .. q(d))
+  end },
   { name = "s2s study: a single-seed preset's records keep their names; the summary reads records made before seeds", fn = function()
     local d = os.tmpname()
     os.remove(d)

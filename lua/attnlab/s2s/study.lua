@@ -20,6 +20,8 @@
 -- seed: a single-seed preset's records keep the names they always had.
 local al = require "attnlab"
 local s2s = require "attnlab.s2s"
+local util = require "attnlab.util"
+local lockfile = require "attnlab.lockfile"
 
 local study = {}
 
@@ -43,12 +45,32 @@ function study.context(preset, out, opts, die)
   -- its record is returned. Otherwise fn(base) runs it (base = <out>/<name>: the step writes
   -- base .. ".json" last, after its model base .. ".safetensors" and checkpoint base ..
   -- ".ckpt") and its record is returned.
+  -- Two drivers may share one results folder (say `groupwise` and `keeprate` at once, one
+  -- thread each, to use both cores): a step runs under the lock file base .. ".lock"
+  -- (attnlab.lockfile), so the other driver waits for it and then reads its record instead of
+  -- training the same model beside it. A lock left by a killed driver is taken over, and the
+  -- step resumes from its checkpoint.
+  local poll_s = tonumber(os.getenv("ATTNLAB_LOCK_POLL_S")) or 15
   local function cached_step(name, fn)
     local base = out .. "/" .. name
     local rec = read_json(base .. ".json")
     if rec then return rec end
+    util.mkdir_p(base:match("^(.*)/[^/]+$") or ".")
+    local lock = lockfile.wait(base .. ".lock", {
+      poll_s = poll_s,
+      done = function() return util.file_exists(base .. ".json") end,
+      log = function(msg) log("%s: %s", name, msg) end,
+    })
+    rec = read_json(base .. ".json")
+    if rec then
+      if lock then lock:release() end
+      return rec
+    end
     log("%s -> %s.json", name, base)
-    return fn(base) or read_json(base .. ".json")
+    local ok, r = pcall(fn, base)
+    lock:release()
+    if not ok then error(r, 0) end
+    return r or read_json(base .. ".json")
   end
 
   -- ---- prerequisites ------------------------------------------------------------------------------------

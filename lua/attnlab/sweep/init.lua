@@ -286,15 +286,8 @@ local function remove_stale_temps(dir, runs)
 end
 
 -- ---- local execution ------------------------------------------------------------------------------
--- A process that exists and is not a zombie (a killed worker whose parent is gone can stay
--- a zombie when the machine's init does not reap it).
-local function pid_alive(pid)
-  if not pid then return false end
-  local s = read_all("/proc/" .. pid .. "/stat")
-  if not s then return false end
-  local state = s:match("%) (%a)")
-  return state ~= nil and state ~= "Z" and state ~= "X"
-end
+-- A process that exists and is not a zombie (attnlab.lockfile says why zombies occur).
+local pid_alive = require("attnlab.lockfile").pid_alive
 
 -- Remove what killed sweeps left in DIR/.state: the pid and status files of workers that are
 -- gone. Files of a worker that is still alive stay (a run adopted from an earlier sweep, or one of

@@ -1,0 +1,97 @@
+-- tests/lua/test_lockfile.lua -- attnlab.lockfile: one holder at a time, a live holder blocks,
+-- a dead one (or a new process that reuses its pid) is taken over, another host's counts as
+-- alive, and wait() ends when the work is done or the holder goes.
+local T = require "harness"
+local lockfile = require "attnlab.lockfile"
+
+local DIR = T.sh("mktemp -d /tmp/attnlab-test-lock.XXXXXX"):gsub("%s+$", "")
+
+local function write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+-- A background `sleep secs`: its pid (the sleep itself, exec'd by sh).
+local function spawn_sleep(secs)
+  local p = io.popen(("sh -c 'exec sleep %s' >/dev/null 2>&1 & echo $!"):format(secs))
+  local pid = tonumber(p:read("l"))
+  p:close()
+  return pid
+end
+
+local function start_of(pid)
+  local s = T.read_file("/proc/" .. pid .. "/stat")
+  local f = {}
+  for x in s:match("^%d+ %b() (.*)$"):gmatch("%S+") do f[#f + 1] = x end
+  return f[20]
+end
+
+local HOST = ((T.read_file("/proc/sys/kernel/hostname") or "localhost"):gsub("%s+", ""))
+
+return {
+  { name = "acquire: one holder at a time; the file names it; release removes it", fn = function()
+    local path = DIR .. "/a.lock"
+    local me = lockfile.self()
+    T.truthy(me.pid and me.start, "this process has a pid and a start time")
+    local lock = lockfile.acquire(path)
+    T.truthy(lock, "first acquire")
+    local h = lockfile.holder(path)
+    T.eq({ h.host, h.pid, h.start }, { me.host, me.pid, me.start })
+    -- this process is alive: a second acquire (as if by another driver) is refused
+    local again, holder = lockfile.acquire(path)
+    T.eq(again, nil)
+    T.eq(holder.pid, me.pid)
+    lock:release()
+    T.eq(T.read_file(path), nil, 0, "released")
+    T.eq(#T.sh("ls " .. DIR .. " | grep tmp || true"), 0, 0, "no temporary file left")
+  end },
+  { name = "a live holder blocks; a dead one, a reused pid and an exited process are taken over", fn = function()
+    local path = DIR .. "/b.lock"
+    local pid = spawn_sleep(30)
+    write(path, ("%s %d %s\n"):format(HOST, pid, start_of(pid)))
+    local lock, h = lockfile.acquire(path)
+    T.eq(lock, nil, 0, "live holder")
+    T.eq(h.pid, pid)
+    -- the same pid with another start time is another process: the holder is gone
+    write(path, ("%s %d %s\n"):format(HOST, pid, tostring(tonumber(start_of(pid)) + 1)))
+    lock = lockfile.acquire(path)
+    T.truthy(lock, "a reused pid does not keep the lock")
+    lock:release()
+    -- a holder that exited
+    write(path, ("%s %d %s\n"):format(HOST, pid, start_of(pid)))
+    os.execute("kill " .. pid .. "; sleep 0.2")
+    lock = lockfile.acquire(path)
+    T.truthy(lock, "an exited holder's lock is taken over")
+    T.eq(lockfile.holder(path).pid, lockfile.self().pid)
+    lock:release()
+  end },
+  { name = "another host's holder counts as alive; the message names it", fn = function()
+    local path = DIR .. "/c.lock"
+    write(path, "node-elsewhere 1 1\n")
+    local lock, h = lockfile.acquire(path)
+    T.eq(lock, nil)
+    T.eq(lockfile.describe(h), "pid 1 on node-elsewhere")
+    local said = {}
+    -- wait() returns nil as soon as the work is found done
+    local n = 0
+    T.eq(lockfile.wait(path, { poll_s = 0.05, log = function(m) said[#said + 1] = m end,
+                               done = function() n = n + 1 return n > 2 end }), nil)
+    T.eq(#said, 1, 0, "told once")
+    T.truthy(said[1]:find("pid 1 on node-elsewhere holds " .. path, 1, true), said[1])
+    T.eq(lockfile.holder(path).host, "node-elsewhere", 0, "not taken over")
+  end },
+  { name = "wait: gets the lock once the live holder exits", fn = function()
+    local path = DIR .. "/d.lock"
+    local pid = spawn_sleep(0.5)
+    write(path, ("%s %d %s\n"):format(HOST, pid, start_of(pid)))
+    local lock = lockfile.wait(path, { poll_s = 0.1 })
+    T.truthy(lock, "acquired after the holder exited")
+    T.eq(lockfile.holder(path).pid, lockfile.self().pid)
+    lock:release()
+  end },
+  { name = "(cleanup)", fn = function()
+    assert(DIR:match("^/tmp/attnlab%-test%-lock%.%w+$"))
+    T.sh("rm -rf " .. DIR)
+  end },
+}
