@@ -17,6 +17,9 @@
 --                  summary adds the trained models' latency at their own token count
 -- Experiments 1-3 train each student at every seed of the preset's `seeds`; the summary
 -- gives mean +- sd over seeds and paired t-tests against each table's control.
+--   teachers    only the prerequisites: the teacher, its profile and every A-ViT (on a
+--                  2-core machine run this with --threads 2 first, then two experiments at
+--                  once with --threads 1 each: every step is locked, none runs twice)
 --   all         the teacher, its profile, every A-ViT, then 1-4, then the summary
 --   summary     rebuild <out>/summary.md from the records present
 -- Every step is skipped when its record exists; training runs checkpoint per epoch and
@@ -30,14 +33,14 @@ local s2s = require "attnlab.s2s"
 
 local cli = al.cli
 local EXPERIMENTS = { groupwise = true, keeprate = true, layeraware = true, uniform = true, latency = true,
-                      resolution = true, all = true, summary = true }
+                      resolution = true, teachers = true, all = true, summary = true }
 local SPEC = {
   name = "s2s_strategies.lua",
-  usage = "bin/attnlab scripts/s2s_strategies.lua groupwise|keeprate|layeraware|uniform|latency|resolution|all|summary " ..
+  usage = "bin/attnlab scripts/s2s_strategies.lua groupwise|keeprate|layeraware|uniform|latency|resolution|teachers|all|summary " ..
           "--preset FILE [--quick] [--key value ...]",
   about = "The S2S study's experiments from one preset: which layers to replace (uniform, group-wise,\n" ..
           "layer-aware, sparsest-k), under which teacher. Finished steps are skipped; training resumes.",
-  positional = { { "EXPERIMENT", "groupwise | keeprate | layeraware | uniform | latency | resolution | all | summary" } },
+  positional = { { "EXPERIMENT", "groupwise | keeprate | layeraware | uniform | latency | resolution | teachers | all | summary" } },
   options = {
     { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua); required" },
     { "quick", nil, "merge the preset's quick table" },
@@ -70,12 +73,19 @@ os.execute("mkdir -p '" .. out .. "/students'")
 local C = require("attnlab.s2s.study").context(preset, out, opts, die)
 local E = dofile(al.root() .. "/experiments/s2s/study.lua")(C)
 
+-- the prerequisites every experiment draws on: the teacher, its profile, every A-ViT
+local function teachers()
+  C.teacher_path()
+  C.profile_of(C.teacher_path(), "profile", nil)
+  for _, kr in ipairs((preset.avit or {}).keep_rates or { C.main_kr() }) do C.avit_path(kr) end
+  C.avit_path(C.main_kr())
+end
+
 cli.protect(SPEC, function()
-  if exp == "all" then
-    C.teacher_path()
-    C.profile_of(C.teacher_path(), "profile", nil)
-    for _, kr in ipairs((preset.avit or {}).keep_rates or { C.main_kr() }) do C.avit_path(kr) end
-    C.avit_path(C.main_kr())
+  if exp == "teachers" then
+    teachers()
+  elseif exp == "all" then
+    teachers()
     E.groupwise(); E.keeprate(); E.layeraware(); E.latency(); E.resolution(); E.summary()
   elseif E[exp] then
     if exp ~= "summary" and exp ~= "resolution" and exp ~= "latency" then C.profile_of(C.teacher_path(), "profile", nil) end

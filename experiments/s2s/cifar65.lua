@@ -5,11 +5,11 @@
 --
 --   bin/attnlab scripts/s2s_strategies.lua all --preset experiments/s2s/cifar65.lua --threads 1
 --   (--quick: the same pipeline on a few hundred images, minutes)
--- On 2 cores: train the teacher alone with --threads 2 (`teacher` is the first step of every
--- experiment, so e.g. `latency` followed by Ctrl-C once it is saved, or simply `groupwise`),
--- then run two drivers at once, one thread each, e.g. `groupwise` and `keeprate`, then
--- `layeraware` and `resolution`, then `summary`. Every step runs under a lock file: a step
--- the other driver is training is waited for and read, never trained twice.
+-- On 2 cores: `teachers --threads 2` first (the teacher, its profile and the three A-ViTs),
+-- then two drivers at once, one thread each, `groupwise` and `keeprate`, then `layeraware`
+-- (--threads 2), then `resolution` alone (it times the models: nothing else may run). Every
+-- step runs under a lock file: a step the other driver is training is waited for and read,
+-- never trained twice.
 --
 -- Model: depth 6, width 96, 3 heads of 32, MLP 384: 683,242 parameters; one attention
 -- (qkv + proj) has 37,248 (both counted by the code: nn.ViT / nn.BiMamba's parameters()).
@@ -21,15 +21,15 @@
 -- 0.05, 5 warm-up epochs then cosine to 1e-5, label smoothing 0.1, gradient clip 1, random
 -- crop (pad 4) + horizontal flip on training images, all 50,000 training images, 30 epochs.
 -- DeiT's stronger augmentations (RandAugment, mixup/cutmix, random erasing) are not built.
--- Cost, timed with --quick's models on 1,280 images, one thread, sharing 2 cores with two
--- training runs (2026-12-02, AMD EPYC; scale by ~1.5 for a core of its own): teacher 211
--- img/s, A-ViT fine-tuning ~150 img/s, a student's stage 1 ~57 img/s (teacher forward + BiMamba
--- student) and stage 2 ~100 img/s. On a core of its own that makes the teacher ~1.4 core-hours
--- (30 epochs x 50,000), the three A-ViTs ~0.5, and one student at 20,000 images x (5 + 5)
--- epochs ~0.5: the ~54 students of experiments 1-3 at 3 seeds would take ~28 core-hours, 3.5x
--- the issue's budget of 8. Before the students run, time one on a quiet machine and cut
--- train_limit and the stage epochs to fit (10,000 images x (2 + 2) epochs is ~0.14 core-hours
--- a student, ~7.5 for the set).
+-- Cost, timed on a quiet core (2026-12-02, AMD EPYC, one thread, --quick's models, which have
+-- these sizes, on 2,000 images; each epoch's time includes its evaluation): teacher ~250
+-- img/s, A-ViT fine-tuning ~320 img/s, a student's stage 1 ~150 img/s (teacher forward +
+-- BiMamba student) and stage 2 ~200 img/s; a nothing-replaced control ~1.5x faster. So the
+-- teacher takes ~1.5 core-hours (30 epochs x 50,000), the three A-ViTs ~0.15 (5 epochs x
+-- 10,000), and one student at 10,000 images x (3 + 2) epochs ~0.09 (~5 min): the ~54
+-- distinct students of experiments 1-3 at 3 seeds (runs shared between experiments are
+-- trained once) ~4.8, with profiles and latency ~7 core-hours in all, inside the issue's 8.
+-- At the earlier 20,000 images x (5 + 5) a student cost ~0.3 core-hours: ~16 for the set.
 --
 -- Seeds and controls (experiments/s2s/study.lua): experiments 1-3 train every student at
 -- each of `seeds` (the teacher and the A-ViTs once); experiment 1 runs under the dense
@@ -44,7 +44,7 @@ local p = dofile(here .. "/cifar_small.lua")
 
 p.name = "s2s-cifar65"
 p.out = "results/s2s/cifar65"
-p.train_limit = 20000          -- A-ViT and students: a seeded 20,000-image subset (the teacher: all 50,000)
+p.train_limit = 10000          -- A-ViT and students: a seeded 10,000-image subset (the teacher: all 50,000)
 p.test_limit = nil
 p.teacher = { init = "timm", dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 4, mlp_ratio = 4, epochs = 30,
               batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 5, min_lr = 1e-5, label_smoothing = 0.1,
@@ -61,8 +61,8 @@ p.avit = { keep_rates = { 0.5, 0.65, 0.8 }, main_keep_rate = 0.65, epochs = 5, l
            eval_limit = 2000, warmup_epochs = 0,
            halting = { gate_scale = 10, gate_center = 10, ponder_weight = 5e-3, distr_weight = 0.1, center_eta = 2 } }
 p.distill = { mixer = "bimamba", lr = 5e-4, batch_size = 128, eval_limit = 2000,
-              stage1 = { epochs = 5, weights = { mse = 1.0, halt = 0.1, ce = 1.0 } },
-              stage2 = { epochs = 5, weights = { ce = 1.0, mse = 0.0 } } }
+              stage1 = { epochs = 3, weights = { mse = 1.0, halt = 0.1, ce = 1.0 } },
+              stage2 = { epochs = 2, weights = { ce = 1.0, mse = 0.0 } } }
 p.seeds = { 1, 2, 3 }
 p.groupwise = { groups = { "shallow", "middle", "deep" }, teachers = { "dense", "avit" } }
 p.keeprate = { strategy = "layer_aware:3", own_keep_control = true }

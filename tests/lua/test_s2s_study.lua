@@ -104,7 +104,7 @@ return {
     os.execute("rm -rf " .. q(d))
   end },
 
-  { name = "s2s study: two drivers on one folder at once train each step once (lock files), then leave none", fn = function()
+  { name = "s2s study: `teachers` makes only the prerequisites; two drivers on one folder at once train each step once (lock files), then leave none", fn = function()
     local d = os.tmpname()
     os.remove(d)
     os.execute("mkdir -p " .. q(d))
@@ -114,6 +114,13 @@ return {
     local f = assert(io.open(d .. "/p.lua", "w"))
     f:write(preset)
     f:close()
+    -- `teachers`: only the prerequisites, no student
+    local code, o = run(("teachers --preset %s --quick --threads 1 --out %s"):format(q(d .. "/p.lua"), q(d .. "/pre")))
+    T.eq(code, 0, 0, o)
+    for _, n in ipairs({ "teacher", "profile/profile", "avit_k0.5", "avit_k0.8" }) do
+      T.truthy(read(d .. "/pre/" .. n .. ".json"), "teachers made " .. n)
+    end
+    T.eq(o:find("students/", 1, true), nil, 0, "teachers trains no student:\n" .. o)
     -- groupwise and keeprate share the teacher, its profile and the main A-ViT
     local cmd = "env -u LUA_INIT -u LUA_INIT_5_4 ATTNLAB_LOCK_POLL_S=0.2 timeout 300 %s scripts/s2s_strategies.lua %s "
       .. "--preset %s --quick --threads 1 >%s 2>&1; echo $? >%s"
