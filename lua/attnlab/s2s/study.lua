@@ -50,22 +50,25 @@ function study.context(preset, out, opts, die)
   -- (attnlab.lockfile), so the other driver waits for it and then reads its record instead of
   -- training the same model beside it. A lock left by a killed driver is taken over, and the
   -- step resumes from its checkpoint.
-  local poll_s = tonumber(os.getenv("ATTNLAB_LOCK_POLL_S")) or 15
+  local poll_s = math.max(0.05, tonumber(os.getenv("ATTNLAB_LOCK_POLL_S")) or 15)
   local function cached_step(name, fn)
     local base = out .. "/" .. name
     local rec = read_json(base .. ".json")
     if rec then return rec end
     util.mkdir_p(base:match("^(.*)/[^/]+$") or ".")
-    local lock = lockfile.wait(base .. ".lock", {
-      poll_s = poll_s,
-      done = function() return util.file_exists(base .. ".json") end,
-      log = function(msg) log("%s: %s", name, msg) end,
-    })
-    rec = read_json(base .. ".json")
-    if rec then
-      if lock then lock:release() end
-      return rec
-    end
+    local lock
+    repeat   -- until this driver holds the lock with no record yet, or the record is there
+      lock = lockfile.wait(base .. ".lock", {
+        poll_s = poll_s,
+        done = function() return util.file_exists(base .. ".json") end,
+        log = function(msg) log("%s: %s", name, msg) end,
+      })
+      rec = read_json(base .. ".json")
+      if rec then
+        if lock then lock:release() end
+        return rec
+      end
+    until lock
     log("%s -> %s.json", name, base)
     local ok, r = pcall(fn, base)
     lock:release()
