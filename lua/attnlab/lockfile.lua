@@ -21,9 +21,11 @@ local lockfile = {}
 local function proc_stat(pid)
   local s = util.read_file("/proc/" .. tostring(pid) .. "/stat")
   if not s then return nil end
-  -- fields after the command name, which is in parentheses and may hold spaces
-  local rest = s:match("^%d+ %b() (.*)$")
-  if not rest then return nil end
+  -- the fields after the command name: it is in parentheses and may hold spaces and
+  -- parentheses of its own, so it ends at the line's last ")"
+  local close = s:match("^.*()%)")
+  if not close then return nil end
+  local rest = s:sub(close + 2)
   local f = {}
   for x in rest:gmatch("%S+") do f[#f + 1] = x end
   return { state = f[1], start = f[20] }        -- fields 3 and 22 of stat(5)

@@ -23,7 +23,7 @@ end
 local function start_of(pid)
   local s = T.read_file("/proc/" .. pid .. "/stat")
   local f = {}
-  for x in s:match("^%d+ %b() (.*)$"):gmatch("%S+") do f[#f + 1] = x end
+  for x in s:sub(s:match("^.*()%)") + 2):gmatch("%S+") do f[#f + 1] = x end   -- after the name's last ")"
   return f[20]
 end
 
