@@ -2,56 +2,75 @@ $s1 << EOD
 0.937263019 80.669145 1
 0.937263019 80.4832714 2
 0.937263019 80.3903346 3
+0.937263019 81.0541689 4
+0.937263019 80.708975 5
 EOD
 $m1 << EOD
-0.937263019 80.5142503 0.141963311
+0.937263019 80.661179 0.255830408
 EOD
 $s2 << EOD
 0.0695694546 76.4073287 1
 0.0687001702 74.8008497 2
 0.0668349197 74.9601699 3
+0.06606993 76.3143919 4
+0.0727977251 75.7833245 5
 EOD
 $m2 << EOD
-0.0683681815 75.3894495 0.885101345
+0.0687944399 75.653213 0.74659376
 EOD
 $s3 << EOD
 0.449232926 79.8194371 1
 0.483735879 79.4742432 2
+0.476589118 79.5406267 3
+0.430159927 79.4211365 4
+0.471265462 79.3813064 5
 EOD
 $m3 << EOD
-0.466484402 79.6468401 0.244088905
+0.462196663 79.52735 0.173868838
 EOD
 $s4 << EOD
 0.481625095 80.3106745 1
 0.520196084 79.7663303 2
+0.520338017 79.5007966 3
+0.459309105 79.9256506 4
+0.512713283 79.6601168 5
 EOD
 $m4 << EOD
-0.500910589 80.0385024 0.384909427
+0.498836317 79.8327138 0.308807843
 EOD
 $s5 << EOD
 0.133672434 80.2973978 1
 0.133672434 79.8459904 2
+0.133672434 79.9389272 3
+0.133672434 80.6956984 4
+0.133672434 79.7663303 5
 EOD
 $m5 << EOD
-0.133672434 80.0716941 0.319193183
+0.133672434 80.1088688 0.385755709
 EOD
 $s6 << EOD
 0.257908856 81.5321296 1
 0.257908856 80.5894849 2
+0.257908856 80.2310143 3
+0.257908856 80.244291 4
+0.257908856 79.9256506 5
 EOD
 $m6 << EOD
-0.257908856 81.0608072 0.666550471
+0.257908856 80.5045141 0.620647802
 EOD
 $s7 << EOD
 0.500367933 81.0010621 1
 0.500367933 80.4301646 2
+0.500367933 80.1513542 3
+0.500367933 80.2177377 4
+0.500367933 81.0276155 5
 EOD
 $m7 << EOD
-0.500367933 80.7156134 0.403685496
+0.500367933 80.5655868 0.422503289
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_newsgroups20_masked.svg'
-set title 'newsgroups20_masked: test accuracy vs attention support density (3 seeds; squares: mean ± sd)'
+set title 'newsgroups20_masked: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top
@@ -75,7 +94,7 @@ plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/acc_vs_density_newsgroups20_masked.png'
-set title 'newsgroups20_masked: test accuracy vs attention support density (3 seeds; squares: mean ± sd)'
+set title 'newsgroups20_masked: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
 set key outside right top

@@ -1,86 +1,86 @@
 $c1 << EOD
-1 17.3666667 16.9047865 17.8285469
-2 23.3333333 23.1805808 23.4860859
-3 22.7333333 22.1986995 23.2679672
-4 22.6333333 22.0848506 23.1818161
-5 21.3 20.3659229 22.2340771
-6 21.2166667 20.7798219 21.6535114
-7 20.9833333 20.8077391 21.1589276
-8 20.6833333 20.1486995 21.2179672
-9 20.65 20.2594875 21.0405125
-10 20.4666667 20.1736934 20.7596399
+1 18.12 16.8822601 19.3577399
+2 23.22 22.3506612 24.0893388
+3 22.86 22.2905705 23.4294295
+4 22.31 21.6141193 23.0058807
+5 21.47 20.4872742 22.4527258
+6 21.15 20.8108835 21.4891165
+7 20.78 20.4746314 21.0853686
+8 20.61 20.1807565 21.0392435
+9 20.66 20.3829621 20.9370379
+10 20.43 20.2161075 20.6438925
 EOD
 $c2 << EOD
-1 16.5833333 15.9581667 17.2085
-2 20.6333333 20.053822 21.2128446
-3 20.6833333 19.5863678 21.7802988
-4 21.9 21.0738644 22.7261356
-5 20.9166667 20.3393164 21.4940169
-6 20.8666667 20.4981109 21.2352224
-7 19.7333333 19.6755983 19.7910684
-8 19 18.6721281 19.3278719
-9 18.1 17.3450166 18.8549834
-10 18.5333333 17.9986995 19.0679672
+1 16.19 14.9794216 17.4005784
+2 20.38 19.1595493 21.6004507
+3 20.25 19.1213947 21.3786053
+4 21.58 20.4605135 22.6994865
+5 21.48 19.2676483 23.6923517
+6 21.14 19.8543095 22.4256905
+7 19.83 18.8128963 20.8471037
+8 19.58 18.2067739 20.9532261
+9 18.86 17.5757687 20.1442313
+10 19.09 17.9490574 20.2309426
 EOD
 $c3 << EOD
-1 20.7333333 19.3600769 22.1065898
-2 23.8833333 23.7575028 24.0091639
-3 21.9166667 20.8094931 23.0238402
-4 21.7 21.2727998 22.1272002
-5 21.7666667 20.8442604 22.6890729
-6 20.2666667 19.7320328 20.8013005
-7 19.2166667 18.6243548 19.8089785
-8 18.6166667 18.2094403 19.0238931
-9 18.6333333 18.4023932 18.8642734
-10 18.4166667 18.1236934 18.7096399
+1 20.42 19.3583974 21.4816026
+2 23.47 22.2954788 24.6445212
+3 22.09 21.2650758 22.9149242
+4 21.59 21.0615589 22.1184411
+5 21.4 20.4896429 22.3103571
+6 20.23 19.8290636 20.6309364
+7 19.06 18.2542395 19.8657605
+8 18.51 18.1575089 18.8624911
+9 18.28 17.7270533 18.8329467
+10 18.03 17.460351 18.599649
 EOD
 $c4 << EOD
-1 20.75 19.379781 22.120219
-2 23.8833333 23.5147776 24.2518891
-3 21.5666667 20.6773786 22.4559548
-4 21.55 21.1 22
-5 20.8666667 19.7938977 21.9394357
-6 19.7833333 19.0179358 20.5487308
-7 19.35 18.4375856 20.2624144
-8 18.6666667 17.8415404 19.4917929
-9 18.6333333 17.6868486 19.5798181
-10 18.4333333 17.3082407 19.5584259
+1 20.4 19.317757 21.482243
+2 23.52 22.2727029 24.7672971
+3 21.83 21.0997603 22.5602397
+4 21.78 21.315511 22.244489
+5 20.77 19.9900962 21.5499038
+6 19.76 19.1564687 20.3635313
+7 19.05 18.2778277 19.8221723
+8 18.64 17.956809 19.323191
+9 18.43 17.5988863 19.2611137
+10 18.26 17.3276642 19.1923358
 EOD
 $c5 << EOD
-1 19.8 17.9669697 21.6330303
-2 24.1333333 22.8349369 25.4317298
-3 23.6 22.9126136 24.2873864
-4 23.0833333 22.6296447 23.5370219
-5 21.8666667 21.5912881 22.1420452
-6 21.0333333 20.8889958 21.1776709
-7 20.5333333 20.208013 20.8586537
-8 20.3666667 19.8810399 20.8522934
-9 20.0333333 19.7319476 20.334719
-10 20.2333333 19.7824084 20.6842583
+1 20.1 18.7398529 21.4601471
+2 23.89 22.905495 24.874505
+3 23.38 22.3858924 24.3741076
+4 22.83 22.3575066 23.3024934
+5 21.9 21.696899 22.103101
+6 21.18 20.6996356 21.6603644
+7 20.61 20.2172533 21.0027467
+8 20.29 19.9101974 20.6698026
+9 19.94 19.689002 20.190998
+10 19.93 19.4036921 20.4563079
 EOD
 $c6 << EOD
-1 20.7666667 20.1375138 21.3958195
-2 24.6666667 23.696701 25.6366323
-3 23 22.3855897 23.6144103
-4 21.9333333 21.2047502 22.6619164
-5 21.5 21.2708712 21.7291288
-6 21.1 20.4616427 21.7383573
-7 20.5166667 20.3410724 20.6922609
-8 20.2 19.3325324 21.0674676
-9 20.2166667 19.2288239 21.2045094
-10 20.05 19.1 21
+1 20.72 20.2488312 21.1911688
+2 24.07 22.9617356 25.1782644
+3 23.28 22.6012143 23.9587857
+4 21.88 21.3304547 22.4295453
+5 21.87 21.3377876 22.4022124
+6 21.11 20.649837 21.570163
+7 20.85 20.3769778 21.3230222
+8 20.38 19.6303334 21.1296666
+9 20.33 19.4981346 21.1618654
+10 20.06 19.3239633 20.7960367
 EOD
 $c7 << EOD
-1 19.2833333 18.780011 19.7866556
-2 23.9833333 23.2462219 24.7204448
-3 22.9166667 22.5837503 23.2495831
-4 22.2166667 20.8915881 23.5417453
-5 21.2333333 21.0726058 21.3940608
-6 20.7 20.0755002 21.3244998
-7 20.75 19.7740389 21.7259611
-8 20.5 19.9105087 21.0894913
-9 20.0833333 19.5629168 20.6037498
-10 20.1333333 19.4047502 20.8619164
+1 19.85 18.9782202 20.7217798
+2 23.55 22.7594306 24.3405694
+3 23.13 22.7401282 23.5198718
+4 22.08 21.0884104 23.0715896
+5 21.76 20.9997369 22.5202631
+6 20.86 20.3233437 21.3966563
+7 20.79 20.0755072 21.5044928
+8 20.68 20.1755201 21.1844799
+9 20.27 19.8095654 20.7304346
+10 20.43 19.7736845 21.0863155
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_marker.svg'
@@ -92,19 +92,19 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (3 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (3 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (3 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (3 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (3 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/plots/curve_marker.png'
@@ -116,17 +116,17 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (3 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#d62728' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (3 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#d62728' title 'sparsemax (5 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (3 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#9467bd' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (3 seeds)', \
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#9467bd' title 'hae (5 seeds)', \
      $c5 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (3 seeds)', \
+     $c5 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
      $c6 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (3 seeds)', \
+     $c6 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)', \
      $c7 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#e377c2' notitle, \
-     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (3 seeds)'
+     $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (5 seeds)'
 unset output
