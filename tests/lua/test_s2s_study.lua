@@ -50,17 +50,24 @@ return {
 }
 ]]
 
+-- A temporary folder with the tiny preset (p.lua, results under out/) and its starting
+-- teacher weights (t0.safetensors).
+local function study_dir()
+  local d = os.tmpname()
+  os.remove(d)
+  os.execute("mkdir -p " .. q(d))
+  local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
+  s2s.save_model(d .. "/t0.safetensors", t)
+  local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
+  local f = assert(io.open(d .. "/p.lua", "w"))
+  f:write(preset)
+  f:close()
+  return d
+end
+
 return {
   { name = "s2s study: --quick end to end, seeds, controls, mean +- sd and paired p-values; a rerun trains nothing", fn = function()
-    local d = os.tmpname()
-    os.remove(d)
-    os.execute("mkdir -p " .. q(d))
-    local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
-    s2s.save_model(d .. "/t0.safetensors", t)
-    local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
-    local f = assert(io.open(d .. "/p.lua", "w"))
-    f:write(preset)
-    f:close()
+    local d = study_dir()
     local code, o = run(("all --preset %s --quick --threads 1"):format(q(d .. "/p.lua")))
     T.eq(code, 0, 0, "exit code; output:\n" .. o)
     local out = d .. "/out/quick"
@@ -105,15 +112,7 @@ return {
   end },
 
   { name = "s2s study: `teachers` makes only the prerequisites; two drivers on one folder at once train each step once (lock files), then leave none", fn = function()
-    local d = os.tmpname()
-    os.remove(d)
-    os.execute("mkdir -p " .. q(d))
-    local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
-    s2s.save_model(d .. "/t0.safetensors", t)
-    local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
-    local f = assert(io.open(d .. "/p.lua", "w"))
-    f:write(preset)
-    f:close()
+    local d = study_dir()
     -- `teachers`: only the prerequisites, no student
     local code, o = run(("teachers --preset %s --quick --threads 1 --out %s"):format(q(d .. "/p.lua"), q(d .. "/pre")))
     T.eq(code, 0, 0, o)
