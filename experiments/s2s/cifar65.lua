@@ -5,10 +5,10 @@
 --
 --   bin/attnlab scripts/s2s_strategies.lua all --preset experiments/s2s/cifar65.lua --threads 1
 --   (--quick: the same pipeline on a few hundred images, minutes)
--- On 2 cores: sh experiments/s2s/run65.sh (`teachers` with 2 threads, then `groupwise` and
--- `keeprate` as two drivers at once, then `layeraware`, then `resolution` alone as it times
--- the models). Every step runs under a lock file: a step the other driver is training is
--- waited for and read, never trained twice.
+-- On 2 cores: sh experiments/s2s/run65.sh (`teachers` with 2 threads, then two drivers at
+-- once, one thread each: `groupwise`, and `keeprate` followed by `layeraware`; then
+-- `resolution` alone as it times the models). Every step runs under a lock file: a step the
+-- other driver is training is waited for and read, never trained twice.
 --
 -- Model: depth 6, width 96, 3 heads of 32, MLP 384: 683,242 parameters; one attention
 -- (qkv + proj) has 37,248 (both counted by the code: nn.ViT / nn.BiMamba's parameters()).

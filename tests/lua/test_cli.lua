@@ -79,7 +79,7 @@ end)
 
 -- ---- every script: --help, an unknown option ------------------------------------------------------
 local SCRIPTS = { "train", "sweep", "analyze", "profile", "distill", "s2s_strategies", "demo", "mlp_fashion",
-                  "bench_linear", "bench_mixers", "bench_normalizers", "bench_train" }
+                  "bench_linear", "bench_mixers", "bench_normalizers", "bench_train", "train_steps" }
 for _, s in ipairs(SCRIPTS) do
   case(("%s.lua --help: usage, options, example; exit 0"):format(s), function()
     local out, err, code = run("scripts/" .. s .. ".lua --help")
@@ -95,6 +95,19 @@ for _, s in ipairs(SCRIPTS) do
     user_error(out, err, code, 2, s .. ".lua", { "unknown option --no-such-option", "usage: bin/attnlab scripts/" .. s .. ".lua" })
   end)
 end
+
+-- ---- train_steps.lua: the profilers' workload computes the same at 1 and 2 threads -----------------
+case("train_steps.lua --steps 2: a finite loss, the same digits at 1 and 2 threads", function()
+  local losses = {}
+  for _, t in ipairs({ 1, 2 }) do
+    local out, err, code = run("scripts/train_steps.lua --steps 2 --threads " .. t)
+    T.eq(code, 0, 0, "exit status: " .. err)
+    local l = out:match("last loss (%S+)")
+    assert(l and tonumber(l) and tonumber(l) > 0 and tonumber(l) < 10, "no finite loss in: " .. out)
+    losses[t] = l
+  end
+  T.eq(losses[2], losses[1], 0, "loss at 2 threads vs 1")
+end)
 
 -- ---- train.lua: typical mistakes ----------------------------------------------------------------
 local function train_err(args, pats, code)

@@ -99,7 +99,7 @@ return {
     T.truthy(sm, "summary.md")
     for _, w in ipairs({ "Under the dense teacher", "Under the A-ViT teacher", "seeds 1, 2", "own keep rate held at 0.8",
                          "same run", "bimamba expand 1, state 4", "control: nothing replaced", "A-ViT teachers",
-                         "at their own token count" }) do
+                         "at their own token count", "Dense teacher: accuracy curve", "| 1 | ", "off target", "gate centre" }) do
       T.truthy(sm:find(w, 1, true), "summary has " .. w)
     end
     T.truthy(sm:find("| %d+%.%d%d ± %d+%.%d%d |"), "summary has mean ± sd")

@@ -28,7 +28,7 @@
 -- training keys of train.lua); spec.positional lists positional arguments (extra ones are
 -- errors unless spec.rest is set). Adding an option is one line in the spec.
 --
--- cli.run(SPEC, main) runs main(opts, rest) and turns any error into ONE line on stderr,
+-- cli.run(SPEC, arg, main) parses arg, runs main(opts, rest) and turns any error into ONE line on stderr,
 -- "name: message" (no Lua position, no traceback; ATTNLAB_TRACEBACK=1 shows it), exit 1 --
 -- or the integer main returns. cli.die(SPEC or name, msg [, code]) prints one line and exits.
 local cli = {}

@@ -57,6 +57,23 @@ local function seeds_note(rec)
   return (#s == 1 and "seed " or "seeds ") .. table.concat(t, ", ")
 end
 
+-- The dense teacher's accuracy curve: one row per epoch of its record (`epochs` of a teacher
+-- trained from scratch by al.train; `history` of one fine-tuned from a checkpoint, whose
+-- evaluation is `accuracy` and which measures no training accuracy).
+local function teacher_curve(lines, t)
+  local rows = t.epochs or t.history
+  if not rows or #rows == 0 then return end
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "## Dense teacher: accuracy curve"
+  lines[#lines + 1] = ""
+  lines[#lines + 1] = "| epoch | lr | train loss | train acc % | test acc % |"
+  lines[#lines + 1] = "|---|---|---|---|---|"
+  for _, e in ipairs(rows) do
+    lines[#lines + 1] = ("| %d | %s | %s | %s | %s |"):format(e.epoch, e.lr and ("%.3g"):format(e.lr) or "-",
+      e.loss and ("%.4f"):format(e.loss) or "-", pct(e.train_accuracy), pct(e.test_accuracy or e.accuracy))
+  end
+end
+
 local function profile_section(lines, prof)
   lines[#lines + 1] = ""
   lines[#lines + 1] = "## Sparsity profile of the dense teacher"
@@ -240,21 +257,34 @@ function M.write(C)
   local lines = { "# S2S results: " .. (preset.name or out), "",
                   ("Preset `%s`%s; records in `%s`."):format(opts.preset, opts.quick and " with --quick (a smoke run, NOT the study)" or "", out), "" }
   local t = read_json(out .. "/teacher.json")
-  if t then lines[#lines + 1] = ("Dense teacher: test accuracy %s%% (%s)."):format(pct(t.test_accuracy), out .. "/teacher.json") end
+  if t then
+    lines[#lines + 1] = ("Dense teacher: test accuracy %s%% (%s)."):format(pct(t.test_accuracy), out .. "/teacher.json")
+    teacher_curve(lines, t)
+  end
   local avits = {}
   for _, kr in ipairs((preset.avit or {}).keep_rates or {}) do
     local a = read_json(out .. "/avit_k" .. kr .. ".json")
     if a then
-      avits[#avits + 1] = ("| %.2f | %.3f | %s | %s |"):format(kr, a.mean_keep_rate, pct(a.test_accuracy), (function()
-        local k = {} for i, v in ipairs(a.keep_rate or {}) do k[i] = ("%.2f"):format(v) end return table.concat(k, " ") end)())
+      local by_epoch = {}
+      for _, h in ipairs(a.history or {}) do
+        if h.mean_keep_rate then by_epoch[#by_epoch + 1] = ("%.3f"):format(h.mean_keep_rate) end
+      end
+      avits[#avits + 1] = ("| %.2f | %.3f | %+.3f | %s | %s | %s | %s |"):format(kr, a.mean_keep_rate, a.mean_keep_rate - kr,
+        pct(a.test_accuracy), (function()
+          local k = {} for i, v in ipairs(a.keep_rate or {}) do k[i] = ("%.2f"):format(v) end return table.concat(k, " ") end)(),
+        table.concat(by_epoch, " "), a.halting and a.halting.gate_center and ("%.2f"):format(a.halting.gate_center) or "-")
     end
   end
   if #avits > 0 then
     lines[#lines + 1] = ""
     lines[#lines + 1] = "## A-ViT teachers"
     lines[#lines + 1] = ""
-    lines[#lines + 1] = "| target keep | measured keep | test acc % | keep rate per layer |"
-    lines[#lines + 1] = "|---|---|---|---|"
+    lines[#lines + 1] = "Measured keep rate and accuracy: the whole test set (or the preset's test_limit); \"by epoch\": after"
+    lines[#lines + 1] = "each epoch, on its evaluation subset (avit.eval_limit); \"gate centre\": where the keep-rate"
+    lines[#lines + 1] = "controller left it, the saved model's (without a controller: the configured centre)."
+    lines[#lines + 1] = ""
+    lines[#lines + 1] = "| target keep | measured keep | off target | test acc % | keep rate per layer | by epoch | gate centre |"
+    lines[#lines + 1] = "|---|---|---|---|---|---|---|"
     for _, l in ipairs(avits) do lines[#lines + 1] = l end
   end
   local prof = read_json(out .. "/profile/profile.json") or read_json(out .. "/profile_teacher/profile.json")
