@@ -49,6 +49,13 @@ local function f3(v) return v and ("%.3f"):format(v) or "-" end
 
 local function pct(v) return v and ("%.2f"):format(100 * v) or "-" end
 
+-- The numbers of a list, each formatted by fmt, space-separated ("" for none).
+local function joined(xs, fmt)
+  local t = {}
+  for i, v in ipairs(xs or {}) do t[i] = fmt:format(v) end
+  return table.concat(t, " ")
+end
+
 local function seeds_note(rec)
   local s = rec.seeds
   if not s then return "one seed" end
@@ -266,13 +273,10 @@ function M.write(C)
     local a = read_json(out .. "/avit_k" .. kr .. ".json")
     if a then
       local by_epoch = {}
-      for _, h in ipairs(a.history or {}) do
-        if h.mean_keep_rate then by_epoch[#by_epoch + 1] = ("%.3f"):format(h.mean_keep_rate) end
-      end
+      for _, h in ipairs(a.history or {}) do by_epoch[#by_epoch + 1] = h.mean_keep_rate end
       avits[#avits + 1] = ("| %.2f | %.3f | %+.3f | %s | %s | %s | %s |"):format(kr, a.mean_keep_rate, a.mean_keep_rate - kr,
-        pct(a.test_accuracy), (function()
-          local k = {} for i, v in ipairs(a.keep_rate or {}) do k[i] = ("%.2f"):format(v) end return table.concat(k, " ") end)(),
-        table.concat(by_epoch, " "), a.halting and a.halting.gate_center and ("%.2f"):format(a.halting.gate_center) or "-")
+        pct(a.test_accuracy), joined(a.keep_rate, "%.2f"), joined(by_epoch, "%.3f"),
+        a.halting and a.halting.gate_center and ("%.2f"):format(a.halting.gate_center) or "-")
     end
   end
   if #avits > 0 then
