@@ -56,6 +56,20 @@ local function joined(xs, fmt)
   return table.concat(t, " ")
 end
 
+-- How a Spearman rho over a handful of points (3 groups, 3 keep rates) reads against the
+-- sign the study expects (expect = -1 or +1). Only a monotone relation (|rho| = 1) is a plain
+-- agreement: over 3 points rho = +-0.5 means one pair out of order, which shows a lean and no
+-- more, so the verdict says so instead of rounding it to "agrees".
+function M.trend_verdict(rho, expect)
+  if not rho then return "n/a" end
+  local s = rho * expect
+  if s >= 0.999 then return "**agrees** (monotone)" end
+  if s <= -0.999 then return "**disagrees** (monotone the other way)" end
+  if s > 0 then return "**agrees in part** (leans that way, not monotone)" end
+  if s < 0 then return "**does not agree** (leans the other way, not monotone)" end
+  return "**no trend**"
+end
+
 local function seeds_note(rec)
   local s = rec.seeds
   if not s then return "one seed" end
@@ -136,7 +150,7 @@ local function groupwise_section(lines, e1)
     for _, k in ipairs(dense and { "dense_sparsity", "dense_entropy_sparsity" } or { "token_sparsity", "sparsity", "dense_sparsity", "dense_entropy_sparsity" }) do
       local rho = #cols[k] == #ys and #ys > 1 and s2s.profiling.spearman(cols[k], ys) or nil
       lines[#lines + 1] = ("Spearman(%s, mean drop) = %s; the study expects sparser groups to be replaced with a smaller drop (negative): %s.")
-        :format(k, rho and ("%.2f"):format(rho) or "n/a", rho and (rho < 0 and "**agrees**" or "**does not agree**") or "n/a")
+        :format(k, rho and ("%.2f"):format(rho) or "n/a", M.trend_verdict(rho, -1))
     end
   end
 end
@@ -173,7 +187,7 @@ local function keeprate_section(lines, e2)
     local rho = s2s.profiling.spearman(xs, ys)          -- nil when either side is constant
     lines[#lines + 1] = ""
     lines[#lines + 1] = ("Spearman(teacher keep, mean gap) = %s; the study expects a sparser teacher (lower keep) to give a smaller gap (positive): %s.")
-      :format(rho and ("%.2f"):format(rho) or "n/a", rho and (rho > 0 and "**agrees**" or "**does not agree**") or "n/a")
+      :format(rho and ("%.2f"):format(rho) or "n/a", M.trend_verdict(rho, 1))
     if own and #cys == #xs then
       local rc = s2s.profiling.spearman(xs, cys)
       lines[#lines + 1] = ("With the student's own keep rate held at %s: Spearman(teacher keep, mean control gap) = %s.")
