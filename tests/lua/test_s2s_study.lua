@@ -172,7 +172,7 @@ return {
     end
     os.execute("rm -rf " .. q(d))
   end },
-  { name = "s2s summary: a trend over 3 points agrees only when monotone; one pair out of order is a lean, said so", fn = function()
+  { name = "s2s summary: a trend over 3 points agrees only when monotone; one pair out of order is a lean, said so; |rho| < 0.5 is no trend", fn = function()
     local v = require("attnlab.s2s.summary").trend_verdict
     local sp = s2s.profiling.spearman
     -- drops of 3 groups whose sparsity orders them fully, partly, or the other way
@@ -181,7 +181,12 @@ return {
     T.eq(v(sp({ 0.1, 0.2, 0.3 }, { 2, 1, 3 }), -1), "**does not agree** (leans the other way, not monotone)")
     T.eq(v(sp({ 0.1, 0.2, 0.3 }, { 1, 2, 3 }), -1), "**disagrees** (monotone the other way)")
     T.eq(v(sp({ 0.5, 0.65, 0.8 }, { 1.4, 4.9, 6.9 }), 1), "**agrees** (monotone)")
-    T.eq(v(0, 1), "**no trend**")
+    -- over more points a weak rho of either sign is no lean at all
+    T.eq(v(0, 1), "**no clear trend** (|rho| < 0.5)")
+    T.eq(v(0.3, 1), "**no clear trend** (|rho| < 0.5)")
+    T.eq(v(-0.3, -1), "**no clear trend** (|rho| < 0.5)")
+    T.eq(v(-0.3, 1), "**no clear trend** (|rho| < 0.5)")
+    T.eq(v(0.6, -1), "**does not agree** (leans the other way, not monotone)")
     T.eq(v(nil, 1), "n/a")
   end },
 }
