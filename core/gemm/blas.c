@@ -59,7 +59,9 @@ static al_blas_info_t info = {"builtin", "none", "", "openblas", "", 1, "", ""};
 static int inited;
 static char note_buf[512], core_buf[64], config_buf[256];
 static int want_threads = 0;
-static int force_path = AL_SGEMM_AUTO;
+static int force_path = AL_SGEMM_AUTO;   /* al_sgemm_force_path: tests and benchmarks */
+static int env_path = AL_SGEMM_AUTO;     /* ATTNLAB_SGEMM, read once by al_blas_init */
+static char rule_buf[160];
 
 /* The crossover (experiments/core/RESULTS.md, "attnlab's own sgemm"): the own kernel
  * unless N is large, or N and K both are. It reads row-major B in place, so at N >= 1024 a
@@ -70,8 +72,33 @@ static int force_path = AL_SGEMM_AUTO;
 #define OWN_MAX_K_WIDE 768   /* K limit when 512 < N <= OWN_MAX_N */
 #define OWN_RULE "N <= 512, or N <= 768 and K <= 768 (else OpenBLAS)"
 static int use_own(int64_t M, int64_t N, int64_t K) {
-  if (force_path != AL_SGEMM_AUTO) return force_path == AL_SGEMM_OWN;
+  int path = force_path != AL_SGEMM_AUTO ? force_path : env_path;
+  if (path != AL_SGEMM_AUTO) return path == AL_SGEMM_OWN;
   return N <= 512 || (N <= OWN_MAX_N && K <= OWN_MAX_K_WIDE);
+}
+
+/* ATTNLAB_SGEMM=auto|attnlab|openblas: the user's override of the crossover, for the whole
+ * process. Why: to measure what the own kernel saves on a real run (the same tree, the same
+ * command, one variable), and to rule it out when a result looks wrong. With "openblas",
+ * results are no longer bitwise the same across machines and core types (the own kernel's
+ * fixed chains are what makes them so), so al.config().gemm_rule and every training
+ * record's machine say it is set. A value that is not a path cannot be an error here (the
+ * first al_sgemm may run deep inside a model), so it is named on stderr once and ignored,
+ * as ATTNLAB_CPU is. */
+static void read_sgemm_env(void) {
+  const char *v = getenv("ATTNLAB_SGEMM");
+  snprintf(rule_buf, sizeof rule_buf, "%s", OWN_RULE);
+  if (!v || !*v || strcmp(v, "auto") == 0) return;
+  if (strcmp(v, "attnlab") == 0) {
+    env_path = AL_SGEMM_OWN;
+    snprintf(rule_buf, sizeof rule_buf, "every shape (ATTNLAB_SGEMM=attnlab)");
+  } else if (strcmp(v, "openblas") == 0) {
+    env_path = AL_SGEMM_BLAS;
+    snprintf(rule_buf, sizeof rule_buf, "no shape: OpenBLAS for every product (ATTNLAB_SGEMM=openblas)");
+  } else {
+    fprintf(stderr, "attnlab: ATTNLAB_SGEMM=%s is not a path (auto, attnlab or openblas); using auto\n", v);
+    snprintf(rule_buf, sizeof rule_buf, "%s; ATTNLAB_SGEMM=%.24s is not a path: ignored", OWN_RULE, v);
+  }
 }
 
 /* ---- builtin sgemm (correct, cache-blocked enough to be tolerable) ---------- */
@@ -252,7 +279,8 @@ void al_blas_init(void) {
   }
   info.note = note_buf;
   info.gemm = al_gemm_level();
-  info.gemm_rule = OWN_RULE;
+  read_sgemm_env();
+  info.gemm_rule = rule_buf;
   if (p_set_threads) p_set_threads(1);   /* al_sgemm splits panels itself (see top) */
 }
 
@@ -267,8 +295,15 @@ void al_blas_set_threads(int n) {
   if (inited && p_set_threads) p_set_threads(1);   /* panels are split by al_sgemm (see top) */
 }
 
-void al_sgemm_force_path(int path) { force_path = path; }
-int al_sgemm_path(int64_t M, int64_t N, int64_t K) { return use_own(M, N, K) ? AL_SGEMM_OWN : AL_SGEMM_BLAS; }
+int al_sgemm_force_path(int path) {
+  int was = force_path;
+  force_path = path;
+  return was;
+}
+int al_sgemm_path(int64_t M, int64_t N, int64_t K) {
+  al_blas_init();   /* reads ATTNLAB_SGEMM */
+  return use_own(M, N, K) ? AL_SGEMM_OWN : AL_SGEMM_BLAS;
+}
 
 static void sgemm_lib(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                       const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
@@ -284,6 +319,18 @@ static void sgemm_one(int own, int transA, int transB, int64_t M, int64_t N, int
   /* the own kernel fails only without memory for packing B^T: then the library's result */
   if (own && al_gemm_f32(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == AL_OK) return;
   sgemm_lib(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* The panel of al_sgemm's product that starts at row (split_m) or column s: min(panel, len - s)
+ * rows of op(A) and C, or columns of op(B) and C. */
+static void sgemm_panel(int own, int split_m, int64_t s, int64_t panel, int64_t len, int transA, int transB,
+                        int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
+                        int64_t ldb, float beta, float *C, int64_t ldc) {
+  int64_t n = len - s < panel ? len - s : panel;
+  if (split_m)
+    sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+  else
+    sgemm_one(own, transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
 }
 
 /* Below this many multiply-adds a GEMM stays on one thread: waking a sleeping OpenMP
@@ -312,12 +359,16 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
   int64_t len = split_m ? M : N, panel = PANEL;
   if (own) panel = ((len + 4 * nt - 1) / (4 * nt) + 31) / 32 * 32;
   int64_t parts = (len + panel - 1) / panel;
-  #pragma omp parallel for num_threads(nt < parts ? nt : (int)parts) schedule(dynamic, 1) if (par && parts > 1)
-  for (int64_t p = 0; p < parts; p++) {
-    int64_t s = p * panel, n = len - s < panel ? len - s : panel;
-    if (split_m)   /* rows s.. of op(A) and C */
-      sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
-    else           /* columns s.. of op(B) and C */
-      sgemm_one(own, transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
+  if (!par || parts == 1) {
+    /* no OpenMP region at all: entering one, even a 1-thread one, costs libgomp a futex
+     * wake, and al_attention calls al_sgemm per (example, head) from inside its own region.
+     * That was 40 s of system time in a 10-epoch CIFAR-10 run on the OpenBLAS path
+     * (experiments/classifier/THROUGHPUT.md). The panels and their order are the same. */
+    for (int64_t p = 0; p < parts; p++)
+      sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
   }
+  #pragma omp parallel for num_threads(nt < parts ? nt : (int)parts) schedule(dynamic, 1)
+  for (int64_t p = 0; p < parts; p++)
+    sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -35,11 +35,13 @@ void al_blas_init(void);    /* idempotent; every al_sgemm calls it */
 const al_blas_info_t *al_blas_info(void);
 void al_blas_set_threads(int n);
 
-/* Which kernel al_sgemm uses: AL_SGEMM_AUTO (the crossover), or always attnlab's own
- * (AL_SGEMM_OWN) or always OpenBLAS / the builtin loop (AL_SGEMM_BLAS). For tests and
- * benchmarks that compare the two; not thread-safe against running GEMMs. */
+/* Which kernel al_sgemm uses: AL_SGEMM_AUTO (the default: the crossover, or what the
+ * environment's ATTNLAB_SGEMM=auto|attnlab|openblas asks for the whole process), or always
+ * attnlab's own (AL_SGEMM_OWN) or always OpenBLAS / the builtin loop (AL_SGEMM_BLAS). For
+ * tests and benchmarks that compare the two; not thread-safe against running GEMMs.
+ * Returns the path forced before, to restore. */
 enum { AL_SGEMM_AUTO = 0, AL_SGEMM_OWN = 1, AL_SGEMM_BLAS = 2 };
-void al_sgemm_force_path(int path);
+int al_sgemm_force_path(int path);
 int al_sgemm_path(int64_t M, int64_t N, int64_t K);   /* the kernel al_sgemm uses for a shape */
 
 #endif

@@ -70,7 +70,8 @@ static int l_mem(lua_State *L) {
 /* bench_sgemm(M, N, K, transA, transB, reps [, path]) -> seconds per call of raw al_sgemm
  * on fresh buffers (the baseline the benchmark scripts compare ops against), and the kernel
  * that ran ("attnlab" or "openblas"). path: "auto" (default, the crossover), "attnlab" (its
- * own kernel) or "openblas" (the library, or the builtin loop without it). */
+ * own kernel) or "openblas" (the library, or the builtin loop without it); "auto" follows
+ * ATTNLAB_SGEMM when the environment sets it. */
 static int l_bench_sgemm(lua_State *L) {
   lua_Integer M = luaL_checkinteger(L, 1), N = luaL_checkinteger(L, 2), K = luaL_checkinteger(L, 3);
   int ta = lua_toboolean(L, 4), tb = lua_toboolean(L, 5);
@@ -82,13 +83,13 @@ static int l_bench_sgemm(lua_State *L) {
   if (!A || !B || !C) { al_free(A, sizeof(float) * (size_t)(M * K)); al_free(B, sizeof(float) * (size_t)(K * N)); al_free(C, sizeof(float) * (size_t)(M * N)); return luaL_error(L, "attnlab.bench_sgemm: out of memory"); }
   for (lua_Integer i = 0; i < M * K; i++) A[i] = (float)((i % 7) - 3) * 0.1f;
   for (lua_Integer i = 0; i < K * N; i++) B[i] = (float)((i % 5) - 2) * 0.1f;
-  al_sgemm_force_path(path);
+  int was = al_sgemm_force_path(path);
   al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);   /* warm-up */
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (lua_Integer r = 0; r < reps; r++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  al_sgemm_force_path(AL_SGEMM_AUTO);
+  al_sgemm_force_path(was);
   al_free(A, sizeof(float) * (size_t)(M * K)); al_free(B, sizeof(float) * (size_t)(K * N)); al_free(C, sizeof(float) * (size_t)(M * N));
   lua_pushnumber(L, ((double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec)) / (double)reps);
   lua_pushstring(L, path == AL_SGEMM_AUTO ? (al_sgemm_path(M, N, K) == AL_SGEMM_OWN ? "attnlab" : "openblas") : paths[path]);

@@ -386,4 +386,56 @@ io.write(table.concat(out, " "), "\n")
     end
     os.remove(script)
   end },
+  { name = "ATTNLAB_SGEMM overrides the GEMM crossover for the process, al.config() and training records say so, a bad value is one line and ignored", fn = function()
+    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+    local probe = os.tmpname()
+    -- the path al_sgemm takes for the model's qkv product (2176 x 192 x 64) and the config's rule
+    T.write_file(probe, [[
+local al = require "attnlab"
+local _, path = al.bench_sgemm(2176, 192, 64, false, true, 1)
+io.write(path, "|", al.config().gemm_rule, "|", require("attnlab.run.train").machine().gemm_rule, "\n")
+]])
+    local function run(env)
+      local out, code = T.sh(("env %s %s %s 2>&1"):format(env, host, probe))
+      T.eq(code, 0, env .. ": " .. out)
+      return out
+    end
+    local default = run("-u ATTNLAB_SGEMM")
+    T.truthy(default:match("^attnlab|N <= 512"), "default: the own kernel by the crossover: " .. default)
+    local blas = run("ATTNLAB_SGEMM=openblas")
+    T.truthy(blas:match("^openblas|no shape: OpenBLAS for every product %(ATTNLAB_SGEMM=openblas%)|no shape"), "openblas: " .. blas)
+    local own = run("ATTNLAB_SGEMM=attnlab")
+    T.truthy(own:match("^attnlab|every shape %(ATTNLAB_SGEMM=attnlab%)|every shape"), "attnlab: " .. own)
+    local bad = run("ATTNLAB_SGEMM=fastest")
+    T.eq(bad, "attnlab: ATTNLAB_SGEMM=fastest is not a path (auto, attnlab or openblas); using auto\n"
+      .. "attnlab|N <= 512, or N <= 768 and K <= 768 (else OpenBLAS); ATTNLAB_SGEMM=fastest is not a path: ignored|"
+      .. "N <= 512, or N <= 768 and K <= 768 (else OpenBLAS); ATTNLAB_SGEMM=fastest is not a path: ignored\n")
+    -- the whole model on OpenBLAS trains to the same losses, to float32 rounding (not bitwise:
+    -- that is the own kernel's fixed chains)
+    T.write_file(probe, [[
+local al = require "attnlab"
+local m = al.nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, normalizer = "entmax15", seed = 3 }
+local opt = al.optim.AdamW(m:parameters(), { lr = 1e-3, weight_decay = 0.05 })
+al.manual_seed(3)
+local labels = {}
+for i = 1, 64 do labels[i] = (i * 3) % 10 + 1 end
+local x, y = al.randn({ 64, 3, 32, 32 }), al.tensor(labels, { dtype = "int64" })
+for step = 1, 4 do
+  local loss = al.cross_entropy(m(x), y)
+  opt:zero_grad(); loss:backward(); opt:step()
+  io.write(("%.9g "):format(loss:item()))
+end
+]])
+    local function losses(env)
+      local t = {}
+      for v in run(env):gmatch("%S+") do t[#t + 1] = tonumber(v) end
+      T.eq(#t, 4, env .. " printed 4 losses")
+      return t
+    end
+    local a, b = losses("-u ATTNLAB_SGEMM"), losses("ATTNLAB_SGEMM=openblas")
+    for i = 1, 4 do
+      T.truthy(math.abs(a[i] - b[i]) <= 1e-5 * math.abs(a[i]), ("step %d: own %.9g, OpenBLAS %.9g"):format(i, a[i], b[i]))
+    end
+    os.remove(probe)
+  end },
 }

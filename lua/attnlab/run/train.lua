@@ -138,7 +138,8 @@ function train.machine()
   local cfg = al.config()
   return { host = sh("hostname"), kernel = sh("uname -sr"), cpu = cpu and cpu:gsub("^%s+", ""),
            cores = cfg.cores, threads = al.get_num_threads(), blas = cfg.blas, blas_backend = cfg.blas_backend,
-           blas_coretype_source = cfg.blas_coretype_source, attnlab = cfg.version }
+           blas_coretype_source = cfg.blas_coretype_source, gemm = cfg.gemm, gemm_rule = cfg.gemm_rule,
+           attnlab = cfg.version }
 end
 
 function train.git_revision()
