@@ -7,8 +7,9 @@
 --
 -- What a rerun legitimately changes is dropped first, at any depth: wall-clock times
 -- (started, finished, seconds, step times, throughput), the machine and git revision, and
--- output paths (out, checkpoint, save, saved, record, teacher/profile file names), so runs
--- made from two checkouts into two folders compare. Everything else -- config values,
+-- output paths (out, checkpoint, save, saved, record, teacher/profile file names), and the
+-- folders of input files (a dataset file's path is its name; its sha256 and size stay), so
+-- runs made from two checkouts into two folders compare. Everything else -- config values,
 -- losses, accuracies, keep rates, support densities, learned alphas, data-file hashes --
 -- is written with sorted keys and every number at 17 significant digits, so a one-ulp
 -- difference changes the hash.
@@ -21,8 +22,9 @@ local DROP = {
   s_per_example = true, s_per_example_masked = true, dense_s_per_example = true,
   teacher_s_per_example = true, out = true, checkpoint = true, save = true, saved = true, record = true,
 }
--- string values that are file paths of inputs (names of files made by the run before)
-local PATH_KEYS = { teacher = true, profile = true, init = true }
+-- string values that are file paths of inputs: the file's name is kept, its folder (which
+-- follows the checkout, e.g. dataset.files[i].path = "<root>/../shared/data/...") is not
+local PATH_KEYS = { teacher = true, profile = true, init = true, path = true }
 
 local function canon(v, out)
   local t = type(v)

@@ -233,4 +233,28 @@ case("ATTNLAB_NUM_THREADS=1000 and al.set_num_threads(1000): clamped to the core
   T.eq(al.get_num_threads(), prev)
 end)
 
+case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss does not", function()
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. q(dir))
+  local function record(root, loss, secs)
+    return ('{"config":{"seed":1,"out":"%s/run.json"},"dataset":{"files":[{"path":"%s/../shared/data/test_batch.bin.gz",'
+      .. '"sha256":"ec28","size":28905542}]},"epochs":[{"epoch":1,"loss":%s,"seconds":%s}],"machine":{"host":"%s"},'
+      .. '"started":"%s","test_accuracy":0.5972}'):format(root, root, loss, secs, root, secs)
+  end
+  T.write_file(dir .. "/a.json", record("/work/main", "0.90006464641571049", "11.2"))
+  T.write_file(dir .. "/b.json", record("/work/wt-head", "0.90006464641571049", "15.1"))
+  T.write_file(dir .. "/c.json", record("/work/main", "0.90006464641571060", "11.2"))   -- the next double up
+  local out, err, code = run("scripts/record_hash.lua " .. q(dir .. "/a.json") .. " " .. q(dir .. "/b.json") .. " " .. q(dir .. "/c.json"))
+  T.eq(code, 0, 0, err)
+  local h = {}
+  for hash in out:gmatch("(%x+)  ") do h[#h + 1] = hash end
+  T.eq(#h, 3, 0, out)
+  T.eq(h[1], h[2], 0, "checkout folder, timing and machine are not results")
+  assert(h[1] ~= h[3], "a one-ulp loss difference must change the hash")
+  local canon = run("scripts/record_hash.lua --canon " .. q(dir .. "/b.json"))
+  assert(canon:find('"path":"test_batch.bin.gz"', 1, true) and canon:find('"sha256":"ec28"', 1, true), canon)
+  os.execute("rm -rf " .. q(dir))
+end)
+
 return cases
