@@ -361,9 +361,9 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
   int64_t parts = (len + panel - 1) / panel;
   if (!par || parts == 1) {
     /* no OpenMP region at all: entering one, even a 1-thread one, costs libgomp a futex
-     * wake, and al_attention calls al_sgemm per (example, head) from inside its own region.
-     * That was 40 s of system time in a 10-epoch CIFAR-10 run on the OpenBLAS path
-     * (experiments/classifier/THROUGHPUT.md). The panels and their order are the same. */
+     * wake, and al_attention calls al_sgemm per (example, head) from inside its own region
+     * (the cost measured: experiments/classifier/THROUGHPUT.md). The panels and their order
+     * are the same. */
     for (int64_t p = 0; p < parts; p++)
       sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;

@@ -64,9 +64,8 @@ al_status al_norm_sweep_(const char *who, int64_t rows, int64_t n, int64_t nv, a
   }
   if (nt == 1) {
     /* no OpenMP region at all: attention calls this per (example, head) from inside its own
-     * region, and entering a nested one, even of one thread, costs libgomp a futex wake (7,000
-     * in 8 training steps of the compact classifier and an evaluation of 200 images). The
-     * one thread takes every row. */
+     * region, and entering a nested one, even of one thread, costs libgomp a futex wake (the
+     * cost measured: experiments/classifier/THROUGHPUT.md). The one thread takes every row. */
     al_vf stack[heap ? 1 : AL_NORM_STACK_V];
     fn(ctx, heap ? heap : stack, 0, rows);
   } else {

@@ -59,16 +59,16 @@ end
 -- How a Spearman rho over a handful of points (3 groups, 3 keep rates) reads against the
 -- sign the study expects (expect = -1 or +1). Only a monotone relation (|rho| = 1) is a plain
 -- agreement: over 3 points rho = +-0.5 means one pair out of order, which shows a lean and no
--- more, so the verdict says so instead of rounding it to "agrees". Below |rho| = 0.5 (possible
--- with more than 3 points) there is no lean worth a word: the same threshold as the profile's
--- depth verdict.
+-- more, so the verdict says so instead of rounding it to "agrees". Below |rho| = LEAN
+-- (possible with more than 3 points) there is no lean worth a word.
+local LEAN = 0.5   -- also the profile's depth verdict's threshold
 function M.trend_verdict(rho, expect)
   if not rho then return "n/a" end
   local s = rho * expect
   if s >= 0.999 then return "**agrees** (monotone)" end
   if s <= -0.999 then return "**disagrees** (monotone the other way)" end
-  if s >= 0.5 then return "**agrees in part** (leans that way, not monotone)" end
-  if s <= -0.5 then return "**does not agree** (leans the other way, not monotone)" end
+  if s >= LEAN then return "**agrees in part** (leans that way, not monotone)" end
+  if s <= -LEAN then return "**does not agree** (leans the other way, not monotone)" end
   return "**no clear trend** (|rho| < 0.5)"
 end
 
@@ -111,7 +111,7 @@ local function profile_section(lines, prof)
   local tr = prof.trend or {}
   local verdict = "n/a"
   if tr.k90_frac then
-    verdict = tr.k90_frac <= -0.5 and "**agrees** (sparser with depth)" or tr.k90_frac >= 0.5 and "**disagrees** (denser with depth)"
+    verdict = tr.k90_frac <= -LEAN and "**agrees** (sparser with depth)" or tr.k90_frac >= LEAN and "**disagrees** (denser with depth)"
       or "**no clear trend** (|rho| < 0.5)"
   end
   lines[#lines + 1] = ""
