@@ -257,7 +257,61 @@ const char *al_gemm_level(void) { return GEMM_LEVEL; }
 /* B^T (stored N x K, row stride ld) into panels of NR columns: panel p holds columns
  * p*NR.. as a contiguous K x NR block (row stride NR, the last one zero-padded). Why not a
  * plain K x N transpose: at N = 64 its 256-byte rows put a K x 32 panel into a quarter of
- * L1's sets, and the panel no longer stayed in L1 at K = 256. */
+ * L1's sets, and the panel no longer stayed in L1 at K = 256. A copy: every level packs the
+ * same floats, whichever way it moves them. */
+#if defined(__AVX512F__)
+/* r[i] = row i of a 16 x 16 block -> r[j] = its column j. Four rounds of 16 shuffles: pairs
+ * of rows interleaved, then pairs of pairs (as doubles), then 128-bit lanes twice. */
+GEMM_INLINE void transpose16(__m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int p = 0; p < 8; p++) {
+    t[2 * p] = _mm512_unpacklo_ps(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm512_unpackhi_ps(r[2 * p], r[2 * p + 1]);
+  }
+  /* u[4q + c], 128-bit lane L: column 4L + c of rows 4q..4q+3 */
+  for (int q = 0; q < 4; q++) {
+    __m512d a = _mm512_castps_pd(t[4 * q]), b = _mm512_castps_pd(t[4 * q + 1]);
+    __m512d c = _mm512_castps_pd(t[4 * q + 2]), d = _mm512_castps_pd(t[4 * q + 3]);
+    u[4 * q + 0] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    u[4 * q + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    u[4 * q + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    u[4 * q + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  /* column 4L + c gathers lane L of u[c], u[4 + c], u[8 + c], u[12 + c] */
+  for (int c = 0; c < 4; c++) {
+    __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x44), v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xEE);
+    __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x44), v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xEE);
+    r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[4 + c] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[8 + c] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+
+/* 16 columns j0.. (nj of them real, the rest zeros) x K of B^T into the panel's 16-wide
+ * half at p: 16 x 16 blocks through registers. The attention's per-head Q K^T packs 16 x 17
+ * on every call; element by element that cost as much as the product. */
+static void pack_bt_half(float *p, const float *src, int64_t nj, int64_t K, int64_t ld) {
+  for (int64_t k0 = 0; k0 < K; k0 += 16) {
+    int64_t kk = K - k0 < 16 ? K - k0 : 16;
+    __mmask16 km = (__mmask16)((1u << kk) - 1);
+    __m512 r[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) r[i] = i < nj ? _mm512_maskz_loadu_ps(km, src + i * ld + k0) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int64_t k = 0; k < kk; k++) _mm512_storeu_ps(p + (k0 + k) * NR, r[k]);
+  }
+}
+
+static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t ld) {
+  for (int64_t j0 = 0; j0 < N; j0 += NR) {
+    float *p = dst + j0 * K;   /* (j0 / NR) * K * NR */
+    int64_t nr = N - j0 < NR ? N - j0 : NR;
+    pack_bt_half(p, src + j0 * ld, nr < 16 ? nr : 16, K, ld);
+    pack_bt_half(p + 16, src + (j0 + 16) * ld, nr > 16 ? nr - 16 : 0, K, ld);
+  }
+}
+#else
 static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t ld) {
   for (int64_t j0 = 0; j0 < N; j0 += NR) {
     float *p = dst + j0 * K;   /* (j0 / NR) * K * NR */
@@ -271,6 +325,7 @@ static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t 
     }
   }
 }
+#endif
 
 al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                       int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {

@@ -89,6 +89,8 @@ static void row_offsets(const bgeom *g, int nops, int64_t r, int64_t *off) {
 }
 
 /* ---- binary ----------------------------------------------------------------- */
+/* elements per piece when al_binary cuts a long row (a multiple of every vector width) */
+#define BIN_PIECE 8192
 #define BIN_INNER(EXPR)                                                              \
   do {                                                                               \
     if (sa == 1 && sb == 1) { for (int64_t i = 0; i < n; i++) { float x = pa[i], y = pb[i]; po[i] = (EXPR); } } \
@@ -226,12 +228,17 @@ al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b) {
   float *po = al_f32(o);
   const float *pa = al_f32(a), *pb = al_f32(b);
   if (inner > 0) {
-    #pragma omp parallel for if (rows * inner >= AL_PAR_MIN_WORK && rows > 1) schedule(static)
-    for (int64_t r = 0; r < rows; r++) {
-      int64_t off[3];
+    /* Few long rows (a same-shape add, such as a residual, merges into one row) are cut into
+     * pieces of BIN_PIECE elements, so they split across threads too. Elementwise: the cut
+     * changes no result. */
+    int64_t cuts = rows >= 8 ? 1 : (inner + BIN_PIECE - 1) / BIN_PIECE, pieces = rows * cuts;
+    int64_t so = g.st[0][g.ndim - 1], sa = g.st[1][g.ndim - 1], sb = g.st[2][g.ndim - 1];
+    #pragma omp parallel for if (rows * inner >= AL_PAR_MIN_WORK && pieces > 1) schedule(static)
+    for (int64_t p = 0; p < pieces; p++) {
+      int64_t off[3], r = p / cuts, i0 = p % cuts * BIN_PIECE;
+      int64_t len = cuts == 1 ? inner : (inner - i0 < BIN_PIECE ? inner - i0 : BIN_PIECE);
       row_offsets(&g, 3, r, off);
-      bin_inner(op, po + off[0], g.st[0][g.ndim - 1], pa + off[1], g.st[1][g.ndim - 1], pb + off[2],
-                g.st[2][g.ndim - 1], inner);
+      bin_inner(op, po + off[0] + i0 * so, so, pa + off[1] + i0 * sa, sa, pb + off[2] + i0 * sb, sb, len);
     }
   }
   if (op < AL_GT) {

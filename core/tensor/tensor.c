@@ -1,11 +1,14 @@
 /* core/tensor/tensor.c -- tensor and storage lifetime, geometry helpers, strided copy.
- * Pure C11. Storage bytes come from al_malloc so they are counted (base.h). */
+ * C11 + OpenMP (a large strided copy splits its rows). Storage bytes come from al_malloc so
+ * they are counted (base.h). */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "attnlab/autograd.h"
 #include "attnlab/tensor.h"
+#include "attnlab/threads.h"
 
 size_t al_dtype_size(al_dtype dt) { return dt == AL_I64 ? 8 : 4; }
 const char *al_dtype_name(al_dtype dt) { return dt == AL_I64 ? "int64" : "float32"; }
@@ -149,8 +152,46 @@ static inline int64_t f32_to_i64(float v) {
   return (int64_t)v;
 }
 
+/* Rows [r0, r1) of copy_same_shape's merged geometry: the first row's offsets by division,
+ * the next ones by stepping the index like an odometer (a division per dim per row cost more
+ * than a short row's copy: the ViT's patch split copies 49,152 rows of 8 floats a batch). */
+static void copy_rows(char *dbase, const char *sbase, size_t es, int m, const int64_t *shape, const int64_t *ds,
+                      const int64_t *ss, int64_t r0, int64_t r1) {
+  int64_t idx[AL_MAXDIM] = {0}, doff = 0, soff = 0, rem = r0;
+  int64_t inner = shape[m - 1], di = ds[m - 1], si = ss[m - 1];
+  for (int d = m - 2; d >= 0; d--) { idx[d] = rem % shape[d]; rem /= shape[d]; doff += idx[d] * ds[d]; soff += idx[d] * ss[d]; }
+  size_t bytes = (size_t)inner * es;
+  int short16 = bytes % 16 == 0 && bytes <= 256;   /* short rows: inline 16-byte moves, no memcpy call */
+  for (int64_t r = r0; r < r1; r++) {
+    if (di == 1 && si == 1) {
+      char *o = dbase + doff * (int64_t)es;
+      const char *p = sbase + soff * (int64_t)es;
+      if (short16)
+        for (size_t b = 0; b < bytes; b += 16) memcpy(o + b, p + b, 16);
+      else
+        memcpy(o, p, bytes);
+    } else if (es == 4) {
+      float *o = (float *)dbase + doff;
+      const float *p = (const float *)sbase + soff;
+      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
+    } else {
+      int64_t *o = (int64_t *)dbase + doff;
+      const int64_t *p = (const int64_t *)sbase + soff;
+      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
+    }
+    for (int d = m - 2; d >= 0; d--) {
+      doff += ds[d]; soff += ss[d];
+      if (++idx[d] < shape[d]) break;
+      doff -= ds[d] * shape[d]; soff -= ss[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 /* Same shape and dtype: merge dims that are contiguous in both, then copy rows of the
- * innermost merged dim with a tight loop (memcpy when both are unit-stride). */
+ * innermost merged dim with a tight loop (memcpy when both are unit-stride). Large copies
+ * split their rows across threads (each row is written once: no result depends on it);
+ * not from inside a parallel region, where a nested one would only cost a wake-up. */
 static void copy_same_shape(al_tensor *dst, const al_tensor *src) {
   int64_t shape[AL_MAXDIM], ds[AL_MAXDIM], ss[AL_MAXDIM];
   int m = 0;
@@ -169,21 +210,18 @@ static void copy_same_shape(al_tensor *dst, const al_tensor *src) {
   size_t es = al_dtype_size(dst->dtype);
   char *dbase = (char *)dst->storage->data + dst->offset * (int64_t)es;
   const char *sbase = (const char *)src->storage->data + src->offset * (int64_t)es;
-  int64_t inner = shape[m - 1], di = ds[m - 1], si = ss[m - 1], rows = 1;
+  int64_t rows = 1;
   for (int i = 0; i < m - 1; i++) rows *= shape[i];
-  for (int64_t r = 0; r < rows; r++) {
-    int64_t doff = 0, soff = 0, rem = r;
-    for (int d = m - 2; d >= 0; d--) { int64_t k = rem % shape[d]; rem /= shape[d]; doff += k * ds[d]; soff += k * ss[d]; }
-    if (di == 1 && si == 1) memcpy(dbase + doff * (int64_t)es, sbase + soff * (int64_t)es, (size_t)inner * es);
-    else if (es == 4) {
-      float *o = (float *)dbase + doff;
-      const float *p = (const float *)sbase + soff;
-      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
-    } else {
-      int64_t *o = (int64_t *)dbase + doff;
-      const int64_t *p = (const int64_t *)sbase + soff;
-      for (int64_t i = 0; i < inner; i++) o[i * di] = p[i * si];
-    }
+  int nt = al_get_num_threads();
+  if (nt < 2 || rows < 2 || rows * shape[m - 1] < AL_PAR_MIN_WORK || omp_in_parallel()) {
+    copy_rows(dbase, sbase, es, m, shape, ds, ss, 0, rows);
+    return;
+  }
+  if (nt > rows) nt = (int)rows;
+  #pragma omp parallel num_threads(nt)
+  {
+    int64_t t = omp_get_thread_num(), per = (rows + nt - 1) / nt, r0 = t * per, r1 = r0 + per < rows ? r0 + per : rows;
+    if (r0 < r1) copy_rows(dbase, sbase, es, m, shape, ds, ss, r0, r1);
   }
 }
 

@@ -341,6 +341,43 @@ case("add_ (broadcast, alpha, int64 source) and mul_", function()
   T.raises(function() t:add_(al.ones { 4 }) end, "broadcast")
 end)
 
+case("a long elementwise row is cut into pieces: every element, the tail piece too", function()
+  -- 3 pieces of 8192 and a tail of 5 (core/ops/binary.c), against the element-by-element sum
+  local g = al.Generator(12)
+  local n = 3 * 8192 + 5
+  local a, c = al.randn({ n }, g), al.randn({ n }, g)
+  local prev = al.get_num_threads()
+  for _, nt in ipairs { 1, 2 } do
+    al.set_num_threads(nt)
+    local s, d = (a + c):totable(), (a - 2):totable()
+    local at, ct = a:totable(), c:totable()
+    for i = 1, n do
+      if s[i] ~= f32(at[i] + ct[i]) then al.set_num_threads(prev); error(("%d threads, element %d: %a vs %a"):format(nt, i, s[i], f32(at[i] + ct[i])), 0) end
+      if d[i] ~= f32(at[i] - 2) then al.set_num_threads(prev); error(("%d threads, element %d of a - 2"):format(nt, i), 0) end
+    end
+  end
+  al.set_num_threads(prev)
+end)
+
+case("a strided copy moves every element to its place (rows split across threads)", function()
+  -- the ViT's patch split: (B,C,g,P,g,P) permuted to (B,g,g,C,P,P), 12 x 16 x 3 x 8 = 4608
+  -- rows of 8 floats (36,864 elements: enough to split, core/tensor/tensor.c)
+  local g = al.Generator(13)
+  local x = al.randn({ 12, 3, 32, 32 }, g)
+  local prev = al.get_num_threads()
+  local xt = x:totable()
+  for _, nt in ipairs { 1, 2 } do
+    al.set_num_threads(nt)
+    local p = x:reshape({ 12, 3, 4, 8, 4, 8 }):permute({ 1, 3, 5, 2, 4, 6 }):reshape({ 12, 16, 192 }):totable()
+    for b = 1, 12 do for gy = 1, 4 do for gx = 1, 4 do for ch = 1, 3 do for py = 1, 8 do for px = 1, 8 do
+      local got = p[b][(gy - 1) * 4 + gx][((ch - 1) * 8 + py - 1) * 8 + px]
+      local want = xt[b][ch][(gy - 1) * 8 + py][(gx - 1) * 8 + px]
+      if got ~= want then al.set_num_threads(prev); error(("%d threads: patch element b%d g(%d,%d) c%d (%d,%d)"):format(nt, b, gy, gx, ch, py, px), 0) end
+    end end end end end end
+  end
+  al.set_num_threads(prev)
+end)
+
 case("normal_/uniform_ fill in place from a generator", function()
   local t = al.zeros { 1000 }
   t:uniform_(-2, -1, al.Generator(3))
@@ -356,10 +393,15 @@ case("results do not depend on the thread count (bitwise)", function()
   local b = al.randn({ 200 }, g)
   local w, bias = al.randn({ 200 }, g), al.randn({ 200 }, g)
   local labels = al.randint(1, 200, { 300 }, g)
+  local y = al.randn({ 300, 200 }, g)
+  local img = al.randn({ 16, 3, 32, 32 }, g)
   local function run()
     return {
       al.exp(x), al.gelu(x), al.sigmoid(x), x * b, x / 3, x + 1, al.sum(x, 2), al.sum(x, 1), al.mean(x),
       al.layer_norm(x, w, bias), al.log_softmax(x), al.softmax(x), al.cross_entropy(x, labels),
+      x + y, x:reshape({ -1 }) * y:reshape({ -1 }),          -- one long row, cut into pieces
+      img:reshape({ 16, 3, 4, 8, 4, 8 }):permute({ 1, 3, 5, 2, 4, 6 }):contiguous(),   -- rows split
+      x:transpose(1, 2):contiguous(),
     }
   end
   local prev = al.get_num_threads()
