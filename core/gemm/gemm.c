@@ -13,8 +13,8 @@
  *                        a[i,k] broadcast from memory
  *   __AVX2__ && __FMA__  6 x 16 tile: 12 ymm accumulators, 2 ymm of B
  *   otherwise            plain C, one row at a time, a*b then +acc (no FMA in the target)
- * Row tails use tiles of 8/4/2/1 (AVX-512) or 4/2/1 (AVX2) rows; column tails masked
- * loads and stores. None of that changes any element's chain.
+ * Rows past the last whole tile are spread over tiles as even as can be (tile_rows); column
+ * tails use masked loads and stores. None of that changes any element's chain.
  *
  * Layouts: op(A) is read where it lies -- a[i,k] is A[i*lda+k] or, transposed, A[k*lda+i]
  * (the tile's rows are then adjacent). Row-major B is read where it lies, a K x 32 (16)
@@ -96,9 +96,8 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
   }
 }
 
-static int tile_rows(int64_t left) { return left >= 14 ? 14 : left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* one tile of h rows (h from tile_rows) and nr <= NR columns */
+/* one tile of h <= MR rows (h from tile_rows) and nr <= NR columns */
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
   __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
@@ -116,8 +115,17 @@ static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, 
   } while (0)
   switch (h) {
     case 14: UK(14); break;
+    case 13: UK(13); break;
+    case 12: UK(12); break;
+    case 11: UK(11); break;
+    case 10: UK(10); break;
+    case 9: UK(9); break;
     case 8: UK(8); break;
+    case 7: UK(7); break;
+    case 6: UK(6); break;
+    case 5: UK(5); break;
     case 4: UK(4); break;
+    case 3: UK(3); break;
     case 2: UK(2); break;
     default: UK(1); break;
   }
@@ -197,7 +205,6 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, i
   }
 }
 
-static int tile_rows(int64_t left) { return left >= 6 ? 6 : left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
@@ -215,7 +222,9 @@ static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, 
   } while (0)
   switch (h) {
     case 6: UK(6); break;
+    case 5: UK(5); break;
     case 4: UK(4); break;
+    case 3: UK(3); break;
     case 2: UK(2); break;
     default: UK(1); break;
   }
@@ -249,6 +258,19 @@ static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, 
     if (beta != 0) t = t + beta * c[j];
     c[j] = t;
   }
+}
+#endif
+
+/* Rows of the next tile: whole MR-row tiles while more than MR rows are left, the rest in
+ * tiles as even as can be (17 -> 9 + 8, 20 -> 10 + 10, 65 -> 5 x 13). A tile of one or two
+ * rows has too few independent chains to hide the FMA latency, and the attention's
+ * per-head products (17 or 65 rows) used to end in such tiles (14 + 2 + 1). Which rows
+ * share a tile changes no chain. */
+#if MR > 1
+static int tile_rows(int64_t left) {
+  if (left <= MR) return (int)left;
+  int64_t tiles = (left + MR - 1) / MR;
+  return (int)((left + tiles - 1) / tiles);
 }
 #endif
 
