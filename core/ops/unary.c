@@ -61,7 +61,7 @@ static void gelu_fwd_array(float *o, const float *x, int64_t n) {
       cb[j] = err - l2;
     }
     for (int j = 0; j < m; j++) {
-      float xj = xb[j], e = al_fexp(sb[j]);
+      float xj = xb[j], e = al_fexp_le0(sb[j]);   /* sb: finite, <= ~0 (ax is clamped, NaN to 20) */
       float half_ec = 0.5f * tb[j] * (e + e * cb[j]);
       float one_minus = 1.0f - half_ec;
       float phi = xj < 0 ? half_ec : one_minus;

@@ -156,11 +156,9 @@ static inline float al_sqrtf(float x) {
  * to -104 (Cody-Waite reduction + degree-6 minimax polynomial, the classic Cephes
  * coefficients); erf absolute error < 1.5e-7 (a series near 0, a Chebyshev erfc fit beyond);
  * the normal CDF al_fphi (for the exact GELU) relative error < 5e-7 in both tails. */
-static inline float al_fexp(float x) {
-  /* above ln(FLT_MAX) the result overflows; below -104 it rounds to 0 even as a subnormal */
-  const float hi = 88.72284f, lo = -104.0f;
-  float xc = x > hi ? hi : (x < lo ? lo : x);
-  xc = xc == xc ? xc : 0.0f;   /* NaN: a float -> int conversion of NaN is undefined in C */
+
+/* al_fexp's arithmetic on an x already in [-104, 88.72284] */
+static inline float al_fexp_core_(float xc) {
   /* round-to-nearest of xc*log2(e) with the 1.5*2^23 trick (no rintf call) */
   float k = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   float r = xc - k * 0.693359375f;   /* Cody-Waite: k*0.693359375 is exact for |k| <= 150 */
@@ -180,10 +178,26 @@ static inline float al_fexp(float x) {
   float s1, s2;
   memcpy(&s1, &b1, sizeof s1);
   memcpy(&s2, &b2, sizeof s2);
-  float y = (p * s1) * s2;
+  return (p * s1) * s2;
+}
+
+static inline float al_fexp(float x) {
+  /* above ln(FLT_MAX) the result overflows; below -104 it rounds to 0 even as a subnormal */
+  const float hi = 88.72284f, lo = -104.0f;
+  float xc = x > hi ? hi : (x < lo ? lo : x);
+  xc = xc == xc ? xc : 0.0f;   /* NaN: a float -> int conversion of NaN is undefined in C */
+  float y = al_fexp_core_(xc);
   y = x < lo ? 0.0f : y;
   y = x > hi ? INFINITY : y;
   return x != x ? x : y;
+}
+
+/* al_fexp(x), bit for bit, for x <= 88.72284 and not NaN (the GELU forward's exponent, at
+ * most ~0 and never NaN): without the overflow and NaN lanes. */
+static inline float al_fexp_le0(float x) {
+  const float lo = -104.0f;
+  float y = al_fexp_core_(x < lo ? lo : x);
+  return x < lo ? 0.0f : y;
 }
 
 /* erfc(a) for a >= 0 (and a = +inf), given a2 = a*a exactly (in double): the Chebyshev
