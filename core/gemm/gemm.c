@@ -96,7 +96,6 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
   }
 }
 
-
 /* one tile of h <= MR rows (h from tile_rows) and nr <= NR columns */
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
@@ -205,7 +204,6 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, i
   }
 }
 
-
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
   int nv = nr > 8 ? 2 : 1;
@@ -311,8 +309,9 @@ GEMM_INLINE void transpose16(__m512 r[16]) {
 }
 
 /* 16 columns j0.. (nj of them real, the rest zeros) x K of B^T into the panel's 16-wide
- * half at p: 16 x 16 blocks through registers. The attention's per-head Q K^T packs 16 x 17
- * on every call; element by element that cost as much as the product. */
+ * half at p: 16 x 16 blocks through registers. The attention's per-head Q K^T and dO V^T
+ * pack 16 x 17 on every call, and element by element the packing was a large share of such
+ * a small product (experiments/classifier/THROUGHPUT.md, "Serial work out of the step"). */
 static void pack_bt_half(float *p, const float *src, int64_t nj, int64_t K, int64_t ld) {
   for (int64_t k0 = 0; k0 < K; k0 += 16) {
     int64_t kk = K - k0 < 16 ? K - k0 : 16;

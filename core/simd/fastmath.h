@@ -10,20 +10,22 @@
  * bitwise what they were (the normalizers, the elementwise ops of a training run, the mixers):
  *   al_expf, al_expf_le0   (+ al_logf, al_sqrtf)  the normalizers; their 16-lane twins in
  *                          core/norm/vec.h repeat them operation for operation
- *   al_fexp                (+ erf, erfc, the normal CDF; al_fsigmoid) the elementwise and nn ops
+ *   al_fexp, al_fexp_le0   (+ erf, erfc, the normal CDF; al_fsigmoid) the elementwise and nn ops
  *   mx_exp, mx_exp_le0     (+ expm1, log1p, sigmoid, SiLU, softplus, tanh) the mixers
  * So sigmoid (al_fsigmoid / mx_sigmoid) and softplus, SiLU exist once per family that uses them.
  * They cannot be merged without moving bits: al_expf reduces with a fitted degree-6 polynomial
  * and flushes below ln(FLT_MIN); al_fexp (Cephes) keeps subnormals; mx_exp (a Taylor series)
  * clamps at 88. Within a family the bounded forms share their reduction and polynomial
- * (al_expf_reduce_, mx_exp_clamped_; in core/norm/vec.h al_vexp_reduce_), so al_expf_le0 and
- * mx_exp_le0 agree bitwise with al_expf and mx_exp wherever both are defined.
+ * (al_expf_reduce_, al_fexp_core_, mx_exp_clamped_; in core/norm/vec.h al_vexp_reduce_), so
+ * al_expf_le0, al_fexp_le0 and mx_exp_le0 agree bitwise with al_expf, al_fexp and mx_exp
+ * wherever both are defined.
  *
  * Edge behaviour (tests/c/test_simd.c checks every line of this table, at every CPU level):
  *                     NaN     -inf   +inf   underflow                      overflow
  *   al_expf           NaN     0      +inf   0 below -87.3365 (no subnormal) +inf above 88.7228
  *   al_expf_le0       NaN     0      (x <= 88 only)  0 below -87.3365       -
  *   al_fexp           NaN     0      +inf   subnormal down to -104, then 0 +inf above 88.7228
+ *   al_fexp_le0       (not NaN) 0    (x <= 88.7228 only)  as al_fexp      -
  *   mx_exp            NaN     0      1.65e38  0 below -87.3                 exp(88) = 1.65e38 above 88
  *   mx_exp_le0        NaN     0      (x <= 88 only)  0 below -87.3          -
  *   mx_expm1          NaN     -1     1.65e38
@@ -138,8 +140,9 @@ static inline float al_logf(float x) {
   return AL_FMAF(ef, 0.693145751953125f, y);
 }
 
-/* sqrt(x) for finite x >= 0, within 1 ulp of sqrtf (tested). libm's sqrtf keeps loops scalar
- * under the default -fmath-errno. Reciprocal square root from an exponent-halving guess and
+/* sqrt(x) for finite x >= 0, within 1 ulp of sqrtf (tested). Written when libm's sqrtf kept
+ * loops scalar under GCC's default -fmath-errno (the build now passes -fno-math-errno); the
+ * normalizers' results are this function's roundings, so it stays. Reciprocal square root from an exponent-halving guess and
  * two Newton steps (error 5e-6), then one Newton step on sqrt itself (error ~1e-11). */
 static inline float al_sqrtf(float x) {
   float y = al_u2f_(0x5F375A86u - (al_f2u_(x) >> 1));   /* 1/sqrt(x) within 3.5% */

@@ -37,6 +37,7 @@ static void check_edges(const char *name, fn1 f, const edge *e, int n) {
 static float f_expf(float x) { return al_expf(x); }
 static float f_expf_le0(float x) { return al_expf_le0(x); }
 static float f_fexp(float x) { return al_fexp(x); }
+static float f_fexp_le0(float x) { return al_fexp_le0(x); }
 static float f_fsigmoid(float x) { return al_fsigmoid(x); }
 static float f_mx_exp(float x) { return mx_exp(x); }
 static float f_mx_exp_le0(float x) { return mx_exp_le0(x); }
@@ -59,6 +60,7 @@ int main(void) {
   const edge fexp_low[] = {{"NaN", nan, nan}, {"-inf", -inf, 0.0f}, {"0", 0.0f, 1.0f}, {"-1000", -1000.0f, 0.0f},
                            {"-105", -105.0f, 0.0f}};
   check_edges("al_fexp", f_fexp, fexp_low, 5);
+  check_edges("al_fexp_le0", f_fexp_le0, fexp_low + 1, 4);   /* no NaN lane */
   /* overflow: +inf above the top of the range (exp(1000), exp(+inf)) */
   const edge exp_over[] = {{"1000", 1000.0f, inf}, {"+inf", inf, inf}, {"89", 89.0f, inf}};
   check_edges("al_expf", f_expf, exp_over, 3);
@@ -79,6 +81,25 @@ int main(void) {
   {
     const float y = al_fexp(in(-100.0f));
     CHECK("al_fexp(-100) is the subnormal exp(-100) to a subnormal step", y > 0 && fabs((double)y - exp(-100.0)) <= 2e-45, "%g", (double)y);
+  }
+  {
+    /* al_fexp_le0 (the GELU forward's exp) promises al_fexp's bits wherever x <= 88.72284: every
+     * float of [-300, 0] and of (0, 88.72284] in steps, -inf and the clamp's edges */
+    long differ = 0;
+    float first = 0;
+    for (int i = 0; i <= 3000000; i++) {
+      float x = (float)(-300.0 + 300.0 * i / 3000000.0);
+      if (memcmp(&(float){al_fexp_le0(in(x))}, &(float){al_fexp(in(x))}, sizeof(float)) != 0 && differ++ == 0) first = x;
+    }
+    for (int i = 0; i <= 100000; i++) {
+      float x = (float)(88.72284 * i / 100000.0);
+      if (al_fexp_le0(in(x)) != al_fexp(in(x)) && differ++ == 0) first = x;
+    }
+    const float edges[] = {-INFINITY, -104.0f, nextafterf(-104.0f, 0), nextafterf(-104.0f, -200), -0.0f, 88.72284f};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++)
+      if (memcmp(&(float){al_fexp_le0(in(edges[i]))}, &(float){al_fexp(in(edges[i]))}, sizeof(float)) != 0 && differ++ == 0) first = edges[i];
+    CHECK("al_fexp_le0 gives al_fexp's bits on [-inf, 88.72284] (3.1e6 points and the edges)", differ == 0,
+          "%ld differ, first at %a", differ, first);
   }
   /* the mixers' derived functions */
   const edge expm1_e[] = {{"NaN", nan, nan}, {"-inf", -inf, -1.0f}, {"-1000", -1000.0f, -1.0f}, {"0", 0.0f, 0.0f}};
