@@ -1,14 +1,16 @@
 /* scripts/bench/bench_gemm.c -- attnlab's own sgemm against OpenBLAS, one thread, same run:
  * the crossover al_sgemm uses (experiments/core/RESULTS.md).
  *
- *   build/release/bench/bench_gemm [reps=9] [model]
+ *   build/release/bench/bench_gemm [reps=9] [model | attention]
  *
  * Each figure is the best of `reps` samples (one call, or enough calls of a tiny product
  * for 2e7 multiply-adds) timed in thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID): on a shared machine a call that loses the core for a while
  * does not count that time, so the figure is the kernel's speed, not the load's. The two
  * kernels alternate call by call. "model" times the compact classifier's shapes instead of
- * the larger ones. */
+ * the larger ones; "attention" times the six products al_attention makes per (example, head)
+ * (core/ops/attention.c), with its operands' real strides, at N = 17 and 65 tokens: each
+ * sample is one sweep over a batch of 128 examples x 4 heads, the figure ns per call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,9 +25,70 @@ static double cpu_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The compact classifier's attention core, D = 64, H = 4 (head width 16), batch 128: qkv rows
+ * of 3D floats, scores (H, N, N) per example, output and its gradient rows of D floats. */
+#define ATT_B 128
+#define ATT_D 64
+#define ATT_H 4
+static void bench_attention(int reps) {
+  static const char *const names[6] = {"S = Q K^T", "O = P V", "dP = dO V^T", "dV = P^T dO", "dQ = dS K", "dK = dS^T Q"};
+  static const char *const ops[6] = {"NT", "NN", "NT", "TN", "NN", "TN"};
+  const int dh = ATT_D / ATT_H, L3 = 3 * ATT_D;
+  printf("| N | product | op | attnlab ns/call | GFLOP/s | OpenBLAS ns/call | attnlab/OpenBLAS |\n|---|---|---|---|---|---|---|\n");
+  for (int N = 17; N <= 65; N += 48) {
+    size_t nx = (size_t)ATT_B * N * L3, ns = (size_t)ATT_B * ATT_H * N * N, ny = (size_t)ATT_B * N * ATT_D;
+    float *X = malloc(sizeof(float) * nx), *S = malloc(sizeof(float) * ns), *Y = malloc(sizeof(float) * ny),
+          *G = malloc(sizeof(float) * ny), *GX = malloc(sizeof(float) * nx);
+    if (!X || !S || !Y || !G || !GX) exit(1);
+    for (size_t i = 0; i < nx; i++) X[i] = (float)((int)(i % 7) - 3) * 0.1f;
+    for (size_t i = 0; i < ns; i++) S[i] = (float)((int)(i % 5) - 2) * 0.1f;
+    for (size_t i = 0; i < ny; i++) G[i] = (float)((int)(i % 3) - 1) * 0.1f;
+    for (int w = 0; w < 6; w++) {
+      double best[2] = {1e30, 1e30};
+      for (int r = 0; r < reps + 1; r++)
+        for (int p = 0; p < 2; p++) {
+          al_sgemm_force_path(p ? AL_SGEMM_BLAS : AL_SGEMM_OWN);
+          double t0 = cpu_s();
+          for (int b = 0; b < ATT_B; b++)
+            for (int h = 0; h < ATT_H; h++) {
+              const float *Xb = X + (size_t)b * N * L3, *Gb = G + (size_t)b * N * ATT_D;
+              float *Sh = S + ((size_t)b * ATT_H + h) * N * N, *GXb = GX + (size_t)b * N * L3;
+              const float *Q = Xb + h * dh, *K = Xb + ATT_D + h * dh, *V = Xb + 2 * ATT_D + h * dh;
+              switch (w) {   /* the calls of al_attention and attention_bwd, operand for operand */
+                case 0: al_sgemm(0, 1, N, N, dh, 0.25f, Q, L3, K, L3, 0.0f, Sh, N); break;
+                case 1: al_sgemm(0, 0, N, dh, N, 1.0f, Sh, N, V, L3, 0.0f, Y + (size_t)b * N * ATT_D + h * dh, ATT_D); break;
+                case 2: al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, ATT_D, V, L3, 0.0f, Sh, N); break;
+                case 3: al_sgemm(1, 0, N, dh, N, 1.0f, Sh, N, Gb + h * dh, ATT_D, 0.0f, GXb + 2 * ATT_D + h * dh, L3); break;
+                case 4: al_sgemm(0, 0, N, dh, N, 0.25f, Sh, N, K, L3, 0.0f, GXb + h * dh, L3); break;
+                default: al_sgemm(1, 0, N, dh, N, 0.25f, Sh, N, Q, L3, 0.0f, GXb + ATT_D + h * dh, L3); break;
+              }
+            }
+          double t = (cpu_s() - t0) / (ATT_B * ATT_H);
+          if (r > 0 && t < best[p]) best[p] = t;   /* r = 0: warm-up */
+        }
+      al_sgemm_force_path(AL_SGEMM_AUTO);
+      printf("| %d | %s | %s | %.0f | %.0f | %.0f | %.2f |\n", N, names[w], ops[w], best[0] * 1e9,
+             2.0 * N * N * dh / best[0] / 1e9, best[1] * 1e9, best[1] / best[0]);
+      fflush(stdout);
+    }
+    free(X); free(S); free(Y); free(G); free(GX);
+  }
+}
+
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 9;
   int model = argc > 2 && strcmp(argv[2], "model") == 0;
+  if (argc > 2 && strcmp(argv[2], "attention") == 0) {
+    al_set_num_threads(1);
+    const al_blas_info_t *bi = al_blas_info();
+    printf("OpenBLAS core %s (%s), attnlab kernel %s; one thread\n", bi->core, bi->coretype_source, bi->gemm);
+    bench_attention(reps);
+    return 0;
+  }
+  if (argc > 2 && !model) {
+    fprintf(stderr, "bench_gemm: unknown mode '%s' (model or attention)\n", argv[2]);
+    return 2;
+  }
   static const int big[][4] = {   /* M, N, K, transposes (bit 0: A, bit 1: B) */
     {512, 512, 512, 0}, {1024, 1024, 1024, 0}, {1024, 1024, 1024, 2}, {1024, 1024, 1024, 1},
     {4096, 512, 512, 0}, {4096, 512, 512, 2}, {4096, 768, 768, 0}, {4096, 768, 768, 2},
