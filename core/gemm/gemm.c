@@ -329,7 +329,9 @@ static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t 
     float *p = dst + j0 * K;   /* (j0 / NR) * K * NR */
     int64_t nr = N - j0 < NR ? N - j0 : NR;
     pack_bt_half(p, src + j0 * ld, nr < 16 ? nr : 16, K, ld);
-    pack_bt_half(p + 16, src + (j0 + 16) * ld, nr > 16 ? nr - 16 : 0, K, ld);
+    /* a panel of 16 or fewer columns: its second half is zeros, and src is not advanced
+     * past its last row (no pointer beyond the operand is formed) */
+    pack_bt_half(p + 16, nr > 16 ? src + (j0 + 16) * ld : src, nr > 16 ? nr - 16 : 0, K, ld);
   }
 }
 #else
