@@ -314,10 +314,19 @@ static void sgemm_lib(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     builtin_sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+/* bias (N floats) or NULL: with a bias, C = alpha op(A)op(B) + bias in every row, and beta is
+ * not used. The own kernel adds it as it ends each chain; the library gets the rows of C
+ * filled with it and beta = 1, which is the same arithmetic (alpha acc + 1 bias). */
 static void sgemm_one(int own, int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+                      int64_t lda, const float *B, int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
   /* the own kernel fails only without memory for packing B^T: then the library's result */
-  if (own && al_gemm_f32(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == AL_OK) return;
+  if (own && (bias ? al_gemm_f32_bias(transA, transB, M, N, K, alpha, A, lda, B, ldb, bias, C, ldc)
+                   : al_gemm_f32(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) == AL_OK)
+    return;
+  if (bias) {
+    for (int64_t i = 0; i < M; i++) memcpy(C + i * ldc, bias, sizeof(float) * (size_t)N);
+    beta = 1.0f;
+  }
   sgemm_lib(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -325,12 +334,14 @@ static void sgemm_one(int own, int transA, int transB, int64_t M, int64_t N, int
  * rows of op(A) and C, or columns of op(B) and C. */
 static void sgemm_panel(int own, int split_m, int64_t s, int64_t panel, int64_t len, int transA, int transB,
                         int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda, const float *B,
-                        int64_t ldb, float beta, float *C, int64_t ldc) {
+                        int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
   int64_t n = len - s < panel ? len - s : panel;
   if (split_m)
-    sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, C + s * ldc, ldc);
+    sgemm_one(own, transA, transB, n, N, K, alpha, transA ? A + s : A + s * lda, lda, B, ldb, beta, bias,
+              C + s * ldc, ldc);
   else
-    sgemm_one(own, transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta, C + s, ldc);
+    sgemm_one(own, transA, transB, M, n, K, alpha, A, lda, transB ? B + s * ldb : B + s, ldb, beta,
+              bias ? bias + s : NULL, C + s, ldc);
 }
 
 /* Below this many multiply-adds a GEMM stays on one thread: waking a sleeping OpenMP
@@ -339,19 +350,21 @@ static void sgemm_panel(int own, int split_m, int64_t s, int64_t panel, int64_t 
 /* rows (columns) per panel: a multiple of every kernel's tile width (16, 32) */
 #define PANEL 128
 
-void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
-              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+/* al_sgemm, and al_sgemm_bias when bias is set (see sgemm_one) */
+static void sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+                  const float *B, int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
   if (!inited) al_blas_init();
   if (M <= 0 || N <= 0) return;
-  if (K <= 0) {   /* C = beta*C; BLAS implementations differ on K = 0 */
+  if (K <= 0) {   /* C = beta*C (or the bias rows); BLAS implementations differ on K = 0 */
     for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * C[i * ldc + j];
+      for (int64_t j = 0; j < N; j++)
+        C[i * ldc + j] = bias ? bias[j] : beta == 0 ? 0.0f : beta * C[i * ldc + j];
     return;
   }
   int own = use_own(M, N, K);
   int nt = want_threads > 1 ? want_threads : 1;
   int par = nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS;
-  if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); return; }
+  if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc); return; }
   /* cut the longer of M, N (the operand every panel then reads in full is the smaller one).
    * OpenBLAS: PANEL rows, whatever the thread count (see the top). The own kernel: about
    * four panels a thread, whole 32-row tiles, so that a 192-row gy^T x splits evenly too */
@@ -365,10 +378,22 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
      * (the cost measured: experiments/classifier/THROUGHPUT.md). The panels and their order
      * are the same. */
     for (int64_t p = 0; p < parts; p++)
-      sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, bias, C,
+                  ldc);
     return;
   }
   #pragma omp parallel for num_threads(nt < parts ? nt : (int)parts) schedule(dynamic, 1)
   for (int64_t p = 0; p < parts; p++)
-    sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_panel(own, split_m, p * panel, panel, len, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, bias, C,
+                  ldc);
+}
+
+void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
+              const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, NULL, C, ldc);
+}
+
+void al_sgemm_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                   int64_t lda, const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
+  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc);
 }

@@ -55,7 +55,8 @@
  * accumulator arrays live in registers. m0/m1 mask the columns of a tail panel. */
 GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const float *a, int64_t lda,
                      const float *b, int64_t ldb, __mmask16 m0, __mmask16 m1, float alpha, float beta,
-                     float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
+                     const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win, float *wout,
+                     int64_t ldw) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int r = 0; r < mr; r++) {
@@ -85,12 +86,13 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
 #pragma GCC unroll 16
   for (int r = 0; r < mr; r++) {
     float *cr = c + r * ldc;
+    const float *cir = ci + r * ldci;
     __m512 t0 = _mm512_mul_ps(va, acc0[r]);
-    if (beta != 0) t0 = _mm512_add_ps(t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, cr)));
+    if (beta != 0) t0 = _mm512_add_ps(t0, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m0, cir)));
     _mm512_mask_storeu_ps(cr, m0, t0);
     if (nv > 1) {
       __m512 t1 = _mm512_mul_ps(va, acc1[r]);
-      if (beta != 0) t1 = _mm512_add_ps(t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, cr + 16)));
+      if (beta != 0) t1 = _mm512_add_ps(t1, _mm512_mul_ps(vb, _mm512_maskz_loadu_ps(m1, cir + 16)));
       _mm512_mask_storeu_ps(cr + 16, m1, t1);
     }
   }
@@ -98,18 +100,19 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
 
 /* one tile of h <= MR rows (h from tile_rows) and nr <= NR columns */
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
-                 float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
+                 float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
+                 float *wout, int64_t ldw) {
   __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
   __mmask16 m1 = nr >= 32 ? (__mmask16)0xFFFF : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : (__mmask16)0;
   int nv = nr > 16 ? 2 : 1;
 #define UK(H)                                                                                       \
   do {                                                                                              \
     if (ta) {                                                                                       \
-      if (nv > 1) ukr(H, 2, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, c, ldc, win, wout, ldw);     \
-      else ukr(H, 1, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, c, ldc, win, wout, ldw);            \
+      if (nv > 1) ukr(H, 2, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);     \
+      else ukr(H, 1, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);            \
     } else {                                                                                        \
-      if (nv > 1) ukr(H, 2, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, c, ldc, win, wout, ldw);     \
-      else ukr(H, 1, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, c, ldc, win, wout, ldw);            \
+      if (nv > 1) ukr(H, 2, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);     \
+      else ukr(H, 1, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);            \
     }                                                                                               \
   } while (0)
   switch (h) {
@@ -145,7 +148,8 @@ static const int32_t lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0
  * one accumulator spills. */
 GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, int64_t K, const float *a, int64_t lda,
                      const float *b, int64_t ldb, int nr, float alpha, float beta,
-                     float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
+                     const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win, float *wout,
+                     int64_t ldw) {
   /* masks made here, not by the caller: live across the full form's loop, GCC kept them
    * in two ymm and spilled an accumulator */
   __m256i m0 = _mm256_setzero_si256(), m1 = _mm256_setzero_si256();
@@ -185,33 +189,35 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, i
 #pragma GCC unroll 8
   for (int r = 0; r < mr; r++) {
     float *cr = c + r * ldc;
+    const float *cir = ci + r * ldci;
     __m256 t0 = _mm256_mul_ps(va, acc0[r]), t1 = _mm256_mul_ps(va, acc1[r]);
     if (full) {
       if (beta != 0) {
-        t0 = _mm256_add_ps(t0, _mm256_mul_ps(vb, _mm256_loadu_ps(cr)));
-        t1 = _mm256_add_ps(t1, _mm256_mul_ps(vb, _mm256_loadu_ps(cr + 8)));
+        t0 = _mm256_add_ps(t0, _mm256_mul_ps(vb, _mm256_loadu_ps(cir)));
+        t1 = _mm256_add_ps(t1, _mm256_mul_ps(vb, _mm256_loadu_ps(cir + 8)));
       }
       _mm256_storeu_ps(cr, t0);
       _mm256_storeu_ps(cr + 8, t1);
       continue;
     }
-    if (beta != 0) t0 = _mm256_add_ps(t0, _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0)));
+    if (beta != 0) t0 = _mm256_add_ps(t0, _mm256_mul_ps(vb, _mm256_maskload_ps(cir, m0)));
     _mm256_maskstore_ps(cr, m0, t0);
     if (nv > 1) {
-      if (beta != 0) t1 = _mm256_add_ps(t1, _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1)));
+      if (beta != 0) t1 = _mm256_add_ps(t1, _mm256_mul_ps(vb, _mm256_maskload_ps(cir + 8, m1)));
       _mm256_maskstore_ps(cr + 8, m1, t1);
     }
   }
 }
 
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
-                 float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
+                 float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
+                 float *wout, int64_t ldw) {
   int nv = nr > 8 ? 2 : 1;
 #define UK1(H, TA)                                                                                  \
   do {                                                                                              \
-    if (nr == 16) ukr(H, 2, 1, TA, K, a, lda, b, ldb, nr, alpha, beta, c, ldc, win, wout, ldw); \
-    else if (nv > 1) ukr(H, 2, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, c, ldc, win, wout, ldw); \
-    else ukr(H, 1, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, c, ldc, win, wout, ldw);         \
+    if (nr == 16) ukr(H, 2, 1, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw); \
+    else if (nv > 1) ukr(H, 2, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw); \
+    else ukr(H, 1, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);         \
   } while (0)
 #define UK(H)                                                                                       \
   do {                                                                                              \
@@ -242,7 +248,8 @@ static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, 
 static int tile_rows(int64_t left) { (void)left; return 1; }
 
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
-                 float alpha, float beta, float *c, int64_t ldc, const float *win, float *wout, int64_t ldw) {
+                 float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
+                 float *wout, int64_t ldw) {
   float acc[NR];
   for (int j = 0; j < nr; j++) acc[j] = win ? win[j] : 0;
   for (int64_t k = 0; k < K; k++) {
@@ -253,7 +260,7 @@ static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, 
   if (wout) { for (int j = 0; j < nr; j++) wout[j] = acc[j]; return; }
   for (int j = 0; j < nr; j++) {
     float t = alpha * acc[j];
-    if (beta != 0) t = t + beta * c[j];
+    if (beta != 0) t = t + beta * ci[j];
     c[j] = t;
   }
 }
@@ -350,16 +357,19 @@ static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t 
 }
 #endif
 
-al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
-                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+/* C = alpha op(A) op(B) + beta Cin, where Cin[i,j] = ci[i*ldci + j]: C itself (ci = C,
+ * ldci = ldc) or a row broadcast to every row (ldci = 0, al_gemm_f32_bias) */
+static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, const float *ci, int64_t ldci,
+                      float *C, int64_t ldc) {
   if (M < 0 || N < 0 || K < 0)
     return al_seterr(AL_EINVAL, "gemm: negative size M=%lld N=%lld K=%lld", (long long)M, (long long)N, (long long)K);
   if (M == 0 || N == 0) return AL_OK;
   if (!C || ldc < N) return al_seterr(AL_EINVAL, "gemm: C is %s, ldc=%lld, want ldc >= N=%lld", C ? "set" : "NULL",
                                       (long long)ldc, (long long)N);
-  if (K == 0 || alpha == 0) {   /* A and B are not read: C = beta*C, or 0 */
+  if (K == 0 || alpha == 0) {   /* A and B are not read: C = beta*Cin, or 0 */
     for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * C[i * ldc + j];
+      for (int64_t j = 0; j < N; j++) C[i * ldc + j] = beta == 0 ? 0.0f : beta * ci[i * ldci + j];
     return AL_OK;
   }
   int64_t lda_min = transA ? M : K, ldb_min = transB ? K : N;
@@ -414,7 +424,7 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
           int h = tile_rows(i1 - i);
           float *wi = w ? w + (i - i0) * N + j0 : NULL;
           tile(h, nr, transA, kb, transA ? A + k0 * lda + i : A + i * lda + k0, lda, transB ? b + j0 * K + k0 * NR : b + k0 * bld + j0, bld, alpha,
-               beta, C + i * ldc + j0, ldc, first ? NULL : wi, last ? NULL : wi, N);
+               beta, ci + i * ldci + j0, ldci, C + i * ldc + j0, ldc, first ? NULL : wi, last ? NULL : wi, N);
           i += h;
         }
       }
@@ -423,4 +433,15 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   if (w) al_free(w, w_bytes);
   if (pack && pack != pack_stack) al_free(pack, pack_bytes);
   return AL_OK;
+}
+
+al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                      int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+  return gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, C, ldc);
+}
+
+al_status al_gemm_f32_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+                           int64_t lda, const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
+  if (!bias && M > 0 && N > 0) return al_seterr(AL_EINVAL, "gemm: bias is NULL");
+  return gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, 0, C, ldc);
 }

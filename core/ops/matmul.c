@@ -257,12 +257,11 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
   al_tensor *o = al_tensor_new(AL_F32, x->ndim, oshape);
   if (!o) { st = AL_ENOMEM; goto done; }
   float *po = al_f32(o);
-  if (bc) {
-    const float *pb = al_f32(bc);
-    #pragma omp parallel for if (R * OUT >= AL_PAR_MIN_WORK) schedule(static)
-    for (int64_t r = 0; r < R; r++) memcpy(po + r * OUT, pb, sizeof(float) * (size_t)OUT);
-  }
-  al_sgemm(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, bc ? 1.0f : 0.0f, po, OUT);
+  /* the bias goes in as each output element's chain ends (al_sgemm_bias), not as a first
+   * pass writing it into every row for the product to read back: that pass moved as many
+   * bytes as the product's output */
+  if (bc) al_sgemm_bias(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, al_f32(bc), po, OUT);
+  else al_sgemm(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, 0.0f, po, OUT);
   {
     al_tensor *ins[3] = {x, w, b};
     al_node *n = al_node_new("linear", linear_bwd, b ? 3 : 2, ins, &st);

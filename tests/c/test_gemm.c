@@ -12,6 +12,7 @@
  *   - bitwise independence of how M and N are cut into panels;
  *   - al_sgemm at 1 and 2 threads, bitwise, on model shapes in all four transposes, with
  *     attnlab's kernel and with OpenBLAS forced (al_sgemm_force_path);
+ *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1;
  *   - bad arguments return AL_EINVAL, never a crash.
  * Every check prints PASS/FAIL/SKIP (check.h). */
 #include <math.h>
@@ -283,6 +284,78 @@ static void test_sgemm_paths_agree(void) {
         bi->gemm ? bi->gemm : "NULL", bi->gemm_rule ? bi->gemm_rule : "NULL");
 }
 
+/* The bias form: C = alpha op(A)op(B) + bias in every row is bitwise what writing bias into
+ * every row of C and calling with beta = 1 gives, in al_gemm_f32_bias (every transpose, edge
+ * sizes, a K-blocked K) and in al_sgemm_bias (1 and 2 threads, either kernel, panels cut by
+ * rows and by columns, K = 0). */
+static int bias_case(int which, int ta, int tb, int64_t M, int64_t N, int64_t K, int threads) {
+  prob p = prob_new(ta, tb, M, N, K, 2);
+  float *bias = malloc(sizeof(float) * (size_t)N), *want = malloc(sizeof(float) * ((size_t)M * p.ldc + 1));
+  fill(bias, (size_t)N);
+  memcpy(want, p.C0, sizeof(float) * ((size_t)M * p.ldc + 1));
+  for (int64_t i = 0; i < M; i++) memcpy(want + i * p.ldc, bias, sizeof(float) * (size_t)N);
+  al_set_num_threads(1);
+  int ok = 1;
+  if (which == 0) {
+    ok &= al_gemm_f32(ta, tb, M, N, K, 0.75f, p.A, p.lda, p.B, p.ldb, 1.0f, want, p.ldc) == AL_OK;
+    ok &= al_gemm_f32_bias(ta, tb, M, N, K, 0.75f, p.A, p.lda, p.B, p.ldb, bias, p.C, p.ldc) == AL_OK;
+  } else {
+    al_sgemm(ta, tb, M, N, K, 0.75f, p.A, p.lda, p.B, p.ldb, 1.0f, want, p.ldc);
+    al_set_num_threads(threads);
+    al_sgemm_bias(ta, tb, M, N, K, 0.75f, p.A, p.lda, p.B, p.ldb, bias, p.C, p.ldc);
+    al_set_num_threads(1);
+  }
+  ok &= memcmp(want, p.C, sizeof(float) * ((size_t)M * p.ldc + 1)) == 0;   /* the padding too */
+  free(bias);
+  free(want);
+  prob_free(&p);
+  return ok;
+}
+
+static void test_bias(void) {
+  static const int64_t sz[] = {1, 15, 16, 17, 63, 65, 257};
+  int ok = 1, n = 0;
+  char where[96] = "";
+  for (int t = 0; t < 4; t++)
+    for (int im = 0; im < 7; im++)
+      for (int in = 0; in < 7; in++) {
+        int64_t M = sz[im], N = sz[in], K = (im + in + t) % 5 == 4 ? 1100 : sz[(im * 2 + in + t) % 7];
+        if (M * N * K > 257 * 257 * 65) K = 17;
+        if (!bias_case(0, t & 1, t >> 1, M, N, K, 1) && ok) {
+          ok = 0;
+          snprintf(where, sizeof where, "%c%c %lldx%lldx%lld", t & 1 ? 'T' : 'N', t >> 1 ? 'T' : 'N', (long long)M,
+                   (long long)N, (long long)K);
+        }
+        n++;
+      }
+  char name[160];
+  snprintf(name, sizeof name, "gemm bias (%s): %d shapes, every transpose, bitwise bias rows + beta = 1, padding kept",
+           al_gemm_level(), n);
+  CHECK(name, ok, "differs at %s", where);
+  float a[4] = {0}, b[4] = {0}, c[4] = {0};
+  CHECK("gemm bias: a NULL bias is AL_EINVAL", al_gemm_f32_bias(0, 0, 2, 2, 2, 1, a, 2, b, 2, NULL, c, 2) == AL_EINVAL,
+        "%s", al_errmsg());
+  /* al_sgemm_bias: the linear layer's shape, split by rows; a wide one split by columns;
+   * odd sizes; K = 0 */
+  static const int64_t shapes[][3] = {{2176, 192, 64}, {48, 700, 64}, {301, 65, 17}, {33, 70, 0}};
+  static const int paths[3] = {AL_SGEMM_AUTO, AL_SGEMM_OWN, AL_SGEMM_BLAS};
+  int64_t mdiv = getenv("ATTNLAB_VALGRIND") ? 8 : 1;
+  for (int pi = 0; pi < 3; pi++) {
+    al_sgemm_force_path(paths[pi]);
+    int same = 1;
+    for (int s = 0; s < 4; s++)
+      for (int t = 0; t < 4; t++)
+        for (int th = 1; th <= 2; th++) {
+          int64_t M = s == 0 ? shapes[s][0] / mdiv : shapes[s][0];
+          same &= bias_case(1, t & 1, t >> 1, M, shapes[s][1], shapes[s][2], th);
+        }
+    al_sgemm_force_path(AL_SGEMM_AUTO);
+    snprintf(name, sizeof name, "al_sgemm_bias (%s): 1 and 2 threads, row and column panels, K = 0: bitwise bias rows + beta = 1",
+             pi == 0 ? "auto" : pi == 1 ? "attnlab kernel" : al_blas_info()->backend);
+    CHECK(name, same, "differs");
+  }
+}
+
 /* An FNV-1a hash of the outputs of a fixed set of products (all transposes, edge sizes, one
  * K-blocked case): the FMA levels must give the same one. */
 static uint64_t products_digest(void) {
@@ -334,6 +407,7 @@ int main(void) {
   test_threads(AL_SGEMM_OWN, "attnlab kernel");
   test_threads(AL_SGEMM_BLAS, al_blas_info()->backend);
   test_sgemm_paths_agree();
+  test_bias();
   test_fma_levels_agree();
   CHECK("gemm frees its packing buffers", al_mem_live() == mem0, "%zu bytes left", al_mem_live() - mem0);
   CHECK_EXIT();
