@@ -367,10 +367,15 @@ static void sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float
   if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc); return; }
   /* cut the longer of M, N (the operand every panel then reads in full is the smaller one).
    * OpenBLAS: PANEL rows, whatever the thread count (see the top). The own kernel: about
-   * four panels a thread, whole 32-row tiles, so that a 192-row gy^T x splits evenly too */
+   * four panels a thread, whole 32-row tiles, so that a 192-row gy^T x splits evenly too --
+   * except a weight gradient cut by rows (transA, M >= N: dW = gy^T x with K = batch x
+   * tokens in the thousands): there every panel streams all of x (K x N) again, and with
+   * four panels a thread that traffic held 2 threads to ~1.3x one thread; one panel a
+   * thread (experiments/core/RESULTS.md) */
   int split_m = M >= N;
   int64_t len = split_m ? M : N, panel = PANEL;
-  if (own) panel = ((len + 4 * nt - 1) / (4 * nt) + 31) / 32 * 32;
+  int per_thread = transA && split_m ? 1 : 4;
+  if (own) panel = ((len + per_thread * nt - 1) / (per_thread * nt) + 31) / 32 * 32;
   int64_t parts = (len + panel - 1) / panel;
   if (!par || parts == 1) {
     /* no OpenMP region at all: entering one, even a 1-thread one, costs libgomp a futex
