@@ -113,15 +113,16 @@ static void unary_bwd_kernel(al_unop op, float *gi, const float *g, const float 
        * backward. Where y is subnormal (x < -13) Phi loses bits, but the gradient there is
        * below 1e-37. x^2 = hi + lo exactly (an fma): exp(-x^2/2) = exp(-hi/2) (1 - lo/2)
        * keeps the pdf's relative accuracy in the tails (x*x rounded alone is 4e-6 off
-       * there). The exponent -hi/2 is <= 0, so al_fexp_le0 (al_fexp bit for bit there, without
-       * its overflow and NaN lanes); a NaN x gets exponent 0 instead, and its NaN cdf carries
-       * to gi. */
+       * there). The exponent -hi/2 is <= 0, so al_fexp_le0 (al_fexp bit for bit there,
+       * without its overflow and NaN lanes; a NaN x gets exponent 0 instead, and its NaN cdf
+       * carries to gi). At |x| >= 20 the pdf is 0 in float, and it is set so: where x^2
+       * overflows (|x| > 1.8e19) lo is -inf and e * lo was NaN. */
       for (int64_t i = 0; i < n; i++) {
         float xi = x[i], q = y[i] / xi;
         float cdf = xi == 0.0f ? 0.5f : q;
         float hi = xi * xi, lo = fmaf(xi, xi, -hi), ex = -0.5f * hi;
         float e = al_fexp_le0(ex == ex ? ex : 0.0f);
-        float pdf = 0.3989422804014327f * (e - e * (0.5f * lo));
+        float pdf = hi < 400.0f ? 0.3989422804014327f * (e - e * (0.5f * lo)) : 0.0f;
         gi[i] = g[i] * (cdf + xi * pdf);
       }
       break;

@@ -401,6 +401,17 @@ case("gelu backward equals Phi(x) + x phi(x) to float precision (tails and 0 inc
   print(("#   gelu backward: worst error %.3g (relative to Phi + |x phi|) at x = %g"):format(worst, at))
   assert(worst < 2e-6, ("gelu backward off by %.3g at x = %g"):format(worst, at))
 end)
+case("gelu backward at NaN, +-inf and huge x: NaN, and 1 or 0 for finite x of any size", function()
+  -- the exponent -x^2/2 of the pdf goes to al_fexp_le0, which has no NaN lane: a NaN x
+  -- must still give a NaN gradient, never a number; x^2 overflowing (|x| > 1.8e19) gave NaN
+  local x = al.tensor({ 0 / 0, math.huge, -math.huge, 1e30, -1e30, 40, -40, 2e19, -3e38 }):requires_grad_()
+  al.sum(al.gelu(x)):backward()
+  local g = x.grad:totable()
+  assert(g[1] ~= g[1], "gelu'(NaN) is NaN, got " .. tostring(g[1]))
+  T.eq({ g[4], g[5], g[6], g[7], g[8], g[9] }, { 1, 0, 1, 0, 1, 0 }, 0)
+  -- +-inf: Phi from y/x is inf/inf = NaN, as PyTorch's x*pdf(x) = inf*0 is; not a number either way
+  assert(g[2] ~= g[2] and g[3] ~= g[3], "gelu'(+-inf) as before: NaN")
+end)
 
 -- ---------------------------------------------------------------------------------
 -- against PyTorch (tests/ref/core_ops.json)
