@@ -56,13 +56,28 @@ HOST_OBJ  := $(HOST_SRC:%.c=$(BUILD)/%.o)
 TEST_BIN  := $(TEST_SRC:tests/c/%.c=$(BUILD)/tests/%)
 HEADERS   := $(wildcard include/*.h include/attnlab/*.h lua/bind/*.h core/*.h core/*/*.h tests/c/*.h)
 
+# What this build tree's objects were compiled and linked with: $(BUILD)/flags.txt is rewritten
+# (at parse time) whenever that line changes -- make CFLAGS=..., OPT=..., ARCH=..., ISA_LEVELS=...
+# -- and every object and link depends on it, so a changed flag rebuilds the tree instead of
+# linking objects built with the old flags next to new ones. An unchanged line leaves the file
+# (and its time stamp) alone, and so does a dry run (make -n).
+BUILD_LINE := $(CC) | $(BASE_CFLAGS) | $(ARCH) | $(ISA_LEVELS) | $(foreach l,$(ISA_LEVELS),$(ISA_FLAGS_$(l))) | $(LDLIBS)
+FLAGS_STAMP := $(BUILD)/flags.txt
+ifneq ($(BUILD_LINE),$(file <$(FLAGS_STAMP)))
+ifeq ($(findstring n,$(firstword -$(MAKEFLAGS))),)
+$(shell mkdir -p $(BUILD))
+$(file >$(FLAGS_STAMP),$(BUILD_LINE))
+endif
+endif
+BUILD_DEPS := $(HEADERS) $(FLAGS_STAMP)
+
 .PHONY: all deps test test-levels asan-test valgrind-test fuzz demo clean bench
 all: bin/attnlab lib/attnlab/core.so lib/libattnlab.a
 
 deps:
 	@sh scripts/install_deps.sh
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c $(BUILD_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -72,7 +87,7 @@ $(HOST_OBJ): $(wildcard lua/host/*.h)
 # ---- kernel variants and their dispatch ------------------------------------------------
 # raw object of one level: the file as compiled for that level, public names unchanged
 define isa_level_rules
-$(ISA_DIR)/$(1)/%.raw.o: core/%.c $(HEADERS)
+$(ISA_DIR)/$(1)/%.raw.o: core/%.c $(BUILD_DEPS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASE_CFLAGS) $$(ISA_FLAGS_$(1)) -c $$< -o $$@
 $(ISA_DIR)/$(1)/syms.txt: $(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(1)/%.raw.o)
@@ -91,7 +106,7 @@ $(ISA_DIR)/syms.txt: $(foreach l,$(ISA_LEVELS),$(ISA_DIR)/$(l)/syms.txt)
 
 $(ISA_DIR)/dispatch.c: $(ISA_DIR)/syms.txt mk/gen_dispatch.sh
 	sh mk/gen_dispatch.sh "$(ISA_LEVELS)" < $< > $@.tmp && mv -f $@.tmp $@
-$(ISA_DIR)/dispatch.o: $(ISA_DIR)/dispatch.c
+$(ISA_DIR)/dispatch.o: $(ISA_DIR)/dispatch.c $(FLAGS_STAMP)
 	$(CC) $(BASE_CFLAGS) $(ARCH) -Wno-pedantic -c $< -o $@
 
 .SECONDARY: $(foreach l,$(ISA_LEVELS),$(KERNEL_SRC:core/%.c=$(ISA_DIR)/$(l)/%.raw.o))
@@ -99,13 +114,13 @@ $(ISA_DIR)/dispatch.o: $(ISA_DIR)/dispatch.c
 $(BUILD)/libattnlab.a: $(CORE_OBJ)
 	@rm -f $@; ar rcs $@ $^
 
-$(BUILD)/attnlab: $(HOST_OBJ) $(BIND_OBJ) $(BUILD)/libattnlab.a
+$(BUILD)/attnlab: $(HOST_OBJ) $(BIND_OBJ) $(BUILD)/libattnlab.a $(FLAGS_STAMP)
 	$(CC) -o $@ $(HOST_OBJ) $(BIND_OBJ) $(BUILD)/libattnlab.a $(LDLIBS) -Wl,-E
 
-$(BUILD)/core.so: $(BIND_OBJ) $(BUILD)/libattnlab.a
+$(BUILD)/core.so: $(BIND_OBJ) $(BUILD)/libattnlab.a $(FLAGS_STAMP)
 	$(CC) -shared -o $@ $(BIND_OBJ) $(BUILD)/libattnlab.a $(filter-out -llua5.4,$(LDLIBS))
 
-$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libattnlab.a $(HEADERS)
+$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libattnlab.a $(BUILD_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Itests/c -o $@ $< $(BUILD)/libattnlab.a $(LDLIBS)
 
@@ -126,7 +141,7 @@ test: deps
 # The C tests compiled for each level too (the header-only vector helpers they test directly
 # are then that level's), run by tests/levels.sh with the kernels dispatched to the same level.
 define level_test_rules
-$(BUILD)/tests-$(1)/%: tests/c/%.c $(BUILD)/libattnlab.a $(HEADERS)
+$(BUILD)/tests-$(1)/%: tests/c/%.c $(BUILD)/libattnlab.a $(BUILD_DEPS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(BASE_CFLAGS) $$(ISA_FLAGS_$(1)) -Itests/c -o $$@ $$< $(BUILD)/libattnlab.a $$(LDLIBS)
 endef
@@ -167,7 +182,7 @@ build/fuzz/%: tests/fuzz/%.c $(CORE_SRC) $(HEADERS)
 # C micro-benchmarks (scripts/bench/*.c): build/bench/<name>
 BENCH_SRC := $(wildcard scripts/bench/*.c)
 bench: $(BENCH_SRC:scripts/bench/%.c=$(BUILD)/bench/%)
-$(BUILD)/bench/%: scripts/bench/%.c $(BUILD)/libattnlab.a $(HEADERS)
+$(BUILD)/bench/%: scripts/bench/%.c $(BUILD)/libattnlab.a $(BUILD_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libattnlab.a $(LDLIBS)
 
