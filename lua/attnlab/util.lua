@@ -53,6 +53,29 @@ function util.file_exists(path)
   return false
 end
 
+-- Can a file be written at path (as write_atomic writes it: a temporary file next to it, then a
+-- rename)? true, or nil and why: path is a folder, or its folder is missing or not writable.
+-- Creates and removes a probe file in that folder. For checking an output path before hours
+-- of work, not after.
+function util.writable_path(path)
+  local f = io.open(path, "rb")
+  if f then
+    local _, _, code = f:read(0)
+    f:close()
+    if code == 21 then return nil, "it is a folder" end   -- EISDIR
+  end
+  local dir, base = path:match("^(.*)/([^/]*)$")
+  if not dir then dir, base = ".", path elseif dir == "" then dir = "/" end
+  local probe = ("%s/.%s.write-probe-%s"):format(dir, base, tostring({}):match("0x(%x+)") or "0")
+  local g, err = io.open(probe, "wb")
+  if not g then
+    return nil, ("cannot create a file in %s: %s"):format(dir, tostring(err):gsub("^.-: ", ""))
+  end
+  g:close()
+  os.remove(probe)
+  return true
+end
+
 -- The whole file, or nil when it cannot be opened.
 function util.read_file(path)
   local f = io.open(path, "rb")

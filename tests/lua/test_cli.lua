@@ -149,6 +149,27 @@ case("train.lua --config: missing, not a table, raising, unknown key, syntax err
   train_err("--config " .. d .. "e.lua", { "--config " .. d .. "e.lua: ", "near <eof>" })
   for _, x in ipairs({ "", "a.lua", "b.lua", "c.lua", "e.lua" }) do os.remove(d .. x) end
 end)
+case("train.lua --out / --checkpoint where nothing can be written: refused before training, one line", function()
+  local d = os.tmpname()   -- a folder of our own: d/missing surely does not exist
+  os.remove(d)
+  assert(os.execute("mkdir " .. q(d)))
+  local args = " --dataset kmnist --epochs 1 --train_limit 64 --test_limit 32 --progress false"
+  local out, err, code = run("scripts/train.lua --out " .. d .. "/missing/run.json" .. args)
+  user_error(out, err, code, 2, "train.lua", { "--out " .. d .. "/missing/run.json", "cannot create a file in " .. d .. "/missing" }, true)
+  out, err, code = run("scripts/train.lua --out " .. d .. args)
+  user_error(out, err, code, 2, "train.lua", { "--out " .. d .. ": it is a folder" }, true)
+  out, err, code = run("scripts/train.lua --checkpoint " .. d .. "/missing/c.ckpt" .. args)
+  user_error(out, err, code, 2, "train.lua", { "--checkpoint " .. d .. "/missing/c.ckpt" }, true)
+  assert(not out:find("epoch", 1, true), "it trained: " .. out)
+  -- the library checks too (a REPL user's al.train.run), and leaves no probe file behind
+  local okr, msg = pcall(al.train.run, { dataset = "kmnist", epochs = 1, out = d .. "/missing/run.json" })
+  assert(not okr and tostring(msg):find("cannot write the record to " .. d .. "/missing/run.json", 1, true), tostring(msg))
+  T.eq(require("attnlab.util").writable_path(d .. "/r.json"), true, 0, "a writable folder")
+  local p = io.popen("ls -A " .. q(d))
+  T.eq(p:read("a"), "", 0, "probe files left")
+  p:close()
+  os.execute("rmdir " .. q(d))
+end)
 case("train.lua: a tiny run prints a measured speed, never '0.0 img/s'", function()
   if not pcall(al.data.kmnist, { split = "test", normalize = false }) then T.skip("KMNIST not found") end
   local out, err, code = run("scripts/train.lua --dataset kmnist --epochs 1 --train_limit 64 --test_limit 32 --batch_size 64 --progress false")
@@ -187,8 +208,11 @@ case("distill.lua run --strategy layer_aware:9 (a 2-layer teacher): one line", f
 end)
 
 case("distill.lua run with a timm teacher that records no heads, and no --heads: one line naming the file", function()
+  local d = os.tmpname()   -- distill.lua makes its --out folder: a temporary one, removed after
+  os.remove(d)
   local out, err, code = run("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --strategy layer_aware:1 " ..
-    "--dataset cifar10 --train_limit 20 --test_limit 20 --out /nonexistent/never_written")
+    "--dataset cifar10 --train_limit 20 --test_limit 20 --out " .. q(d))
+  os.execute("rm -rf " .. q(d))
   if err:find("file not found", 1, true) then T.skip("CIFAR-10 not found") end
   user_error(out, err, code, 1, "distill.lua", { "tests/ref/vit_fixture.safetensors does not record its head count" }, true)
 end)

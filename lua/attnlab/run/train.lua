@@ -63,6 +63,7 @@ train.HELP = {
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
 
 local copy = require("attnlab.util").copy
+local writable_path = require("attnlab.util").writable_path
 
 function train.config(user)
   local c = copy(train.DEFAULTS)
@@ -285,6 +286,13 @@ end
 -- ---- the run -------------------------------------------------------------------------------------
 function train.run(user)
   local c = train.config(user)
+  -- where the record and the checkpoint go is checked now: a mistyped --out used to fail only
+  -- when the finished run wrote its record
+  for _, k in ipairs({ "out", "checkpoint" }) do
+    local ok, why = true, nil
+    if c[k] ~= nil then ok, why = writable_path(c[k]) end
+    if not ok then error(("train: cannot write the %s to %s: %s"):format(k == "out" and "record" or "checkpoint", c[k], why), 2) end
+  end
   if c.threads then al.set_num_threads(c.threads) end
   local tr, te, val = train.datasets(c)
   local model = train.model(c, tr)
