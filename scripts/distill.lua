@@ -97,6 +97,12 @@ local function run()
     c.checkpoint = c.checkpoint or (out .. "/teacher.ckpt")
     c.progress = opts.progress ~= false
     os.execute("mkdir -p '" .. out .. "'")
+    -- the model file and the record are written after training: a path that cannot take them
+    -- is said now
+    for _, f in ipairs({ { c.save, "model" }, { c.out, "record" } }) do
+      local can, why = require("attnlab.util").writable_path(f[1])
+      if not can then cli.die(SPEC, ("teacher: cannot write the %s to %s: %s"):format(f[2], f[1], why), 2) end
+    end
     local rec = s2s.train_teacher(c)
     print(("teacher: test accuracy %.4f, saved %s"):format(rec.test_accuracy, c.save))
     if s2s.init_is_scheme(c.init) then s2s.write_json(c.out, rec) end

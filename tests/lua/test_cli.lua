@@ -207,6 +207,16 @@ case("distill.lua run --strategy layer_aware:9 (a 2-layer teacher): one line", f
   user_error(out, err, code, 1, "distill.lua", { "layer_aware", "k must be in 1..2, got 9" }, true)
 end)
 
+case("distill.lua teacher --save / --record where nothing can be written: refused before training", function()
+  local d = os.tmpname()
+  os.remove(d)
+  local args = " --dataset cifar10 --epochs 1 --train_limit 20 --test_limit 20 --progress false --out " .. q(d)
+  local out, err, code = run("scripts/distill.lua teacher --save " .. d .. "/missing/t.safetensors" .. args)
+  user_error(out, err, code, 2, "distill.lua", { "cannot write the model to " .. d .. "/missing/t.safetensors", "cannot create a file" }, true)
+  out, err, code = run("scripts/distill.lua teacher --record " .. d .. "/missing/t.json" .. args)
+  os.execute("rm -rf " .. q(d))
+  user_error(out, err, code, 2, "distill.lua", { "cannot write the record to " .. d .. "/missing/t.json" }, true)
+end)
 case("distill.lua run with a timm teacher that records no heads, and no --heads: one line naming the file", function()
   local d = os.tmpname()   -- distill.lua makes its --out folder: a temporary one, removed after
   os.remove(d)
