@@ -43,7 +43,8 @@
 
 /* Every path ends a chain the same way: t = alpha*acc, then t = t + beta*C_old when
  * beta != 0 (separate product, product and sum, never fused), so that step is bitwise equal
- * on all three paths. */
+ * on all three paths. C_old is read from ci with row stride ldci: C itself, or the bias row
+ * with stride 0 (al_gemm_f32_bias). */
 
 #if defined(__AVX512F__)
 /* ===================================== AVX-512 ===================================== */
