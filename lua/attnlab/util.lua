@@ -69,7 +69,7 @@ function util.writable_path(path)
   local probe = ("%s/.%s.write-probe-%s"):format(dir, base, tostring({}):match("0x(%x+)") or "0")
   local g, err = io.open(probe, "wb")
   if not g then
-    return nil, ("cannot create a file in %s: %s"):format(dir, tostring(err):gsub("^.-: ", ""))
+    return nil, ("cannot create a file in %s: %s"):format(dir, (tostring(err):gsub("^.-: ", "")))
   end
   g:close()
   os.remove(probe)
