@@ -400,5 +400,5 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
 
 void al_sgemm_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                    int64_t lda, const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
-  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, C, ldc);
+  sgemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, bias ? 1.0f : 0.0f, bias, C, ldc);   /* NULL: no bias */
 }

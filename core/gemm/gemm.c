@@ -443,6 +443,6 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
 
 al_status al_gemm_f32_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
                            int64_t lda, const float *B, int64_t ldb, const float *bias, float *C, int64_t ldc) {
-  if (!bias && M > 0 && N > 0) return al_seterr(AL_EINVAL, "gemm: bias is NULL");
+  if (!bias) return gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0.0f, C, ldc, C, ldc);
   return gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1.0f, bias, 0, C, ldc);
 }

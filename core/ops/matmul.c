@@ -260,8 +260,7 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
   /* the bias goes in as each output element's chain ends (al_sgemm_bias), not as a first
    * pass writing it into every row for the product to read back: that pass moved as many
    * bytes as the product's output */
-  if (bc) al_sgemm_bias(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, al_f32(bc), po, OUT);
-  else al_sgemm(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, 0.0f, po, OUT);
+  al_sgemm_bias(0, 1, R, OUT, IN, 1.0f, al_f32(xc), IN, al_f32(wc), IN, bc ? al_f32(bc) : NULL, po, OUT);
   {
     al_tensor *ins[3] = {x, w, b};
     al_node *n = al_node_new("linear", linear_bwd, b ? 3 : 2, ins, &st);

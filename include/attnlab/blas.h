@@ -22,7 +22,7 @@ void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alp
 
 /* C[i,j] = alpha * op(A)op(B)[i,j] + bias[j] (bias: N floats, the same in every row): a
  * linear layer's x W^T + b. Bitwise what filling every row of C with bias and calling al_sgemm
- * with beta = 1 gives, without writing C twice. bias must not be NULL. */
+ * with beta = 1 gives, without writing C twice. A NULL bias is no bias (al_sgemm with beta = 0). */
 void al_sgemm_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
                    const float *A, int64_t lda, const float *B, int64_t ldb, const float *bias,
                    float *C, int64_t ldc);

@@ -35,7 +35,8 @@ al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, f
 /* The same product with a bias row instead of beta C: C[i,j] = alpha op(A)op(B)[i,j] + bias[j]
  * (bias: N floats), the chain ending exactly as al_gemm_f32's with beta = 1 and every row of
  * C_old holding bias -- a linear layer's x W^T + b without first writing b into every row of
- * C and reading it back. AL_EINVAL as al_gemm_f32, or for a NULL bias. */
+ * C and reading it back. A NULL bias is no bias (al_gemm_f32 with beta = 0). AL_EINVAL as
+ * al_gemm_f32. */
 al_status al_gemm_f32_bias(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
                            const float *A, int64_t lda, const float *B, int64_t ldb,
                            const float *bias, float *C, int64_t ldc);

@@ -332,9 +332,25 @@ static void test_bias(void) {
   snprintf(name, sizeof name, "gemm bias (%s): %d shapes, every transpose, bitwise bias rows + beta = 1, padding kept",
            al_gemm_level(), n);
   CHECK(name, ok, "differs at %s", where);
-  float a[4] = {0}, b[4] = {0}, c[4] = {0};
-  CHECK("gemm bias: a NULL bias is AL_EINVAL", al_gemm_f32_bias(0, 0, 2, 2, 2, 1, a, 2, b, 2, NULL, c, 2) == AL_EINVAL,
-        "%s", al_errmsg());
+  {   /* a NULL bias is no bias: bitwise the beta = 0 product, C's old values (NaN) unread */
+    prob p = prob_new(0, 1, 33, 40, 20, 2);
+    float *want = malloc(sizeof(float) * ((size_t)p.M * p.ldc + 1));
+    memcpy(want, p.C0, sizeof(float) * ((size_t)p.M * p.ldc + 1));
+    al_gemm_f32(0, 1, p.M, p.N, p.K, 0.75f, p.A, p.lda, p.B, p.ldb, 0.0f, want, p.ldc);
+    for (int64_t i = 0; i < p.M; i++)
+      for (int64_t j = 0; j < p.N; j++) p.C[i * p.ldc + j] = NAN;
+    int same = al_gemm_f32_bias(0, 1, p.M, p.N, p.K, 0.75f, p.A, p.lda, p.B, p.ldb, NULL, p.C, p.ldc) == AL_OK;
+    for (int64_t i = 0; i < p.M; i++) same &= memcmp(want + i * p.ldc, p.C + i * p.ldc, sizeof(float) * (size_t)p.N) == 0;
+    for (int64_t i = 0; i < p.M; i++)
+      for (int64_t j = 0; j < p.N; j++) p.C[i * p.ldc + j] = NAN;
+    al_set_num_threads(2);
+    al_sgemm_bias(0, 1, p.M, p.N, p.K, 0.75f, p.A, p.lda, p.B, p.ldb, NULL, p.C, p.ldc);
+    al_set_num_threads(1);
+    for (int64_t i = 0; i < p.M; i++) same &= memcmp(want + i * p.ldc, p.C + i * p.ldc, sizeof(float) * (size_t)p.N) == 0;
+    CHECK("gemm bias: a NULL bias is no bias (al_gemm_f32_bias and al_sgemm_bias: the beta = 0 product)", same, "differs");
+    free(want);
+    prob_free(&p);
+  }
   /* al_sgemm_bias: the linear layer's shape, split by rows; a wide one split by columns;
    * odd sizes; K = 0 */
   static const int64_t shapes[][3] = {{2176, 192, 64}, {48, 700, 64}, {301, 65, 17}, {33, 70, 0}};
