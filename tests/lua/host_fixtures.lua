@@ -199,7 +199,9 @@ local function has(s, sub, what)
 end
 
 local function tmpscript(src)
-  local p = os.tmpname() .. ".lua"
+  local base = os.tmpname()   -- (the empty file os.tmpname makes is not the script: removed)
+  os.remove(base)
+  local p = base .. ".lua"
   writefile(p, src)
   return p
 end

@@ -272,10 +272,12 @@ return {
   { name = "save_model / load_model round trip keeps a student's logits", fn = function()
     local st = s2s.replace(vit(), { 4 }, "bilstm")
     st:eval()
-    local path = os.tmpname() .. ".safetensors"
+    local base = os.tmpname()
+    local path = base .. ".safetensors"
     s2s.save_model(path, st, { kind = "test" })
     local back, meta = s2s.load_model(path)
     os.remove(path)
+    os.remove(base)
     back:eval()
     T.eq(meta.kind, "test")
     local x = al.randn({ 2, 3, 16, 16 })
