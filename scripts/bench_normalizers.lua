@@ -2,36 +2,41 @@
 -- forward+backward, against our softmax and against the PyTorch reference
 -- (../shared/anchors/torch_ref.py) in the same run.
 --
---   bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--no-torch]
--- Scores {128,4,N,N} ~ N(0,1); hae = alpha-entmax by bisection with a learned per-head
+--   bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--scale 1] [--no-torch]
+-- Scores {128,4,N,N} ~ N(0, scale^2) (--scale 0.1: the flat rows of a freshly initialised
+-- model, where every score of a row is a candidate of the support); hae = alpha-entmax by bisection with a learned per-head
 -- alpha {4,1,1} and its gradient. Attention layer: x (128, N, 64), 4 heads, qkv+proj.
 -- Ours: medians of interleaved rounds (all normalizers and layers once per round), five before
 -- and four after PyTorch, which runs in its own process (its script takes its own medians).
 local al = require "attnlab"
 local bench = al.bench
 
-local o = al.cli.parse({
+local SPEC = {
   name = "bench_normalizers.lua",
-  usage = "bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--no-torch]",
+  usage = "bin/attnlab scripts/bench_normalizers.lua [--threads 1] [--tokens 65] [--scale 1] [--no-torch]",
   about = "Attention normalizers and the attention layer, forward+backward, on scores {128,4,N,N},\n" ..
           "against our softmax and the PyTorch reference in the same run.",
   options = {
     { "threads", "N", "threads (default 1)", type = "posint", default = 1 },
     { "tokens", "N", "tokens per row (default 65)", type = "posint", default = 65 },
+    { "scale", "S", "scores ~ N(0, S^2) (default 1; 0.1: flat rows, as in a fresh model)", type = "number", default = 1 },
     { "no-torch", nil, "skip the PyTorch reference" },
   },
-  examples = { "bin/attnlab scripts/bench_normalizers.lua --tokens 17 --no-torch" },
-}, arg)
-local threads, N, use_torch = o.threads, o.tokens, not o.no_torch
+  examples = { "bin/attnlab scripts/bench_normalizers.lua --tokens 17 --no-torch",
+               "bin/attnlab scripts/bench_normalizers.lua --scale 0.1 --no-torch" },
+}
+local o = al.cli.parse(SPEC, arg)
+local threads, N, scale, use_torch = o.threads, o.tokens, o.scale, not o.no_torch
+if not (scale > 0 and scale < math.huge) then al.cli.usage_error(SPEC, "--scale must be a finite number > 0, got " .. tostring(scale)) end
 al.set_num_threads(threads)
-bench.header(("normalizers on {128,4,%d,%d}, forward+backward"):format(N, N))
+bench.header(("normalizers on {128,4,%d,%d}, scores ~ N(0, %g^2), forward+backward"):format(N, N, scale))
 
 local NAMES = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "topk:0.25", "topk:0.5" }
 local TORCH = { softmax = "softmax", sparsemax = "sparsemax", entmax15 = "entmax15", hae = "hae",
                 ["topk:0.125"] = "topk0.125", ["topk:0.25"] = "topk0.25", ["topk:0.5"] = "topk0.5" }
 
 al.manual_seed(0)
-local s = al.randn({ 128, 4, N, N })
+local s = al.randn({ 128, 4, N, N }) * scale
 local g = al.randn({ 128, 4, N, N })
 -- One closure per (normalizer, kernel-or-layer); timed in interleaved rounds (every closure
 -- once per round, `inner` calls each), medians over rounds: a slow phase of a shared machine
@@ -81,7 +86,7 @@ local torch_norm, torch_layer, why = {}, {}, nil
 if use_torch then
   local names = {}
   for _, n in ipairs(NAMES) do names[#names + 1] = TORCH[n] end
-  local r, err = bench.torch("norms", ("--shape 128,4,%d,%d --names %s"):format(N, N, table.concat(names, ",")), threads)
+  local r, err = bench.torch("norms", ("--shape 128,4,%d,%d --scale %.17g --names %s"):format(N, N, scale, table.concat(names, ",")), threads)
   if r then for _, e in ipairs(r) do if e.name then torch_norm[e.name] = e.ms / 1e3 end end else why = err end
   r = bench.torch("attn", ("--batch 128 --tokens %d --names %s"):format(N, table.concat(names, ",")), threads)
   if r then for _, e in ipairs(r) do if e.name then torch_layer[e.name] = e.ms / 1e3 end end end

@@ -2,7 +2,7 @@
 so attnlab's benchmark scripts can print ratios measured in the same run.
 
 usage: /usr/bin/python3 torch_ref_bench.py PART [--threads T] [--shape ...] [--names a,b]
-  PART = norms   --shape B,H,N,N          normalizer forward+backward (ms)
+  PART = norms   --shape B,H,N,N [--scale S]   normalizer forward+backward (ms), scores ~ N(0, S^2)
        | attn    --batch B --tokens N     attention layer (dim 64, 4 heads) forward+backward (ms)
        | train   --batch B --patch P --image C,H,W   compact classifier train step (img/s)
        | infer   --batch B --patch P --image C,H,W   inference (img/s)
@@ -133,7 +133,7 @@ def emit(**kw):
 def part_norms(a):
     B, H, N, M = (int(v) for v in a.shape.split(","))
     torch.manual_seed(0)
-    s = torch.randn(B, H, N, M)
+    s = torch.randn(B, H, N, M) * a.scale
     g = torch.randn(B, H, N, M)
     for name in a.names.split(","):
         mod = R.Normalizer(name, H)
@@ -205,6 +205,7 @@ def main():
     p.add_argument("part")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--shape", default="128,4,65,65")
+    p.add_argument("--scale", type=float, default=1.0, help="norms: scores ~ N(0, scale^2)")
     p.add_argument("--names", default="softmax,sparsemax,entmax15,hae,topk0.125,topk0.25,topk0.5")
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--tokens", type=int, default=65)
