@@ -284,15 +284,22 @@ local function median(t)
 end
 
 -- ---- the run -------------------------------------------------------------------------------------
+-- The first of a resolved config's output files (out, checkpoint) that cannot be written, as
+-- key, path, why; nil when both can. Checked before a run starts: a mistyped --out used to fail
+-- only when the finished run wrote its record.
+function train.unwritable_output(c)
+  for _, k in ipairs({ "out", "checkpoint" }) do
+    if c[k] ~= nil then
+      local ok, why = writable_path(c[k])
+      if not ok then return k, c[k], why end
+    end
+  end
+end
+
 function train.run(user)
   local c = train.config(user)
-  -- where the record and the checkpoint go is checked now: a mistyped --out used to fail only
-  -- when the finished run wrote its record
-  for _, k in ipairs({ "out", "checkpoint" }) do
-    local ok, why = true, nil
-    if c[k] ~= nil then ok, why = writable_path(c[k]) end
-    if not ok then error(("train: cannot write the %s to %s: %s"):format(k == "out" and "record" or "checkpoint", c[k], why), 2) end
-  end
+  local key, path, why = train.unwritable_output(c)
+  if key then error(("train: cannot write the %s to %s: %s"):format(key == "out" and "record" or "checkpoint", path, why), 2) end
   if c.threads then al.set_num_threads(c.threads) end
   local tr, te, val = train.datasets(c)
   local model = train.model(c, tr)

@@ -77,12 +77,8 @@ function M.run_options(opts)
   end
   local ok, resolved = pcall(al.train.config, cfg)     -- every key checked before any data is read
   if not ok then cli.die(SPEC, resolved, 2) end
-  for _, k in ipairs({ "out", "checkpoint" }) do       -- and where the results go (al.train.run checks too)
-    if resolved[k] then
-      local can, why = require("attnlab.util").writable_path(resolved[k])
-      if not can then cli.die(SPEC, ("--%s %s: %s"):format(k, resolved[k], why), 2) end
-    end
-  end
+  local key, path, why = al.train.unwritable_output(resolved)   -- and where the results go
+  if key then cli.die(SPEC, ("--%s %s: %s"):format(key, path, why), 2) end
   if resolved.progress then   -- the whole resolved recipe first, so a log says what ran (defaults included)
     local keys = {}
     for k in pairs(resolved) do keys[#keys + 1] = k end
