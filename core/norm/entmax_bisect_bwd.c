@@ -34,18 +34,28 @@ AL_VI int64_t bis_bwd_per_row(int64_t nb) { return 4 * (nb + 1); }
 /* Row p's support (p > 0, not NaN) compacted into pc, and g there into gc, in column order: the
  * full blocks, then the new lanes of the last block (its repeated lanes are not in it); returns
  * the support's size. pf: a gin row to prefetch for writing alongside (see al_norm_prefetch_),
- * or NULL. */
+ * or NULL; pn, gn: a p row and a g row to prefetch for reading, one line per block and the
+ * row's last (every line of the row), or NULL. */
 AL_VI int64_t bis_support_compact(float *pc, float *gc, const float *p, const float *gr,
-                                  const al_rowgeo *g, const float *pf) {
+                                  const al_rowgeo *g, const float *pf, const float *pn,
+                                  const float *gn) {
   const al_vf zero = al_vsplat(0.0f);
   int64_t q = 0;
   for (int64_t b = 0; b < g->nbf; b++) {
     if (pf) __builtin_prefetch(pf + b * AL_V, 1, 3);
+    if (pn) {
+      __builtin_prefetch(pn + b * AL_V, 0, 3);
+      __builtin_prefetch(gn + b * AL_V, 0, 3);
+    }
     const al_vf pv = al_vld(p + b * AL_V);
     const al_vm in = al_vm_gt(pv, zero);
     al_vst_compress(pc + q, pv, in);
     al_vst_compress(gc + q, al_vld(gr + b * AL_V), in);
     q += al_vm_count(in);
+  }
+  if (pn) {
+    __builtin_prefetch(pn + g->jt + AL_V - 1, 0, 3);
+    __builtin_prefetch(gn + g->jt + AL_V - 1, 0, 3);
   }
   if (g->rem) {
     const al_vf pv = al_vld(p + g->jt);
@@ -104,7 +114,8 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     al_dacc_init(&st[i]);
     al_dacc_init(&sh[i]);
     const int64_t q = bis_support_compact(pc[i], gc[i], p[i], gr[i], &g,
-                                          !ACC && gin && r0 + R + i < rows ? gin + (r0 + R + i) * n : NULL);
+                                          !ACC && gin && r0 + R + i < rows ? gin + (r0 + R + i) * n : NULL,
+                                          NULL, NULL);
     k[i] = q;
     kc = (q + AL_V - 1) / AL_V > kc ? (q + AL_V - 1) / AL_V : kc;
   }
@@ -184,7 +195,7 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
 AL_VI int64_t bis_bwd_lanes_vectors(int64_t nb) { return (3 * AL_NORM_BATCH + 3 * AL_V) * (nb + 1); }
 static inline __attribute__((always_inline)) void bisect_bwd_lanes(
     float *gin, float *galpha, const float *gout, const float *out, const float *alpha,
-    int64_t n, int64_t r0, const int R, al_vf *ws, const int ACC) {
+    int64_t n, int64_t r0, const int R, al_vf *ws, const int ACC, int64_t rows) {
   const al_rowgeo g = al_rowgeo_(n);
   const int64_t nb = g.nb, per = 3 * (nb + 1);
   al_vf *Pt = ws + AL_NORM_BATCH * per, *Gt = Pt + AL_V * (nb + 1), *Lt = Gt + AL_V * (nb + 1);
@@ -199,11 +210,19 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
     dia_l[i] = 1.0 / (a - 1.0);
     anybig |= a > 2.0;
   }
-  /* the support p > 0 (not NaN), compacted, per row (no prefetches here: of gin, or of the next
-   * group's p and g, they measured slower at full size) */
+  /* the support p > 0 (not NaN), compacted, per row; alongside, the same row of the next group
+   * (BISECT_BWD_LANES steps AL_NORM_BATCH rows) is prefetched, p and g for reading and gin for
+   * writing, one line per block. A group loads in one burst and then computes without touching
+   * memory, so the hardware prefetcher alone left these loads waiting: out of cache ({128,4,65,65},
+   * scores ~ N(0, 0.1^2)), 28% of the kernel's samples sat on them; with the prefetches its time
+   * went 3.9 -> 3.3 ms (KERNELS.md, "Flat rows"). */
   for (int i = 0; i < R; i++) {
+    const int64_t rn = r0 + AL_NORM_BATCH + i;
+    const int next = rn < rows;
     k[i] = bis_support_compact((float *)(ws + i * per), (float *)(ws + i * per + (nb + 1)),
-                               out + (r0 + i) * n, gout + (r0 + i) * n, &g, NULL);
+                               out + (r0 + i) * n, gout + (r0 + i) * n, &g,
+                               next && !ACC && gin ? gin + rn * n : NULL, next ? out + rn * n : NULL,
+                               next ? gout + rn * n : NULL);
     km = k[i] > km ? k[i] : km;
   }
   kc = (km + AL_V - 1) / AL_V;
@@ -291,8 +310,8 @@ void al_bisect_bwd_rows_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws
   }
 }
 void al_bisect_bwd_lanes_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
-  if (a->acc) bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 1);
-  else bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 0);
+  if (a->acc) bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 1, a->rows);
+  else bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 0, a->rows);
 }
 int64_t al_bisect_bwd_vectors_(int64_t n, int lanes) {
   return lanes ? bis_bwd_lanes_vectors(n / AL_V + 1) : BIS_R * bis_bwd_per_row(n / AL_V + 1);

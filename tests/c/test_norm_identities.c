@@ -3,7 +3,8 @@
  *   topk(1) == softmax, masked == truncated, masked == -inf (bitwise), all-masked rows -> 0, NaN
  *   handling, ties (top-k lower index wins), thread-count independence (bitwise), backward
  *   accumulation, argument errors; top-k's rows ranked in lanes == the same rows alone
- *   (bitwise), and rows holding both -0 and +0.
+ *   (bitwise), rows holding both -0 and +0, and alpha-entmax's rows in lanes == the same rows
+ *   alone (bitwise).
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded unless stated. */
 #include "norm_check.h"
 
@@ -348,6 +349,59 @@ static void test_topk_batches(void) {
         same, "first differing row %ld at n=%ld ratio %g (of %ld)", bad_r, bad_n, bad_q, cases);
 }
 
+/* alpha-entmax runs the Newton rows of a batch in lanes, 16 rows a vector, and a batch's last few
+ * iterating rows (or a batch of few rows) one by one; a row's result must not depend on its
+ * batch. Batches of 53 mixed rows against each row alone, bitwise: flat rows (scores ~ N(0,
+ * 0.1^2), a fresh model's: every entry a candidate), N(0,1) rows, 1e4-scaled, keep-masked,
+ * -inf entries, constant rows, a NaN row; per-row alphas in (1.05, 1.95), with some of 2.5
+ * (regula falsi rows) and of 1.5 (the entmax15 value); n from 16 to 257 (above 256 rows go as
+ * (row, block) items instead of lanes). */
+static void test_bisect_batches(void) {
+  static const long ns[] = {16, 17, 33, 65, 100, 256, 257};
+  int same = 1;
+  long bad_n = 0, bad_r = 0, cases = 0;
+  int bad_masked = 0;
+  for (size_t in = 0; in < sizeof ns / sizeof *ns; in++) {
+    const long n = ns[in], rows = 53;
+    float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(n), *alpha = falloc(rows);
+    uint8_t *keep = malloc(rows * n);
+    for (long r = 0; r < rows; r++) {
+      const int kind = (int)(r % 11);
+      alpha[r] = r % 17 == 5 ? 2.5f : r % 13 == 3 ? 1.5f : (float)(1.05 + 0.9 * rng_unif());
+      for (long q = 0; q < n; q++) {
+        double v = rng_normal();
+        if (kind <= 3) v *= 0.1;
+        if (kind == 7) v *= 1e4;
+        if (kind == 9) v = 0.25;
+        x[r * n + q] = (float)v;
+        keep[r * n + q] = kind == 10 ? 0 : rng_unif() > 0.2 || q == 0;
+        if (kind == 8 && q % 3 == 1) x[r * n + q] = -INFINITY;
+      }
+      if (r == 27) x[r * n + n / 2] = NAN;
+    }
+    for (int masked = 0; masked < 2; masked++) {
+      const uint8_t *kp = masked ? keep : NULL;
+      if (al_entmax_bisect_fwd(o, x, alpha, kp, masked ? rows : 1, rows, n, 50, NULL) != AL_OK) {
+        same = 0;
+        continue;
+      }
+      for (long r = 0; r < rows; r++) {
+        al_entmax_bisect_fwd(o1, x + r * n, alpha + r, kp ? kp + r * n : NULL, 1, 1, n, 50, NULL);
+        cases++;
+        if (memcmp(o1, o + r * n, (size_t)n * sizeof(float)) != 0) {
+          if (same) { bad_n = n; bad_r = r; bad_masked = masked; }
+          same = 0;
+        }
+      }
+    }
+    free(x); free(o); free(o1); free(alpha); free(keep);
+  }
+  CHECK("entmax_bisect: a row's result does not depend on its batch (53 mixed rows, n = 16..257, "
+        "alphas 1.05-2.5, flat rows, masks, -inf, NaN; bitwise)",
+        same && cases == 7 * 2 * 53, "first differing row %ld at n=%ld masked=%d (of %ld)", bad_r, bad_n,
+        bad_masked, cases);
+}
+
 /* ------------------------------------------------- top-k on rows holding both -0 and +0 */
 /* The counting search of top-k's forward used to key -0 and +0 apart while counting them as
  * equal, and never returned on such rows when the k-th value was 0 (found by behaviour_hash).
@@ -439,5 +493,7 @@ int main(void) {
   test_topk_batches();
   rng_at(26117949);
   test_topk_signed_zeros();  /* its own generator */
+  rng_at(26300529);
+  test_bisect_batches();
   CHECK_EXIT();
 }
