@@ -40,9 +40,28 @@ static mode_t default_mode(void) {
   return (mode_t)(0666 & ~um);
 }
 
+al_status al_atomic_replaceable(const char *path) {
+  if (!path || !path[0]) return al_seterr(AL_EINVAL, "empty path");
+  struct stat sb;
+  if (stat(path, &sb) != 0) return AL_OK;   /* nothing there (or unreachable: open will say) */
+  if (S_ISREG(sb.st_mode)) return AL_OK;
+  if (S_ISDIR(sb.st_mode)) return al_seterr(AL_EINVAL, "%s is a folder, not a file", path);
+  const char *what = S_ISCHR(sb.st_mode)    ? "a character device"
+                     : S_ISBLK(sb.st_mode)  ? "a block device"
+                     : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                     : S_ISSOCK(sb.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return al_seterr(AL_EINVAL,
+                   "%s is %s, not a regular file: results are written to a temporary file renamed "
+                   "over the target, which would replace it",
+                   path, what);
+}
+
 al_status al_afile_open(const char *path, al_afile **out) {
   *out = NULL;
   if (!path || !path[0]) return al_seterr(AL_EINVAL, "al_afile_open: empty path");
+  al_status chk = al_atomic_replaceable(path);
+  if (chk) return chk;
   size_t n = strlen(path);
   al_afile *a = calloc(1, sizeof *a);
   if (!a) return al_seterr(AL_ENOMEM, "%s: out of memory", path);

@@ -66,6 +66,13 @@ al_status al_read_file(const char *path, int gunzip, void **data, size_t *size);
 
 al_status al_write_file_atomic(const char *path, const void *data, size_t size);
 
+/* Whether `path` may be replaced that way: AL_OK when nothing is there yet or it is a regular
+ * file (a symbolic link counts as what it points to); else AL_EINVAL naming what is there (a
+ * folder, a character device such as /dev/null, a FIFO, ...), since the rename would put a
+ * regular file in its place -- and a FIFO opened to test it would block. al_afile_open and
+ * al_write_file_atomic check this first. */
+al_status al_atomic_replaceable(const char *path);
+
 /* Streaming form for large files: open, write pieces, then commit (rename into place) or
  * abort (delete the temporary). Both free the handle; after a failed write, commit
  * reports that failure and removes the temporary. */

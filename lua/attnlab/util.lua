@@ -54,15 +54,16 @@ function util.file_exists(path)
 end
 
 -- Can a file be written at path (as write_atomic writes it: a temporary file next to it, then a
--- rename)? true, or nil and why: path is a folder, or its folder is missing or not writable.
--- Creates and removes a probe file in that folder. For checking an output path before hours
--- of work, not after.
+-- rename)? true, or nil and why: something other than a regular file is there (a folder, or a
+-- device or FIFO the rename would replace: /dev/null given as an output), or its folder is
+-- missing or not writable. Never opens path itself (a FIFO would block); creates and removes a
+-- probe file in its folder. For checking an output path before hours of work, not after.
 function util.writable_path(path)
-  local f = io.open(path, "rb")
-  if f then
-    local _, _, code = f:read(0)
-    f:close()
-    if code == 21 then return nil, "it is a folder" end   -- EISDIR
+  local ok, why = require("attnlab.core").atomic_replaceable(path)
+  if not ok then
+    if why:match(" is a folder, not a file$") then return nil, "it is a folder" end
+    local what = why:match(" is (.-), not a regular file")
+    return nil, ("it is %s, not a regular file (the result would be renamed over it)"):format(what or "something")
   end
   local dir, base = path:match("^(.*)/([^/]*)$")
   if not dir then dir, base = ".", path elseif dir == "" then dir = "/" end

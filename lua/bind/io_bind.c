@@ -326,6 +326,15 @@ static int l_write_atomic(lua_State *L) {
   return 1;
 }
 
+/* atomic_replaceable(path) -> true | nil, message: whether write_atomic may replace path
+ * (nothing there, or a regular file; not a folder, device or FIFO). Never opens it. */
+static int l_atomic_replaceable(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  if (al_atomic_replaceable(path)) { lua_pushnil(L); lua_pushstring(L, al_errmsg()); return 2; }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* read_file(path [, gunzip]) -> string (gzip'd files transparently when gunzip) */
 static int l_read_file(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -380,6 +389,7 @@ void l_open_io(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"read_idx", l_read_idx}, {"bytes_cat", l_bytes_cat}, {"read_cifar", l_read_cifar}, {"tar_foreach", l_tar_foreach},
                                  {"save", l_save}, {"load", l_load}, {"write_atomic", l_write_atomic},
+                                 {"atomic_replaceable", l_atomic_replaceable},
                                  {"read_file", l_read_file}, {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

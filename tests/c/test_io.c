@@ -158,6 +158,28 @@ static void test_atomic(void) {
   CHECK("atomic: an aborted write leaves the old file", st == AL_OK && n == 13 && b &&
         memcmp(b, "{\"acc\":0.75}\n", 13) == 0, "n=%zu", n);
   free(b);
+  /* Not a regular file: the rename would put one in its place (as root, --out /dev/null used to
+   * replace /dev/null), and a FIFO opened to test it would block. A symbolic link to /dev/null
+   * stands in for it here: if the check failed, only the link would be replaced. */
+  const char *null_link = tmppath("devnull-link"), *fifo = tmppath("fifo"), *folder = tmppath("afolder");
+  const int made = symlink("/dev/null", null_link) == 0 && mkfifo(fifo, 0600) == 0 && mkdir(folder, 0700) == 0;
+  expect_err("atomic: a path to a character device (/dev/null through a link) is refused, named",
+             al_write_file_atomic(null_link, "x", 1), null_link, "character device", NULL);
+  struct stat lb;
+  CHECK("atomic: ... and the link still points to /dev/null", made && lstat(null_link, &lb) == 0 &&
+        S_ISLNK(lb.st_mode) && stat(null_link, &sb) == 0 && S_ISCHR(sb.st_mode), "made=%d", made);
+  expect_err("atomic: a FIFO is refused without opening it (would block)", al_write_file_atomic(fifo, "x", 1),
+             fifo, "FIFO", NULL);
+  CHECK("atomic: ... and stays a FIFO", stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "");
+  expect_err("atomic: a folder is refused, named", al_write_file_atomic(folder, "x", 1), folder, "folder", NULL);
+  expect_err("atomic: al_afile_open refuses them too", al_afile_open(fifo, &a), fifo, "FIFO", NULL);
+  CHECK("atomic: al_atomic_replaceable: a regular file or nothing is fine, the others are not",
+        al_atomic_replaceable(p) == AL_OK && al_atomic_replaceable(tmppath("not-there.json")) == AL_OK &&
+        al_atomic_replaceable(null_link) == AL_EINVAL && al_atomic_replaceable(fifo) == AL_EINVAL &&
+        al_atomic_replaceable(folder) == AL_EINVAL && al_atomic_replaceable("") == AL_EINVAL, "");
+  unlink(null_link);
+  unlink(fifo);
+  rmdir(folder);
 }
 
 /* ------------------------------------------------------------------ SHA-256 (core/util/sha256.c) */

@@ -284,6 +284,35 @@ err("al.load of an offset of 2^60", function()
   end
 end, "attnlab.load", "data_offsets begin 1152921504606846976 is too large")
 
+-- ---- outputs that are not regular files ------------------------------------------------------
+-- A record is written to a temporary file renamed over the target: given /dev/null as --out, a
+-- run as root replaced /dev/null with a regular file and reported success, and a FIFO hung the
+-- output check (it opened the path). A link to /dev/null stands in for it (if the check failed,
+-- only the link would be replaced).
+cases[#cases + 1] = { name = "outputs: a device (a link to /dev/null), a FIFO or a folder is refused, named, without blocking", fn = function()
+  local dir = T.sh("mktemp -d"):gsub("%s+$", "")
+  local link, fifo = dir .. "/null-link", dir .. "/fifo"
+  local _, rc = T.sh(("ln -s /dev/null %s && mkfifo %s"):format(link, fifo))
+  T.eq(rc, 0, 0, "made the link and the FIFO")
+  local util = require "attnlab.util"
+  local ok, why = util.writable_path(link)
+  T.eq({ ok, why }, { nil, "it is a character device, not a regular file (the result would be renamed over it)" })
+  ok, why = util.writable_path(fifo)
+  T.eq({ ok, why }, { nil, "it is a FIFO, not a regular file (the result would be renamed over it)" })
+  T.eq({ util.writable_path(dir) }, { nil, "it is a folder" })
+  T.eq({ util.writable_path(dir .. "/new.json") }, { true })
+  local w, e = al.write_atomic(fifo, "x")
+  T.truthy(w == nil and e:find(fifo .. " is a FIFO", 1, true), "write_atomic: " .. tostring(e))
+  -- the CLI: one line, exit 2, before any data is read (timeout: a blocked check would hang)
+  local out, code = T.sh(("timeout 30 %s scripts/train.lua --dataset fashion_mnist --epochs 1 --out %s")
+    :format(os.getenv("ATTNLAB_HOST") or "bin/attnlab", fifo))
+  T.eq(code, 2, 0, "exit status: " .. out)
+  T.truthy(out:find("it is a FIFO", 1, true) and select(2, out:gsub("\n", "")) == 1, "one line naming it: " .. out)
+  local kind = T.sh("stat -c %F " .. fifo .. " " .. link .. " -L"):gsub("%s+$", "")
+  T.eq(kind, "fifo\ncharacter special file", 0, "both left as they were")
+  T.sh("rm -rf " .. dir)
+end }
+
 -- every case above must also leave the library usable
 cases[#cases + 1] = { name = "the library still works after all those errors", fn = function()
   local x = al.ones({ 2, 2 }, { requires_grad = true })
