@@ -13,7 +13,7 @@
 -- timings each (the machine is shared: the best is the least disturbed), interleaved.
 -- --crossover: the same comparison on larger shapes, where al_sgemm hands over to OpenBLAS.
 local al = require "attnlab"
-local args = al.cli.parse({
+local SPEC = {
   name = "bench_linear.lua",
   usage = "bin/attnlab scripts/bench_linear.lua [--threads N] [--reps R] [--gemm | --crossover]",
   about = "The linear layer's forward+backward against raw sgemm at x (8320,64), W (256,64).",
@@ -25,7 +25,10 @@ local args = al.cli.parse({
   },
   examples = { "bin/attnlab scripts/bench_linear.lua --threads 1 --reps 10",
                "bin/attnlab scripts/bench_linear.lua --gemm --threads 1" },
-}, arg)
+}
+local args = al.cli.parse(SPEC, arg)
+-- the two are different shape sets: given both, one would be dropped without a word
+if args.gemm and args.crossover then al.cli.usage_error(SPEC, "--gemm and --crossover exclude each other: give one") end
 if args.threads then al.set_num_threads(args.threads) end
 
 if args.gemm or args.crossover then

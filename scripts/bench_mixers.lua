@@ -11,6 +11,15 @@
 local al = require "attnlab"
 local bench = al.bench
 
+local D, B = 192, 8
+-- BiLSTM splits the width D among its heads and BiMamba its inner width 2D: a head count that
+-- does not divide D is a usage error here, not an assertion from inside the model
+local function heads_of(s)
+  local n = math.tointeger(tonumber(s))
+  if n and n >= 1 and D % n == 0 then return n end
+  return nil, ("a divisor of the width %d (1, 2, 3, 4, 6, 8, 12, ...)"):format(D)
+end
+
 local o = al.cli.parse({
   name = "bench_mixers.lua",
   usage = "bin/attnlab scripts/bench_mixers.lua [--threads 2] [--tokens 64,196,576,1024,2304] [--heads 1] [--no-torch] [--torch-max 1024]",
@@ -19,7 +28,7 @@ local o = al.cli.parse({
   options = {
     { "threads", "N", "threads (default 2)", type = "posint", default = 2 },
     { "tokens", "N,N,...", "token counts (default 64,196,576,1024,2304)", type = "ints", default = { 64, 196, 576, 1024, 2304 } },
-    { "heads", "H", "BiMamba/BiLSTM heads (default 1)", type = "posint", default = 1 },
+    { "heads", "H", "BiMamba/BiLSTM heads, a divisor of 192 (default 1)", type = heads_of, default = 1 },
     { "torch-max", "N", "largest token count PyTorch's BiMamba is timed at (default 1024)", type = "posint", default = 1024 },
     { "no-torch", nil, "skip the PyTorch reference" },
   },
@@ -29,7 +38,6 @@ local threads, tokens, use_torch, torch_max, heads = o.threads, o.tokens, not o.
 al.set_num_threads(threads)
 bench.header("token mixers, dim 192, batch 8")
 
-local D, B = 192, 8
 local mixers = {
   attention = al.nn.MultiHeadAttention { dim = D, heads = 3 },
   bimamba = al.nn.BiMamba { dim = D, heads = heads },

@@ -69,13 +69,56 @@ local cmd = arg[1]
 local COMMANDS = { teacher = true, avit = true, run = true, eval = true, bench = true }
 if not cmd then cli.usage_error(SPEC, "no subcommand given") end
 if not COMMANDS[cmd] then cli.usage_error(SPEC, ("unknown subcommand '%s'"):format(cmd)) end
-local opts, words = cli.parse_pairs(arg, 2)
+local opts, words = cli.parse_pairs(arg, 2, SPEC)
 local known = { avit = true, distill = true, resolution = true }
 for _, o in ipairs(SPEC.options) do known[o[1]] = true end
 cli.check_known(SPEC, opts, known)
 cli.check_words(SPEC, words)
 local function die(msg) cli.die(SPEC, msg) end
 local preset, out
+
+-- ---- the options' values, checked before any work (each one line naming the option) ------------
+local function bad(msg) cli.usage_error(SPEC, cmd .. ": " .. msg) end
+for _, k in ipairs({ "threads", "epochs", "train_limit", "test_limit", "eval_limit", "batch_size", "heads", "image_size", "limit" }) do
+  local v = opts[k]
+  if v ~= nil and (math.type(v) ~= "integer" or v < 1) then bad(("--%s needs a positive integer, got '%s'"):format(k, tostring(v))) end
+end
+if opts.keep_rate ~= nil and not (type(opts.keep_rate) == "number" and opts.keep_rate > 0 and opts.keep_rate <= 1) then
+  bad(("--keep_rate needs a keep rate in (0, 1], got '%s'"):format(tostring(opts.keep_rate)))
+end
+-- NAME becomes <out>/students/NAME.* (or <out>/NAME.*): a name must not lead out of that folder
+if opts.name ~= nil then
+  local n = opts.name
+  if type(n) ~= "string" or n == "" or n:find("/", 1, true) or n:find("..", 1, true) then
+    bad(("--name needs a plain file name (no '/' or '..'), got '%s'"):format(tostring(n)))
+  end
+end
+if opts.strategy ~= nil then
+  local st = tostring(opts.strategy)
+  local base, argu = st:match("^([%w_]+):?(.*)$")
+  local okst = (base == "uniform" and argu == "")
+    or (base == "groupwise" and (argu == "" or argu == "shallow" or argu == "middle" or argu == "deep"))
+    or ((base == "layer_aware" or base == "sparsest") and (argu == "" or (math.tointeger(tonumber(argu)) or 0) >= 1))
+  if not okst or type(opts.strategy) ~= "string" then
+    bad(("--strategy needs uniform | groupwise:shallow|middle|deep | layer_aware[:k] | sparsest[:k] (k a positive integer), got '%s'")
+      :format(st))
+  end
+end
+if opts.teacher_halting ~= nil and type(opts.teacher_halting) ~= "boolean" and type(opts.teacher_halting) ~= "table" then
+  bad(("--teacher_halting needs true, false or a JSON object, got '%s'"):format(tostring(opts.teacher_halting)))
+end
+if opts.halting ~= nil then
+  local h = opts.halting
+  local okh = type(h) == "table" and (next(h) == nil or #h == 0)   -- an object, not an array
+  if cmd ~= "avit" then okh = okh or type(h) == "boolean" end
+  if not okh then
+    bad(("--halting needs %s, got '%s'"):format(cmd == "avit" and "a JSON object like '{\"gate_center\":20}'"
+      or "true, false or a JSON object", type(h) == "table" and "a JSON array" or tostring(h)))
+  end
+end
+if opts.mode ~= nil and opts.mode ~= "gather" and opts.mode ~= "masked" then
+  bad(("--mode needs gather or masked, got '%s'"):format(tostring(opts.mode)))
+end
 
 local function fmt_rates(r)
   local t = {}
@@ -168,6 +211,7 @@ local function run()
       if opts[k] ~= nil then c[k] = opts[k] end
     end
     if type(c.sizes) == "number" then c.sizes = { c.sizes } end
+    if type(c.keep_rates) == "number" then c.keep_rates = { c.keep_rates } end   -- a one-layer schedule
     local function ints(k, v)   -- a measurement over nothing must not become a record
       if v == nil then return end
       local okv = type(v) == "table" and #v > 0
@@ -175,7 +219,40 @@ local function run()
       if not okv then cli.usage_error(SPEC, ("bench: --%s needs positive integers like 224,384, got '%s'"):format(k, tostring(opts[k] or v))) end
     end
     ints("sizes", c.sizes)
+    -- every value is checked before the first timing: a bad one must not become a record
+    -- (nor an internal error halfway through the bench)
+    for _, k in ipairs({ "batch", "iters", "dim", "depth", "heads", "patch" }) do
+      local v = c[k]
+      if v ~= nil and (math.type(v) ~= "integer" or v < 1) then
+        cli.usage_error(SPEC, ("bench: --%s needs a positive integer, got '%s'"):format(k, tostring(v)))
+      end
+    end
+    local function rate_ok(x) return type(x) == "number" and x > 0 and x <= 1 end   -- NaN fails both
+    if c.keep_rate ~= nil and not rate_ok(c.keep_rate) then
+      cli.usage_error(SPEC, ("bench: --keep_rate needs a keep rate in (0, 1], got '%s'"):format(tostring(opts.keep_rate or c.keep_rate)))
+    end
+    if c.keep_rates ~= nil then
+      local kr = c.keep_rates
+      local okr = type(kr) == "table" and #kr > 0
+      for _, x in ipairs(type(kr) == "table" and kr or {}) do okr = okr and rate_ok(x) end
+      if not okr then
+        cli.usage_error(SPEC, ("bench: --keep_rates needs one keep rate in (0, 1] per layer like 1,0.9,0.8, got '%s'")
+          :format(type(kr) == "table" and table.concat(kr, ",") or tostring(kr)))
+      end
+      -- one rate per layer: the shape is known here unless --model names a file
+      local depth = not c.model and (c.depth or 12)
+      if depth and #kr ~= depth then
+        cli.usage_error(SPEC, ("bench: --keep_rates needs one keep rate per layer (%d), got %d"):format(depth, #kr))
+      end
+    end
     c.out = opts.record or (out .. "/resolution.json")
+    do   -- the record is written after the timings: a path that cannot take it is said now
+      local util = require "attnlab.util"
+      local dir = c.out:match("^(.*)/[^/]+$")
+      if dir then util.mkdir_p(dir) end
+      local can, why = util.writable_path(c.out)
+      if not can then cli.usage_error(SPEC, ("bench: cannot write the record to %s: %s"):format(c.out, why)) end
+    end
     c.progress = true
     local r = s2s.resolution_bench(c)
     print(("keep schedule %s; replaced layers %s; %d thread(s); record %s"):format(fmt_rates(r.keep_rates),

@@ -43,18 +43,28 @@ end
 local opts = cli.parse(SPEC, arg)
 local tol, quiet = opts.tol or 1e-4, opts.quiet or false
 opts.tol, opts.quiet = nil, nil
+-- a negative (or infinite) tolerance would call every run OVER (or none)
+if not (tol >= 0 and tol < math.huge) then cli.usage_error(SPEC, ("--tol needs a number >= 0, got '%s'"):format(tostring(tol))) end
 
 local ok, why = al.parity.torch_available(opts.python)
 if not ok then io.stderr:write("parity_torch.lua: " .. why .. "\n") os.exit(3) end
 
 local names = { opts.normalizer or "softmax" }
 if opts.normalizer == "all" then names = { "softmax", "sparsemax", "entmax15", "hae", "topk:0.25", "entmax:1.3" } end
+-- every run's options checked before the PyTorch check and before the first run
+for _, n in ipairs(names) do
+  local o = {}
+  for k, v in pairs(opts) do o[k] = v end
+  o.normalizer = n
+  local okc, why = pcall(al.parity.config, o)
+  if not okc then cli.usage_error(SPEC, cli.clean(type(why) == "table" and (why.message or why.msg) or why)) end
+end
 local rows, worst = {}, 0
 for _, n in ipairs(names) do
   opts.normalizer = n
   opts.print = not quiet and print or nil
   local okr, r = pcall(al.parity.run, opts)
-  if not okr then io.stderr:write("parity_torch.lua: " .. tostring(r) .. "\n") os.exit(2) end
+  if not okr then io.stderr:write("parity_torch.lua: " .. cli.clean(r) .. "\n") os.exit(2) end
   local self_d = r.self_max_rel_loss_diff
   -- the first step whose loss differs by more than tol: from PyTorch, and from attnlab's own
   -- perturbed run

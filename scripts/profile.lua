@@ -42,7 +42,7 @@ local SPEC = {
   examples = { "bin/attnlab scripts/profile.lua --model results/s2s/cifar_small/teacher.safetensors --limit 500" },
 }
 cli.help_requested(SPEC, arg)
-local opts, words = cli.parse_pairs(arg, 1)
+local opts, words = cli.parse_pairs(arg, 1, SPEC)
 local known = {}
 for _, o in ipairs(SPEC.options) do known[o[1]] = true end
 cli.check_known(SPEC, opts, known)
@@ -54,6 +54,15 @@ for _, k in ipairs({ "limit", "batch_size", "heads", "image_size", "threads" }) 
   end
 end
 if opts.split and opts.split ~= "test" and opts.split ~= "train" then cli.usage_error(SPEC, "--split is test or train") end
+if opts.png ~= nil and type(opts.png) ~= "boolean" then
+  cli.usage_error(SPEC, ("--png needs true or false, got '%s'"):format(tostring(opts.png)))
+end
+if opts.halting ~= nil and opts.halting ~= true and not (type(opts.halting) == "table" and (next(opts.halting) == nil or #opts.halting == 0)) then
+  cli.usage_error(SPEC, ("--halting needs true or a JSON object, got '%s'"):format(type(opts.halting) == "table" and "a JSON array" or tostring(opts.halting)))
+end
+if opts.out ~= nil and (type(opts.out) ~= "string" or opts.out == "") then
+  cli.usage_error(SPEC, ("--out needs a folder, got '%s'"):format(tostring(opts.out)))
+end
 if opts.pos_resample and opts.pos_resample ~= "bicubic" and opts.pos_resample ~= "bilinear" then
   cli.usage_error(SPEC, "--pos_resample is bicubic or bilinear")
 end
@@ -64,6 +73,13 @@ local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
 local pp = preset.profile or {}
 local base = opts.out or ((preset.out or "results/s2s") .. "/profile")
 if opts.threads then al.set_num_threads(opts.threads) end
+-- the results are written after the whole profile: a folder that cannot take them is said now
+do
+  local util = require "attnlab.util"
+  local can, why = util.mkdir_p(base), nil
+  if can then can, why = util.writable_path(base .. "/profile.json") else why = "cannot create the folder" end
+  if not can then cli.usage_error(SPEC, ("cannot write the profile to %s: %s"):format(base, why)) end
+end
 
 do
   local path = opts.model or (preset.out and (preset.out .. "/teacher.safetensors")) or die("--model FILE is required")

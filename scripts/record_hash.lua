@@ -63,13 +63,48 @@ local function canon(v, out)
   end
 end
 
+-- The first non-finite number in v (1e999 decodes to inf), as a dotted path; nil when none.
+-- A hash over "inf" would call two different overflowed runs the same result.
+local function non_finite(v, where)
+  if type(v) == "number" then
+    if v ~= v or v == math.huge or v == -math.huge then return where end
+  elseif type(v) == "table" then
+    for k, x in pairs(v) do
+      local w = non_finite(x, where == "" and tostring(k) or (where .. "." .. tostring(k)))
+      if w then return w end
+    end
+  end
+end
+
+-- A record is what train.lua, sweep.lua and distill.lua write: an object with a config object
+-- and a result (test_accuracy, or a sweep's error), or a bench record's rows. Anything else
+-- ('[1,2]', '{}', '{"config":5}') would hash without complaint, and the hash would mean nothing.
+local function check_record(path, rec)
+  if type(rec) ~= "table" or (next(rec) ~= nil and #rec > 0) then
+    error(("%s: not a record (a JSON object), got %s"):format(path, type(rec) == "table" and "a JSON array" or al.json.encode(rec)), 0)
+  end
+  local run = type(rec.config) == "table" and #rec.config == 0
+              and (type(rec.test_accuracy) == "number" or rec.error ~= nil)
+  local bench = type(rec.rows) == "table" and #rec.rows > 0
+  if not run and not bench then
+    error(("%s: not a record: want an object with a config object and test_accuracy (train.lua, sweep.lua, " ..
+           "distill.lua) or a rows list (distill.lua bench)"):format(path), 0)
+  end
+  local w = non_finite(rec, "")
+  if w then error(("%s: %s is not a finite number"):format(path, w), 0) end
+end
+
 local function canonical(path)
   local f = io.open(path, "rb")
   if not f then error(("no such file: %s"):format(path), 0) end
   local s = f:read("a")
   f:close()
+  if not s then error(("%s: cannot be read (a folder?)"):format(path), 0) end
+  local ok, rec = pcall(al.json.decode, s)
+  if not ok then error(("%s: not JSON: %s"):format(path, (cli.clean(rec):gsub("^attnlab%.json%.decode: ", ""))), 0) end
+  check_record(path, rec)
   local out = {}
-  canon(al.json.decode(s), out)
+  canon(rec, out)
   return table.concat(out)
 end
 

@@ -55,7 +55,7 @@ local function die(msg) cli.die(SPEC, msg) end
 local exp = arg[1]
 if not exp then cli.usage_error(SPEC, "no EXPERIMENT given") end
 if not EXPERIMENTS[exp] then cli.usage_error(SPEC, ("unknown experiment '%s'"):format(exp)) end
-local opts, words = cli.parse_pairs(arg, 2)
+local opts, words = cli.parse_pairs(arg, 2, SPEC)
 cli.check_words(SPEC, words)
 if not opts.preset then cli.usage_error(SPEC, "--preset FILE is required") end
 local okp, preset = pcall(s2s.load_preset, opts.preset, opts.quick)
@@ -64,9 +64,22 @@ local known = { preset = true, quick = true, threads = true, out = true }
 for k in pairs(preset) do known[k] = true end
 cli.check_known(SPEC, opts, known)
 for k, v in pairs(opts) do if k ~= "preset" and k ~= "quick" then preset[k] = type(v) == "table" and s2s.deep_merge(preset[k], v) or v end end
+if opts.threads ~= nil and (math.type(opts.threads) ~= "integer" or opts.threads < 1) then
+  cli.usage_error(SPEC, ("--threads needs a positive integer, got '%s'"):format(tostring(opts.threads)))
+end
 local out = preset.out or "results/s2s"
+if type(out) ~= "string" or out == "" then cli.usage_error(SPEC, ("--out needs a folder, got '%s'"):format(tostring(out))) end
 if opts.threads then al.set_num_threads(opts.threads) end
-os.execute("mkdir -p '" .. out .. "/students'")
+-- every experiment ends in <out>/summary.md: a folder that cannot hold it is said now, before
+-- any training (not as a mkdir message followed by a "wrote" that did not happen)
+do
+  local util = require "attnlab.util"
+  if not util.mkdir_p(out .. "/students") then
+    cli.usage_error(SPEC, ("cannot create the output folder %s/students (is %s a writable folder?)"):format(out, out))
+  end
+  local can, why = util.writable_path(out .. "/summary.md")
+  if not can then cli.usage_error(SPEC, ("cannot write %s/summary.md: %s"):format(out, why)) end
+end
 
 -- The study's prerequisites and summary (lua/attnlab/s2s/{study,summary}.lua) and its experiments
 -- (experiments/s2s/study.lua, read from the checkout or the installed share/attnlab).

@@ -63,10 +63,19 @@ local function config(user)
     if parity.DEFAULTS[k] == nil and not OPTIONAL[k] then error(("parity: unknown option '%s'"):format(tostring(k)), 3) end
     c[k] = v
   end
-  al.nn.Normalizer.parse(c.normalizer)
+  -- errors here are the user's (scripts/parity_torch.lua passes its options through): one line
+  -- without a Lua position ("parity.lua:66:" tells a user nothing)
+  local okn, why = pcall(al.nn.Normalizer.parse, c.normalizer)
+  if not okn then error("parity: " .. tostring(why):gsub("^[^%s:]+%.lua:%d+: ", ""), 0) end
   al.nn.ViT.check_init(c.init, "parity")
   for _, k in ipairs({ "steps", "batch_size", "dim", "depth", "heads" }) do
     if math.type(c[k]) ~= "integer" or c[k] < 1 then error(("parity: %s must be a positive integer, got %s"):format(k, tostring(c[k])), 3) end
+  end
+  if c.threads ~= nil and (math.type(c.threads) ~= "integer" or c.threads < 1) then
+    error(("parity: threads must be a positive integer, got %s"):format(tostring(c.threads)), 0)
+  end
+  if c.dir ~= nil and (type(c.dir) ~= "string" or c.dir == "") then
+    error(("parity: dir must be a folder, got %s"):format(tostring(c.dir)), 0)
   end
   c.warmup = c.warmup or math.max(1, c.steps // 10)
   c.total = c.total or c.steps
@@ -113,6 +122,10 @@ local read_file = util.read_file
 
 -- Run both sides; returns the result table (see the top of the file). Raises when PyTorch
 -- fails (with its last lines of output).
+-- The checked configuration of a run (parity.run's first step): for a script that wants its
+-- usage errors before the PyTorch check and before any work.
+function parity.config(user) return config(user) end
+
 function parity.run(user)
   local c = config(user)
   local say = c.print or function() end
@@ -128,8 +141,10 @@ function parity.run(user)
   local dir = c.dir
   if not dir then
     dir = sh("mktemp -d /tmp/attnlab_parity.XXXXXX"):gsub("%s+$", "")
-  else
-    os.execute("mkdir -p " .. q(dir))
+  else   -- a folder that cannot be made is said before any training, not as a failed save
+    if not util.mkdir_p(dir) then error(("parity: cannot create the folder %s"):format(dir), 0) end
+    local can, cwhy = util.writable_path(dir .. "/init.safetensors")
+    if not can then error(("parity: cannot write in %s: %s"):format(dir, cwhy), 0) end
   end
   al.save(dir .. "/init.safetensors", model:state_dict(), { heads = tostring(c.heads) })   -- heads: checkpoint.lua
 

@@ -243,6 +243,164 @@ case("sweep.lua: options that go with others say so", function()
   user_error(out, err, code, 2, "sweep.lua", { "--task needs MANIFEST and a positive integer INDEX" })
 end)
 
+-- ---- input validation of the S2S, report and bench scripts ------------------------------------------
+-- a fresh folder of our own under /tmp (removed by the caller with rm_rf)
+local function tmpdir()
+  local p = io.popen("mktemp -d /tmp/attnlab-test-cli.XXXXXX")
+  local d = p:read("l")
+  p:close()
+  return d
+end
+local function rm_rf(d) assert(d:match("^/tmp/attnlab%-test%-cli%.%w+$"), d) os.execute("rm -rf " .. q(d)) end
+
+case("s2s_strategies.lua summary --out unwritable / a file / --threads 0: one line before any work, exit 2", function()
+  local d = tmpdir()
+  T.write_file(d .. "/file", "x")
+  local pre = "scripts/s2s_strategies.lua summary --preset experiments/s2s/cifar_small.lua --quick "
+  local out, err, code = run(pre .. "--out /proc/attnlab-no/x")
+  user_error(out, err, code, 2, "s2s_strategies.lua", { "cannot create the output folder /proc/attnlab-no/x" })
+  assert(not out:find("wrote", 1, true), "claims a write: " .. out)
+  out, err, code = run(pre .. "--out " .. q(d .. "/file"))
+  user_error(out, err, code, 2, "s2s_strategies.lua", { d .. "/file" })
+  assert(not out:find("wrote", 1, true), "claims a write: " .. out)
+  out, err, code = run(pre .. "--threads 0 --out " .. q(d .. "/o"))
+  user_error(out, err, code, 2, "s2s_strategies.lua", { "--threads needs a positive integer, got '0'" })
+  rm_rf(d)
+end)
+case("S2S scripts: a --key value that is not JSON, or a list with a non-number: a usage error naming the option", function()
+  local out, err, code = run("scripts/distill.lua eval --model M --halting '{bad json'")
+  user_error(out, err, code, 2, "distill.lua", { "--halting: '{bad json' is not valid JSON" })
+  out, err, code = run("scripts/profile.lua --model M --limit '[1,'")
+  user_error(out, err, code, 2, "profile.lua", { "--limit: '[1,' is not valid JSON", "end of input" })
+  out, err, code = run("scripts/distill.lua bench --sizes '['")
+  user_error(out, err, code, 2, "distill.lua", { "--sizes: '[' is not valid JSON" })
+  out, err, code = run("scripts/distill.lua bench --sizes 224,.,32")
+  user_error(out, err, code, 2, "distill.lua", { "--sizes: '224,.,32' is not a comma list of numbers", "'.'" })
+  -- the library form (no spec): an error without a Lua position
+  local ok, e = pcall(cli.parse_pairs, { "--a", "{x" }, 1)
+  assert(not ok and tostring(e):find("^%-%-a: '{x' is not valid JSON"), tostring(e))
+  T.eq(cli.parse_pairs({ "--a", '{"b":1}', "--c", "1,2" }, 1), { a = { b = 1 }, c = { 1, 2 } })
+end)
+case("bench_mixers.lua --heads 5: a usage error, not an assertion from the model", function()
+  local out, err, code = run("scripts/bench_mixers.lua --no-torch --heads 5")
+  user_error(out, err, code, 2, "bench_mixers.lua", { "--heads needs a divisor of the width 192", "'5'" })
+end)
+case("distill.lua bench: impossible keep rates, counts and sizes refused up front, no record", function()
+  local d = tmpdir()
+  local function bench_err(args, pats)
+    local out, err, code = run("scripts/distill.lua bench " .. args .. " --out " .. q(d))
+    user_error(out, err, code, 2, "distill.lua", pats)
+  end
+  bench_err("--keep_rates 1.5,0.7", { "--keep_rates needs one keep rate in (0, 1]", "'1.5,0.7'" })
+  bench_err("--keep_rates -1,-3", { "--keep_rates needs one keep rate in (0, 1]" })
+  bench_err("--keep_rates '[1e999,0.5]'", { "--keep_rates needs one keep rate in (0, 1]", "inf" })
+  bench_err("--keep_rates 0/0,1", { "--keep_rates needs", "'0/0,1'" })
+  bench_err("--keep_rates 0.5", { "--keep_rates needs one keep rate per layer (12), got 1" })
+  bench_err("--keep_rate 5", { "--keep_rate needs a keep rate in (0, 1], got '5'" })
+  bench_err("--keep_rate -2", { "--keep_rate needs a keep rate in (0, 1], got '-2'" })
+  bench_err("--iters 0", { "--iters needs a positive integer, got '0'" })
+  bench_err("--iters -1", { "--iters needs a positive integer, got '-1'" })
+  bench_err("--batch 0", { "--batch needs a positive integer, got '0'" })
+  bench_err("--record /proc/attnlab-no/x.json", { "cannot write the record to /proc/attnlab-no/x.json" })
+  T.eq(T.read_file(d .. "/resolution.json"), nil, 0, "a record was written")
+  rm_rf(d)
+end)
+case("distill.lua run/eval: bad strategy, name, halting, mode, limit, profile: one line each", function()
+  local d = tmpdir()
+  local function err_of(args, code, pats)
+    local out, err, rc = run("scripts/distill.lua " .. args .. " --out " .. q(d))
+    user_error(out, err, rc, code, "distill.lua", pats, code == 1)
+  end
+  err_of("run --teacher x --strategy layer_aware:abc", 2, { "--strategy needs", "'layer_aware:abc'" })
+  err_of("run --teacher x --name ../../etc", 2, { "--name needs a plain file name", "'../../etc'" })
+  err_of("run --teacher x --name a/b", 2, { "--name needs a plain file name" })
+  err_of("run --teacher x --teacher_halting maybe", 2, { "--teacher_halting needs true, false or a JSON object", "'maybe'" })
+  err_of("eval --model x --mode foo", 2, { "--mode needs gather or masked, got 'foo'" })
+  err_of("eval --model x --halting 5", 2, { "--halting needs true, false or a JSON object, got '5'" })
+  err_of("eval --model x --limit 0", 2, { "--limit needs a positive integer, got '0'" })
+  -- a tiny model file and crafted copies of its metadata
+  local m = al.nn.ViT { image_size = 32, patch_size = 16, channels = 3, num_classes = 10, dim = 8, depth = 2, heads = 2 }
+  require("attnlab.s2s").distilling.save_model(d .. "/ok.safetensors", m, { kind = "teacher" })
+  local sd, meta = al.load(d .. "/ok.safetensors")
+  local function variant(name, f)
+    local mm = {}
+    for k, v in pairs(meta) do mm[k] = v end
+    f(mm)
+    al.save(d .. "/" .. name .. ".safetensors", sd, mm)
+    return d .. "/" .. name .. ".safetensors"
+  end
+  local cases_ = {
+    { variant("depth", function(mm) mm.attnlab_vit = mm.attnlab_vit:gsub('"depth":2', '"depth":"x"') end), 'attnlab_vit.depth must be a positive integer, got "x"' },
+    { variant("imsize", function(mm) mm.attnlab_vit = mm.attnlab_vit:gsub('"image_size":32', '"image_size":-32') end), "attnlab_vit.image_size must be a positive integer, got -32" },
+    { variant("mix5", function(mm) mm.s2s_mixers = "5" end), "s2s_mixers must be a JSON object, got 5" },
+    { variant("vitjson", function(mm) mm.attnlab_vit = "{oops" end), "attnlab_vit is not valid JSON" },
+    { variant("mixjson", function(mm) mm.s2s_mixers = "{oops" end), "s2s_mixers is not valid JSON" },
+    { variant("nodim", function(mm) mm.attnlab_vit = mm.attnlab_vit:gsub('"dim":8,?', "") end), "attnlab_vit.dim is missing" },
+  }
+  for _, c in ipairs(cases_) do err_of("eval --model " .. q(c[1]), 1, { c[1], c[2] }) end
+  T.write_file(d .. "/notprof.json", '{"a":1}')
+  err_of("run --strategy sparsest:2 --profile " .. q(d .. "/notprof.json") .. " --teacher " .. q(d .. "/ok.safetensors"), 1,
+    { d .. "/notprof.json is not a sparsity profile" })
+  rm_rf(d)
+end)
+case("analyze.lua: impossible accuracy skipped loudly, unknown --baseline and malformed families refused", function()
+  local d = tmpdir()
+  local function rec(name, acc, cfg)
+    cfg = cfg or { dataset = "synth", normalizer = name:match("__(.-)__"), seed = tonumber(name:match("seed(%d+)")) }
+    T.write_file(d .. "/" .. name .. ".json", al.json.encode({ config = cfg, test_accuracy = acc }))
+  end
+  rec("synth__softmax__seed1", 0.5); rec("synth__softmax__seed2", 0.6)
+  rec("synth__sparsemax__seed1", 2.5); rec("synth__sparsemax__seed2", 0.6)
+  rec("synth__hae__seed1", 0.5, { dataset = "synth", seed = 1 })
+  local args = q(d) .. " --no-plots --out " .. q(d .. "/R.md")
+  local out, err, code = run("scripts/analyze.lua " .. args)
+  T.eq(code, 0, 0, err)
+  assert(not out:find("250", 1, true), "an impossible accuracy was reported: " .. out)
+  assert(err:find("synth__sparsemax__seed1.json: test_accuracy 2.5 is not in [0, 1]", 1, true), err)
+  assert(err:find("synth__hae__seed1.json: config.normalizer is missing", 1, true), err)
+  out, err, code = run("scripts/analyze.lua " .. args .. " --baseline foo")
+  T.eq(code, 1, 0, err)
+  assert(err:find("baseline 'foo' has no records", 1, true) and not err:find("traceback", 1, true), err)
+  T.write_file(d .. "/experiment.json", '{"families":[{"name":"x","normalizers":5}]}')
+  out, err, code = run("scripts/analyze.lua " .. args)
+  T.eq(code, 1, 0, err)
+  assert(err:find("experiment.json: families[1].normalizers must be", 1, true) and not err:find("attempt to", 1, true), err)
+  rm_rf(d)
+end)
+case("record_hash.lua: JSON that is not a record, a folder, a non-finite number: one line naming the file", function()
+  local d = tmpdir()
+  local bad = { a = "[1,2]", b = '"str"', c = "{}", e = '{"config":5}', f = '{"a":1e999}',
+                g = '{"config":{"seed":1},"test_accuracy":1e999}' }
+  for k, v in pairs(bad) do
+    T.write_file(d .. "/" .. k .. ".json", v)
+    local out, err, code = run("scripts/record_hash.lua " .. q(d .. "/" .. k .. ".json"))
+    user_error(out, err, code, 1, "record_hash.lua", { d .. "/" .. k .. ".json: " }, true)
+    T.eq(out, "", 0, "hashed " .. v)
+  end
+  local _, err = run("scripts/record_hash.lua " .. q(d .. "/g.json"))
+  assert(err:find("test_accuracy is not a finite number", 1, true), err)
+  local out, err2, code = run("scripts/record_hash.lua " .. q(d))
+  user_error(out, err2, code, 1, "record_hash.lua", { d .. ": cannot be read" }, true)
+  rm_rf(d)
+end)
+case("parity_torch.lua: bad normalizer, threads, dir, tol: a usage error without a Lua position", function()
+  for _, c in ipairs({ { "--normalizer foo", "unknown normalizer 'foo'" }, { "--threads 0", "threads must be a positive integer" },
+                       { "--dir /proc/attnlab-no/x", "cannot create the folder /proc/attnlab-no/x" },
+                       { "--tol -1", "--tol needs a number >= 0" } }) do
+    local out, err, code = run("scripts/parity_torch.lua --steps 1 --quiet true " .. c[1])
+    user_error(out, err, code, 2, "parity_torch.lua", { c[2] })
+    assert(not err:find("parity%.lua:%d+:"), err)
+  end
+end)
+case("profile.lua --png maybe / --out unwritable, bench_linear.lua --gemm --crossover: refused up front", function()
+  local out, err, code = run("scripts/profile.lua --model x --png maybe")
+  user_error(out, err, code, 2, "profile.lua", { "--png needs true or false, got 'maybe'" })
+  out, err, code = run("scripts/profile.lua --model tests/ref/vit_fixture.safetensors --heads 2 --out /proc/attnlab-no/prof")
+  user_error(out, err, code, 2, "profile.lua", { "cannot write the profile to /proc/attnlab-no/prof" })
+  out, err, code = run("scripts/bench_linear.lua --gemm --crossover")
+  user_error(out, err, code, 2, "bench_linear.lua", { "--gemm and --crossover exclude each other" })
+end)
+
 -- ---- threads -------------------------------------------------------------------------------------
 case("ATTNLAB_NUM_THREADS=abc / 0 / -4: said on stderr, the default is used", function()
   for _, v in ipairs({ "abc", "0", "-4", "2x" }) do

@@ -289,6 +289,31 @@ return {
     T.eq(polylines, 2, 0, "one mean line per normalizer")
     assert(md:find("curve_synth.svg", 1, true), "the report links the curve")
   end },
+  { name = "impossible values: accuracy outside [0, 1], no normalizer or seed skipped loudly; bad baseline and families named", fn = function()
+    local d4 = DIR .. "/impossible"
+    sh("mkdir -p " .. d4)
+    local function put(name, r) assert(al.write_atomic(d4 .. "/" .. name .. ".json", al.json.encode(r))) end
+    put("s__softmax__seed1", { config = { dataset = "s", normalizer = "softmax", seed = 1 }, test_accuracy = 0.5 })
+    put("s__softmax__seed2", { config = { dataset = "s", normalizer = "softmax", seed = 2 }, test_accuracy = 2.5 })
+    put("s__softmax__seed3", { config = { dataset = "s", normalizer = "softmax", seed = 3 }, test_accuracy = -0.1 })
+    put("s__x__seed1", { config = { dataset = "s", seed = 1 }, test_accuracy = 0.5 })
+    put("s__y__seed1", { config = { dataset = "s", normalizer = "y" }, test_accuracy = 0.5 })
+    local data = report.load(d4)
+    T.eq(#data.runs, 1)
+    local why = {}
+    for _, u in ipairs(data.unreadable) do why[u.name] = u.why end
+    T.eq(why.s__softmax__seed2, "test_accuracy 2.5 is not in [0, 1]")
+    T.eq(why.s__softmax__seed3, "test_accuracy -0.1 is not in [0, 1]")
+    T.eq(why.s__x__seed1, "config.normalizer is missing or not a name")
+    T.eq(why.s__y__seed1, "config.seed is missing or not a number")
+    local md = report.run(d4, { plots = false })
+    assert(not md:find("250.00", 1, true), md)
+    T.raises(function() report.run(d4, { plots = false, baseline = "foo" }) end, "baseline 'foo' has no records in " .. d4)
+    assert(al.write_atomic(d4 .. "/experiment.json", '{"families":[{"name":"f","normalizers":5}]}'))
+    T.raises(function() report.run(d4, { plots = false }) end, d4 .. "/experiment.json: families[1].normalizers must be")
+    assert(al.write_atomic(d4 .. "/experiment.json", '{"families":[7]}'))
+    T.raises(function() report.run(d4, { plots = false }) end, "families[1] must be an object, got 7")
+  end },
   { name = "(cleanup)", fn = function()
     assert(DIR:match("^/tmp/attnlab%-test%-report%.%w+$"))
     sh("rm -rf " .. DIR)

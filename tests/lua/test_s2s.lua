@@ -415,4 +415,32 @@ return {
     T.raises(function() H.forward(t, al.randn({ 1, 3, 16, 16 }), { mode = "fast" }) end, "mode must be 'masked' or 'gather'")
     T.raises(function() H.forward(t, al.randn({ 1, 3, 8, 8 }), {}) end, "expected images (B,3,16,16)")
   end },
+  { name = "input validation: strategy arguments, profiles, keep schedules, model metadata, an unwritable summary", fn = function()
+    T.raises(function() S.select("layer_aware:abc", 6) end, "k must be a positive integer, got 'abc'")
+    T.raises(function() S.select("sparsest:x", 6, { layers = {} }) end, "k must be a positive integer, got 'x'")
+    T.raises(function() S.select("uniform:2", 6) end, "uniform takes no argument")
+    T.raises(function() S.select("sparsest:2", 6, { a = 1 }) end, "not a sparsity profile")
+    T.eq(S.select("layer_aware", 6), { 4, 5, 6 })
+    local base = { dim = 16, depth = 2, heads = 2, patch = 8, sizes = { 16 }, iters = 1, batch = 1 }
+    for _, kr in ipairs({ { 0.5 }, { 1.5, 0.7 }, { 0 / 0, 1 }, { math.huge, 0.5 } }) do
+      local c = {}
+      for k, v in pairs(base) do c[k] = v end
+      c.keep_rates = kr
+      T.raises(function() s2s.resolution_bench(c) end, "keep_rates")
+    end
+    -- a model file's metadata, crafted: the file and the field named
+    local d = tmpdir()
+    local m = vit({ depth = 2 })
+    D.save_model(d .. "/m.safetensors", m, {})
+    local sd, meta = al.load(d .. "/m.safetensors")
+    meta.attnlab_vit = meta.attnlab_vit:gsub('"depth":2', '"depth":"x"')
+    al.save(d .. "/bad.safetensors", sd, meta)
+    T.raises(function() s2s.load_model(d .. "/bad.safetensors") end, d .. "/bad.safetensors: metadata attnlab_vit.depth must be a positive integer")
+    T.eq(s2s.load_model(d .. "/m.safetensors").depth, 2)
+    os.execute("rm -rf " .. d)
+    -- the summary's write is checked: no "wrote" for a file that was not written
+    local C = require("attnlab.s2s.study").context(s2s.load_preset("experiments/s2s/cifar_small.lua"), "/proc/attnlab-no",
+                                                  { preset = "experiments/s2s/cifar_small.lua" }, function(msg) error(msg) end)
+    T.raises(function() C.summary() end, "cannot write /proc/attnlab-no/summary.md")
+  end },
 }

@@ -82,6 +82,16 @@ function report.load(dir)
           exit_status = rec.exit_status, stderr_tail = rec.stderr_tail, record = rec }
       elseif type(rec.test_accuracy) ~= "number" or type(rec.config) ~= "table" then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "no test_accuracy or config" }
+      -- impossible values are skipped loudly (listed as unreadable, named on stderr and in the
+      -- report): an accuracy of 2.5 would print as 250.00%, a record without a normalizer or
+      -- seed cannot be grouped or paired
+      elseif not (rec.test_accuracy >= 0 and rec.test_accuracy <= 1) then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path,
+          why = ("test_accuracy %s is not in [0, 1]"):format(al.json.encode(rec.test_accuracy)) }
+      elseif type(rec.config.normalizer) ~= "string" or rec.config.normalizer == "" then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "config.normalizer is missing or not a name" }
+      elseif not isnum(rec.config.seed) then
+        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "config.seed is missing or not a number" }
       else
         local c = rec.config
         local r = { name = name, label = label_of(name, rec, data.experiment), dataset = c.dataset,
@@ -198,6 +208,27 @@ local function families_of(exp, A)
       fams[2] = { name = "hae_vs_entmax15", title = "hae vs entmax15", baseline = "entmax15", normalizers = { "hae" } }
     end
   end
+  -- experiment.json is hand-written: a malformed family is one line naming the file and the
+  -- field, not an index error in the middle of the analysis
+  local function bad(i, field, want, v)
+    error(("report: %s/experiment.json: families[%d]%s must be %s, got %s"):format(A.dir, i, field, want,
+      type(v) == "table" and "a table" or al.json.encode(v)), 0)
+  end
+  local function names_ok(v)
+    if type(v) ~= "table" then return false end
+    for k, x in pairs(v) do if math.type(k) ~= "integer" or type(x) ~= "string" then return false end end
+    return true
+  end
+  for i, f in ipairs(fams) do
+    if type(f) ~= "table" then bad(i, "", "an object", f) end
+    if f.baseline ~= nil and type(f.baseline) ~= "string" then bad(i, ".baseline", "a normalizer name", f.baseline) end
+    if f.normalizers ~= nil and f.normalizers ~= "all" and not names_ok(f.normalizers) then
+      bad(i, ".normalizers", 'a list of normalizer names or "all"', f.normalizers)
+    end
+    if f.datasets ~= nil and f.datasets ~= "study" and not names_ok(f.datasets) then
+      bad(i, ".datasets", 'a list of dataset labels or "study"', f.datasets)
+    end
+  end
   local out = {}
   for _, f in ipairs(fams) do
     local base = f.baseline or A.baseline
@@ -300,6 +331,13 @@ function report.analyze(data, opts)
   local pref_d = {}
   if exp and type(exp.datasets) == "table" then
     for _, e in ipairs(exp.datasets) do pref_d[#pref_d + 1] = type(e) == "table" and e.name or e end
+  end
+  -- a baseline asked for by name must have records: otherwise every comparison would be
+  -- "no records of foo" under a report that looks complete
+  if opts.baseline ~= nil and not present_n[opts.baseline] then
+    local have = sorted_keys(present_n)
+    error(("report: baseline '%s' has no records in %s (normalizers there: %s)"):format(tostring(opts.baseline),
+      tostring(data.dir), #have > 0 and table.concat(have, ", ") or "none"), 0)
   end
   A.datasets = ordered(pref_d, present_d)
   A.normalizers = ordered(exp and exp.normalizers or { "softmax", "sparsemax", "entmax15", "hae" }, present_n)

@@ -309,17 +309,35 @@ end
 -- true/false, numbers, comma lists of numbers ("4,5,6"), JSON objects/arrays ({...}/[...]),
 -- else strings; a key followed by another option or by nothing is true. The scripts then check
 -- the keys with cli.check_known and the words with cli.check_words.
-function cli.parse_pairs(argv, first)
+-- A value that is not what it looks like -- '{bad json', '[1,', a comma list with a part that
+-- is not a number ('224,.,32', which lost the '.') -- is one line naming the option: a usage
+-- error when `spec` is given (the script's, for cli.usage_error), else an error without a Lua
+-- position.
+function cli.parse_pairs(argv, first, spec)
   local opts, words = {}, {}
   local i = first or 1
-  local function value(v)
+  local function bad(k, msg)
+    msg = ("--%s: %s"):format(k, msg)
+    if spec then return cli.usage_error(spec, msg) end
+    error(msg, 0)
+  end
+  local function value(k, v)
     if v == "true" then return true elseif v == "false" then return false end
     local n = tonumber(v)
     if n then return math.tointeger(n) or n end
-    if v:match("^[%[{]") then return require("attnlab").json.decode(v) end
+    if v:match("^[%[{]") then
+      local ok, x = pcall(require("attnlab").json.decode, v)
+      if ok then return x end
+      local why = tostring(x):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", "")
+      return bad(k, ("'%s' is not valid JSON: %s"):format(v, why))
+    end
     if v:match("^%-?[%d.]+,[%d.,%-]+$") then
       local t = {}
-      for p in v:gmatch("[^,]+") do local x = tonumber(p); t[#t + 1] = math.tointeger(x) or x end
+      for p in (v .. ","):gmatch("([^,]*),") do
+        local x = tonumber(p)
+        if not x then return bad(k, ("'%s' is not a comma list of numbers ('%s' is not a number)"):format(v, p)) end
+        t[#t + 1] = math.tointeger(x) or x
+      end
       return t
     end
     return v
@@ -336,7 +354,7 @@ function cli.parse_pairs(argv, first)
         t[parts[j]] = type(t[parts[j]]) == "table" and t[parts[j]] or {}
         t = t[parts[j]]
       end
-      t[parts[#parts]] = value(v)
+      t[parts[#parts]] = value(k, v)
     else
       words[#words + 1] = argv[i]
       i = i + 1

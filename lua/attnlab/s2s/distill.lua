@@ -183,6 +183,53 @@ end
 -- unless the file's metadata records "heads"; opts.image_size). opts.image_size resamples
 -- the position embedding (opts.pos_resample: "bicubic", the default, or "bilinear").
 -- opts.heads that contradicts the file's metadata is an error.
+-- The metadata save_model writes, checked before a model is built from it: a damaged or
+-- crafted file (depth "x", image_size -32, s2s_mixers '5', no dim) is one line naming the
+-- file and the field, not an error from inside the ViT or a silently different shape (a
+-- missing dim would take ViT's preset one). Returns the ViT config and the mixers table.
+local function checked_meta(path, meta)
+  local function bad(field, why) error(("s2s: model %s: metadata %s %s"):format(path, field, why), 0) end
+  local function decoded(field)
+    local okj, v = pcall(al.json.decode, meta[field])
+    if not okj then bad(field, "is not valid JSON: " .. tostring(v):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", "")) end
+    if type(v) ~= "table" then bad(field, ("must be a JSON object, got %s"):format(tostring(meta[field]))) end
+    return v
+  end
+  local c = decoded("attnlab_vit")
+  local function posint(k, required)
+    local v = c[k]
+    if v == nil and not required then return end
+    if math.type(v) ~= "integer" or v < 1 then
+      bad("attnlab_vit." .. k, v == nil and "is missing" or ("must be a positive integer, got %s"):format(al.json.encode(v)))
+    end
+  end
+  for _, k in ipairs({ "dim", "depth", "heads", "num_classes" }) do posint(k, true) end
+  if c.vocab_size ~= nil then
+    posint("vocab_size", true); posint("seq_len", true)
+  else
+    for _, k in ipairs({ "image_size", "patch_size" }) do posint(k, true) end
+    posint("channels", false)
+    if c.image_size % c.patch_size ~= 0 then
+      bad("attnlab_vit.image_size", ("%d is not a multiple of patch_size %d"):format(c.image_size, c.patch_size))
+    end
+  end
+  if c.dim % c.heads ~= 0 then bad("attnlab_vit.heads", ("%d does not divide dim %d"):format(c.heads, c.dim)) end
+  local mixers = {}
+  if meta.s2s_mixers ~= nil then
+    mixers = decoded("s2s_mixers")
+    for l, spec in pairs(mixers) do
+      local li = math.tointeger(tonumber(l))
+      if not li or li < 1 or li > c.depth then
+        bad("s2s_mixers", ("names layer %s; the model has layers 1..%d"):format(tostring(l), c.depth))
+      end
+      if type(spec) ~= "table" or not D.MIXERS[spec.name] then
+        bad("s2s_mixers." .. tostring(l), "must be a mixer spec {\"name\": \"bimamba\"|\"bilstm\", ...}")
+      end
+    end
+  end
+  return c, mixers
+end
+
 function D.load_model(path, opts)
   opts = opts or {}
   local ok, sd, meta = pcall(al.load, path)
@@ -193,11 +240,10 @@ function D.load_model(path, opts)
     local model = ckpt.vit_from_file(sd, o)
     return model, meta
   end
-  local c = al.json.decode(meta.attnlab_vit)
+  local c, mixers = checked_meta(path, meta)
   if opts.heads ~= nil then ckpt.resolve_heads(c.dim, meta, opts, path) end   -- must agree with the file
   local native = c.image_size
   local model = al.nn.ViT(c)
-  local mixers = meta.s2s_mixers and al.json.decode(meta.s2s_mixers) or {}
   apply_mixers(model, mixers)
   model:load_state_dict(sd)
   if opts.image_size and opts.image_size ~= native then

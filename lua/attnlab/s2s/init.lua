@@ -241,7 +241,18 @@ function s2s.distill(c)
   thalt = thalt and H.config(thalt, teacher.depth)
   local layers = c.layers
   local prof = c.profile
-  if type(prof) == "string" then prof = al.json.decode(assert(io.open(prof)):read("a")) end
+  if type(prof) == "string" then   -- a path: read here, so that every problem names the file
+    local f, ferr = io.open(prof, "rb")
+    if not f then error(("s2s.distill: cannot read the profile %s"):format(tostring(ferr)), 0) end
+    local text = f:read("a")
+    f:close()
+    local okj, p = pcall(al.json.decode, text or "")
+    if not okj then error(("s2s.distill: profile %s is not valid JSON: %s"):format(prof, (tostring(p):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", ""))), 0) end
+    if type(p) ~= "table" or type(p.layers) ~= "table" then
+      error(("s2s.distill: %s is not a sparsity profile (no 'layers' list; scripts/profile.lua writes one)"):format(prof), 0)
+    end
+    prof = p
+  end
   if not layers then layers = S.select(c.strategy or "layer_aware:3", teacher.depth, prof) end
   local student = c.student or D.replace(teacher, layers, c.mixer, { seed = c.seed })
   D.check_pair(teacher, student)
@@ -358,7 +369,18 @@ function s2s.resolution_bench(c)
     init = "timm" })
   local L = base.depth
   local rates = c.keep_rates
-  if not rates then
+  if rates then   -- one rate in (0, 1] per layer, or the masks below index nothing
+    if type(rates) ~= "table" or #rates ~= L then
+      error(("resolution_bench: keep_rates needs one keep rate per layer (%d), got %s"):format(L,
+        type(rates) == "table" and #rates or tostring(rates)), 0)
+    end
+    for l = 1, L do
+      local r = rates[l]
+      if type(r) ~= "number" or not (r > 0 and r <= 1) then
+        error(("resolution_bench: keep_rates[%d] must be in (0, 1], got %s"):format(l, tostring(r)), 0)
+      end
+    end
+  else
     -- a linearly decaying schedule with the requested mean keep rate (1 at layer 1)
     local mean = c.keep_rate or 0.7
     rates = {}

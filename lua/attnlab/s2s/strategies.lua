@@ -46,9 +46,15 @@ function S.sparsest(prof, k, metric)
   k = k or 3
   metric = metric or "k90_frac"
   local higher_is_sparser = metric:match("^top%d+_mass$") ~= nil
+  -- any JSON can be named as the profile: one that is not one says so
+  if type(prof) ~= "table" or type(prof.layers) ~= "table" then
+    error("s2s strategy sparsest: not a sparsity profile (no 'layers' list; scripts/profile.lua writes one)", 2)
+  end
   local cand = {}
   for l, r in ipairs(prof.layers) do
-    if r.mean and r.mean[metric] then cand[#cand + 1] = { l = l, v = r.mean[metric] } end
+    if type(r) == "table" and type(r.mean) == "table" and type(r.mean[metric]) == "number" and r.mean[metric] == r.mean[metric] then
+      cand[#cand + 1] = { l = l, v = r.mean[metric] }
+    end
   end
   if #cand == 0 then error(("s2s strategy sparsest: the profile has no layer with '%s'"):format(metric), 2) end
   if math.type(k) ~= "integer" or k < 1 or k > #cand then
@@ -68,14 +74,26 @@ function S.sparsest(prof, k, metric)
 end
 
 -- S.select("uniform" | "groupwise:<group>" | "layer_aware[:k]" | "sparsest[:k]", depth, profile)
+-- An argument that is not a number ("layer_aware:abc") is an error, not the default k: the
+-- record would otherwise be named after it and hold another strategy.
+local function k_of(base, argu)
+  if argu == "" then return 3 end
+  local k = math.tointeger(tonumber(argu))
+  if not k then error(("s2s strategy %s: k must be a positive integer, got '%s'"):format(base, argu), 3) end
+  return k
+end
+
 function S.select(name, depth, prof)
   local base, argu = tostring(name):match("^([%w_]+):?(.*)$")
-  if base == "uniform" then return S.uniform(depth) end
+  if base == "uniform" then
+    if argu ~= "" then error(("s2s strategy uniform takes no argument, got '%s'"):format(tostring(name)), 2) end
+    return S.uniform(depth)
+  end
   if base == "groupwise" then return S.groupwise(depth, argu ~= "" and argu or "deep") end
-  if base == "layer_aware" then return S.layer_aware(depth, argu ~= "" and math.tointeger(tonumber(argu)) or 3) end
+  if base == "layer_aware" then return S.layer_aware(depth, k_of(base, argu)) end
   if base == "sparsest" then
     if not prof then error("s2s strategy sparsest: needs a sparsity profile (scripts/profile.lua --out ...)", 2) end
-    return S.sparsest(prof, argu ~= "" and math.tointeger(tonumber(argu)) or 3)
+    return S.sparsest(prof, k_of(base, argu))
   end
   error(("s2s: unknown strategy '%s'; valid: uniform, groupwise:shallow|middle|deep, layer_aware[:k], sparsest[:k]")
     :format(tostring(name)), 2)

@@ -320,7 +320,9 @@ function M.write(C)
   local e4 = read_json(out .. "/exp4_resolution.json")
   if e4 or e3l then resolution_section(lines, e4, e3l) end
   local path = out .. "/summary.md"
-  al.write_atomic(path, table.concat(lines, "\n") .. "\n")
+  -- a summary that was not written must not be reported as written
+  local ok, err = al.write_atomic(path, table.concat(lines, "\n") .. "\n")
+  if not ok then error(("cannot write %s: %s"):format(path, tostring(err)), 0) end
   C.log("wrote %s", path)
   return path
 end
