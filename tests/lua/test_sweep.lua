@@ -337,7 +337,7 @@ local cases = {
     T.eq({ s.done, s.failed }, { 1, 1 })
     local err = al.json.decode(read(dir .. "/r/fmnist_p5__softmax__seed1.json"))
     assert(err.error:find("not a multiple of patch_size 5", 1, true), err.error)
-    T.eq({ err.config.patch, err.config.seed, err.exit_status, err.attempts }, { 5, 1, 1, 1 })
+    T.eq({ err.config.patch, err.config.seed, err.exit_status, err.attempts }, { 5, 1, 2, 1 })
     assert(err.stderr_tail:find("train.lua", 1, true), "stderr tail: " .. tostring(err.stderr_tail))
     assert(err.command:find("--patch 5", 1, true))
     local ok = al.json.decode(read(dir .. "/r/fashion_mnist__softmax__seed1.json"))

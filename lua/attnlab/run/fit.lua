@@ -1,7 +1,9 @@
 -- attnlab.run.fit -- the one training loop: parameter groups, AdamW with a warmup-cosine
--- schedule, gradient clipping, a NaN guard, and a checkpoint after every epoch from which a
--- stopped run resumes with the same numbers. The classifier (run/train.lua) and every S2S
--- step (s2s/init.lua: teacher fine-tuning, A-ViT, distillation) train through it.
+-- schedule, gradient clipping, a divergence guard (a loss or, after an epoch, a weight that is
+-- NaN or inf stops the run), and a checkpoint after every epoch from which a stopped run
+-- resumes with the same numbers (one that cannot be this run's is refused). The classifier
+-- (run/train.lua) and every S2S step (s2s/init.lua: teacher fine-tuning, A-ViT, distillation)
+-- train through it.
 --
 --   local history = fit.run(model, {
 --     { name = "stage1", epochs = 2, lr = 5e-4, step = function(x, y, extra, tally) return loss, parts end,
@@ -76,7 +78,8 @@ end
 
 -- {model =, optim =, state =} of a checkpoint, or nil when there is no file. Checkpoints
 -- written before the loops were one (the classifier's: config_key, epochs, no stage) read as
--- the same fields.
+-- the same fields. A safetensors file that is no training checkpoint (no `state` metadata, or
+-- not a JSON object) raises what it lacks; fit.check_resume judges the fields themselves.
 function fit.read_checkpoint(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -87,12 +90,79 @@ function fit.read_checkpoint(path)
     local mk, ok = k:match("^model%.(.+)$"), k:match("^optim%.(.+)$")
     if mk then m[mk] = v elseif ok then o[ok] = v end
   end
-  local st = al.json.decode(meta.state)
+  if type(meta) ~= "table" or type(meta.state) ~= "string" then
+    error("it has no 'state' metadata: not a checkpoint written by a training run", 0)
+  end
+  local okj, st = pcall(al.json.decode, meta.state)
+  if not okj or type(st) ~= "table" then error("its 'state' metadata is not a JSON object", 0) end
   if st.key == nil and st.config_key ~= nil then
     st.key, st.history, st.stage = st.config_key, st.epochs, 1
     st.config_key, st.epochs = nil, nil
   end
   return { model = m, optim = o, state = st }
+end
+
+local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+
+-- The name of the first tensor (in name order) of a name -> tensor table that holds a NaN or
+-- an infinity, or nil. One pass over the data: cheap next to an epoch.
+local function nonfinite_tensor(tensors)
+  local names = {}
+  for k, v in pairs(tensors) do if al.is_tensor(v) then names[#names + 1] = k end end
+  table.sort(names)
+  for _, k in ipairs(names) do if tensors[k]:has_nonfinite() then return k end end
+end
+
+-- A model parameter holding a NaN or an infinity (its name), or nil: a run whose last
+-- update ruined the weights stops there, before they are evaluated or checkpointed.
+function fit.nonfinite_parameter(model)
+  for _, np in ipairs(model:named_parameters()) do
+    if np[2]:has_nonfinite() then return np[1] end
+  end
+end
+
+-- Why a checkpoint read by fit.read_checkpoint cannot resume this run, or nil when it can: the
+-- state's types and ranges (key a string; stage one of the run's stages; epoch an integer in
+-- 0..that stage's epochs; sched_t the schedule step those epochs end at; history one finite
+-- record per epoch done) and finite tensors. A file of another configuration is the caller's
+-- "different configuration", not this. steps_per_epoch: of the run resuming.
+function fit.check_resume(ck, stages, steps_per_epoch)
+  local st = ck.state
+  local show = al.cli.show
+  if type(st.key) ~= "string" then return "key = " .. show(st.key) .. ", want the configuration's key (a string)" end
+  local stage = st.stage == nil and 1 or st.stage
+  if math.type(stage) ~= "integer" or stage < 1 or stage > #stages then
+    return ("stage = %s, want an integer in 1..%d (this run's stages)"):format(show(st.stage), #stages)
+  end
+  local epochs = stages[stage].epochs
+  if math.type(st.epoch) ~= "integer" or st.epoch < 0 or st.epoch > epochs then
+    return ("epoch = %s, want an integer in 0..%d"):format(st.epoch == nil and "(missing)" or show(st.epoch), epochs)
+  end
+  local want_t = st.epoch * steps_per_epoch
+  if st.sched_t ~= want_t then
+    return ("sched_t = %s, want %d (%d epoch%s of %d step%s)"):format(st.sched_t == nil and "(missing)" or show(st.sched_t),
+      want_t, st.epoch, st.epoch == 1 and "" or "s", steps_per_epoch, steps_per_epoch == 1 and "" or "s")
+  end
+  local done = st.epoch
+  for s = 1, stage - 1 do done = done + stages[s].epochs end
+  local h = st.history
+  if type(h) ~= "table" or #h ~= done then
+    return ("history = %s, want a list of %d epoch record%s"):format(type(h) == "table" and ("a list of " .. #h) or show(h),
+      done, done == 1 and "" or "s")
+  end
+  for i = 1, done do
+    local e = h[i]
+    if type(e) ~= "table" or math.type(e.epoch) ~= "integer" or e.epoch < 1 or not finite(e.loss) then
+      return ("history[%d] is not an epoch record with an epoch number and a finite loss"):format(i)
+    end
+  end
+  if done > 0 and st.epoch > 0 and h[done].epoch ~= st.epoch then
+    return ("history ends at epoch %s, but epoch = %d"):format(show(h[done].epoch), st.epoch)
+  end
+  local bad = nonfinite_tensor(ck.model)
+  if bad then return ("model tensor %s holds NaN or inf"):format(bad) end
+  bad = nonfinite_tensor(ck.optim)
+  if bad then return ("optimizer tensor %s holds NaN or inf"):format(bad) end
 end
 
 -- ---- augmentation of training images ---------------------------------------------------------
@@ -142,7 +212,8 @@ local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", ""))
 --   clip_order ("model": clip over model:parameters() in the model's order; default: the
 --   optimizer groups' parameters in group order),
 --   on_step(info) and on_epoch(rec) (progress output; default: one line per 20 steps and per
---   epoch), extra_state() -> fields saved in the checkpoint, on_resume(state),
+--   epoch), extra_state() -> fields saved in the checkpoint, check_state(state) -> nil or why
+--   those fields cannot be resumed from (then the checkpoint is refused as corrupt), on_resume(state),
 --   augment ({crop_pad =, hflip =}: training images only; see fit.check_augment).
 -- Returns the per-epoch records ({stage, epoch, loss, parts..., eval fields..., lr, seconds},
 -- seconds: the epoch's training and evaluation) and true when stop_after ended the run.
@@ -158,13 +229,25 @@ function fit.run(model, stages, spec)
     end
     ck = r
   end
+  local ds = spec.train
+  local bs = spec.batch_size or 128
+  local steps_per_epoch = (ds.n + bs - 1) // bs
+  -- a checkpoint that loads but cannot be what this run wrote (a hand edit, another program's
+  -- file, a diverged run's) is refused like an unreadable one: resuming would train on garbage
+  local function corrupt(why)
+    error(("%s: checkpoint %s is corrupt (%s); delete it (or move it away) to start this run over")
+      :format(who, spec.checkpoint, clean(why)), 3)
+  end
   if ck then
-    if ck.state.key ~= spec.key then
+    if type(ck.state.key) == "string" and ck.state.key ~= spec.key then
       error(("%s: checkpoint %s was made with a different configuration; remove it or choose another --checkpoint")
         :format(who, spec.checkpoint), 2)
     end
-    model:load_state_dict(ck.model)
-    history = ck.state.history or {}
+    local why = fit.check_resume(ck, stages, steps_per_epoch) or (spec.check_state and spec.check_state(ck.state))
+    if why then corrupt(why) end
+    local okl, lerr = pcall(model.load_state_dict, model, ck.model)
+    if not okl then corrupt(lerr) end
+    history = ck.state.history
     start = { stage = ck.state.stage or 1, epoch = ck.state.epoch }
     if spec.on_resume then spec.on_resume(ck.state) end
     if spec.progress and not spec.on_epoch then
@@ -172,9 +255,6 @@ function fit.run(model, stages, spec)
     end
   end
   local augment = fit.check_augment(spec.augment, who)
-  local ds = spec.train
-  local bs = spec.batch_size or 128
-  local steps_per_epoch = (ds.n + bs - 1) // bs
   for si, stage in ipairs(stages) do
     if si > start.stage or (si == start.stage and start.epoch < stage.epochs) then
       local groups = fit.param_groups(model, spec.weight_decay or 0.05, spec.decay_all, stage.filter)
@@ -189,7 +269,8 @@ function fit.run(model, stages, spec)
       local sched = al.optim.CosineWarmup(opt, { warmup = warmup, total = total, min_lr = spec.min_lr or 1e-6 })
       local first = 1
       if si == start.stage and ck then
-        opt:load_state_dict(ck.optim)
+        local oko, oerr = pcall(opt.load_state_dict, opt, ck.optim)
+        if not oko then corrupt(oerr) end
         sched.t = ck.state.sched_t
         opt:set_lr(sched:lr_at(sched.t))
         first = start.epoch + 1
@@ -214,8 +295,8 @@ function fit.run(model, stages, spec)
           sched:step()
           local dt = al.clock() - ts
           local lv = loss:item()
-          if lv ~= lv then
-            error(("%s: loss became NaN %sat epoch %d step %d"):format(who,
+          if not finite(lv) then
+            error(("%s: loss became %s %sat epoch %d step %d"):format(who, lv ~= lv and "NaN" or lv > 0 and "inf" or "-inf",
               stage.name and ("in stage " .. stage.name .. " ") or "", epoch, b), 2)
           end
           local nb = y:numel()
@@ -230,6 +311,13 @@ function fit.run(model, stages, spec)
               steps_per_epoch, sums.loss / nseen))
             io.stdout:flush()
           end
+        end
+        -- the last update can ruin the weights without a non-finite loss (the loss was taken
+        -- before it): checked once per epoch, before they are evaluated or checkpointed
+        local bad = fit.nonfinite_parameter(model)
+        if bad then
+          error(("%s: parameter %s became NaN or inf %sin epoch %d (the run diverged)"):format(who, bad,
+            stage.name and ("in stage " .. stage.name .. " ") or "", epoch), 2)
         end
         local rec = { stage = stage.name, epoch = epoch, lr = opt.lr }
         for k, v in pairs(sums) do rec[k] = v / nseen end

@@ -61,9 +61,19 @@ train.HELP = {
 }
 
 local IMAGE_PATCH = { cifar10 = 8, fashion_mnist = 7, fmnist = 7, kmnist = 7 }
+-- their image sides (train.patch_problem)
+local IMAGE_SIZE = { cifar10 = 32, fashion_mnist = 28, fmnist = 28, kmnist = 28 }
+
+-- What the number keys with integer defaults take ("nan" arrives as a string, a wrong type):
+-- not "a positive integer", as their defaults suggest, but fractions and (warmup) 0 too.
+local NUMBER_WANT = {
+  warmup_epochs = "a finite number >= 0 (in epochs; fractions such as 0.5, and 0, allowed)",
+  mlp_ratio = "a finite number > 0",
+}
 
 local copy = require("attnlab.util").copy
 local writable_path = require("attnlab.util").writable_path
+local abspath = require("attnlab.util").abspath
 
 function train.config(user)
   local c = copy(train.DEFAULTS)
@@ -85,7 +95,7 @@ function train.config(user)
   local function bad(k, want) error(("train: %s must be %s, got %s"):format(k, want, al.cli.show(c[k])), 3) end
   for k, d in pairs(train.DEFAULTS) do   -- the type of each key's default
     if c[k] ~= nil and type(c[k]) ~= type(d) then
-      bad(k, type(d) == "boolean" and "true or false" or math.type(d) == "integer" and k ~= "mlp_ratio" and
+      bad(k, type(d) == "boolean" and "true or false" or NUMBER_WANT[k] or math.type(d) == "integer" and
         "a positive integer" or type(d) == "number" and "a number" or "a " .. type(d))
     end
   end
@@ -102,7 +112,9 @@ function train.config(user)
   if c.crop_pad ~= nil and (math.type(c.crop_pad) ~= "integer" or c.crop_pad < 0) then bad("crop_pad", "an integer >= 0 (or unset)") end
   if c.hflip ~= nil and type(c.hflip) ~= "boolean" then bad("hflip", "true or false (or unset)") end
   for _, k in ipairs({ "lr", "weight_decay", "label_smoothing", "min_lr", "warmup_epochs", "clip_grad", "mlp_ratio", "adam_eps" }) do
-    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then bad(k, "a finite number >= 0") end
+    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] < 0 or c[k] == math.huge then
+      bad(k, k == "warmup_epochs" and NUMBER_WANT.warmup_epochs or "a finite number >= 0")
+    end
   end
   if c.lr <= 0 then bad("lr", "a number > 0") end
   if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
@@ -120,8 +132,26 @@ function train.config(user)
   for _, k in ipairs({ "out", "checkpoint" }) do
     if c[k] ~= nil and (type(c[k]) ~= "string" or c[k] == "") then bad(k, "a file path") end
   end
+  -- the record is written over the checkpoint's path otherwise, and every rerun then fails to
+  -- read it as a checkpoint (compared as absolute paths: ./a and a are one file; symlinks are not followed)
+  if c.out and c.checkpoint and abspath(c.out) == abspath(c.checkpoint) then
+    error(("train: out and checkpoint are the same file (%s); the record would overwrite the checkpoint, " ..
+      "give them different paths"):format(c.out), 3)
+  end
   c.patch = c.patch or IMAGE_PATCH[c.dataset]
   return c
+end
+
+-- Why a resolved config's patch cannot cut its dataset's images, or nil: the command line refuses
+-- it before any data is read (a usage error). Not in train.config: a sweep keeps such a run as
+-- one failing run (its error record) rather than refusing the whole experiment.
+function train.patch_problem(c)
+  local side = IMAGE_SIZE[c.dataset]
+  if not side or math.type(c.patch) ~= "integer" or side % c.patch == 0 then return nil end
+  local divisors = {}
+  for p = 2, side // 2 do if side % p == 0 then divisors[#divisors + 1] = p end end
+  return ("patch = %d does not fit %s: image_size %d is not a multiple of patch_size %d (use one of %s)")
+    :format(c.patch, c.dataset, side, c.patch, table.concat(divisors, ", "))
 end
 
 -- ---- environment facts for the record -----------------------------------------------------
@@ -151,6 +181,11 @@ function train.git_revision()
 end
 
 -- ---- data and model -------------------------------------------------------------------------
+-- A bad value that shows only once the data is read (a limit above a split's size): raised as
+-- this object, which the command line reports as a usage error (exit 2); tostring gives the message.
+local UsageError = { __tostring = function(e) return e.message end }
+function train.usage_error(msg) return setmetatable({ message = msg, usage = true }, UsageError) end
+
 function train.datasets(c)
   local make = al.data.by_name[c.dataset]
   local opts = { split = "train" }
@@ -175,6 +210,14 @@ function train.datasets(c)
     return ds:subset(sorted, ds.split)
   end
   if val and tr.n < 1 then error(("train: val = %d leaves no training examples (%s has %d)"):format(c.val, c.dataset, tr.n + val.n), 0) end
+  -- a limit above the split's size is refused, not ignored: the record would carry a limit the
+  -- run never applied (a preset's limit meant for other datasets is switched off with false)
+  local function over(k, limit, n, what)
+    error(train.usage_error(("train: %s = %d is more than the %d %s examples of %s%s; give at most %d, or leave it unset for all")
+      :format(k, limit, n, what, c.dataset, (what == "training" and val) and (" left after val = %d"):format(c.val) or "", n)), 0)
+  end
+  if c.train_limit and c.train_limit > tr.n then over("train_limit", c.train_limit, tr.n, "training") end
+  if c.test_limit and c.test_limit > te.n then over("test_limit", c.test_limit, te.n, "test") end
   if c.train_limit and c.train_limit < tr.n then tr = limited(tr, c.train_limit, 1) end
   if c.test_limit and c.test_limit < te.n then te = limited(te, c.test_limit, 2); te.exact_records = nil end
   return tr, te, val
@@ -209,12 +252,13 @@ end
 function train.param_groups(model, wd, decay_all) return fit.param_groups(model, wd, decay_all) end
 
 -- ---- evaluation ------------------------------------------------------------------------------
--- accuracy over a dataset; with support tracking on, support stats are collected too.
+-- accuracy and mean cross-entropy loss over a dataset; with support tracking on, support stats are
+-- collected too. The loss is the divergence guard's (weights finite but huge give inf/NaN logits).
 function train.evaluate(model, ds, c, opts)
   opts = opts or {}
   model:eval()
   if opts.support then model:track_support(true) end
-  local correct, n, t = 0, 0, 0
+  local correct, n, t, loss_sum = 0, 0, 0, 0
   local exact_correct, exact_n = 0, 0
   al.no_grad(function()
     for x, y, _, extra in al.data.Loader(ds, { batch_size = c.eval_batch }):iter() do
@@ -223,6 +267,7 @@ function train.evaluate(model, ds, c, opts)
       t = t + (al.clock() - t0)
       local hit = al.eq(al.argmax(logits, 2), y)
       correct = correct + al.sum(hit):item()
+      loss_sum = loss_sum + al.cross_entropy(logits, y):item() * y:numel()
       if ds.exact_records and n < ds.exact_records then
         local k = math.min(ds.exact_records - n, hit:numel())
         exact_correct = exact_correct + al.sum(hit:narrow(1, 1, k)):item()
@@ -231,7 +276,7 @@ function train.evaluate(model, ds, c, opts)
       n = n + y:numel()
     end
   end)
-  local r = { accuracy = correct / n, n = n, infer_s_per_example = t / n }
+  local r = { accuracy = correct / n, n = n, infer_s_per_example = t / n, loss = loss_sum / n }
   if exact_n > 0 then r.accuracy_exact = exact_correct / exact_n; r.n_exact = exact_n end
   if opts.support then
     r.support = model:support_stats()
@@ -283,6 +328,45 @@ local function median(t)
   return s[(#s + 1) // 2]
 end
 
+local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+
+-- Why the classifier's own checkpoint fields cannot be resumed from (fit.run's check_state), or
+-- nil: step_times, the timed steps so far, and step_examples, the examples of each (absent in
+-- checkpoints written before they were kept: every step then counts as a full batch).
+local function check_timing_state(st)
+  local t, e = st.step_times, st.step_examples
+  if t == nil then return nil end
+  if type(t) ~= "table" then return "step_times = " .. al.cli.show(t) .. ", want a list of step times in seconds" end
+  for i, v in ipairs(t) do
+    if not finite(v) or v < 0 then return ("step_times[%d] = %s, want a time in seconds >= 0"):format(i, al.cli.show(v)) end
+  end
+  if next(t) ~= nil and #t == 0 then return "step_times is not a list of step times in seconds" end
+  if e == nil then return nil end
+  if type(e) ~= "table" or #e ~= #t then
+    return ("step_examples = %s, want a list of %d example counts (one per step time)"):format(
+      type(e) == "table" and ("a list of " .. #e) or al.cli.show(e), #t)
+  end
+  for i, v in ipairs(e) do
+    if math.type(v) ~= "integer" or v < 1 then return ("step_examples[%d] = %s, want a positive integer"):format(i, al.cli.show(v)) end
+  end
+end
+
+-- The median over steps of examples per second (each step's own examples: a last, smaller
+-- batch, or a batch_size above the training set, is not counted as a full batch_size).
+local function median_rate(times, examples)
+  local r = {}
+  for i, dt in ipairs(times) do if dt > 0 then r[#r + 1] = examples[i] / dt end end
+  return median(r)
+end
+
+-- A diverged model: its test loss is NaN or inf (weights finite but huge overflow the logits).
+local function check_diverged(ev, when)
+  if not finite(ev.loss) then
+    error(("train: the test loss is %s %s (the run diverged); no record written"):format(
+      ev.loss ~= ev.loss and "NaN" or tostring(ev.loss), when), 0)
+  end
+end
+
 -- ---- the run -------------------------------------------------------------------------------------
 -- The first of a resolved config's output files (out, checkpoint) that cannot be written, as
 -- key, path, why; nil when both can. Checked before a run starts: a mistyped --out used to fail
@@ -310,7 +394,9 @@ function train.run(user)
     protocol = tr.protocol, files = train.data_files(tr, te, val) }, epochs = {},
     started = os.date("!%Y-%m-%dT%H:%M:%SZ"),
   }
-  local step_times, warm_times = {}, {}
+  -- the time and the examples of each step (past the warm-up; of the warm-up steps)
+  local step_times, step_examples, warm_times, warm_examples = {}, {}, {}, {}
+  local epoch_now = 0
   local progress = Progress.new(steps_per_epoch * c.epochs, c.progress)
   local stage = {
     epochs = c.epochs, lr = c.lr, shuffle_seed = c.seed,
@@ -322,6 +408,7 @@ function train.run(user)
     end,
     eval = function(tally)
       local ev = train.evaluate(model, te, c)
+      check_diverged(ev, ("after epoch %d"):format(epoch_now))
       local e = { train_accuracy = tally.correct / tally.seen, test_accuracy = ev.accuracy,
                   test_accuracy_exact = ev.accuracy_exact }
       if val then e.val_accuracy = train.evaluate(model, val, c).accuracy end
@@ -335,7 +422,12 @@ function train.run(user)
     augment = (c.crop_pad or c.hflip) and { crop_pad = c.crop_pad, hflip = c.hflip } or nil,
     -- a run too short to have steps past the warm-up is timed on those (flagged below)
     on_step = function(i)
-      if i.step > 2 then step_times[#step_times + 1] = i.dt else warm_times[#warm_times + 1] = i.dt end
+      epoch_now = i.epoch
+      if i.step > 2 then
+        step_times[#step_times + 1], step_examples[#step_examples + 1] = i.dt, i.batch
+      else
+        warm_times[#warm_times + 1], warm_examples[#warm_examples + 1] = i.dt, i.batch
+      end
       progress:update(i.epoch, (i.epoch - 1) * steps_per_epoch + i.step, i.loss, i.batch / i.dt)
     end,
     on_epoch = function(e)
@@ -344,13 +436,20 @@ function train.run(user)
       print(("epoch %d: loss %.4f  train acc %.4f  test acc %.4f%s  (%.1f s)"):format(e.epoch, e.loss, e.train_accuracy,
         e.test_accuracy, e.val_accuracy and ("  val acc %.4f"):format(e.val_accuracy) or "", e.seconds))
     end,
-    extra_state = function() return { step_times = step_times } end,
+    extra_state = function() return { step_times = step_times, step_examples = step_examples } end,
+    check_state = check_timing_state,
     on_resume = function(st)
       step_times = st.step_times or {}
+      step_examples = st.step_examples
+      if not step_examples then   -- a checkpoint from before they were kept: full batches
+        step_examples = {}
+        for k = 1, #step_times do step_examples[k] = math.min(c.batch_size, tr.n) end
+      end
       rec.resumed_from_epoch = st.epoch
     end,
   })
   local final = train.evaluate(model, te, c, { support = true })
+  check_diverged(final, "in the final evaluation")
   rec.test_accuracy = final.accuracy
   rec.test_accuracy_exact = final.accuracy_exact
   rec.support = final.support
@@ -360,15 +459,15 @@ function train.run(user)
   rec.support_density_real = dens_real / #final.support
   if c.normalizer == "hae" then rec.alphas = model:alphas() end
   -- a run too short to have steps past the warm-up is timed on those (flagged), never "0 img/s"
-  rec.train_s_per_step = median(step_times)
+  rec.train_s_per_step, rec.train_img_per_s = median(step_times), median_rate(step_times, step_examples)
   if not rec.train_s_per_step and #warm_times > 0 then
     rec.train_s_per_step, rec.train_timing_includes_warmup = median(warm_times), true
+    rec.train_img_per_s = median_rate(warm_times, warm_examples)
   end
   -- nothing degenerate becomes a result: a record's accuracy is a finite number in [0, 1]
   if type(rec.test_accuracy) ~= "number" or rec.test_accuracy ~= rec.test_accuracy or final.n < 1 then
     error(("train: no test accuracy (evaluated %d examples); no record written"):format(final.n or 0), 2)
   end
-  rec.train_img_per_s = rec.train_s_per_step and c.batch_size / rec.train_s_per_step
   rec.infer_s_per_example = final.infer_s_per_example
   rec.finished = os.date("!%Y-%m-%dT%H:%M:%SZ")
   if c.out then

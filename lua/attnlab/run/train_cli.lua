@@ -77,6 +77,8 @@ function M.run_options(opts)
   end
   local ok, resolved = pcall(al.train.config, cfg)     -- every key checked before any data is read
   if not ok then cli.die(SPEC, resolved, 2) end
+  local bad_patch = al.train.patch_problem(resolved)
+  if bad_patch then cli.die(SPEC, bad_patch, 2) end
   local key, path, why = al.train.unwritable_output(resolved)   -- and where the results go
   if key then cli.die(SPEC, ("--%s %s: %s"):format(key, path, why), 2) end
   if resolved.progress then   -- the whole resolved recipe first, so a log says what ran (defaults included)
@@ -87,7 +89,18 @@ function M.run_options(opts)
     for _, k in ipairs(keys) do parts[#parts + 1] = k .. "=" .. tostring(resolved[k]) end
     print("recipe: " .. table.concat(parts, " "))
   end
-  local rec = al.train.run(cfg)
+  -- a bad value that shows only once the data is read (a limit above a split's size) is a usage
+  -- error like the others (exit 2); any other failure goes on to cli.run's one line (exit 1)
+  local tb = os.getenv("ATTNLAB_TRACEBACK")
+  local ok, rec = xpcall(al.train.run, function(e)
+    if type(e) == "table" and e.usage then return e end
+    if tb and tb ~= "" and tb ~= "0" then return debug.traceback(tostring(e), 2) end
+    return e
+  end, cfg)
+  if not ok then
+    if type(rec) == "table" and rec.usage then cli.die(SPEC, rec.message, 2) end
+    error(rec, 0)
+  end
   local speed = rec.train_img_per_s and ("%.1f img/s train%s"):format(rec.train_img_per_s,
     rec.train_timing_includes_warmup and " (incl. warm-up steps)" or "") or "train speed not measured"
   print(("%s %s seed %d: test accuracy %.4f%s, support density %.3f, %s, %.3f ms/example inference%s")
