@@ -5,6 +5,9 @@
 # a FAIL line counts as one failure, so a crash can never pass silently.
 # Usage: tests/run.sh [BUILD_DIR]   (BUILD_DIR holds the C test binaries)
 # ATTNLAB_TEST_ONLY="c/test_core lua/test_nn ..." runs only those (tests/levels.sh does).
+# ATTNLAB_TEST_JOBS=N runs up to N programs at once (default: the core count). Each runs one
+# thread (ATTNLAB_NUM_THREADS=1 below) with its own temporary folders, so they do not interfere;
+# results are printed in the fixed order below as soon as each and those before it are done.
 set -u
 cd "$(dirname "$0")/.."
 build=${1:-build/tests}
@@ -14,25 +17,43 @@ export ATTNLAB_NUM_THREADS=${ATTNLAB_NUM_THREADS:-1}
 # the override sets it itself
 unset ATTNLAB_SGEMM
 pass=0; fail=0; skip=0
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+jobs=${ATTNLAB_TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in ''|*[!0-9]*|0) echo "tests/run.sh: ATTNLAB_TEST_JOBS must be a positive integer, got '$jobs'"; exit 2 ;; esac
+work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+labels=()        # the programs started, in order; their output in $work/<index>.{log,rc,t}
+printed=0        # how many of them are reported
+running=0
 
-run_one() {  # label, command...
+start_one() {  # label, command...
   local label=$1; shift
   if [ -n "${ATTNLAB_TEST_ONLY:-}" ]; then
     case " $ATTNLAB_TEST_ONLY " in *" $label "*) ;; *) return 0 ;; esac
   fi
-  local t0=$(date +%s.%N)
-  "$@" >"$log" 2>&1; local rc=$?
-  local p=$(grep -c '^PASS: ' "$log") f=$(grep -c '^FAIL: ' "$log") s=$(grep -c '^SKIP: ' "$log")
-  grep -E '^(FAIL|SKIP): ' "$log" | sed "s|^|  [$label] |"
-  if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
-    f=1; echo "  [$label] FAIL: exited with status $rc; last lines:"; tail -n 15 "$log" | sed 's/^/      /'
-  elif [ $rc -ne 0 ] || [ "$f" -gt 0 ]; then
-    grep -E 'ERROR|Sanitizer|runtime error' "$log" | head -5 | sed 's/^/      /'
-  fi
-  local dt=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')
-  printf '%-40s %4d passed %3d failed %3d skipped  %6.2fs\n' "$label" "$p" "$f" "$s" "$dt"
-  pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+  while [ "$running" -ge "$jobs" ]; do wait -n 2>/dev/null; running=$((running - 1)); report_done; done
+  local i=${#labels[@]}
+  labels+=("$label")
+  ( t0=$(date +%s.%N)
+    "$@" >"$work/$i.log" 2>&1; rc=$?
+    awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}' >"$work/$i.t"
+    echo $rc >"$work/$i.rc" ) &
+  running=$((running + 1))
+}
+
+report_done() {  # every program whose result and all earlier ones are in, in order
+  while [ "$printed" -lt "${#labels[@]}" ] && [ -f "$work/$printed.rc" ]; do
+    local i=$printed label=${labels[$printed]} log="$work/$printed.log"
+    local rc; rc=$(cat "$work/$i.rc")
+    local p=$(grep -c '^PASS: ' "$log") f=$(grep -c '^FAIL: ' "$log") s=$(grep -c '^SKIP: ' "$log")
+    grep -E '^(FAIL|SKIP): ' "$log" | sed "s|^|  [$label] |"
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+      f=1; echo "  [$label] FAIL: exited with status $rc; last lines:"; tail -n 15 "$log" | sed 's/^/      /'
+    elif [ "$rc" -ne 0 ] || [ "$f" -gt 0 ]; then
+      grep -E 'ERROR|Sanitizer|runtime error' "$log" | head -5 | sed 's/^/      /'
+    fi
+    printf '%-40s %4d passed %3d failed %3d skipped  %6.2fs\n' "$label" "$p" "$f" "$s" "$(cat "$work/$i.t")"
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+    printed=$((printed + 1))
+  done
 }
 
 # One C test per tests/c/test_*.c source: a binary left in the build folder by a source that
@@ -42,11 +63,13 @@ not_built() { echo "FAIL: $1 was not built (run make)"; return 1; }
 for src in tests/c/test_*.c; do
   [ -f "$src" ] || continue
   name=$(basename "$src" .c)
-  if [ -x "$build/$name" ]; then run_one "c/$name" "$build/$name"; else run_one "c/$name" not_built "$build/$name"; fi
+  if [ -x "$build/$name" ]; then start_one "c/$name" "$build/$name"; else start_one "c/$name" not_built "$build/$name"; fi
 done
 for t in tests/lua/test_*.lua; do
   [ -f "$t" ] || continue
-  run_one "lua/$(basename "$t" .lua)" "$host" tests/lua/runner.lua "$t"
+  start_one "lua/$(basename "$t" .lua)" "$host" tests/lua/runner.lua "$t"
 done
+wait
+report_done
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
