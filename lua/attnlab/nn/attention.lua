@@ -56,7 +56,7 @@ function Normalizer.parse(name)
 end
 
 function Normalizer:init(opts)
-  opts = type(opts) == "string" and { name = opts } or opts
+  opts = type(opts) == "string" and { name = opts } or nn.check_opts("Normalizer", opts, nn.keyset({ "name", "heads", "iters" }))
   self.name = opts.name or "softmax"
   self.spec = Normalizer.parse(self.name)
   self.heads = opts.heads
@@ -96,6 +96,8 @@ local MHA = nn.class("MultiHeadAttention", nn.Module)
 nn.MultiHeadAttention = MHA
 
 function MHA:init(opts)
+  opts = nn.check_opts("MultiHeadAttention", opts,
+    nn.keyset({ "dim", "heads", "normalizer", "qkv_bias", "iters", "keep_attention" }))
   local dim, heads = opts.dim, opts.heads
   assert(math.type(dim) == "integer" and math.type(heads) == "integer" and heads > 0 and dim % heads == 0,
     "MultiHeadAttention: dim must be a positive multiple of heads")
@@ -206,6 +208,8 @@ local EncoderBlock = nn.class("EncoderBlock", nn.Module)
 nn.EncoderBlock = EncoderBlock
 
 function EncoderBlock:init(opts)
+  opts = nn.check_opts("EncoderBlock", opts,
+    nn.keyset({ "dim", "heads", "normalizer", "qkv_bias", "iters", "mlp_ratio", "eps", "act", "drop", "mixer" }))
   local dim = assert(opts.dim, "EncoderBlock: dim is required")
   local eps = opts.eps or 1e-6
   self.dim = dim

@@ -200,6 +200,29 @@ function Module:tree(indent)
   return table.concat(lines, "\n")
 end
 
+-- A module's options table checked against the keys it reads: nil or a table, and no other
+-- key -- a misspelt option (normaliser = "sparsemax") would otherwise be ignored and the model
+-- built with the default, a silently different experiment. Returns opts (or {}).
+function nn.check_opts(who, opts, known)
+  if opts == nil then return {} end
+  if type(opts) ~= "table" then
+    error(("%s: options must be a table {key = value, ...}, got %s"):format(who, type(opts)), 0)
+  end
+  local bad = {}
+  for k in pairs(opts) do if not known[k] then bad[#bad + 1] = tostring(k) end end
+  if #bad > 0 then
+    table.sort(bad)
+    local names = {}
+    for k in pairs(known) do names[#names + 1] = k end
+    table.sort(names)
+    error(("%s: unknown option%s %s; known: %s"):format(who, #bad > 1 and "s" or "", table.concat(bad, ", "),
+      table.concat(names, ", ")), 0)
+  end
+  return opts
+end
+local function keyset(list) local t = {} for _, k in ipairs(list) do t[k] = true end return t end
+nn.keyset = keyset
+
 function nn.format_count(n)
   local s = tostring(math.floor(n))
   return (s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))

@@ -36,8 +36,13 @@ function ViT.check_init(name, who)
   error(("%s: unknown init '%s'; known: %s"):format(who or "ViT", tostring(name), table.concat(ViT.INITS, ", ")), 3)
 end
 
+-- Every option ViT reads (nn.check_opts refuses others).
+ViT.OPTIONS = nn.keyset({ "dim", "depth", "heads", "mlp_ratio", "normalizer", "qkv_bias", "init", "embed_std", "iters",
+                          "num_classes", "seed", "generator", "image_size", "patch_size", "channels", "vocab_size",
+                          "seq_len" })
+
 function ViT:init(opts)
-  opts = opts or {}
+  opts = nn.check_opts("ViT", opts, ViT.OPTIONS)
   local o = {}
   for k, v in pairs(ViT.PRESET) do o[k] = v end
   for k, v in pairs(opts) do o[k] = v end
