@@ -19,7 +19,7 @@
 local al = require "attnlab"
 
 local t0 = al.clock()
-local opts = al.cli.parse({
+local SPEC = {
   name = "demo.lua",
   usage = "bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick]",
   about = "A real, small normalizer comparison on Fashion-MNIST (softmax vs entmax15 vs hae vs top-k 25%,\n" ..
@@ -30,11 +30,23 @@ local opts = al.cli.parse({
     { "quick", nil, "the experiment's quick preset" },
   },
   examples = { "bin/attnlab scripts/demo.lua --quick" },
-}, arg)
+}
+local opts = al.cli.parse(SPEC, arg)
 opts.threads = 1
 
 local root = al.sweep.root()
 local function say(s) print(s) io.stdout:flush() end
+
+-- 0. the experiment and its results folder, checked before anything is installed or trained
+-- (a mistyped --out is one line, not a mkdir complaint after a package install)
+local exp = al.sweep.resolve(al.sweep.load(root .. "/experiments/normalizers/demo.lua"), { quick = opts.quick })
+local out = opts.out or ("results/" .. exp.name .. (opts.quick and "-quick" or ""))
+do
+  local util = require "attnlab.util"
+  local okw, why = false, "cannot create the folder"
+  if util.mkdir_p(out) then okw, why = util.writable_path(out .. "/experiment.json") end
+  if not okw then al.cli.usage_error(SPEC, ("--out %s: %s"):format(out, why)) end
+end
 
 say("attnlab demo: attention normalizers compared on Fashion-MNIST")
 say("  softmax vs entmax15 vs hae (learned alpha per head) vs top-k softmax (25% of keys), 3 seeds")
@@ -54,8 +66,6 @@ if not ok then
 end
 
 -- 3. the sweep
-local exp = al.sweep.resolve(al.sweep.load(root .. "/experiments/normalizers/demo.lua"), { quick = opts.quick })
-local out = opts.out or ("results/" .. exp.name .. (opts.quick and "-quick" or ""))
 local s = exp.schedule
 say(("schedule: %d epochs on %s training images, batch %d, lr %g; %d runs, %d at a time, %d thread each")
   :format(s.epochs, s.train_limit and tostring(s.train_limit) or "all", s.batch_size, s.lr,

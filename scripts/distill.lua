@@ -139,7 +139,7 @@ local function run()
     c.out = opts.record or (out .. "/teacher.json")
     c.checkpoint = c.checkpoint or (out .. "/teacher.ckpt")
     c.progress = opts.progress ~= false
-    os.execute("mkdir -p '" .. out .. "'")
+    if not require("attnlab.util").mkdir_p(out) then die(("teacher: cannot create the folder %s"):format(out)) end
     -- the model file and the record are written after training: a path that cannot take them
     -- is said now
     for _, f in ipairs({ { c.save, "model" }, { c.out, "record" } }) do
@@ -184,7 +184,7 @@ local function run()
     local mixer_name = type(c.mixer) == "table" and c.mixer.name or c.mixer or "bimamba"
     local name = opts.name or (((c.strategy or "layers") .. "_" .. mixer_name):gsub("[^%w_.%-]", "_"))
     local dir = out .. "/students"
-    os.execute("mkdir -p '" .. dir .. "'")
+    if not require("attnlab.util").mkdir_p(dir) then die(("run: cannot create the folder %s"):format(dir)) end
     c.save = dir .. "/" .. name .. ".safetensors"
     c.out = dir .. "/" .. name .. ".json"
     c.checkpoint = dir .. "/" .. name .. ".ckpt"

@@ -402,6 +402,16 @@ case("profile.lua --png maybe / --out unwritable, bench_linear.lua --gemm --cros
 end)
 
 -- ---- threads -------------------------------------------------------------------------------------
+case("an output folder that cannot be made (/proc/x): one line before any work, no mkdir complaint", function()
+  local out, err, rc = run("scripts/demo.lua --out /proc/x")   -- before gnuplot's install or any training
+  user_error(out, err, rc, 2, "demo.lua", { "--out /proc/x: cannot create the folder" })
+  assert(not err:find("mkdir", 1, true) and out == "", "output before the check: " .. out .. err)
+  out, err, rc = run("scripts/distill.lua teacher --out /proc/x")
+  user_error(out, err, rc, 1, "distill.lua", { "teacher: cannot create the folder /proc/x" }, true)
+  out, err, rc = run("scripts/analyze.lua experiments/normalizers/full/records/kmnist --out /proc/r.md")
+  assert(rc ~= 0 and not err:find("mkdir", 1, true), "analyze: " .. err)
+end)
+
 case("ATTNLAB_NUM_THREADS=abc / 0 / -4: said on stderr, the default is used", function()
   for _, v in ipairs({ "abc", "0", "-4", "2x" }) do
     local out, err, code = run([[-e "print(al.get_num_threads())"]], "ATTNLAB_NUM_THREADS=" .. v)

@@ -220,7 +220,7 @@ end
 -- { by_dataset = { [label] = {svg=, png=} }, runtime = {svg=, png=}, files = {...}, tool = }.
 function P.plots(A, dir, opts)
   opts = opts or {}
-  os.execute("mkdir -p " .. q(dir))
+  if not require("attnlab.util").mkdir_p(dir) then error(("report: cannot create the plots folder %s"):format(dir), 0) end
   local tool = opts.tool or (have_gnuplot() and "gnuplot" or "svg")
   local res = { by_dataset = {}, files = {}, tool = tool == "gnuplot" and "gnuplot (SVG and PNG; the .gp scripts are kept)" or "attnlab's SVG writer (gnuplot not found)" }
   for _, d in ipairs(A.datasets) do

@@ -340,7 +340,7 @@ end
 -- with gnuplot). Returns the list of files written.
 function P.write_heatmaps(prof, dir, opts)
   opts = opts or {}
-  os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
+  if not require("attnlab.util").mkdir_p(dir) then error(("s2s: cannot create the heatmap folder %s"):format(dir), 0) end
   local files = {}
   local prefix = opts.prefix or ""
   for l = 1, #prof.layers do

@@ -101,7 +101,7 @@ function study.context(preset, out, opts, die)
       local prof = s2s.profile(model, te, { limit = pp.limit, batch_size = pp.batch_size, topk = pp.topk, halting = halting })
       prof.model = model_path
       print(s2s.format_profile(prof))
-      os.execute("mkdir -p '" .. dir .. "'")
+      if not require("attnlab.util").mkdir_p(dir) then error(("s2s: cannot create the folder %s"):format(dir), 0) end
       s2s.write_heatmaps(prof, dir, {})
       prof.maps = nil
       s2s.write_json(base .. ".json", prof)
