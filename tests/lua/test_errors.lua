@@ -297,6 +297,8 @@ err("MultiHeadAttention with no options", function() return al.nn.MultiHeadAtten
   "MultiHeadAttention: dim must be a positive multiple of heads")
 err("EncoderBlock with an unknown option", function() return al.nn.EncoderBlock { dim = 8, heads = 2, dropout = 0.1 } end,
   "EncoderBlock: unknown option dropout")
+err("EncoderBlock with a mixer that is not a module", function() return al.nn.EncoderBlock { dim = 8, heads = 2, mixer = 5 } end,
+  "EncoderBlock: mixer must be a module", "got number")
 err("Normalizer with an unknown option", function() return al.nn.Normalizer { name = "hae", heads = 2, alpha = 1.5 } end,
   "Normalizer: unknown option alpha")
 

@@ -268,11 +268,43 @@ function Dataset:all_labels()
   return self.labels
 end
 
+-- (a value in a message: "nan", not the "-nan" tostring gives 0/0 on x86)
+local function show(v)
+  if type(v) ~= "number" then return type(v) end
+  return v ~= v and "nan" or tostring(v)
+end
+
+-- The dataset argument of train_val_split and Loader, checked when they are called: a wrong
+-- one would otherwise fail only when the loader is iterated, as "attempt to index a number
+-- value". A dataset is duck-typed (text.lua and tests make their own): n and the method used.
+local function check_dataset(who, ds, method)
+  local ok = type(ds) == "table" and math.type(ds.n) == "integer" and ds.n >= 0 and type(ds[method]) == "function"
+  if not ok then
+    local got = type(ds) ~= "table" and (al.is_tensor(ds) and "a tensor" or type(ds))
+      or math.type(ds.n) ~= "integer" and ("a table whose n is %s"):format(show(ds.n))
+      or ("a table without a %s method"):format(method)
+    error(("%s: ds must be a dataset (n examples and a %s method, e.g. al.data.fashion_mnist{}), got %s")
+      :format(who, method, got), 3)
+  end
+end
+
 -- Carve a validation set from a training set: returns train_part, val_part, both
 -- subsets chosen by a seeded permutation (stratification is not attempted).
 function data.train_val_split(ds, opts)
-  local nval = opts.val or math.floor(ds.n * (opts.fraction or 0.1))
-  assert(nval > 0 and nval < ds.n, "train_val_split: val must be between 1 and n-1")
+  check_dataset("train_val_split", ds, "subset")
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("train_val_split: options must be a table {val =, fraction =, seed =}, got %s"):format(type(opts)), 2)
+  end
+  opts = opts or {}
+  local f = opts.fraction
+  if f ~= nil and (type(f) ~= "number" or not (f > 0 and f < 1)) then
+    error(("train_val_split: fraction must be a number in (0, 1), got %s"):format(show(f)), 2)
+  end
+  local nval = opts.val or math.floor(ds.n * (f or 0.1))
+  if math.type(nval) ~= "integer" or nval < 1 or nval >= ds.n then
+    error(("train_val_split: val must be an integer between 1 and n-1 = %d, got %s%s"):format(ds.n - 1, show(nval),
+      opts.val == nil and (" (from fraction %g of %d)"):format(f or 0.1, ds.n) or ""), 2)
+  end
   local perm = al.randperm(ds.n, al.Generator(opts.seed or 0))
   local val = perm:narrow(1, 1, nval):contiguous()
   local tr = perm:narrow(1, nval + 1, ds.n - nval):contiguous()
@@ -433,9 +465,17 @@ Loader.__index = Loader
 data.Loader = setmetatable(Loader, { __call = function(c, ...) return c.new(...) end })
 
 function Loader.new(ds, opts)
+  check_dataset("Loader", ds, "batch")
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("Loader: options must be a table {batch_size =, shuffle =, ...}, got %s"):format(type(opts)), 2)
+  end
   opts = opts or {}
   local bs = opts.batch_size or 128
   assert(math.type(bs) == "integer" and bs > 0, "Loader: batch_size must be a positive integer")
+  -- a limit of 0 or less would give an empty or negative epoch, silently
+  if opts.limit ~= nil and (math.type(opts.limit) ~= "integer" or opts.limit < 1) then
+    error(("Loader: limit must be a positive integer, got %s"):format(show(opts.limit)), 2)
+  end
   return setmetatable({ ds = ds, batch_size = bs, shuffle = opts.shuffle ~= false and opts.shuffle ~= nil,
                         seed = opts.seed or 0, drop_last = opts.drop_last or false, limit = opts.limit }, Loader)
 end

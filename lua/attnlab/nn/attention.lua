@@ -211,6 +211,9 @@ function EncoderBlock:init(opts)
   opts = nn.check_opts("EncoderBlock", opts,
     nn.keyset({ "dim", "heads", "normalizer", "qkv_bias", "iters", "mlp_ratio", "eps", "act", "drop", "mixer" }))
   local dim = assert(opts.dim, "EncoderBlock: dim is required")
+  if opts.mixer ~= nil and not nn.is_module(opts.mixer) then   -- as set_mixer: named now, not at forward
+    error(("EncoderBlock: mixer must be a module (an nn.Module instance), got %s"):format(type(opts.mixer)), 0)
+  end
   local eps = opts.eps or 1e-6
   self.dim = dim
   self:add("norm1", nn.LayerNorm(dim, { eps = eps }))
@@ -222,7 +225,22 @@ function EncoderBlock:init(opts)
                            drop = opts.drop })
 end
 
-function EncoderBlock:set_mixer(m) self:add("attn", m) return self end
+-- m is checked now: a non-module would be accepted and break every later use of the block
+-- (forward, state_dict, even tostring), far from the call that caused it.
+function EncoderBlock:set_mixer(m)
+  if not nn.is_module(m) then
+    local what = type(m)
+    if al.is_tensor(m) then what = "a tensor"
+    elseif type(m) == "table" and getmetatable(m) == nil then what = "a plain table"
+    elseif type(m) == "table" and rawget(m, "new") then what = "a module class (call it to make a module)" end
+    error(("EncoderBlock:set_mixer: the mixer must be a module (an nn.Module instance), got %s"):format(what), 2)
+  end
+  if type(m.forward) ~= "function" then
+    error(("EncoderBlock:set_mixer: the mixer %s has no forward(x, opts) method"):format(m.__name or "Module"), 2)
+  end
+  self:add("attn", m)
+  return self
+end
 
 -- Returns the new x, and the mixer's output (the distillation target in S2S).
 function EncoderBlock:forward(x, opts)

@@ -117,6 +117,14 @@ end
 -- missing, unexpected or mis-shaped keys, listing all of them. Returns
 -- missing, unexpected (lists of names) when not strict.
 function Module:load_state_dict(sd, opts)
+  -- checked here: otherwise a wrong argument fails below as "attempt to index a number value"
+  if type(sd) ~= "table" then
+    error(("load_state_dict: the state dict must be a table {name = tensor, ...}, got %s"):format(
+      al.is_tensor(sd) and "a tensor" or type(sd)), 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("load_state_dict: options must be a table {strict = ...}, got %s"):format(type(opts)), 2)
+  end
   local strict = not (opts and opts.strict == false)
   local own = self:state_dict()
   local missing, unexpected, misshaped = {}, {}, {}
@@ -148,6 +156,19 @@ function Module:load_state_dict(sd, opts)
     end
   end)
   return missing, unexpected
+end
+
+-- Whether v is a module instance: an object of nn.Module or of a class derived from it (the
+-- tree, state_dict and parameters walks need Module's fields, so a table with a forward
+-- function is not enough).
+function nn.is_module(v)
+  if type(v) ~= "table" then return false end
+  local c = getmetatable(v)
+  while type(c) == "table" do
+    if c == Module then return true end
+    c = rawget(c, "parent")
+  end
+  return false
 end
 
 function Module:train(on)

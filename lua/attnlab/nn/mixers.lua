@@ -6,6 +6,22 @@
 local al = require "attnlab"
 local nn = al.nn
 
+-- An integer option checked when the module is built: a bad size would otherwise pass here
+-- and fail only at forward, inside the C kernel, with its parameter dump.
+-- (a value in a message: "nan", not the "-nan" tostring gives 0/0 on x86)
+local function show(v)
+  if type(v) ~= "number" then return type(v) end
+  return v ~= v and "nan" or tostring(v)
+end
+
+local function check_int(who, key, v, lo, hi)
+  if math.type(v) ~= "integer" or v < lo or (hi and v > hi) then
+    local want = hi and ("an integer in %d..%d"):format(lo, hi) or ("an integer >= %d"):format(lo)
+    error(("%s: %s must be %s, got %s"):format(who, key, want, show(v)), 0)
+  end
+  return v
+end
+
 local function merged_keep(opts)
   if not opts then return nil end
   local k = opts.keep
@@ -27,8 +43,10 @@ local LSTM_NAMES = { "weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0",
                      "weight_ih_l0_reverse", "weight_hh_l0_reverse", "bias_ih_l0_reverse", "bias_hh_l0_reverse" }
 
 function BiLSTM:init(opts)
+  opts = nn.check_opts("BiLSTM", opts, nn.keyset({ "dim", "heads", "generator" }))
   local dim, heads = opts.dim, opts.heads or 1
-  assert(math.type(dim) == "integer" and math.type(heads) == "integer" and heads > 0 and dim % heads == 0,
+  check_int("BiLSTM", "heads", heads, 1)
+  assert(math.type(dim) == "integer" and dim > 0 and dim % heads == 0,
     "BiLSTM: dim must be a positive multiple of heads")
   self.dim, self.heads, self.hd = dim, heads, dim // heads
   local gen = opts.generator
@@ -66,16 +84,26 @@ local DIRS = { { conv = "conv1d", xp = "x_proj", dt = "dt_proj", A = "A_log", D 
                { conv = "conv1d_b", xp = "x_proj_b", dt = "dt_proj_b", A = "A_b_log", D = "D_b" } }
 
 function BiMamba:init(opts)
-  local dim = assert(opts.dim, "BiMamba: dim is required")
-  local heads, expand = opts.heads or 1, opts.expand or 2
-  local N, K = opts.d_state or 16, opts.d_conv or 4
+  opts = nn.check_opts("BiMamba", opts, nn.keyset({ "dim", "heads", "expand", "d_state", "d_conv", "dt_rank",
+                                                    "dt_min", "dt_max", "generator" }))
+  local dim = check_int("BiMamba", "dim", assert(opts.dim, "BiMamba: dim is required"), 1)
+  local heads = check_int("BiMamba", "heads", opts.heads or 1, 1)
+  local expand = check_int("BiMamba", "expand", opts.expand or 2, 1)
+  -- 256: the C scan's limit on the state size (include/attnlab/mixers.h)
+  local N = check_int("BiMamba", "d_state", opts.d_state or 16, 1, 256)
+  local K = check_int("BiMamba", "d_conv", opts.d_conv or 4, 1)
   local E = expand * dim
-  local R = opts.dt_rank or math.ceil(dim / 16)
+  local R = check_int("BiMamba", "dt_rank", opts.dt_rank or math.ceil(dim / 16), 1)
   assert(E % heads == 0, ("BiMamba: inner width %d not divisible by heads %d"):format(E, heads))
   self.dim, self.heads, self.E, self.N, self.R, self.K = dim, heads, E, N, R, K
   local gen = opts.generator
   self:add("in_proj", nn.Linear(dim, 2 * E, { bias = false, generator = gen }))
   local dt_min, dt_max = opts.dt_min or 1e-3, opts.dt_max or 0.1
+  -- the dt bias is drawn log-uniform in [dt_min, dt_max]: 0 or a NaN would make it NaN or -inf
+  if type(dt_min) ~= "number" or type(dt_max) ~= "number" or not (dt_min > 0 and dt_min <= dt_max and dt_max < math.huge) then
+    error(("BiMamba: dt_min and dt_max must be numbers with 0 < dt_min <= dt_max, got %s and %s"):format(
+      show(dt_min), show(dt_max)), 0)
+  end
   for _, d in ipairs(DIRS) do
     local conv = self:add(d.conv, nn.Module())
     conv.__name = "Conv1d"

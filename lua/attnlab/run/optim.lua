@@ -8,6 +8,7 @@
 -- Parameters may be a list of tensors or a list of groups {params = {...}, weight_decay = 0}
 -- whose options override the defaults (e.g. no decay on norms, biases, pos_embed).
 local al = require "attnlab"
+local check = require "attnlab.run.optim_args"   -- the argument checks, one per public function
 
 local optim = {}
 
@@ -38,13 +39,6 @@ local function make_groups(params, defaults)
   return groups
 end
 
-local function check_number(opts, key, lo, hi)
-  local v = opts[key]
-  if v ~= nil and (type(v) ~= "number" or v ~= v or v < lo or v > hi) then
-    error(("optimizer: %s must be a number in [%g, %g], got %s"):format(key, lo, hi, tostring(v)), 3)
-  end
-end
-
 local Optimizer = {}
 Optimizer.__index = Optimizer
 
@@ -72,6 +66,7 @@ function Optimizer:state_dict()
 end
 
 function Optimizer:load_state_dict(sd)
+  check.state_dict(self, sd, self.name .. ":load_state_dict")
   self.steps = sd.step and sd.step:item() or 0
   local i = 0
   for _, g in ipairs(self.param_groups) do
@@ -89,21 +84,19 @@ end
 
 -- A new optimizer class: its instances find their methods in it, then in Optimizer; calling
 -- the class, as in optim.AdamW(params, opts), is calling its new.
-local function optimizer_class()
-  local class = {}
+local function optimizer_class(name)
+  local class = { name = name }   -- (messages: "AdamW:load_state_dict: ...")
   class.__index = class
   return setmetatable(class, { __index = Optimizer, __call = function(c, ...) return c.new(...) end })
 end
 
 -- ---- AdamW --------------------------------------------------------------------------
-local AdamW = optimizer_class()
+local AdamW = optimizer_class("AdamW")
 optim.AdamW = AdamW
 
 function AdamW.new(params, opts)
+  check.adamw(params, opts)
   opts = opts or {}
-  check_number(opts, "lr", 0, math.huge)
-  check_number(opts, "weight_decay", 0, math.huge)
-  check_number(opts, "eps", 0, math.huge)
   local betas = opts.betas or { 0.9, 0.999 }
   local defaults = { lr = opts.lr or 1e-3, betas = betas, eps = opts.eps or 1e-8,
                      weight_decay = opts.weight_decay == nil and 0.01 or opts.weight_decay }
@@ -136,13 +129,12 @@ function AdamW:step()
 end
 
 -- ---- SGD ------------------------------------------------------------------------------
-local SGD = optimizer_class()
+local SGD = optimizer_class("SGD")
 optim.SGD = SGD
 
 function SGD.new(params, opts)
+  check.sgd(params, opts)
   opts = opts or {}
-  check_number(opts, "lr", 0, math.huge)
-  check_number(opts, "momentum", 0, 1)
   local defaults = { lr = opts.lr or 1e-2, momentum = opts.momentum or 0, dampening = opts.dampening or 0,
                      weight_decay = opts.weight_decay or 0, nesterov = opts.nesterov or false }
   return setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
@@ -177,7 +169,7 @@ CosineWarmup.__index = CosineWarmup
 optim.CosineWarmup = setmetatable(CosineWarmup, { __call = function(c, ...) return c.new(...) end })
 
 function CosineWarmup.new(opt, opts)
-  assert(opts and opts.total and opts.total > 0, "CosineWarmup: opts.total (steps) is required")
+  check.cosine(opt, opts)
   local self = setmetatable({ opt = opt, base = opts.base_lr or opt.lr, warmup = opts.warmup or 0,
                               total = opts.total, min_lr = opts.min_lr or 0, t = 0 }, CosineWarmup)
   opt:set_lr(self:lr_at(0))
@@ -200,6 +192,7 @@ end
 -- Scale all gradients so their global L2 norm is at most max_norm; returns the norm
 -- before clipping (NaN/inf when a gradient is not finite, left unscaled).
 function optim.clip_grad_norm(params, max_norm)
+  check.clip(params, max_norm)
   local s = 0
   for _, p in ipairs(params) do if p.grad then s = s + p.grad:sumsq() end end
   local norm = math.sqrt(s)

@@ -1,0 +1,168 @@
+-- attnlab.run.optim_args -- the argument checks of the optimizers (run/optim.lua), apart from
+-- the updates they guard: a bad option there was accepted and computed garbage (betas = {2, 3};
+-- a negative clipping norm that flips every gradient) or failed later as "attempt to index a
+-- number value". Each check raises one line naming the function and the value, or returns.
+local al = require "attnlab"
+
+local A = {}
+
+-- a value in a message: "nan", never printf's "-nan" (0/0 is a negative NaN on x86)
+local function show(v)
+  if type(v) == "number" then return v ~= v and "nan" or tostring(v) end
+  if type(v) == "table" then
+    local parts = {}
+    for i = 1, math.min(#v, 4) do parts[i] = show(v[i]) end
+    return "{" .. table.concat(parts, ", ") .. (#v > 4 and ", ..." or "") .. "}"
+  end
+  if al.is_tensor(v) then return "a tensor" end
+  return type(v)
+end
+
+-- what a wrong argument is, for "must be a table, got ...": its type
+local function kind(v) return al.is_tensor(v) and "a tensor" or type(v) end
+
+-- key of o, if present, must be a finite number with lo <(=) v <= hi (hi may be math.huge:
+-- no bound but finiteness); NaN always fails. open_lo: lo itself is refused (an lr of 0).
+local function check_range(who, o, key, lo, open_lo, hi)
+  local v = o[key]
+  if v == nil then return end
+  local ok = type(v) == "number" and (open_lo and v > lo or not open_lo and v >= lo) and v <= hi and v < math.huge
+  if not ok then
+    local text = hi == math.huge and ("a number %s %g (finite)"):format(open_lo and ">" or ">=", lo)
+      or ("a number in %s%g, %g]"):format(open_lo and "(" or "[", lo, hi)
+    error(("%s: %s must be %s, got %s"):format(who, key, text, show(v)), 0)
+  end
+end
+
+local function check_betas(who, o)
+  local b = o.betas
+  if b == nil then return end
+  local ok = type(b) == "table" and #b == 2
+  for i = 1, 2 do ok = ok and type(b[i]) == "number" and b[i] >= 0 and b[i] < 1 end
+  if not ok then error(("%s: betas must be two numbers in [0, 1), got %s"):format(who, show(b)), 0) end
+end
+
+-- opts must be nil or a table; each group of a list of groups {params = ..., lr = ...} may
+-- override the options, so it is checked the same way (its messages name the group; what it
+-- does not set comes from opts). A group that is not a table is left to the optimizer's own
+-- check of params.
+local function check_all(who, params, opts, check)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("%s: options must be a table {lr = ..., ...}, got %s"):format(who, kind(opts)), 0)
+  end
+  opts = opts or {}
+  check(who, opts, opts)
+  if type(params) == "table" and type(params[1]) == "table" and getmetatable(params[1]) == nil then
+    for gi, g in ipairs(params) do
+      if type(g) == "table" then
+        check(("%s group %d"):format(who, gi), g, opts)
+        check_range(("%s group %d"):format(who, gi), g, "lr_scale", 0, false, math.huge)
+      end
+    end
+  end
+end
+
+local function adamw_opts(who, o)
+  check_range(who, o, "lr", 0, true, math.huge)
+  check_range(who, o, "eps", 0, true, math.huge)
+  check_range(who, o, "weight_decay", 0, false, math.huge)
+  check_betas(who, o)
+end
+
+local function sgd_opts(who, o, base)
+  check_range(who, o, "lr", 0, true, math.huge)
+  check_range(who, o, "momentum", 0, false, 1)
+  check_range(who, o, "dampening", 0, false, 1)
+  check_range(who, o, "weight_decay", 0, false, math.huge)
+  if o.nesterov ~= nil and type(o.nesterov) ~= "boolean" then
+    error(("%s: nesterov must be true or false, got %s"):format(who, show(o.nesterov)), 0)
+  end
+  -- as PyTorch: Nesterov momentum without momentum, or with dampening, is not Nesterov's
+  local nesterov, momentum = o.nesterov, o.momentum or base.momentum or 0
+  local dampening = o.dampening or base.dampening or 0
+  if nesterov == nil then nesterov = base.nesterov end
+  if nesterov and (momentum <= 0 or dampening ~= 0) then
+    error(("%s: nesterov needs a momentum > 0 and dampening 0, got momentum %s, dampening %s")
+      :format(who, show(momentum), show(dampening)), 0)
+  end
+end
+
+-- AdamW(params, opts) and SGD(params, opts): opts and every group's overrides.
+function A.adamw(params, opts) check_all("AdamW", params, opts, adamw_opts) end
+function A.sgd(params, opts) check_all("SGD", params, opts, sgd_opts) end
+
+-- opt:load_state_dict(sd), checked whole before anything is copied, so a bad state dict leaves
+-- the optimizer as it was (the loader sets the step count first, then copies tensor by tensor).
+-- The saved state of parameter i ("state.<i>.<name>") has parameter i's shape in both
+-- optimizers; a tensor of another shape would be broadcast or refused half-way.
+function A.state_dict(self, sd, who)
+  if type(sd) ~= "table" then
+    error(("%s: the state dict must be a table (from opt:state_dict()), got %s"):format(who, kind(sd)), 3)
+  end
+  local step = sd.step
+  if step ~= nil then
+    local n = al.is_tensor(step) and step:numel() == 1 and step:dtype() == "int64" and step:item()
+    if not n or n < 0 then
+      error(("%s: step must be a one-element int64 tensor >= 0, got %s"):format(who,
+        al.is_tensor(step) and ("%s (%s)"):format(step:dtype(), table.concat(step:shape(), ",")) or show(step)), 3)
+    end
+  end
+  local shapes = {}
+  for _, g in ipairs(self.param_groups) do
+    for _, p in ipairs(g.params) do shapes[#shapes + 1] = table.concat(p:shape(), ",") end
+  end
+  for k, v in pairs(sd) do
+    local i = type(k) == "string" and math.tointeger(tonumber(k:match("^state%.(%d+)%.")))
+    if i then
+      if not shapes[i] then
+        error(("%s: %s is for parameter %d, the optimizer has %d (a state dict of another model?)"):format(who, k, i,
+          #shapes), 3)
+      elseif not al.is_tensor(v) then
+        error(("%s: %s must be a tensor, got %s"):format(who, k, show(v)), 3)
+      elseif table.concat(v:shape(), ",") ~= shapes[i] then
+        error(("%s: %s is (%s), parameter %d is (%s)"):format(who, k, table.concat(v:shape(), ","), i, shapes[i]), 3)
+      end
+    end
+  end
+end
+
+-- CosineWarmup(opt, opts)
+function A.cosine(opt, opts)
+  if type(opt) ~= "table" or type(opt.set_lr) ~= "function" then
+    error(("CosineWarmup: opt must be an optimizer (al.optim.AdamW or SGD), got %s"):format(kind(opt)), 0)
+  end
+  if type(opts) ~= "table" then
+    error(("CosineWarmup: options {total = steps, warmup =, min_lr =, base_lr =} are required, got %s")
+      :format(kind(opts)), 0)
+  end
+  for _, key in ipairs({ "total", "warmup" }) do
+    local v = opts[key]
+    if (key == "total" or v ~= nil)
+      and (type(v) ~= "number" or v ~= math.floor(v) or v < (key == "total" and 1 or 0) or v == math.huge) then
+      error(("CosineWarmup: %s must be a whole number of steps %s, got %s")
+        :format(key, key == "total" and ">= 1" or ">= 0", show(v)), 0)
+    end
+  end
+  check_range("CosineWarmup", opts, "base_lr", 0, true, math.huge)
+  check_range("CosineWarmup", opts, "min_lr", 0, false, math.huge)
+end
+
+-- clip_grad_norm(params, max_norm)
+function A.clip(params, max_norm)
+  if type(params) ~= "table" then
+    error(("clip_grad_norm: params must be a list of tensors, got %s"):format(kind(params)), 3)
+  end
+  -- a group {params = ...} or a number in the list would be skipped: the norm would be too small
+  for i, p in ipairs(params) do
+    if not al.is_tensor(p) then
+      error(("clip_grad_norm: entry %d of params is %s, not a tensor"):format(i,
+        type(p) == "table" and p.params and "a group {params = ...} (pass its params)" or show(p)), 3)
+    end
+  end
+  -- a negative max_norm would multiply every gradient by a negative scale
+  if max_norm ~= nil and (type(max_norm) ~= "number" or not (max_norm > 0)) then
+    error(("clip_grad_norm: max_norm must be a number > 0 (or nil: no clipping), got %s"):format(show(max_norm)), 3)
+  end
+end
+
+return A

@@ -1,0 +1,203 @@
+-- tests/lua/test_api_args.lua -- bad arguments to the Lua library API (nn, optim, data) raise a
+-- Lua error naming the function and the problem when the call is made: never internal text
+-- ("attempt to index a number value"), never a failure only at a later use, never a silent
+-- acceptance that computes garbage. Each case lists text the message must contain (plain
+-- substrings); the messages must not carry Lua's internal wording or printf's "-nan".
+local al = require "attnlab"
+local T = require "harness"
+
+local cases = {}
+
+-- err(name, fn, pattern...): fn() must raise, and the message must contain every pattern.
+local function err(name, fn, ...)
+  local pats = { ... }
+  cases[#cases + 1] = {
+    name = "error: " .. name,
+    fn = function()
+      local ok, e = pcall(fn)
+      if ok then error("no error raised", 0) end
+      e = tostring(e)
+      for _, bad in ipairs({ "attempt to", "-nan" }) do
+        if e:find(bad, 1, true) then error(("message has '%s': %s"):format(bad, e), 0) end
+      end
+      for _, p in ipairs(pats) do
+        if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
+      end
+    end,
+  }
+end
+
+local function params() return al.nn.Linear(2, 2, { generator = al.Generator(1) }):parameters() end
+-- a dataset as text.lua and the tests make them: n examples, batch and subset
+local function fake_dataset(n)
+  return { n = n, split = "fake", batch = function(_, idx) return al.zeros { idx:numel(), 2 }, idx end,
+           subset = function(self, idx) return { n = idx:numel(), split = self.split } end }
+end
+
+-- ---- load_state_dict ------------------------------------------------------------------------
+err("Module:load_state_dict of a number", function() return al.nn.Linear(2, 2):load_state_dict(5) end,
+  "load_state_dict", "state dict must be a table", "got number")
+err("Module:load_state_dict of a tensor", function() return al.nn.Linear(2, 2):load_state_dict(al.ones { 2 }) end,
+  "load_state_dict", "got a tensor")
+err("Module:load_state_dict with options that are not a table", function()
+  local m = al.nn.Linear(2, 2)
+  return m:load_state_dict(m:state_dict(), false)
+end, "load_state_dict", "options must be a table", "got boolean")
+err("AdamW:load_state_dict of a number", function() return al.optim.AdamW(params()):load_state_dict(5) end,
+  "AdamW:load_state_dict", "state dict must be a table", "got number")
+err("SGD:load_state_dict of a string", function() return al.optim.SGD(params()):load_state_dict("x") end,
+  "SGD:load_state_dict", "got string")
+err("AdamW:load_state_dict with a step that is a number", function()
+  return al.optim.AdamW(params()):load_state_dict({ step = 5 })
+end, "AdamW:load_state_dict", "step must be a one-element int64 tensor")
+err("AdamW:load_state_dict with a state of the wrong shape", function()
+  return al.optim.AdamW(params()):load_state_dict({ ["state.1.exp_avg"] = al.ones { 5 } })
+end, "AdamW:load_state_dict", "state.1.exp_avg is (5), parameter 1 is (2,2)")
+err("AdamW:load_state_dict with a state for a parameter it does not have", function()
+  return al.optim.AdamW(params()):load_state_dict({ ["state.9.exp_avg"] = al.ones { 2 } })
+end, "AdamW:load_state_dict", "state.9.exp_avg is for parameter 9, the optimizer has 2")
+err("AdamW:load_state_dict with a state that is not a tensor", function()
+  return al.optim.AdamW(params()):load_state_dict({ ["state.1.exp_avg"] = 3 })
+end, "state.1.exp_avg must be a tensor")
+cases[#cases + 1] = { name = "optimizer state: a refused state dict leaves the optimizer as it was; a good one loads", fn = function()
+  local m = al.nn.Linear(2, 2, { generator = al.Generator(3) })
+  local opt = al.optim.AdamW(m:parameters())
+  al.sum(m(al.ones { 3, 2 })):backward()
+  opt:step()
+  local sd = opt:state_dict()
+  local fresh = al.optim.AdamW(m:parameters())
+  T.truthy(not pcall(fresh.load_state_dict, fresh, { step = sd.step, ["state.2.exp_avg"] = al.ones { 7 } }))
+  T.eq(fresh.steps, 0, 0, "the step count was not set by the refused load")
+  fresh:load_state_dict(sd)
+  T.eq(fresh.steps, 1)
+  T.eq(fresh.state[m.weight].exp_avg:totable(), opt.state[m.weight].exp_avg:totable())
+end }
+
+-- ---- data: the dataset is checked when train_val_split / Loader is called ---------------------
+err("train_val_split of a number", function() return al.data.train_val_split(5, { val = 1 }) end,
+  "train_val_split", "ds must be a dataset", "got number")
+err("train_val_split of a table without n", function() return al.data.train_val_split({}, { val = 1 }) end,
+  "train_val_split", "n is nil")
+err("train_val_split with a fractional val", function() return al.data.train_val_split(fake_dataset(10), { val = 2.5 }) end,
+  "train_val_split", "val must be an integer between 1 and n-1 = 9", "got 2.5")
+err("train_val_split with a fraction > 1", function() return al.data.train_val_split(fake_dataset(10), { fraction = 2 }) end,
+  "train_val_split", "fraction must be a number in (0, 1)", "got 2")
+err("train_val_split with a NaN fraction", function() return al.data.train_val_split(fake_dataset(10), { fraction = 0 / 0 }) end,
+  "fraction", "got nan")
+err("Loader of a number", function() return al.data.Loader(5, { batch_size = 2 }) end,
+  "Loader", "ds must be a dataset", "got number")
+err("Loader of a tensor", function() return al.data.Loader(al.ones { 4 }) end, "Loader", "got a tensor")
+err("Loader with options that are not a table", function() return al.data.Loader(fake_dataset(4), 2) end,
+  "Loader", "options must be a table", "got number")
+err("Loader with a limit of 0", function() return al.data.Loader(fake_dataset(4), { limit = 0 }) end,
+  "Loader", "limit must be a positive integer", "got 0")
+cases[#cases + 1] = { name = "data: a dataset-like table still works with train_val_split and Loader", fn = function()
+  local tr, val = al.data.train_val_split(fake_dataset(10), { val = 3, seed = 1 })
+  T.eq({ tr.n, val.n }, { 7, 3 })
+  local tr2, val2 = al.data.train_val_split(fake_dataset(10))   -- opts may be left out: 10% for val
+  T.eq({ tr2.n, val2.n }, { 9, 1 })
+  local seen = 0
+  for x, _, b in al.data.Loader(fake_dataset(5), { batch_size = 2 }):iter() do seen = seen + x:shape()[1]; T.truthy(b <= 3) end
+  T.eq(seen, 5)
+end }
+
+-- ---- EncoderBlock:set_mixer ---------------------------------------------------------------------
+local function block() return al.nn.EncoderBlock { dim = 8, heads = 2 } end
+err("set_mixer of a number", function() return block():set_mixer(5) end,
+  "EncoderBlock:set_mixer", "must be a module", "got number")
+err("set_mixer of a plain table", function() return block():set_mixer({ forward = function(_, x) return x end }) end,
+  "EncoderBlock:set_mixer", "got a plain table")
+err("set_mixer of a module class", function() return block():set_mixer(al.nn.BiLSTM) end,
+  "EncoderBlock:set_mixer", "a module class (call it to make a module)")
+err("set_mixer of a module without forward", function() return block():set_mixer(al.nn.Module()) end,
+  "EncoderBlock:set_mixer", "has no forward")
+cases[#cases + 1] = { name = "set_mixer: a refused mixer leaves the block usable; a module is accepted", fn = function()
+  local b = block()
+  T.truthy(not pcall(b.set_mixer, b, 5))
+  T.truthy(tostring(b):find("MultiHeadAttention", 1, true), "the block keeps its attention")
+  T.eq(b(al.ones { 1, 3, 8 }):shape(), { 1, 3, 8 })
+  b:set_mixer(al.nn.BiLSTM { dim = 8, heads = 2 })
+  T.truthy(tostring(b):find("BiLSTM", 1, true))
+  T.eq(b(al.ones { 1, 3, 8 }):shape(), { 1, 3, 8 })
+end }
+
+-- ---- BiMamba / BiLSTM options: refused when the module is built, not at forward in C -----------
+err("BiMamba d_state = 0", function() return al.nn.BiMamba { dim = 8, d_state = 0 } end,
+  "BiMamba", "d_state must be an integer in 1..256", "got 0")
+err("BiMamba d_state above the C limit", function() return al.nn.BiMamba { dim = 8, d_state = 257 } end,
+  "BiMamba", "d_state", "got 257")
+err("BiMamba d_conv = 0", function() return al.nn.BiMamba { dim = 8, d_conv = 0 } end,
+  "BiMamba", "d_conv must be an integer >= 1", "got 0")
+err("BiMamba dt_rank = 0", function() return al.nn.BiMamba { dim = 8, dt_rank = 0 } end, "BiMamba", "dt_rank", "got 0")
+err("BiMamba expand = 1.5", function() return al.nn.BiMamba { dim = 8, expand = 1.5 } end, "BiMamba", "expand", "got 1.5")
+err("BiMamba heads = 0", function() return al.nn.BiMamba { dim = 8, heads = 0 } end, "BiMamba", "heads", "got 0")
+err("BiMamba dim = 2.5", function() return al.nn.BiMamba { dim = 2.5 } end, "BiMamba", "dim must be an integer", "got 2.5")
+err("BiMamba dt_min = 0", function() return al.nn.BiMamba { dim = 8, dt_min = 0 } end,
+  "BiMamba", "0 < dt_min <= dt_max", "got 0 and 0.1")
+err("BiMamba NaN dt_max", function() return al.nn.BiMamba { dim = 8, dt_max = 0 / 0 } end, "BiMamba", "and nan")
+err("BiMamba with a misspelt option", function() return al.nn.BiMamba { dim = 8, dstate = 4 } end,
+  "BiMamba: unknown option dstate", "d_state")
+err("BiMamba with no options", function() return al.nn.BiMamba() end, "BiMamba: dim is required")
+err("BiLSTM heads = 1.5", function() return al.nn.BiLSTM { dim = 8, heads = 1.5 } end, "BiLSTM", "heads", "got 1.5")
+err("BiLSTM with a Mamba option", function() return al.nn.BiLSTM { dim = 8, d_state = 4 } end,
+  "BiLSTM: unknown option d_state")
+err("BiLSTM with options that are not a table", function() return al.nn.BiLSTM(8) end,
+  "BiLSTM: options must be a table", "got number")
+
+-- ---- optimizers and the schedule ------------------------------------------------------------------
+err("AdamW betas out of [0, 1)", function() return al.optim.AdamW(params(), { betas = { 2, 3 } }) end,
+  "AdamW: betas must be two numbers in [0, 1), got {2, 3}")
+err("AdamW betas not a pair", function() return al.optim.AdamW(params(), { betas = 0.9 }) end, "AdamW: betas", "got 0.9")
+err("AdamW lr = 0", function() return al.optim.AdamW(params(), { lr = 0 }) end, "AdamW: lr must be a number > 0 (finite)", "got 0")
+err("AdamW lr NaN", function() return al.optim.AdamW(params(), { lr = 0 / 0 }) end, "AdamW: lr", "got nan")
+err("AdamW lr inf", function() return al.optim.AdamW(params(), { lr = 1 / 0 }) end, "AdamW: lr", "got inf")
+err("AdamW eps = 0", function() return al.optim.AdamW(params(), { eps = 0 }) end, "AdamW: eps must be a number > 0 (finite)")
+err("AdamW weight_decay < 0", function() return al.optim.AdamW(params(), { weight_decay = -0.1 }) end,
+  "AdamW: weight_decay must be a number >= 0 (finite)", "got -0.1")
+err("AdamW options that are not a table", function() return al.optim.AdamW(params(), 0.1) end,
+  "AdamW: options must be a table", "got number")
+err("AdamW a group's bad option", function()
+  return al.optim.AdamW({ { params = params() }, { params = params(), weight_decay = -1 } })
+end, "AdamW group 2: weight_decay", "got -1")
+err("SGD lr < 0", function() return al.optim.SGD(params(), { lr = -0.1 }) end, "SGD: lr must be a number > 0 (finite)")
+err("SGD weight_decay < 0", function() return al.optim.SGD(params(), { weight_decay = -1 }) end, "SGD: weight_decay", "got -1")
+err("SGD dampening > 1", function() return al.optim.SGD(params(), { dampening = 2 }) end, "SGD: dampening must be a number in [0, 1]")
+err("SGD momentum NaN", function() return al.optim.SGD(params(), { momentum = 0 / 0 }) end, "SGD: momentum", "got nan")
+err("SGD nesterov without momentum", function() return al.optim.SGD(params(), { nesterov = true }) end,
+  "SGD: nesterov needs a momentum > 0 and dampening 0")
+err("CosineWarmup of a number", function() return al.optim.CosineWarmup(5, { total = 10 }) end,
+  "CosineWarmup: opt must be an optimizer", "got number")
+err("CosineWarmup without options", function() return al.optim.CosineWarmup(al.optim.AdamW(params())) end,
+  "CosineWarmup", "total = steps", "got nil")
+err("CosineWarmup total NaN", function() return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 0 / 0 }) end,
+  "CosineWarmup: total must be a whole number of steps >= 1", "got nan")
+err("CosineWarmup total a string", function() return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = "10" }) end,
+  "CosineWarmup: total", "got string")
+err("CosineWarmup warmup < 0", function()
+  return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmup = -1 })
+end, "CosineWarmup: warmup must be a whole number of steps >= 0", "got -1")
+err("CosineWarmup min_lr < 0", function()
+  return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, min_lr = -1e-3 })
+end, "CosineWarmup: min_lr must be a number >= 0 (finite)")
+err("clip_grad_norm max_norm < 0", function() return al.optim.clip_grad_norm(params(), -1) end,
+  "clip_grad_norm: max_norm must be a number > 0", "got -1")
+err("clip_grad_norm max_norm NaN", function() return al.optim.clip_grad_norm(params(), 0 / 0) end,
+  "clip_grad_norm: max_norm", "got nan")
+err("clip_grad_norm of groups", function() return al.optim.clip_grad_norm({ { params = params() } }, 1) end,
+  "clip_grad_norm: entry 1 of params is a group")
+err("clip_grad_norm of a number", function() return al.optim.clip_grad_norm(5, 1) end,
+  "clip_grad_norm: params must be a list of tensors", "got number")
+cases[#cases + 1] = { name = "optim: good options are accepted and the classes are unchanged", fn = function()
+  local P = params()
+  local opt = al.optim.AdamW(P, { lr = 1e-3, betas = { 0.9, 0.95 }, eps = 1e-8, weight_decay = 0 })
+  T.truthy(getmetatable(opt) == al.optim.AdamW and al.optim.AdamW == require("attnlab.run.optim").AdamW)
+  al.optim.SGD(P, { lr = 0.1, momentum = 0.9, nesterov = true, weight_decay = 1e-4 })
+  local sched = al.optim.CosineWarmup(opt, { total = 10.0, warmup = 2, min_lr = 0 })
+  T.eq(sched:step(), opt.lr)
+  for _, p in ipairs(P) do p.grad = al.full(p:shape(), 3) end
+  local norm = al.optim.clip_grad_norm(P, 1)
+  T.eq(norm, math.sqrt(6 * 9), 1e-5)                          -- 4 + 2 elements of 3
+  T.eq(al.optim.clip_grad_norm(P), al.optim.clip_grad_norm(P)) -- nil: measure only
+end }
+
+return cases
