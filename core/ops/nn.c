@@ -271,6 +271,9 @@ al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels
     return al_seterr(AL_EINVAL, "cross_entropy: labels must be int64 (B) matching logits %s, got %s", al_shape_str(logits, s1, sizeof s1), al_shape_str(labels, s2, sizeof s2));
   if (!(smoothing >= 0 && smoothing <= 1)) return al_seterr(AL_EINVAL, "cross_entropy: label_smoothing must be in [0,1], got %g", smoothing);
   int64_t B = logits->shape[0], C = logits->shape[1];
+  /* a mean over no examples is not a loss (it came out NaN); a batch whose every row is
+   * ignore_index still gives NaN, as PyTorch does: its rows exist, none counts */
+  if (B == 0) return al_seterr(AL_EINVAL, "cross_entropy: empty batch %s: the mean loss over no examples is undefined", al_shape_str(logits, s1, sizeof s1));
   al_tensor *lc = NULL, *yc = NULL;
   AL_TRY(al_contiguous_ref(&lc, logits));
   al_status st = al_contiguous_ref(&yc, labels);

@@ -277,7 +277,11 @@ static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *
       if (!lua_isnil(L, -1)) *mask = l_checktensor(L, lua_gettop(L));
       lua_pop(L, 1);   /* the tensor stays referenced by the options table */
       lua_getfield(L, i, "iters");
-      if (!lua_isnil(L, -1)) *iters = (int)luaL_checkinteger(L, -1);
+      if (!lua_isnil(L, -1)) {   /* an explicit count below 1 was taken as "the default", silently */
+        lua_Integer it = luaL_checkinteger(L, -1);
+        if (it < 1 || it > INT_MAX) luaL_error(L, "normalizer: iters must be an integer in 1..%d, got %I", INT_MAX, it);
+        *iters = (int)it;
+      }
       lua_pop(L, 1);
     } else if (!lua_isnil(L, i)) {
       luaL_argerror(L, i, "expected a dim (number) or an options table {dim=, mask=}");

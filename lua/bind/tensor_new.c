@@ -157,8 +157,15 @@ static int l_arange(lua_State *L) {
   if (lua_gettop(L) == 1 || lua_istable(L, 2)) { a = 1; b = luaL_checknumber(L, 1); }
   else { a = luaL_checknumber(L, 1); b = luaL_checknumber(L, 2); step = luaL_optnumber(L, 3, 1); }
   if (step == 0) return luaL_argerror(L, 3, "step must be nonzero");
-  int64_t n = (int64_t)floor((b - a) / step + 1e-9) + 1;
-  if (n < 0) n = 0;
+  /* NaN or inf bounds (arange(0/0)) made the count's conversion to int64 undefined */
+  if (!isfinite(a) || !isfinite(b) || !isfinite(step)) {
+    const double v = !isfinite(a) ? a : !isfinite(b) ? b : step;
+    return luaL_error(L, "attnlab.arange: the %s is %s; bounds and step must be finite numbers",
+                      !isfinite(a) ? "start" : !isfinite(b) ? "end" : "step", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+  }
+  const double count = floor((b - a) / step + 1e-9) + 1;
+  if (count > (double)(INT64_MAX / 8)) return luaL_error(L, "attnlab.arange: %.0f elements is too many", count);
+  int64_t n = count < 0 ? 0 : (int64_t)count;
   int allint = lua_isinteger(L, 1) && (lua_gettop(L) == 1 || lua_istable(L, 2) || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
   int opts = lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
   al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32) : (allint ? AL_I64 : AL_F32);

@@ -299,6 +299,12 @@ err("EncoderBlock with an unknown option", function() return al.nn.EncoderBlock 
   "EncoderBlock: unknown option dropout")
 err("EncoderBlock with a mixer that is not a module", function() return al.nn.EncoderBlock { dim = 8, heads = 2, mixer = 5 } end,
   "EncoderBlock: mixer must be a module", "got number")
+err("cross_entropy of an empty batch", function() return al.cross_entropy(al.zeros { 0, 3 }, I({})) end,
+  "cross_entropy: empty batch", "(0,3)")
+err("arange to nan", function() return al.arange(0 / 0) end, "attnlab.arange: the end is nan")
+err("arange with an infinite step", function() return al.arange(1, 5, 1 / 0) end, "the step is inf")
+err("entmax_bisect with iters = -5", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = -5 }) end,
+  "iters must be an integer in 1..", "got -5")
 err("Normalizer with an unknown option", function() return al.nn.Normalizer { name = "hae", heads = 2, alpha = 1.5 } end,
   "Normalizer: unknown option alpha")
 
