@@ -157,6 +157,136 @@ local cases = {
     assert(not msg:find("experiments//", 1, true) and not msg:find(".lua.lua", 1, true), msg)
     T.raises(function() sweep.resolve(sweep.validate(base()), { quick = true }) end, "has no quick preset")
   end },
+  -- ---- input validation: one line naming the file and the field, before any run ----------------
+  { name = "every field of an experiment is type-checked (overrides = 5 is a message, not 'for iterator')", fn = function()
+    local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax", "topk:0.5" }, seeds = { 1 } } end
+    local function bad(key, value, want)
+      local e = base(); e[key] = value
+      local msg = T.raises(function() sweep.validate(e, "x.lua") end, want)
+      assert(msg:find("^sweep: x%.lua: ") and not msg:find("bad argument", 1, true) and not msg:find("\n"), msg)
+    end
+    bad("overrides", 5, "overrides must be a table of per-dataset schedules ({ cifar10 = { epochs = 20 } }), got number 5")
+    bad("overrides", { fashion_mnist = 3 }, "overrides.fashion_mnist must be a table of schedule keys, got number 3")
+    bad("schedule", 5, "schedule must be a table of train keys, got number 5")
+    bad("families", 5, "families must be a list of")
+    bad("families", { 5 }, "families[1] must be a table with a name")
+    bad("quick", 5, "quick must be a table of what --quick changes, got number 5")
+    bad("quick", { seeds = 5 }, "'quick.seeds' must be a non-empty list, got number 5")
+    bad("slurm", 5, "slurm must be a table")
+    bad("slurm", { mem = 4 }, "slurm.mem must be a string, got number 4")
+    bad("name", 5, "name must be a non-empty string, got number 5")
+    bad("description", {}, "description must be a string, got a table")
+    bad("baseline", 3, "baseline must be a normalizer name, got number 3")
+    bad("normalizers", "softmax", "'normalizers' must be a non-empty list, got string 'softmax'")
+    bad("seeds", { 1, "2" }, "seeds[2] = '2', want an integer")
+    -- a list with a hole or a named key would run fewer entries than the file lists
+    bad("datasets", { "fashion_mnist", [3] = "cifar10" }, "'datasets' must be a non-empty list, got a table that is not a list")
+    bad("datasets", { true }, "x.lua: datasets[1] is boolean true, want a name or a table")
+    bad("datasets", { { name = "a", dataset = "fashion_mnist", study = "no" } }, "datasets[1]: study must be true or false")
+    bad("datasets", { { name = "a", dataset = "fashion_mnist", epoch = 2 } }, "x.lua: datasets[1] (a) has unknown key 'epoch'")
+    -- through the script: one line, exit 1, nothing created
+    local dir = tmpdir()
+    write(dir .. "/ov.lua", 'return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 }, overrides = 5 }')
+    local out, rc = sh(("%s scripts/sweep.lua %s --dry-run --out %s"):format(q(HOST), q(dir .. "/ov.lua"), q(dir .. "/r")))
+    T.eq(rc, 1, 0, out)
+    T.eq(out, ("sweep.lua: %s/ov.lua: overrides must be a table of per-dataset schedules ({ cifar10 = { epochs = 20 } }), " ..
+      "got number 5\n"):format(dir), 0, "the message")
+    T.eq(sh("ls -A " .. q(dir)), "ov.lua\n", 0, "nothing created")
+  end },
+  { name = "a baseline or a family naming what the experiment does not run is refused, naming the family and value", fn = function()
+    local base = function() return { datasets = { "fashion_mnist", "cifar10" }, normalizers = { "softmax", "topk:0.5", "hae" },
+                                     seeds = { 1 } } end
+    local e = base(); e.baseline = "foo"
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: baseline 'foo' is not one of the normalizers (it runs: softmax, topk:0.5, hae)")
+    e = base(); e.normalizers = { "hae", "sparsemax" }     -- the default, softmax, is not run
+    T.raises(function() sweep.validate(e) end, "no baseline given and the default, softmax, is not run")
+    local function fam(f, want)
+      e = base(); e.families = { f }
+      T.raises(function() sweep.validate(e, "x.lua") end, want)
+    end
+    fam({ name = "f", baseline = "entmax15", normalizers = { "hae" } },
+      "x.lua: families[1] (f): baseline = 'entmax15' is not a normalizer the experiment runs (it runs: softmax, topk:0.5, hae)")
+    fam({ name = "f", normalizers = { "sparsemax" } }, "families[1] (f): normalizers[1] = 'sparsemax' is not a normalizer the experiment runs")
+    fam({ name = "f", normalizers = { "topk:.5" } }, "write it as in normalizers: 'topk:0.5'")
+    fam({ name = "f", datasets = { "kmnist" } }, "families[1] (f): datasets[1] = 'kmnist' is not a dataset the experiment runs (it runs: fashion_mnist, cifar10)")
+    fam({ name = "f", datasets = { "fmnist" } }, "datasets[1] = 'fmnist' is not a dataset the experiment runs")
+    fam({ name = "f", normalizers = { "softmax" } }, "normalizers[1] = 'softmax' is the family's baseline (compared with itself)")
+    fam({ name = "f", normalizers = { "hae", "hae" } }, "families[1] (f): normalizer 'hae' is listed twice")
+    -- the spelt-out defaults are fine, and so is a quick preset that keeps its families true
+    e = base(); e.families = { { name = "f", normalizers = "all", datasets = "study" } }
+    sweep.validate(e)
+    -- a quick preset is checked with the experiment, without --quick: dropping hae leaves a family naming it
+    e = base(); e.families = { { name = "f", normalizers = { "hae" } } }; e.quick = { normalizers = { "softmax", "topk:0.5" } }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua (quick): families[1] (f): normalizers[1] = 'hae' is not a normalizer")
+  end },
+  { name = "unknown keys (top level, quick, a family, slurm) are refused with the known keys; a misspelt one gets a hint", fn = function()
+    local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } } end
+    local e = base(); e.seed = { 1, 2, 3 }
+    local msg = T.raises(function() sweep.validate(e, "x.lua") end,
+      "x.lua: the experiment table has unknown key 'seed' (did you mean 'seeds'?); the known keys are: baseline, datasets, " ..
+      "description, families, name, normalizers, overrides, quick, schedule, seeds, slurm")
+    assert(not msg:find("\n"), msg)
+    e = base(); e.seeds = nil; e.seed = { 1 }           -- the typo is named, not the missing 'seeds'
+    T.raises(function() sweep.validate(e) end, "unknown key 'seed'")
+    e = base(); e.quick = { schedul = { epochs = 1 } }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: quick has unknown key 'schedul' (did you mean 'schedule'?); " ..
+      "the known keys are: baseline, datasets, families, normalizers, overrides, schedule, seeds")
+    e = base(); e.quick = { schedule = { epoch = 1 } }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua (quick): schedule has unknown key 'epoch'")
+    e = base(); e.families = { { name = "f", normalizer = { "softmax" } } }
+    T.raises(function() sweep.validate(e) end, "families[1] (f) has unknown key 'normalizer' (did you mean 'normalizers'?)")
+    e = base(); e.slurm = { tiem = "01:00:00" }
+    T.raises(function() sweep.validate(e) end, "slurm has unknown key 'tiem' (did you mean 'time'?)")
+    -- what sweep.load sets is not the file's to set
+    local dir = tmpdir()
+    write(dir .. "/f.lua", 'return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 }, file = "y.lua" }')
+    T.raises(function() sweep.load(dir .. "/f.lua") end, "f.lua: 'file' is set by the sweep, not by the experiment")
+  end },
+  { name = "two spellings of one run are refused: topk:0.5 / topk:.5, fashion_mnist / fmnist, a variant that changes nothing", fn = function()
+    local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } } end
+    local e = base(); e.normalizers = { "softmax", "topk:0.5", "topk:.5" }
+    T.raises(function() sweep.validate(e, "x.lua") end,
+      "x.lua: normalizers[2] 'topk:0.5' and normalizers[3] 'topk:.5' are the same normalizer; list it once")
+    e = base(); e.normalizers = { "softmax", "topk:5e-1", "topk:0.50" }
+    T.raises(function() sweep.validate(e) end, "are the same normalizer")
+    e = base(); e.datasets = { "fashion_mnist", "fmnist" }
+    T.raises(function() sweep.validate(e, "x.lua") end,
+      "x.lua: datasets[1] 'fashion_mnist' and datasets[2] 'fmnist' are the same runs (dataset fashion_mnist, same schedule); list it once")
+    e = base(); e.datasets = { "newsgroups20", { name = "ng", dataset = "newsgroups" } }
+    T.raises(function() sweep.validate(e) end, "datasets[1] 'newsgroups20' and datasets[2] 'ng' are the same runs")
+    e = base(); e.datasets = { { name = "a b", dataset = "fashion_mnist" }, { name = "a-b", dataset = "fashion_mnist", epochs = 2 } }
+    T.raises(function() sweep.validate(e) end, "datasets[1] 'a b' and datasets[2] 'a-b' would write the same record files")
+    -- distinct runs stay accepted: a variant with its own setting, entmax15 next to entmax:1.5 (another kernel)
+    e = base(); e.datasets = { "fashion_mnist", { name = "fm_e2", dataset = "fmnist", epochs = 2 } }
+    e.normalizers = { "softmax", "entmax15", "entmax:1.5" }
+    T.eq(#sweep.runs(sweep.validate(e), { out = "/tmp/x" }), 6)
+  end },
+  { name = "--task with a file that is not a manifest says so (no 'command line has no --out: {')", fn = function()
+    T.raises(function() sweep.run_from_command('{"a": 1}') end,
+      'not the command line of a sweep run (no --out DIR/<run>.json): {"a": 1}')
+    T.raises(function() sweep.run_from_command("bin/attnlab train.lua --dataset x --out y.txt --normalizer s --seed 1") end,
+      "its --out is not a .json path")
+    local dir = tmpdir()
+    write(dir .. "/good.json", '{"a": 1}\n')
+    T.raises(function() sweep.task(dir .. "/good.json", 1) end, dir .. "/good.json is not a sweep manifest (the DIR/manifest.txt " ..
+      "sweep.lua --slurm writes, one run per line): line 1 is not the command line of a sweep run")
+    local out, rc = sh(("%s scripts/sweep.lua --task %s 1"):format(q(HOST), q(dir .. "/good.json")))
+    T.eq(rc, 1, 0, out)
+    assert(out:find("^sweep%.lua: .*good%.json is not a sweep manifest") and not out:find("has no --out", 1, true), out)
+    T.eq(select(2, out:gsub("\n", "")), 1, 0, "lines: " .. out)
+  end },
+  { name = "every sweep experiment in experiments/ loads (and its --quick preset resolves)", fn = function()
+    local n = 0
+    for _, f in ipairs({ "demo", "full", "full_init_timm", "full_kmnist", "full_val_topk", "kmnist", "kmnist_2core", "main",
+                         "main_2core" }) do
+      local exp = sweep.load("experiments/normalizers/" .. f .. ".lua")
+      assert(#sweep.runs(exp, { out = "/tmp/x" }) > 0, f)
+      if exp.quick then assert(#sweep.runs(sweep.resolve(exp, { quick = true }), { out = "/tmp/x" }) > 0, f .. " --quick") end
+      n = n + 1
+    end
+    sweep.load("tests/slurm/tiny_experiment.lua")
+    T.eq(n, 9)
+  end },
   { name = "the study's experiment files load; main has 350 runs, --quick 105; kmnist 70; demo 12", fn = function()
     local main = sweep.load("experiments/normalizers/main.lua")
     T.eq(#sweep.runs(main, { out = "/tmp/x" }), 350)

@@ -109,11 +109,22 @@ return function(sweep, H)
   end
 
   -- A run description from a command line (what a Slurm task knows).
+  -- A line that sweep.command did not write (a JSON file or a sbatch script given as the
+  -- manifest) is refused as such, in the user's terms; the line is shortened to keep one line.
   function sweep.run_from_command(line)
-    local cfg = sweep.parse_command(line)
-    if type(cfg.out) ~= "string" then error("sweep: command line has no --out: " .. line, 0) end
+    local shown = line:gsub("%s+", " ")
+    if #shown > 60 then shown = shown:sub(1, 57) .. "..." end
+    local function bad(why)
+      error(("sweep: not the command line of a sweep run (%s): %s"):format(why, shown), 0)
+    end
+    local ok, cfg = pcall(sweep.parse_command, line)
+    if not ok then bad((tostring(cfg):gsub("^sweep: ", ""))) end
+    if type(cfg.out) ~= "string" then bad("no --out DIR/<run>.json") end
+    for _, k in ipairs({ "dataset", "normalizer", "seed" }) do
+      if cfg[k] == nil then bad("no --" .. k) end
+    end
     local dir, name = cfg.out:match("^(.*)/([^/]+)%.json$")
-    if not dir then error("sweep: --out must be a .json path: " .. cfg.out, 0) end
+    if not dir then bad("its --out is not a .json path") end
     local label = name:match("^(.-)__") or cfg.dataset
     return { name = name, label = label, dataset = cfg.dataset, normalizer = cfg.normalizer, seed = cfg.seed,
              config = cfg, dir = dir, out = cfg.out, checkpoint = cfg.checkpoint, command = line,

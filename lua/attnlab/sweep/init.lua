@@ -15,6 +15,7 @@
 --
 -- An experiment is a Lua file returning a table:
 --   name        = "normalizers-main"                      (used for default folders and jobs)
+--   description = "..."                                   (copied to experiment.json)
 --   datasets    = { "cifar10", "fashion_mnist", { name = "newsgroups20_masked",
 --                   dataset = "newsgroups20", padding = "masked", study = false }, ... }
 --                 a string is a dataset of al.data.by_name; a table names a variant (its
@@ -22,16 +23,22 @@
 --                 default families)
 --   normalizers = { "softmax", "entmax15", "topk:0.25", ... }
 --   seeds       = { 1, 2, 3 }
---   baseline    = "softmax"                               (default)
+--   baseline    = "softmax"                               (default; one of the normalizers)
 --   schedule    = { epochs = 10, batch_size = 128, lr = 1e-3, train_limit = ..., ... }
 --                 any key of al.train.DEFAULTS
 --   overrides   = { cifar10 = { epochs = 20 } }           per-dataset schedule keys
 --   families    = { { name =, baseline =, normalizers = {...}, datasets = {...} }, ... }
 --                 the Holm families of the report (attnlab.report); default: every other
---                 normalizer vs the baseline over every study dataset
---   quick       = { seeds =, schedule =, overrides =, datasets =, normalizers = }
+--                 normalizer vs the baseline over every study dataset. Also title =;
+--                 normalizers = "all" and datasets = "study" are the defaults spelt out
+--   quick       = { seeds =, schedule =, overrides =, datasets =, normalizers =, families =, baseline = }
 --                 what --quick changes (tables merge key by key, lists replace)
 --   slurm       = { time = "02:00:00", mem = "4G", partition = "...", extra = { "--qos=..." } }
+-- sweep.load refuses, in one line naming the file and the field, before any run starts: a key
+-- not listed here (at the top, in quick, a family or slurm), a value of the wrong type, a
+-- baseline or a family naming a normalizer or dataset the experiment does not run, and two
+-- entries that run the same thing ("topk:0.5" and "topk:.5"; "fashion_mnist" and "fmnist").
+-- The quick preset is checked then too, applied to the experiment, with or without --quick.
 --
 -- Runs are ordered seed-major (all runs of seed 1, then seed 2, ...), so a sweep stopped at
 -- any point leaves complete seed sets, which is what the paired tests need.

@@ -101,7 +101,11 @@ return function(sweep, H)
       if i == index then line = l break end
     end
     if not line then error(("sweep: manifest %s has %d lines, no line %s"):format(manifest, i, tostring(index)), 0) end
-    local run = sweep.run_from_command(line)
+    local okr, run = pcall(sweep.run_from_command, line)
+    if not okr then   -- say which file and line: the usual cause is the wrong file given as MANIFEST
+      error(("sweep: %s is not a sweep manifest (the DIR/manifest.txt sweep.lua --slurm writes, one run per line): " ..
+        "line %d is %s"):format(manifest, index, (tostring(run):gsub("^sweep: ", ""))), 0)
+    end
     if sweep.state(run) == "done" then
       print(("%s: record already there; skipped"):format(run.name))
       return "skipped"

@@ -8,4 +8,10 @@ if arg[1] ~= "--task" or not arg[2] or not index or index < 1 or arg[4] then
   io.stderr:write("task_main.lua: usage: bin/attnlab task_main.lua --task MANIFEST INDEX\n")
   os.exit(2)
 end
-os.exit(al.sweep.task(arg[2], index) == "error" and 1 or 0)
+-- a bad manifest is one line on stderr (as scripts/sweep.lua --task says it), not a traceback
+local ok, st = pcall(al.sweep.task, arg[2], index)
+if not ok then
+  io.stderr:write("task_main.lua: ", (tostring(st):gsub("^sweep: ", "")), "\n")
+  os.exit(1)
+end
+os.exit(st == "error" and 1 or 0)
