@@ -95,10 +95,9 @@ if opts.name ~= nil then
 end
 if opts.strategy ~= nil then
   local st = tostring(opts.strategy)
-  local base, argu = st:match("^([%w_]+):?(.*)$")
-  local okst = (base == "uniform" and argu == "")
-    or (base == "groupwise" and (argu == "" or argu == "shallow" or argu == "middle" or argu == "deep"))
-    or ((base == "layer_aware" or base == "sparsest") and (argu == "" or (math.tointeger(tonumber(argu)) or 0) >= 1))
+  local base, arg = require("attnlab.s2s.strategies").parse(st)   -- the one reading of a name
+  local okst = base == "uniform" or (base == "groupwise" and (arg == "shallow" or arg == "middle" or arg == "deep"))
+    or ((base == "layer_aware" or base == "sparsest") and arg >= 1)
   if not okst or type(opts.strategy) ~= "string" then
     bad(("--strategy needs uniform | groupwise:shallow|middle|deep | layer_aware[:k] | sparsest[:k] (k a positive integer), got '%s'")
       :format(st))

@@ -100,8 +100,8 @@ local function canonical(path)
   local s = f:read("a")
   f:close()
   if not s then error(("%s: cannot be read (a folder?)"):format(path), 0) end
-  local ok, rec = pcall(al.json.decode, s)
-  if not ok then error(("%s: not JSON: %s"):format(path, (cli.clean(rec):gsub("^attnlab%.json%.decode: ", ""))), 0) end
+  local rec, why = require("attnlab.util").decode_json(s)
+  if why then error(("%s: not JSON: %s"):format(path, why), 0) end
   check_record(path, rec)
   local out = {}
   canon(rec, out)

@@ -77,6 +77,14 @@ function util.writable_path(path)
   return true
 end
 
+-- JSON text decoded: the value, or nil and the decoder's reason without its Lua position or
+-- function name ("expected ',' or '}' at ..."), for messages that name the file or option.
+function util.decode_json(text)
+  local ok, v = pcall(require("attnlab").json.decode, text)
+  if ok then return v end
+  return nil, (tostring(v):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", ""))
+end
+
 -- The whole file, or nil when it cannot be opened.
 function util.read_file(path)
   local f = io.open(path, "rb")

@@ -268,11 +268,7 @@ function Dataset:all_labels()
   return self.labels
 end
 
--- (a value in a message: "nan", not the "-nan" tostring gives 0/0 on x86)
-local function show(v)
-  if type(v) ~= "number" then return type(v) end
-  return v ~= v and "nan" or tostring(v)
-end
+local function show(v) return al.cli.show(v) end   -- a value in a message: "nan", never "-nan"
 
 -- The dataset argument of train_val_split and Loader, checked when they are called: a wrong
 -- one would otherwise fail only when the loader is iterated, as "attempt to index a number

@@ -6,14 +6,10 @@
 local al = require "attnlab"
 local nn = al.nn
 
+local function show(v) return al.cli.show(v) end   -- a value in a message: "nan", never "-nan"
+
 -- An integer option checked when the module is built: a bad size would otherwise pass here
 -- and fail only at forward, inside the C kernel, with its parameter dump.
--- (a value in a message: "nan", not the "-nan" tostring gives 0/0 on x86)
-local function show(v)
-  if type(v) ~= "number" then return type(v) end
-  return v ~= v and "nan" or tostring(v)
-end
-
 local function check_int(who, key, v, lo, hi)
   if math.type(v) ~= "integer" or v < lo or (hi and v > hi) then
     local want = hi and ("an integer in %d..%d"):format(lo, hi) or ("an integer >= %d"):format(lo)

@@ -326,9 +326,8 @@ function cli.parse_pairs(argv, first, spec)
     local n = tonumber(v)
     if n then return math.tointeger(n) or n end
     if v:match("^[%[{]") then
-      local ok, x = pcall(require("attnlab").json.decode, v)
-      if ok then return x end
-      local why = tostring(x):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", "")
+      local x, why = require("attnlab.util").decode_json(v)
+      if why == nil then return x end
       return bad(k, ("'%s' is not valid JSON: %s"):format(v, why))
     end
     if v:match("^%-?[%d.]+,[%d.,%-]+$") then

@@ -102,7 +102,9 @@ function fit.read_checkpoint(path)
   return { model = m, optim = o, state = st }
 end
 
-local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+-- A finite number (not NaN, not +-inf): the divergence guards' test, here and in run/train.lua.
+function fit.finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+local finite = fit.finite
 
 -- The name of the first tensor (in name order) of a name -> tensor table that holds a NaN or
 -- an infinity, or nil. One pass over the data: cheap next to an epoch.

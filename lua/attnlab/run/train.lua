@@ -328,7 +328,7 @@ local function median(t)
   return s[(#s + 1) // 2]
 end
 
-local function finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+local finite = fit.finite
 
 -- Why the classifier's own checkpoint fields cannot be resumed from (fit.run's check_state), or
 -- nil: step_times, the timed steps so far, and step_examples, the examples of each (absent in

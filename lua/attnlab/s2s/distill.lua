@@ -190,8 +190,8 @@ end
 local function checked_meta(path, meta)
   local function bad(field, why) error(("s2s: model %s: metadata %s %s"):format(path, field, why), 0) end
   local function decoded(field)
-    local okj, v = pcall(al.json.decode, meta[field])
-    if not okj then bad(field, "is not valid JSON: " .. tostring(v):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", "")) end
+    local v, why = require("attnlab.util").decode_json(meta[field])
+    if why then bad(field, "is not valid JSON: " .. why) end
     if type(v) ~= "table" then bad(field, ("must be a JSON object, got %s"):format(tostring(meta[field]))) end
     return v
   end

@@ -246,8 +246,8 @@ function s2s.distill(c)
     if not f then error(("s2s.distill: cannot read the profile %s"):format(tostring(ferr)), 0) end
     local text = f:read("a")
     f:close()
-    local okj, p = pcall(al.json.decode, text or "")
-    if not okj then error(("s2s.distill: profile %s is not valid JSON: %s"):format(prof, (tostring(p):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", ""))), 0) end
+    local p, why = util.decode_json(text or "")
+    if why then error(("s2s.distill: profile %s is not valid JSON: %s"):format(prof, why), 0) end
     if type(p) ~= "table" or type(p.layers) ~= "table" then
       error(("s2s.distill: %s is not a sparsity profile (no 'layers' list; scripts/profile.lua writes one)"):format(prof), 0)
     end

@@ -73,30 +73,36 @@ function S.sparsest(prof, k, metric)
   return out
 end
 
--- S.select("uniform" | "groupwise:<group>" | "layer_aware[:k]" | "sparsest[:k]", depth, profile)
--- An argument that is not a number ("layer_aware:abc") is an error, not the default k: the
--- record would otherwise be named after it and hold another strategy.
-local function k_of(base, argu)
-  if argu == "" then return 3 end
-  local k = math.tointeger(tonumber(argu))
-  if not k then error(("s2s strategy %s: k must be a positive integer, got '%s'"):format(base, argu), 3) end
-  return k
-end
-
-function S.select(name, depth, prof)
+-- A strategy name read: its base and argument (the group, or k, 3 when not given; nil for
+-- uniform), or nil and why. An argument that is not a number ("layer_aware:abc") is an error,
+-- not the default k: the record would otherwise be named after it and hold another strategy.
+-- The group's and k's ranges are checked where the depth is known (S.groupwise, S.layer_aware).
+function S.parse(name)
   local base, argu = tostring(name):match("^([%w_]+):?(.*)$")
   if base == "uniform" then
-    if argu ~= "" then error(("s2s strategy uniform takes no argument, got '%s'"):format(tostring(name)), 2) end
-    return S.uniform(depth)
+    if argu ~= "" then return nil, ("s2s strategy uniform takes no argument, got '%s'"):format(tostring(name)) end
+    return base
   end
-  if base == "groupwise" then return S.groupwise(depth, argu ~= "" and argu or "deep") end
-  if base == "layer_aware" then return S.layer_aware(depth, k_of(base, argu)) end
-  if base == "sparsest" then
-    if not prof then error("s2s strategy sparsest: needs a sparsity profile (scripts/profile.lua --out ...)", 2) end
-    return S.sparsest(prof, k_of(base, argu))
+  if base == "groupwise" then return base, argu ~= "" and argu or "deep" end
+  if base == "layer_aware" or base == "sparsest" then
+    if argu == "" then return base, 3 end
+    local k = math.tointeger(tonumber(argu))
+    if not k then return nil, ("s2s strategy %s: k must be a positive integer, got '%s'"):format(base, argu) end
+    return base, k
   end
-  error(("s2s: unknown strategy '%s'; valid: uniform, groupwise:shallow|middle|deep, layer_aware[:k], sparsest[:k]")
-    :format(tostring(name)), 2)
+  return nil, ("s2s: unknown strategy '%s'; valid: uniform, groupwise:shallow|middle|deep, layer_aware[:k], sparsest[:k]")
+    :format(tostring(name))
+end
+
+-- S.select("uniform" | "groupwise:<group>" | "layer_aware[:k]" | "sparsest[:k]", depth, profile)
+function S.select(name, depth, prof)
+  local base, arg_or_why = S.parse(name)
+  if not base then error(arg_or_why, 2) end
+  if base == "uniform" then return S.uniform(depth) end
+  if base == "groupwise" then return S.groupwise(depth, arg_or_why) end
+  if base == "layer_aware" then return S.layer_aware(depth, arg_or_why) end
+  if not prof then error("s2s strategy sparsest: needs a sparsity profile (scripts/profile.lua --out ...)", 2) end
+  return S.sparsest(prof, arg_or_why)
 end
 
 return S
