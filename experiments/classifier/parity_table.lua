@@ -6,18 +6,30 @@
 -- bit-exact first 1,000 test images), train loss per epoch mean ± sd, and the difference of
 -- each to PyTorch's mean with a Welch 95% CI (unpaired: the initial weights differ).
 local al = require "attnlab"
+local util = require "attnlab.util"
+local cli = al.cli
 local stats = al.stats
-local dir = arg and arg[1] or (al.root() .. "/experiments/classifier/parity")
+local SPEC = {
+  name = "parity_table.lua",
+  usage = "bin/attnlab experiments/classifier/parity_table.lua [DIR]",
+  about = "The tables of RESULTS.md's \"Parity with PyTorch\" from the records of parity_runs.sh.",
+  positional = { { "DIR", "the records' folder (default experiments/classifier/parity)" } },
+}
+local _, rest = cli.parse(SPEC, arg or {})
+local dir = rest[1] or (al.root() .. "/experiments/classifier/parity")
 
 local IMPLS = { { "attnlab-torch", "attnlab, init torch" }, { "attnlab-timm", "attnlab, init timm" },
                 { "torch", "PyTorch (its defaults)" } }
 local groups, seen_ds = {}, {}
-for name in io.popen("ls " .. dir .. "/*.json 2>/dev/null"):lines() do
+local nrecords = 0
+for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines() do
   local ds, impl, seed = name:match("([%w_]+)__([%w%-]+)__seed(%d+)%.json$")
   if ds then
-    local f = assert(io.open(name))
-    local r = al.json.decode(f:read("a"))
-    f:close()
+    local r, why = util.decode_json(util.read_file(name) or "")
+    if type(r) ~= "table" or type(r.epochs) ~= "table" or type(r.test_accuracy) ~= "number" then
+      cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or "no epochs or test_accuracy"))
+    end
+    nrecords = nrecords + 1
     local key = ds .. "/" .. impl
     groups[key] = groups[key] or { seeds = {}, acc = {}, exact = {}, loss = {} }
     local g = groups[key]
@@ -33,6 +45,7 @@ for name in io.popen("ls " .. dir .. "/*.json 2>/dev/null"):lines() do
   end
 end
 table.sort(seen_ds)
+if nrecords == 0 then cli.die(SPEC, ("no records (<dataset>__<impl>__seed<k>.json) in %s"):format(dir)) end
 
 local function ms(x, scale, fmt)
   if #x == 0 then return "-" end

@@ -2,12 +2,21 @@
 -- from the records in experiments/classifier/records/*.json (copied from results/).
 --   bin/attnlab experiments/classifier/summarize.lua
 local al = require "attnlab"
+local util = require "attnlab.util"
+local cli = al.cli
+local SPEC = {
+  name = "summarize.lua",
+  usage = "bin/attnlab experiments/classifier/summarize.lua",
+  about = "The table of experiments/classifier/RESULTS.md from experiments/classifier/records/*.json.",
+}
+cli.parse(SPEC, arg or {})
 local dir = al.root() .. "/experiments/classifier/records"
 local rows = {}
-for name in io.popen("ls " .. dir .. "/*.json 2>/dev/null"):lines() do
-  local f = assert(io.open(name))
-  local r = al.json.decode(f:read("a"))
-  f:close()
+for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines() do
+  local r, why = util.decode_json(util.read_file(name) or "")
+  if type(r) ~= "table" or type(r.config) ~= "table" or type(r.support) ~= "table" then
+    cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or "no config or support"))
+  end
   local c = r.config
   local alphas = ""
   if r.alphas then
@@ -23,6 +32,7 @@ for name in io.popen("ls " .. dir .. "/*.json 2>/dev/null"):lines() do
     ("%.1f"):format(r.train_s_per_step * 1e3), ("%.3f"):format(r.infer_s_per_example * 1e3), tostring(r.tokens),
     tostring(r.params), r.dataset.protocol or "" }
 end
+if #rows == 0 then cli.die(SPEC, "no records in " .. dir) end
 table.sort(rows, function(a, b) return a[1] == b[1] and a[2] > b[2] or a[1] < b[1] end)
 al.bench.print_table({ "dataset", "normalizer", "epochs", "test acc", "CIFAR exact 1k", "support", "support (real keys)",
   "support per layer", "hae alphas", "ms/step", "ms/example infer", "tokens", "params", "protocol" }, rows)

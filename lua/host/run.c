@@ -151,9 +151,41 @@ int host_run_lua_init(lua_State *L) {
   return dostring(L, init, name);
 }
 
+/* 1 when the table at idx has every one of the named fields (NULL-terminated). */
+static int has_fields(lua_State *L, int idx, const char *const *names) {
+  for (; *names; names++) {
+    int present = lua_getfield(L, idx, *names) != LUA_TNIL;
+    lua_pop(L, 1);
+    if (!present) return 0;
+  }
+  return 1;
+}
+
+/* A file of experiments/ that only describes an experiment (a sweep's grid, an S2S preset)
+ * returns its table and runs nothing: run as a script, it would exit 0 having done nothing,
+ * which a Slurm job or a user would take for success. Such a file gets one line naming the
+ * command that runs it, and exit status 1. Returns LUA_OK when the result is anything else. */
+static int refuse_description(lua_State *L, int first_result, const char *fname) {
+  static const char *const sweep_fields[] = {"datasets", "normalizers", NULL};
+  static const char *const preset_fields[] = {"teacher", "distill", NULL};
+  const char *name = fname ? fname : "stdin";
+  if (lua_gettop(L) < first_result || lua_type(L, first_result) != LUA_TTABLE) return LUA_OK;
+  if (has_fields(L, first_result, sweep_fields))
+    lua_pushfstring(L, "%s describes a sweep experiment and runs nothing by itself; "
+                       "run it with: bin/attnlab scripts/sweep.lua %s (--dry-run lists its runs)",
+                    name, name);
+  else if (has_fields(L, first_result, preset_fields))
+    lua_pushfstring(L, "%s is an S2S preset and runs nothing by itself; run it with: "
+                       "bin/attnlab scripts/s2s_strategies.lua EXPERIMENT --preset %s (--help lists them)",
+                    name, name);
+  else
+    return LUA_OK;
+  return LUA_ERRRUN;
+}
+
 int host_run_script(lua_State *L, char **argv, int script) {
   const char *fname = argv[script];
-  int st;
+  int st, first_result = lua_gettop(L) + 1;
   if (strcmp(fname, "-") == 0 && strcmp(argv[script - 1], "--") != 0) fname = NULL; /* stdin */
   fname = host_resolve_script(L, fname);
   st = luaL_loadfile(L, fname);
@@ -165,6 +197,7 @@ int host_run_script(lua_State *L, char **argv, int script) {
     for (i = 1; i <= n; i++) lua_rawgeti(L, -(int)i, i);
     lua_remove(L, -(int)i);
     st = host_docall(L, (int)n, LUA_MULTRET);
+    if (st == LUA_OK) st = refuse_description(L, first_result, fname);
   }
   return host_report(L, st);
 }

@@ -78,8 +78,10 @@ case("cli.clean: no Lua position, nan not -nan", function()
 end)
 
 -- ---- every script: --help, an unknown option ------------------------------------------------------
-local SCRIPTS = { "train", "sweep", "analyze", "profile", "distill", "s2s_strategies", "demo", "mlp_fashion",
-                  "bench_linear", "bench_mixers", "bench_normalizers", "bench_train", "train_steps" }
+-- every scripts/*.lua, listed from the folder so that a new script is covered the day it lands
+local SCRIPTS = {}
+for f in io.popen("ls scripts/*.lua"):lines() do SCRIPTS[#SCRIPTS + 1] = f:match("^scripts/([%w_]+)%.lua$") end
+assert(#SCRIPTS >= 15, "scripts/*.lua not found from " .. os.getenv("PWD"))
 for _, s in ipairs(SCRIPTS) do
   case(("%s.lua --help: usage, options, example; exit 0"):format(s), function()
     local out, err, code = run("scripts/" .. s .. ".lua --help")
@@ -95,6 +97,47 @@ for _, s in ipairs(SCRIPTS) do
     user_error(out, err, code, 2, s .. ".lua", { "unknown option --no-such-option", "usage: bin/attnlab scripts/" .. s .. ".lua" })
   end)
 end
+
+-- the runnable scripts of experiments/ (the other files there describe experiments; see below)
+for _, s in ipairs({ "classifier/parity_topk_ties", "classifier/parity_table", "classifier/summarize" }) do
+  local path, name = "experiments/" .. s .. ".lua", s:match("([%w_]+)$") .. ".lua"
+  case(("%s --help exits 0; an unknown option is a usage error pointing at its own --help"):format(path), function()
+    local out, err, code = run(path .. " --help")
+    T.eq(code, 0, 0, "exit status: " .. err)
+    assert(out:find("usage: bin/attnlab " .. path, 1, true), "--help lacks the usage line:\n" .. out)
+    out, err, code = run(path .. " --no-such-option 1")
+    user_error(out, err, code, 2, name, { "unknown option --no-such-option", "(bin/attnlab " .. path .. " --help lists" })
+  end)
+end
+case("parity_topk_ties.lua STEPS_BEFORE abc / 0, parity_table.lua on a folder without records: one line", function()
+  local _, err, code = run("experiments/classifier/parity_topk_ties.lua abc")
+  user_error(nil, err, code, 2, "parity_topk_ties.lua", { "STEPS_BEFORE needs an integer >= 1, got 'abc'" })
+  _, err, code = run("experiments/classifier/parity_topk_ties.lua 0")
+  user_error(nil, err, code, 2, "parity_topk_ties.lua", { "got '0'" })
+  _, err, code = run("experiments/classifier/parity_table.lua /proc/self")
+  user_error(nil, err, code, 1, "parity_table.lua", { "no records", "/proc/self" }, true)
+end)
+
+-- A file that only describes an experiment (a sweep grid, an S2S preset) returns a table; run as
+-- a script it would do nothing and exit 0, which a batch job takes for success.
+case("bin/attnlab on a sweep experiment or an S2S preset: one line naming the command that runs it, exit 1", function()
+  local out, err, code = run("experiments/normalizers/full.lua")
+  T.eq(code, 1, 0, "exit status")
+  T.eq(out, "", 0, "stdout")
+  T.eq(lines(err), 1, 0, "lines of: " .. err)
+  assert(err:find("describes a sweep experiment", 1, true) and
+         err:find("bin/attnlab scripts/sweep.lua experiments/normalizers/full.lua", 1, true), err)
+  out, err, code = run("experiments/s2s/cifar_small.lua")
+  T.eq(code, 1, 0, "exit status")
+  assert(err:find("is an S2S preset", 1, true) and
+         err:find("s2s_strategies.lua EXPERIMENT --preset experiments/s2s/cifar_small.lua", 1, true), err)
+  -- any other returned value is the script's business, as with lua
+  local f = os.tmpname()
+  T.write_file(f, "return { datasets = 1 }, 2\n")
+  out, err, code = run(q(f))
+  os.remove(f)
+  T.eq(code, 0, 0, "exit status of a script returning another table: " .. err)
+end)
 
 -- ---- train_steps.lua: the profilers' workload computes the same at 1 and 2 threads -----------------
 case("train_steps.lua --steps 2: a finite loss, the same digits at 1 and 2 threads", function()

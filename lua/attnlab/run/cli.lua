@@ -154,10 +154,17 @@ function cli.help(spec)
   return table.concat(lines, "\n") .. "\n"
 end
 
+-- The command that runs the script, as its usage line spells it ("bin/attnlab
+-- experiments/s2s/study.lua"); scripts/NAME when the spec has no usage line.
+local function command_of(spec)
+  local c = type(spec) == "table" and spec.usage and spec.usage:match("^(%S+ %S+%.lua)")
+  return c or ("bin/attnlab scripts/" .. script_name(spec))
+end
+
 -- A usage error: one line naming it, the usage line, a pointer to --help; exit 2.
 function cli.usage_error(spec, msg)
   err(script_name(spec) .. ": " .. msg .. "\n" .. cli.usage_line(spec) .. "\n" ..
-      "(bin/attnlab scripts/" .. script_name(spec) .. " --help lists every option)\n")
+      "(" .. command_of(spec) .. " --help lists every option)\n")
   io.stderr:flush()
   os.exit(2)
 end
