@@ -118,6 +118,42 @@ case("parity_topk_ties.lua STEPS_BEFORE abc / 0, parity_table.lua on a folder wi
   user_error(nil, err, code, 1, "parity_table.lua", { "no records", "/proc/self" }, true)
 end)
 
+case("bench_train.lua ends with one goal line per thread count, naming the slowest sparse normalizer", function()
+  local out, err, code = run("scripts/bench_train.lua --threads 1,2 --names softmax,sparsemax --rounds 1 --no-torch")
+  T.eq(code, 0, 0, "exit status: " .. err)
+  for t = 1, 2 do
+    local line = out:match("\n  " .. t .. " thread%(s%), N = 17: ([^\n]*)")
+    assert(line, "no goal line for " .. t .. " thread(s):\n" .. out)
+    assert(line:find("softmax vs PyTorch not measured", 1, true), line)
+    local r, verdict = line:match("slowest sparse normalizer sparsemax ([%d.]+)x softmax %(goal >= 0.80: (%a+)%)")
+    assert(r, line)
+    if math.abs(tonumber(r) - 0.80) > 0.001 then   -- printed to 3 digits: at the line either verdict is right
+      T.eq(verdict, tonumber(r) >= 0.80 and "met" or "MISSED", 0, line)
+    end
+  end
+end)
+
+case("scripts/bench/ab.sh: pair-by-pair A/B of two commands; a failing command or bad -n is an error", function()
+  local function sh(cmd)
+    local p = io.popen(cmd .. " 2>&1")
+    local out = p:read("a")
+    local _, _, code = p:close()
+    return out, code
+  end
+  local out, code = sh("sh scripts/bench/ab.sh -n 3 -w 0 'sleep 0.3' 'sleep 0.1'")
+  T.eq(code, 0, 0, "exit status: " .. out)
+  local ratio = tonumber(out:match("A/B pair by pair: median ([%d.]+)"))
+  assert(ratio and ratio > 1.8 and ratio < 4, "A/B of sleep 0.3 against sleep 0.1: " .. out)
+  local _, n = out:gsub("\npair %d", "")
+  T.eq(n + (out:match("^pair 1") and 1 or 0), 3, 0, "pairs printed: " .. out)
+  out, code = sh("sh scripts/bench/ab.sh -n 2 -w 0 false true")
+  T.eq(code, 1, 0, "exit status of a failing command")
+  assert(out:find("the command failed", 1, true) and out:find(": false", 1, true), out)
+  out, code = sh("sh scripts/bench/ab.sh -n 0 true true")
+  T.eq(code, 2, 0, "exit status of -n 0")
+  assert(out:find("-n needs an integer >= 1, got '0'", 1, true), out)
+end)
+
 -- A file that only describes an experiment (a sweep grid, an S2S preset) returns a table; run as
 -- a script it would do nothing and exit 0, which a batch job takes for success.
 case("bin/attnlab on a sweep experiment or an S2S preset: one line naming the command that runs it, exit 1", function()
