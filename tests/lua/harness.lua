@@ -67,6 +67,37 @@ function T.skip(why) error({ skip = why }, 0) end
 
 function T.truthy(v, msg) if not v then error(msg or "expected a true value", 2) end return v end
 
+-- suite([setup]) -> cases, case: a test file's list of cases (what it returns to runner.lua)
+-- and the function adding one; `setup`, when given, runs at the start of every case.
+function T.suite(setup)
+  local cases = {}
+  return cases, function(name, fn)
+    cases[#cases + 1] = { name = name, fn = setup and function() setup() return fn() end or fn }
+  end
+end
+
+-- capture_error(fn, ...) -> the message (a string) of the error fn(...) raises; raises
+-- "no error raised" when fn returns.
+function T.capture_error(fn, ...)
+  local ok, e = pcall(fn, ...)
+  if ok then error("no error raised", 0) end
+  return tostring(e)
+end
+
+-- error_case(name, fn, pats [, forbid]) -> a case "error: <name>" that passes when fn() raises
+-- an error whose message contains no text of the list `forbid` and every text of `pats`.
+function T.error_case(name, fn, pats, forbid)
+  return { name = "error: " .. name, fn = function()
+    local e = T.capture_error(fn)
+    for _, bad in ipairs(forbid or {}) do
+      if e:find(bad, 1, true) then error(("message has '%s': %s"):format(bad, e), 0) end
+    end
+    for _, p in ipairs(pats) do
+      if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
+    end
+  end }
+end
+
 -- Small file and process helpers shared by the tests that spawn bin/attnlab or write files.
 -- sh(cmd) -> combined stdout+stderr, exit code (0 on success).
 function T.sh(cmd)
@@ -85,10 +116,86 @@ function T.read_file(path)
   return s
 end
 
+-- write_file(path, s) -> nothing: path now holds exactly s (raises when it cannot be written).
 function T.write_file(path, s)
   local f = assert(io.open(path, "wb"))
   f:write(s)
   f:close()
+end
+
+-- The host under test: $ATTNLAB_HOST, or bin/attnlab.
+T.HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+
+-- shquote(s) -> s (tostring'd) as one sh word: in single quotes, always.
+function T.shquote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q = T.shquote
+
+-- need_host() -> nothing; skips the case when the host (T.HOST) is not built.
+function T.need_host()
+  local f = io.open(T.HOST, "rb")
+  if not f then T.skip(T.HOST .. " not built (set ATTNLAB_HOST or run make)") end
+  f:close()
+end
+
+-- run(cmdline, opts) -> stdout, stderr, exit status of the sh command line, run with LUA_INIT and
+-- LUA_INIT_5_4 unset and under `timeout`. opts (each optional): env = words set before the
+-- command ("VAR=value ..."); unset = the variables to unset (default both LUA_INITs);
+-- timeout = seconds (default 120); input = text for stdin (default /dev/null: nothing waits
+-- for a terminal); dir = the folder to run in; merge = true sends stderr into stdout (stderr "").
+function T.run(cmdline, opts)
+  opts = opts or {}
+  local unset = {}
+  for i, v in ipairs(opts.unset or { "LUA_INIT", "LUA_INIT_5_4" }) do unset[i] = "-u " .. v end
+  local inf = opts.input and os.tmpname()
+  if inf then T.write_file(inf, opts.input) end
+  local errf = not opts.merge and os.tmpname()
+  local p = io.popen(("%senv %s %s timeout %d %s <%s %s"):format(opts.dir and ("cd " .. q(opts.dir) .. " && ") or "",
+    table.concat(unset, " "), opts.env or "", opts.timeout or 120, cmdline, inf or "/dev/null",
+    errf and ("2>" .. errf) or "2>&1"))
+  local out = p:read("a")
+  local _, _, code = p:close()
+  local err = errf and T.read_file(errf) or ""
+  if errf then os.remove(errf) end
+  if inf then os.remove(inf) end
+  return out, err, code
+end
+
+-- run_host(args, opts) -> stdout, stderr, exit status of `HOST args` (args: sh words, quoted by
+-- the caller), as T.run runs it; opts.host: another host path than T.HOST.
+function T.run_host(args, opts)
+  return T.run(q(opts and opts.host or T.HOST) .. " " .. args, opts)
+end
+
+-- tmpname([suffix]) -> a fresh temporary path ending in suffix, with nothing there yet.
+function T.tmpname(suffix)
+  local base = os.tmpname()   -- (the empty file os.tmpname makes is removed)
+  os.remove(base)
+  return base .. (suffix or "")
+end
+
+-- tmpscript(src) -> the path of a new temporary .lua file holding src (the caller removes it).
+function T.tmpscript(src)
+  local p = T.tmpname(".lua")
+  T.write_file(p, src)
+  return p
+end
+
+-- tmpdir(tag [, made]) -> the path of a fresh empty folder /tmp/attnlab-test-<tag>.XXXXXX (T.rm_rf
+-- removes it); also appended to the list `made` when given (for a later cleanup).
+function T.tmpdir(tag, made)
+  local p = io.popen("mktemp -d /tmp/attnlab-test-" .. tag .. ".XXXXXX")
+  local d = p:read("l")
+  p:close()
+  assert(d, "mktemp -d failed")
+  if made then made[#made + 1] = d end
+  return d
+end
+
+-- rm_rf(dir) -> nothing: removes dir and all in it; dir must sit directly in /tmp (as T.tmpdir's
+-- and T.tmpname's paths do), so that a wrong path cannot remove anything else.
+function T.rm_rf(dir)
+  assert(dir:match("^/tmp/[%w_%-][%w_%.%-]*$"), "rm_rf: not a temporary path: " .. tostring(dir))
+  os.execute("rm -rf " .. q(dir))
 end
 
 return T

@@ -1,18 +1,10 @@
 -- tests/lua/host_fixtures.lua -- what test_format.lua, test_host.lua and test_repl.lua share:
 -- a fake tensor class for attnlab.format (also as source text, to load inside the host), a
 -- small JSON decoder for tests/ref/format_ref.json, a text comparison that names the first
--- differing line, and running bin/attnlab ($ATTNLAB_HOST) as a process with io.popen.
+-- differing line, and running bin/attnlab ($ATTNLAB_HOST) as a process (harness.lua's T.run).
 local T = require "harness"
 
 local F = {}
-F.HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-local HOST = F.HOST
-local readfile = T.read_file
-local writefile = T.write_file
-
--- A shell word: s in single quotes.
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-F.q = q
 
 -- Minimal JSON decoder (objects, arrays, strings, numbers, true/false/null) for the ref file.
 local function json_decode(s)
@@ -167,50 +159,21 @@ local function same_text(got, want, what)
 end
 F.same_text = same_text
 
-local function host_exists()
-  local f = io.open(HOST, "rb")
-  if f then f:close() return true end
-  return false
-end
+-- run(cmdline, input) -> stdout, stderr, exit status of a shell command line (T.run, 60 s);
+-- `input` goes to stdin (an empty file when nil, so the host never waits for a terminal).
+function F.run(cmdline, input) return T.run(cmdline, { input = input or "", timeout = 60 }) end
 
-local function need_host()
-  if not host_exists() then T.skip(HOST .. " not built (set ATTNLAB_HOST or run make)") end
-end
+-- host(args, input) -> stdout, stderr, exit status of `HOST args`, run as F.run runs a command.
+function F.host(args, input) return T.run_host(args, { input = input or "", timeout = 60 }) end
 
--- Runs a shell command line; returns stdout, stderr, exit status. `input` goes to stdin
--- (/dev/null when nil, so the host never waits for a terminal).
-local function run(cmdline, input)
-  local errf, inf = os.tmpname(), os.tmpname()
-  writefile(inf, input or "")
-  local p = io.popen(("env -u LUA_INIT -u LUA_INIT_5_4 timeout 60 %s <%s 2>%s"):format(cmdline, inf, errf), "r")
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local err = readfile(errf) or ""
-  os.remove(errf); os.remove(inf)
-  return out, err, code
-end
-
-local function host(args, input) return run(q(HOST) .. " " .. args, input) end
-
-local function has(s, sub, what)
+-- has(s, sub, what) -> nothing; raises naming `what` when s does not contain sub (plain text).
+function F.has(s, sub, what)
   if not s:find(sub, 1, true) then
     error(("%s: %q not found in:\n%s"):format(what or "output", sub, s), 0)
   end
 end
 
-local function tmpscript(src)
-  local base = os.tmpname()   -- (the empty file os.tmpname makes is not the script: removed)
-  os.remove(base)
-  local p = base .. ".lua"
-  writefile(p, src)
-  return p
-end
-F.need_host, F.run, F.host, F.has, F.tmpscript = need_host, run, host, has, tmpscript
-
--- A test file's list of cases (what it returns to runner.lua) and the function adding one.
-function F.suite()
-  local cases = {}
-  return cases, function(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
-end
+-- host_suite() -> cases, case (as T.suite) whose every case skips while the host is not built.
+function F.host_suite() return T.suite(T.need_host) end
 
 return F

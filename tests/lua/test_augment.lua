@@ -6,8 +6,7 @@ local al = require "attnlab"
 local T = require "harness"
 local fit = require "attnlab.run.fit"
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 local function flat(t) return t:contiguous():reshape({ -1 }):totable() end
 
 -- x (1, 1, 3, 3) = 1..9 row-major
@@ -118,8 +117,7 @@ case("fit.run: training batches only, and the same draws after a resume", functi
   T.truthy(T.fmt(aug.seen[1]) ~= T.fmt(plain.seen[1]), "training batches are augmented")
   local again = run_fit({ augment = { crop_pad = 2, hflip = true } })
   T.eq(again.w, aug.w)
-  local ck = os.tmpname()
-  os.remove(ck)
+  local ck = T.tmpname()
   local part = run_fit({ augment = { crop_pad = 2, hflip = true }, checkpoint = ck, stop_after = 1 })
   T.truthy(part.stopped, "stopped after one epoch")
   local rest = run_fit({ augment = { crop_pad = 2, hflip = true }, checkpoint = ck })

@@ -4,8 +4,7 @@
 local al = require "attnlab"
 local T = require "harness"
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 local function P(t) return al.tensor(t, { requires_grad = true }) end
 

@@ -9,12 +9,9 @@ local ck = require "attnlab.nn.checkpoint"
 local s2s = require "attnlab.s2s"
 
 local FIX = "tests/ref/vit_fixture.safetensors"
-local function ref()
-  local f = assert(io.open("tests/ref/vit_fixture.json", "r"))
-  local r = al.json.decode(f:read("a"))
-  f:close()
-  return r
-end
+-- the JSON file decoded (raises when it cannot be read)
+local function read_json(path) return al.json.decode(assert(T.read_file(path), "cannot read " .. path)) end
+local function ref() return read_json("tests/ref/vit_fixture.json") end
 
 local function tensor_of(t) return al.tensor(t.data):reshape(t.shape) end
 
@@ -37,18 +34,9 @@ local function fixture_sd()
   return sd
 end
 
-local function pos_ref()
-  local f = assert(io.open("tests/ref/pos_resample.json", "r"))
-  local r = al.json.decode(f:read("a"))
-  f:close()
-  return r
-end
+local function pos_ref() return read_json("tests/ref/pos_resample.json") end
 
-local function tmp_path()
-  local base = os.tmpname()
-  os.remove(base)
-  return base .. ".safetensors"
-end
+local function tmp_path() return T.tmpname(".safetensors") end
 
 -- A ViT with 3 heads of 16 (dim 48), its qkv weights scaled up so that the attention is
 -- far from uniform and the head split matters to the logits.

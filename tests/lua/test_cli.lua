@@ -6,19 +6,10 @@ local al = require "attnlab"
 local T = require "harness"
 local cli = require "attnlab.cli"
 
-local HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q = T.shquote
 
 -- stdout, stderr, exit status of `HOST args` (env: a prefix like "ATTNLAB_NUM_THREADS=abc")
-local function run(args, env)
-  local errf = os.tmpname()
-  local p = io.popen(("env -u LUA_INIT -u LUA_INIT_5_4 %s timeout 120 %s %s </dev/null 2>%s"):format(env or "", q(HOST), args, errf))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local err = T.read_file(errf) or ""
-  os.remove(errf)
-  return out, err, code
-end
+local function run(args, env) return T.run_host(args, { env = env }) end
 
 local function lines(s) local n = 0 for _ in s:gmatch("[^\n]+") do n = n + 1 end return n end
 
@@ -36,8 +27,7 @@ local function user_error(out, err, code, want_code, script, pats, one_line)
   print("#   " .. err:gsub("\n", "\n#   "):gsub("#   $", ""))
 end
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 -- ---- the parser -------------------------------------------------------------------------------
 local SPEC = {
@@ -134,22 +124,16 @@ case("bench_train.lua ends with one goal line per thread count, naming the slowe
 end)
 
 case("scripts/bench/ab.sh: pair-by-pair A/B of two commands; a failing command or bad -n is an error", function()
-  local function sh(cmd)
-    local p = io.popen(cmd .. " 2>&1")
-    local out = p:read("a")
-    local _, _, code = p:close()
-    return out, code
-  end
-  local out, code = sh("sh scripts/bench/ab.sh -n 3 -w 0 'sleep 0.3' 'sleep 0.1'")
+  local out, code = T.sh("sh scripts/bench/ab.sh -n 3 -w 0 'sleep 0.3' 'sleep 0.1'")
   T.eq(code, 0, 0, "exit status: " .. out)
   local ratio = tonumber(out:match("A/B pair by pair: median ([%d.]+)"))
   assert(ratio and ratio > 1.8 and ratio < 4, "A/B of sleep 0.3 against sleep 0.1: " .. out)
   local _, n = out:gsub("\npair %d", "")
   T.eq(n + (out:match("^pair 1") and 1 or 0), 3, 0, "pairs printed: " .. out)
-  out, code = sh("sh scripts/bench/ab.sh -n 2 -w 0 false true")
+  out, code = T.sh("sh scripts/bench/ab.sh -n 2 -w 0 false true")
   T.eq(code, 1, 0, "exit status of a failing command")
   assert(out:find("the command failed", 1, true) and out:find(": false", 1, true), out)
-  out, code = sh("sh scripts/bench/ab.sh -n 0 true true")
+  out, code = T.sh("sh scripts/bench/ab.sh -n 0 true true")
   T.eq(code, 2, 0, "exit status of -n 0")
   assert(out:find("-n needs an integer >= 1, got '0'", 1, true), out)
 end)
@@ -190,8 +174,7 @@ end)
 
 -- ---- train.lua: typical mistakes ----------------------------------------------------------------
 local function train_err(args, pats, code)
-  local tmp = os.tmpname()
-  os.remove(tmp)
+  local tmp = T.tmpname()
   local out, err, rc = run("scripts/train.lua " .. args .. " --out " .. tmp)
   user_error(out, err, rc, code or 2, "train.lua", pats, true)
   T.eq(T.read_file(tmp), nil, 0, "a record was written")
@@ -229,9 +212,7 @@ case("train.lua --config: missing, not a table, raising, unknown key, syntax err
   for _, x in ipairs({ "", "a.lua", "b.lua", "c.lua", "e.lua" }) do os.remove(d .. x) end
 end)
 case("train.lua --out / --checkpoint where nothing can be written: refused before training, one line", function()
-  local d = os.tmpname()   -- a folder of our own: d/missing surely does not exist
-  os.remove(d)
-  assert(os.execute("mkdir " .. q(d)))
+  local d = T.tmpdir("cli")   -- a folder of our own: d/missing surely does not exist
   local args = " --dataset kmnist --epochs 1 --train_limit 64 --test_limit 32 --progress false"
   local out, err, code = run("scripts/train.lua --out " .. d .. "/missing/run.json" .. args)
   user_error(out, err, code, 2, "train.lua", { "--out " .. d .. "/missing/run.json", "cannot create a file in " .. d .. "/missing" }, true)
@@ -247,7 +228,7 @@ case("train.lua --out / --checkpoint where nothing can be written: refused befor
   local p = io.popen("ls -A " .. q(d))
   T.eq(p:read("a"), "", 0, "probe files left")
   p:close()
-  os.execute("rmdir " .. q(d))
+  T.rm_rf(d)
 end)
 case("train.lua: a tiny run prints a measured speed, never '0.0 img/s'", function()
   if not pcall(al.data.kmnist, { split = "test", normalize = false }) then T.skip("KMNIST not found") end
@@ -277,38 +258,34 @@ case("distill.lua run --preset nonexistent.lua: one line", function()
   user_error(out, err, code, 2, "distill.lua", { "unknown subcommand 'train'" })
 end)
 case("distill.lua run --strategy layer_aware:9 (a 2-layer teacher): one line", function()
-  local d = os.tmpname()
-  os.remove(d)
+  local d = T.tmpname()
   local out, err, code = run(("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --heads 2 --strategy layer_aware:9 " ..
     "--dataset cifar10 --train_limit 20 --test_limit 20 --out %s"):format(d))
-  os.execute("rm -rf " .. q(d))
+  T.rm_rf(d)
   if err:find("file not found", 1, true) then T.skip("CIFAR-10 not found") end
   user_error(out, err, code, 1, "distill.lua", { "layer_aware", "k must be in 1..2, got 9" }, true)
 end)
 
 case("distill.lua teacher --save / --record where nothing can be written: refused before training", function()
-  local d = os.tmpname()
-  os.remove(d)
+  local d = T.tmpname()
   local args = " --dataset cifar10 --epochs 1 --train_limit 20 --test_limit 20 --progress false --out " .. q(d)
   local out, err, code = run("scripts/distill.lua teacher --save " .. d .. "/missing/t.safetensors" .. args)
   user_error(out, err, code, 2, "distill.lua", { "cannot write the model to " .. d .. "/missing/t.safetensors", "cannot create a file" }, true)
   out, err, code = run("scripts/distill.lua teacher --record " .. d .. "/missing/t.json" .. args)
-  os.execute("rm -rf " .. q(d))
+  T.rm_rf(d)
   user_error(out, err, code, 2, "distill.lua", { "cannot write the record to " .. d .. "/missing/t.json" }, true)
 end)
 case("distill.lua run with a timm teacher that records no heads, and no --heads: one line naming the file", function()
-  local d = os.tmpname()   -- distill.lua makes its --out folder: a temporary one, removed after
-  os.remove(d)
+  local d = T.tmpname()   -- distill.lua makes its --out folder: a temporary one, removed after
   local out, err, code = run("scripts/distill.lua run --teacher tests/ref/vit_fixture.safetensors --strategy layer_aware:1 " ..
     "--dataset cifar10 --train_limit 20 --test_limit 20 --out " .. q(d))
-  os.execute("rm -rf " .. q(d))
+  T.rm_rf(d)
   if err:find("file not found", 1, true) then T.skip("CIFAR-10 not found") end
   user_error(out, err, code, 1, "distill.lua", { "tests/ref/vit_fixture.safetensors does not record its head count" }, true)
 end)
 
 case("distill.lua bench --sizes abc: a usage error, no measurement over nothing recorded", function()
-  local d = os.tmpname()
-  os.remove(d)
+  local d = T.tmpname()
   local out, err, code = run("scripts/distill.lua bench --sizes abc --out " .. d)
   user_error(out, err, code, 2, "distill.lua", { "--sizes needs positive integers", "'abc'" })
   T.eq(T.read_file(d .. "/resolution.json"), nil, 0, "a record was written")
@@ -323,17 +300,10 @@ case("sweep.lua: options that go with others say so", function()
 end)
 
 -- ---- input validation of the S2S, report and bench scripts ------------------------------------------
--- a fresh folder of our own under /tmp (removed by the caller with rm_rf)
-local function tmpdir()
-  local p = io.popen("mktemp -d /tmp/attnlab-test-cli.XXXXXX")
-  local d = p:read("l")
-  p:close()
-  return d
-end
-local function rm_rf(d) assert(d:match("^/tmp/attnlab%-test%-cli%.%w+$"), d) os.execute("rm -rf " .. q(d)) end
+-- each case below works in a fresh folder of its own under /tmp (T.tmpdir), removed with T.rm_rf
 
 case("s2s_strategies.lua summary --out unwritable / a file / --threads 0: one line before any work, exit 2", function()
-  local d = tmpdir()
+  local d = T.tmpdir("cli")
   T.write_file(d .. "/file", "x")
   local pre = "scripts/s2s_strategies.lua summary --preset experiments/s2s/cifar_small.lua --quick "
   local out, err, code = run(pre .. "--out /proc/attnlab-no/x")
@@ -344,7 +314,7 @@ case("s2s_strategies.lua summary --out unwritable / a file / --threads 0: one li
   assert(not out:find("wrote", 1, true), "claims a write: " .. out)
   out, err, code = run(pre .. "--threads 0 --out " .. q(d .. "/o"))
   user_error(out, err, code, 2, "s2s_strategies.lua", { "--threads needs a positive integer, got '0'" })
-  rm_rf(d)
+  T.rm_rf(d)
 end)
 case("S2S scripts: a --key value that is not JSON, or a list with a non-number: a usage error naming the option", function()
   local out, err, code = run("scripts/distill.lua eval --model M --halting '{bad json'")
@@ -365,7 +335,7 @@ case("bench_mixers.lua --heads 5: a usage error, not an assertion from the model
   user_error(out, err, code, 2, "bench_mixers.lua", { "--heads needs a divisor of the width 192", "'5'" })
 end)
 case("distill.lua bench: impossible keep rates, counts and sizes refused up front, no record", function()
-  local d = tmpdir()
+  local d = T.tmpdir("cli")
   local function bench_err(args, pats)
     local out, err, code = run("scripts/distill.lua bench " .. args .. " --out " .. q(d))
     user_error(out, err, code, 2, "distill.lua", pats)
@@ -382,10 +352,10 @@ case("distill.lua bench: impossible keep rates, counts and sizes refused up fron
   bench_err("--batch 0", { "--batch needs a positive integer, got '0'" })
   bench_err("--record /proc/attnlab-no/x.json", { "cannot write the record to /proc/attnlab-no/x.json" })
   T.eq(T.read_file(d .. "/resolution.json"), nil, 0, "a record was written")
-  rm_rf(d)
+  T.rm_rf(d)
 end)
 case("distill.lua run/eval: bad strategy, name, halting, mode, limit, profile: one line each", function()
-  local d = tmpdir()
+  local d = T.tmpdir("cli")
   local function err_of(args, code, pats)
     local out, err, rc = run("scripts/distill.lua " .. args .. " --out " .. q(d))
     user_error(out, err, rc, code, "distill.lua", pats, code == 1)
@@ -420,10 +390,10 @@ case("distill.lua run/eval: bad strategy, name, halting, mode, limit, profile: o
   T.write_file(d .. "/notprof.json", '{"a":1}')
   err_of("run --strategy sparsest:2 --profile " .. q(d .. "/notprof.json") .. " --teacher " .. q(d .. "/ok.safetensors"), 1,
     { d .. "/notprof.json is not a sparsity profile" })
-  rm_rf(d)
+  T.rm_rf(d)
 end)
 case("analyze.lua: impossible accuracy skipped loudly, unknown --baseline and malformed families refused", function()
-  local d = tmpdir()
+  local d = T.tmpdir("cli")
   local function rec(name, acc, cfg)
     cfg = cfg or { dataset = "synth", normalizer = name:match("__(.-)__"), seed = tonumber(name:match("seed(%d+)")) }
     T.write_file(d .. "/" .. name .. ".json", al.json.encode({ config = cfg, test_accuracy = acc }))
@@ -444,10 +414,10 @@ case("analyze.lua: impossible accuracy skipped loudly, unknown --baseline and ma
   out, err, code = run("scripts/analyze.lua " .. args)
   T.eq(code, 1, 0, err)
   assert(err:find("experiment.json: families[1].normalizers must be", 1, true) and not err:find("attempt to", 1, true), err)
-  rm_rf(d)
+  T.rm_rf(d)
 end)
 case("record_hash.lua: JSON that is not a record, a folder, a non-finite number: one line naming the file", function()
-  local d = tmpdir()
+  local d = T.tmpdir("cli")
   local bad = { a = "[1,2]", b = '"str"', c = "{}", e = '{"config":5}', f = '{"a":1e999}',
                 g = '{"config":{"seed":1},"test_accuracy":1e999}' }
   for k, v in pairs(bad) do
@@ -460,7 +430,7 @@ case("record_hash.lua: JSON that is not a record, a folder, a non-finite number:
   assert(err:find("test_accuracy is not a finite number", 1, true), err)
   local out, err2, code = run("scripts/record_hash.lua " .. q(d))
   user_error(out, err2, code, 1, "record_hash.lua", { d .. ": cannot be read" }, true)
-  rm_rf(d)
+  T.rm_rf(d)
 end)
 case("parity_torch.lua: bad normalizer, threads, dir, tol: a usage error without a Lua position", function()
   for _, c in ipairs({ { "--normalizer foo", "unknown normalizer 'foo'" }, { "--threads 0", "threads must be a positive integer" },
@@ -515,9 +485,7 @@ case("ATTNLAB_NUM_THREADS=1000 and al.set_num_threads(1000): clamped to the core
 end)
 
 case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss does not", function()
-  local dir = os.tmpname()
-  os.remove(dir)
-  os.execute("mkdir -p " .. q(dir))
+  local dir = T.tmpdir("cli")
   local function record(root, loss, secs)
     return ('{"config":{"seed":1,"out":"%s/run.json"},"dataset":{"files":[{"path":"%s/../shared/data/test_batch.bin.gz",'
       .. '"sha256":"ec28","size":28905542}]},"epochs":[{"epoch":1,"loss":%s,"seconds":%s}],"machine":{"host":"%s"},'
@@ -535,7 +503,7 @@ case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss do
   assert(h[1] ~= h[3], "a one-ulp loss difference must change the hash")
   local canon = run("scripts/record_hash.lua --canon " .. q(dir .. "/b.json"))
   assert(canon:find('"path":"test_batch.bin.gz"', 1, true) and canon:find('"sha256":"ec28"', 1, true), canon)
-  os.execute("rm -rf " .. q(dir))
+  T.rm_rf(dir)
 end)
 
 return cases

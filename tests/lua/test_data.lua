@@ -7,26 +7,14 @@
 local al = require "attnlab"
 local T = require "harness"
 
-local HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local HOST, q = T.HOST, T.shquote
 
-local TMP = {}
-local function tmpdir()
-  local d = T.sh("mktemp -d /tmp/attnlab-test-data.XXXXXX"):gsub("%s+$", "")
-  TMP[#TMP + 1] = d
-  return d
-end
+local TMP = {}   -- the folders made, removed by the last case
+local function tmpdir() return T.tmpdir("data", TMP) end
 
 -- run a Lua snippet in a fresh host with ATTNLAB_DATA=dir; returns stdout, stderr, status
-local function host(dir, code, env)
-  local errf = os.tmpname()
-  local p = io.popen(("env -u LUA_INIT ATTNLAB_DATA=%s %s timeout 120 %s -e %s </dev/null 2>%s"):format(q(dir), env or "",
-    q(HOST), q(code), errf))
-  local out = p:read("a")
-  local _, _, rc = p:close()
-  local err = T.read_file(errf) or ""
-  os.remove(errf)
-  return out, err, rc
+local function host(dir, code)
+  return T.run_host("-e " .. q(code), { env = "ATTNLAB_DATA=" .. q(dir), unset = { "LUA_INIT" } })
 end
 
 -- the snippet must fail with a message containing every pattern
@@ -66,8 +54,7 @@ local function fmnist_copy(dir, except)   -- symlinks to the real files, except 
   end
 end
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 case("CIFAR-10: one partial batch in ATTNLAB_DATA is refused, not completed from ../shared/data", function()
   local b2 = find_real("cifar-10-batches-bin", "data_batch_2.bin")
@@ -145,10 +132,7 @@ case("a run record lists the files read, with size and SHA-256 (computed once, c
   print(("#   %s %d bytes sha256 %s"):format(files[1].path, files[1].size, files[1].sha256))
 end)
 case("(cleanup of the temporary folders)", function()
-  for _, d in ipairs(TMP) do
-    assert(d:match("^/tmp/attnlab%-test%-data%.%w+$"))
-    os.execute("rm -rf " .. q(d))
-  end
+  for _, d in ipairs(TMP) do T.rm_rf(d) end
 end)
 
 return cases

@@ -8,20 +8,7 @@ local cases = {}
 local function I(t) return al.tensor(t, { dtype = "int64" }) end
 
 -- err(name, fn, pattern...): fn() must raise, and the message must contain every pattern.
-local function err(name, fn, ...)
-  local pats = { ... }
-  cases[#cases + 1] = {
-    name = "error: " .. name,
-    fn = function()
-      local ok, e = pcall(fn)
-      if ok then error("no error raised", 0) end
-      e = tostring(e)
-      for _, p in ipairs(pats) do
-        if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
-      end
-    end,
-  }
-end
+local function err(name, fn, ...) cases[#cases + 1] = T.error_case(name, fn, { ... }) end
 
 -- ---- shapes ---------------------------------------------------------------------
 err("+ of shapes that do not broadcast", function() return al.ones { 2, 3 } + al.ones { 4 } end,
@@ -230,9 +217,7 @@ err("al.load of a missing file", function() return al.load("/nonexistent/dir/mod
   "attnlab.load", "/nonexistent/dir/model.safetensors", "No such file")
 local function write_tmp(bytes)
   local path = os.tmpname()
-  local f = assert(io.open(path, "wb"))
-  f:write(bytes)
-  f:close()
+  T.write_file(path, bytes)
   return path
 end
 err("al.load of a corrupt header (size beyond the file)", function()
@@ -256,18 +241,7 @@ err("al.load of a 3-byte file", function()
 end, "attnlab.load", "8-byte")
 
 -- ---- NaN in messages: "nan", never printf's "-nan" (0/0 is a negative NaN on x86) -----------
-local function no_minus_nan(name, fn, ...)
-  local pats = { ... }
-  cases[#cases + 1] = { name = "error: " .. name, fn = function()
-    local ok, e = pcall(fn)
-    if ok then error("no error raised", 0) end
-    e = tostring(e)
-    if e:find("-nan", 1, true) then error("message says -nan: " .. e, 0) end
-    for _, p in ipairs(pats) do
-      if not e:find(p, 1, true) then error(("message lacks '%s': %s"):format(p, e), 0) end
-    end
-  end }
-end
+local function no_minus_nan(name, fn, ...) cases[#cases + 1] = T.error_case(name, fn, { ... }, { "-nan" }) end
 no_minus_nan("dropout p = 0/0 says nan", function() return al.dropout(al.ones { 2 }, 0 / 0) end, "got nan")
 no_minus_nan("topk_softmax ratio = 0/0 says nan", function() return al.topk_softmax(al.ones { 4 }, 0 / 0) end, "got nan")
 no_minus_nan("layer_norm eps = 0/0 says nan", function() return al.layer_norm(al.ones { 2, 3 }, nil, nil, 0 / 0) end, "got nan")
@@ -329,7 +303,7 @@ cases[#cases + 1] = { name = "outputs: a device (a link to /dev/null), a FIFO or
   T.truthy(w == nil and e:find(fifo .. " is a FIFO", 1, true), "write_atomic: " .. tostring(e))
   -- the CLI: one line, exit 2, before any data is read (timeout: a blocked check would hang)
   local out, code = T.sh(("timeout 30 %s scripts/train.lua --dataset fashion_mnist --epochs 1 --out %s")
-    :format(os.getenv("ATTNLAB_HOST") or "bin/attnlab", fifo))
+    :format(T.HOST, fifo))
   T.eq(code, 2, 0, "exit status: " .. out)
   T.truthy(out:find("it is a FIFO", 1, true) and select(2, out:gsub("\n", "")) == 1, "one line naming it: " .. out)
   local kind = T.sh("stat -c %F " .. fifo .. " " .. link .. " -L"):gsub("%s+$", "")

@@ -12,7 +12,7 @@ local readfile = T.read_file
 local json_decode, Fake, NONFINITE = F.json_decode, F.Fake, F.NONFINITE
 local fake_from_case, same_text = F.fake_from_case, F.same_text
 
-local cases, case = F.suite()
+local cases, case = T.suite()
 
 ------------------------------------------------------------------------------------------
 -- format.lua against PyTorch (one case per reference tensor)

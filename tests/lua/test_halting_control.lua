@@ -7,8 +7,7 @@ local T = require "harness"
 local s2s = require "attnlab.s2s"
 local H = s2s.halting
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 case("controller: lambda <- max(0, lambda + eta * (keep - target))", function()
   T.eq(H.controller(H.config({ keep_rate = 0.5 }, 4)), nil)   -- off by default: A-ViT as published
@@ -60,9 +59,7 @@ end)
 -- keep rate measured on its test images afterwards. Without a controller (or with one that
 -- stops acting) the measured rates do not follow the targets.
 case("controller: the gate centre makes a small A-ViT meet targets 0.5 / 0.65 / 0.8 within 0.05", function()
-  local d = os.tmpname()
-  os.remove(d)
-  os.execute("mkdir -p " .. d)
+  local d = T.tmpdir("halting")
   local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 4, heads = 2, seed = 3 })
   s2s.save_model(d .. "/t.safetensors", t)
   local got = {}
@@ -75,13 +72,11 @@ case("controller: the gate centre makes a small A-ViT meet targets 0.5 / 0.65 / 
     T.truthy(math.abs(rec.mean_keep_rate - target) <= 0.05, ("target %.2f, measured %.3f"):format(target, rec.mean_keep_rate))
     T.eq(rec.halting.gate_center, rec.gate_center, 0, "the saved halting config carries the final centre")
   end
-  os.execute("rm -rf " .. d)
+  T.rm_rf(d)
 end)
 
 case("controller: A-ViT fine-tuning resumes with the same lambda and numbers", function()
-  local d = os.tmpname()
-  os.remove(d)
-  os.execute("mkdir -p " .. d)
+  local d = T.tmpdir("halting")
   local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
   s2s.save_model(d .. "/t.safetensors", t)
   local function cfg(extra)
@@ -106,7 +101,7 @@ case("controller: A-ViT fine-tuning resumes with the same lambda and numbers", f
     T.eq(again.history[i].gate_center, full.history[i].gate_center, 0, "epoch " .. i .. " centre")
   end
   T.eq(again.test_accuracy, full.test_accuracy)
-  os.execute("rm -rf " .. d)
+  T.rm_rf(d)
 end)
 
 return cases

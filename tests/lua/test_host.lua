@@ -6,21 +6,18 @@
 -- The host under test is $ATTNLAB_HOST or bin/attnlab; host cases SKIP when it is missing.
 local T = require "harness"
 local F = require "host_fixtures"
-local cases, case = F.suite()
+local cases, case = F.host_suite()   -- every case skips while the host is not built
 
-local HOST, q, same_text = F.HOST, F.q, F.same_text
-local readfile, writefile = T.read_file, T.write_file
-local need_host, run, host, has, tmpscript = F.need_host, F.run, F.host, F.has, F.tmpscript
+local HOST, q, tmpscript, readfile = T.HOST, T.shquote, T.tmpscript, T.read_file
+local run, host, has, same_text = F.run, F.host, F.has, F.same_text
 
 case("host: -v prints 'attnlab <version> (Lua 5.4.x)'", function()
-  need_host()
   local out, err, code = host("-v")
   T.eq(code, 0, nil, "exit status")
   T.truthy(out:match("^attnlab %S+ %(Lua 5%.4%.%d+%)\n$"), "got: " .. out .. err)
 end)
 
 case("host: --version prints the -v line, with the version of include/attnlab/version.h", function()
-  need_host()
   local out, err, code = host("--version")
   T.eq(code, 0, nil, "exit status")
   local v, _, vcode = host("-v")
@@ -35,14 +32,13 @@ case("host: --version prints the -v line, with the version of include/attnlab/ve
 end)
 
 case("host: a relative script path missing from the current folder runs from the checkout (arg[0] too)", function()
-  need_host()
   local abs = HOST:sub(1, 1) == "/" and HOST or (os.getenv("PWD") .. "/" .. HOST)
   local function from_root(args) return run("sh -c " .. q("cd / && exec " .. q(abs) .. " " .. args)) end
   local out, err, code = from_root("tests/lua/harness.lua_missing_on_purpose")
   T.truthy(code ~= 0, "a path missing everywhere still fails")
   has(err, "cannot open tests/lua/harness.lua_missing_on_purpose", "stderr")
   local script = "tests/lua/host_arg0_probe.lua"
-  writefile(script, "io.write(arg[0], ' ', select('#', ...))")
+  T.write_file(script, "io.write(arg[0], ' ', select('#', ...))")
   out, err, code = from_root(script .. " a b")
   os.remove(script)
   T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
@@ -50,14 +46,12 @@ case("host: a relative script path missing from the current folder runs from the
 end)
 
 case("host: -e runs statements in order; print output", function()
-  need_host()
   local out, _, code = host([[-e "x = 20" -e "print(x + 22)"]])
   T.eq(code, 0, nil, "exit status")
   T.eq(out, "42\n")
 end)
 
 case("host: package.path starts with the checkout's lua/ and finds this format.lua", function()
-  need_host()
   local out = host([[-e "print(package.path)" -e "print(package.searchpath('attnlab.format', package.path))"]])
   local path, found = out:match("^(.-)\n(.-)\n$")
   local root = path and path:match("^(/[^;]*)/lua/%?%.lua;")
@@ -69,27 +63,23 @@ case("host: package.path starts with the checkout's lua/ and finds this format.l
 end)
 
 case("host: attnlab.core is preloaded (statically linked)", function()
-  need_host()
   local out = host([[-e "print(type(package.preload['attnlab.core']))"]])
   T.eq(out, "function\n")
 end)
 
 case("al: every lazily loaded submodule name loads (al.debug, al.plot were listed without a file)", function()
-  need_host()
   local out, err, code = host([[-e "local n = 0; for _, k in ipairs(al.submodules()) do assert(al[k] ~= nil, k); assert(al[k] == package.loaded['attnlab.' .. k], k); n = n + 1 end; print(n, al.debug, al.plot)"]])
   T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
   T.eq(out, "13\tnil\tnil\n")
 end)
 
 case("host: tostring(tensor) uses the formatter the Lua library installs, a one-line summary without it", function()
-  need_host()
   local out, err, code = host([[-e "local t = al.tensor{1, 2}; print(tostring(t) == require('attnlab.format')(t)); debug.getregistry()['attnlab.Tensor.formatter'] = nil; print(tostring(t))"]])
   T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
   T.eq(out, "true\nTensor(float32 (2))\n")
 end)
 
 case("host: global al = require 'attnlab' (or a one-line warning while the package is missing)", function()
-  need_host()
   local out, err, code = host([[-e "print(type(al), al == package.loaded.attnlab)"]])
   T.eq(code, 0, nil, "exit status")
   if readfile("lua/attnlab/init.lua") then
@@ -110,7 +100,6 @@ print(select("#", ...), ...)
 ]]
 
 case("host: script arg table (negative indices, --) and ... match lua5.4", function()
-  need_host()
   local script = tmpscript(ARG_SCRIPT)
   local args = ([[-W -e "x=1" -- %s a "b c" ""]]):format(q(script))
   local out, err, code = host(args)
@@ -124,13 +113,11 @@ case("host: script arg table (negative indices, --) and ... match lua5.4", funct
 end)
 
 case("host: no script: arg[0] is the interpreter, options are arg[1..]", function()
-  need_host()
   local out = host([[-e "print(arg[0], arg[1], arg[2], arg[-1])"]])
   T.eq(out, HOST .. "\t-e\tprint(arg[0], arg[1], arg[2], arg[-1])\tnil\n")
 end)
 
 case("host: '-' runs stdin as the script with args; no args + piped stdin runs stdin", function()
-  need_host()
   local out, _, code = host("- a b", "print(...) print(arg[0])")
   T.eq(code, 0, nil, "exit status")
   T.eq(out, "a\tb\n-\n")
@@ -139,7 +126,6 @@ case("host: '-' runs stdin as the script with args; no args + piped stdin runs s
 end)
 
 case("host: script error -> exit 1, 'attnlab: <msg>' and traceback on stderr", function()
-  need_host()
   local script = tmpscript("local function f()\n  error('boom')\nend\nf()\n")
   local out, err, code = host(q(script))
   T.eq(code, 1, nil, "exit status")
@@ -150,7 +136,6 @@ case("host: script error -> exit 1, 'attnlab: <msg>' and traceback on stderr", f
 end)
 
 case("host: syntax error, missing file, non-string error object, os.exit code", function()
-  need_host()
   local script = tmpscript("x = = 1\n")
   local _, err, code = host(q(script))
   T.eq(code, 1, nil, "syntax error status")
@@ -170,7 +155,6 @@ case("host: syntax error, missing file, non-string error object, os.exit code", 
 end)
 
 case("host: bad options print usage and exit 1; --help exits 0", function()
-  need_host()
   local out, err, code = host("-x")
   T.eq(code, 1, nil, "-x status")
   has(err, "attnlab: unrecognized option '-x'\nusage: attnlab [options] [script [args]]", "-x")
@@ -192,7 +176,6 @@ case("host: bad options print usage and exit 1; --help exits 0", function()
 end)
 
 case("host: -l mod and -l g=mod", function()
-  need_host()
   local out, err, code = host([[-l fmt=attnlab.format -l string -e "print(type(fmt), fmt == require('attnlab.format'))"]])
   T.eq(code, 0, nil, "exit status " .. err)
   T.eq(out, "function\ttrue\n")
@@ -202,7 +185,6 @@ case("host: -l mod and -l g=mod", function()
 end)
 
 case("host: -W turns warnings on", function()
-  need_host()
   local _, err = host([[-W -e "warn('hello')"]])
   has(err, "Lua warning: hello", "with -W")
   _, err = host([[-e "warn('hello')"]])
@@ -210,7 +192,6 @@ case("host: -W turns warnings on", function()
 end)
 
 case("host: LUA_INIT, @file, LUA_INIT_5_4 precedence, -E, errors", function()
-  need_host()
   local out = run("env LUA_INIT='init_x = 42' " .. q(HOST) .. [[ -e "print(init_x)"]])
   T.eq(out, "42\n", nil, "LUA_INIT")
   local f = tmpscript("init_y = 'from file'\n")

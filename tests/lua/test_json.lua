@@ -5,8 +5,7 @@ local al = require "attnlab"
 local T = require "harness"
 local J = al.json
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 -- deep equality that also compares math.type of numbers and treats al.json.null as a value
 local function same(a, b, path)

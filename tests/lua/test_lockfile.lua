@@ -4,13 +4,8 @@
 local T = require "harness"
 local lockfile = require "attnlab.lockfile"
 
-local DIR = T.sh("mktemp -d /tmp/attnlab-test-lock.XXXXXX"):gsub("%s+$", "")
-
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
+local DIR = T.tmpdir("lock")
+local write = T.write_file
 
 -- A background `sleep secs`: its pid (the sleep itself, exec'd by sh).
 local function spawn_sleep(secs)
@@ -91,7 +86,6 @@ return {
     lock:release()
   end },
   { name = "(cleanup)", fn = function()
-    assert(DIR:match("^/tmp/attnlab%-test%-lock%.%w+$"))
-    T.sh("rm -rf " .. DIR)
+    T.rm_rf(DIR)
   end },
 }

@@ -16,17 +16,9 @@ end
 -- Runs a Lua script in a fresh attnlab process (the heap's and the collector's history then
 -- known) and returns the two integers it prints. Skips when the host is not built.
 local function two_numbers_from_child(source)
-  local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-  local f = io.open(host)
-  if not f then T.skip(host .. " not built") end
-  f:close()
-  local script = os.tmpname()
-  f = assert(io.open(script, "w"))
-  f:write(source)
-  f:close()
-  local p = io.popen(host .. " " .. script .. " 2>&1")
-  local out = p:read("a")
-  p:close()
+  T.need_host()
+  local script = T.tmpscript(source)
+  local out = T.sh(T.HOST .. " " .. script)
   os.remove(script)
   local a, b = out:match("^(%d+)%s+(%d+)")
   assert(a, "the child printed: " .. out)

@@ -349,9 +349,8 @@ return {
     -- the library loads): 12 AdamW steps of the study's compact classifier on random images,
     -- every loss printed to 17 digits. The FMA levels share one matrix kernel and the model's
     -- products never reach OpenBLAS, so all of them must agree to the last bit.
-    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-    local script = os.tmpname()
-    T.write_file(script, [[
+    local host = T.HOST
+    local script = T.tmpscript([[
 local al = require "attnlab"
 al.manual_seed(7)
 local m = al.nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, normalizer = "topk:0.25", seed = 7 }
@@ -387,10 +386,9 @@ io.write(table.concat(out, " "), "\n")
     os.remove(script)
   end },
   { name = "ATTNLAB_SGEMM overrides the GEMM crossover for the process, al.config() and training records say so, a bad value is one line and ignored", fn = function()
-    local host = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
-    local probe = os.tmpname()
+    local host = T.HOST
     -- the path al_sgemm takes for the model's qkv product (2176 x 192 x 64) and the config's rule
-    T.write_file(probe, [[
+    local probe = T.tmpscript([[
 local al = require "attnlab"
 local _, path = al.bench_sgemm(2176, 192, 64, false, true, 1)
 io.write(path, "|", al.config().gemm_rule, "|", require("attnlab.run.train").machine().gemm_rule, "\n")

@@ -11,8 +11,7 @@
 local al = require "attnlab"
 local T = require "harness"
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 -- ---------------------------------------------------------------------------------
 -- inputs (a fixed generator per case, so a failure reproduces)
@@ -416,14 +415,6 @@ end)
 -- ---------------------------------------------------------------------------------
 -- against PyTorch (tests/ref/core_ops.json)
 
-local function readfile(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
-
 local function to_tensor(spec)
   return al.tensor(spec.data, { dtype = spec.dtype or "float32" }):reshape(spec.shape)
 end
@@ -476,7 +467,7 @@ local function tolerance(name)   -- atol, rtol (gradients get 4x)
   return 3e-7, 5e-7
 end
 
-local refs_text = readfile("tests/ref/core_ops.json")
+local refs_text = T.read_file("tests/ref/core_ops.json")
 local refs = refs_text and al.json.decode(refs_text)
 if not refs then
   case("reference vectors present", function() error("tests/ref/core_ops.json missing: run tests/ref/make_core_refs.py", 0) end)

@@ -40,8 +40,7 @@ end }
 cases[#cases + 1] = { name = "parity harness detects a wrong recipe (PyTorch told another lr)", fn = function()
   if not available then T.skip(why .. "; parity with PyTorch NOT checked") end
   -- run attnlab at lr 1e-3, then rerun only the PyTorch side at lr 2e-3 from the same files
-  local dir = os.tmpname()
-  os.remove(dir)
+  local dir = T.tmpname()
   local r = al.parity.run({ steps = 4, batch_size = 16, dim = 16, heads = 2, image_size = 8, patch = 4, dir = dir, perturb = 0 })
   assert(r.max_rel_loss_diff < LOSS_RTOL)
   local cfg = al.json.decode(T.read_file(dir .. "/config.json"))
@@ -52,7 +51,7 @@ cases[#cases + 1] = { name = "parity harness detects a wrong recipe (PyTorch tol
   local tr = al.json.decode(T.read_file(dir .. "/torch.json"))
   local worst = 0
   for t = 1, 4 do worst = math.max(worst, math.abs(tr.losses[t] - r.losses[t][1]) / tr.losses[t]) end
-  os.execute("rm -rf '" .. dir .. "'")
+  T.rm_rf(dir)
   assert(worst > 100 * LOSS_RTOL, ("a doubled lr moved the losses by only %.3e relative"):format(worst))
 end }
 return cases

@@ -8,17 +8,15 @@
 -- no terminal.
 local T = require "harness"
 local F = require "host_fixtures"
-local cases, case = F.suite()
+local cases, case = F.host_suite()   -- every case skips while the host is not built
 
-local HOST, q, FAKE_SRC = F.HOST, F.q, F.FAKE_SRC
-local readfile, writefile = T.read_file, T.write_file
-local need_host, run, host, has, tmpscript = F.need_host, F.run, F.host, F.has, F.tmpscript
+local HOST, q, tmpscript = T.HOST, T.shquote, T.tmpscript
+local run, host, has = F.run, F.host, F.has
 
 -- The REPL with piped input (no readline): prompts go to stdout, as lua.c does.
 case("host: piped REPL: multi-line function, expressions, =, results, errors keep it alive", function()
-  need_host()
   local fake = os.tmpname()
-  writefile(fake, FAKE_SRC)
+  T.write_file(fake, F.FAKE_SRC)
   local input = table.concat({
     "function f(x)",
     "  return x * 2",
@@ -47,7 +45,6 @@ case("host: piped REPL: multi-line function, expressions, =, results, errors kee
 end)
 
 case("host: piped REPL: an unfinished statement at end of input reports the syntax error", function()
-  need_host()
   local out, err, code = host("-i", "function g(\n")
   T.eq(code, 0, nil, "exit status")
   has(out, "> >> ", "continuation prompt")
@@ -55,7 +52,6 @@ case("host: piped REPL: an unfinished statement at end of input reports the synt
 end)
 
 case("host: -i after a script keeps its globals; -e then -i", function()
-  need_host()
   local script = tmpscript("y = 21\n")
   local out = host("-i " .. q(script), "print(y * 2)\n")
   has(out, "> 42\n", "global from the script")
@@ -65,7 +61,6 @@ case("host: -i after a script keeps its globals; -e then -i", function()
 end)
 
 case("host: Ctrl-C (SIGINT) stops a running script with 'interrupted!'", function()
-  need_host()
   local t0 = os.time()
   -- --foreground: without it timeout signals the child and then its whole process group,
   -- and a second SIGINT that lands after the first was handled ends the process (as with
@@ -77,9 +72,7 @@ case("host: Ctrl-C (SIGINT) stops a running script with 'interrupted!'", functio
 end)
 
 case("host: Ctrl-C in the REPL stops the statement and the REPL goes on", function()
-  need_host()
-  local dir = os.tmpname()
-  os.remove(dir)
+  local dir = T.tmpname()
   local sh = ([[
 d=%s; mkdir -p "$d"
 ( printf 'io.write("LOOPING\\n") io.stdout:flush() while true do end\n'
@@ -98,7 +91,6 @@ end)
 
 -- readline behaviour needs a terminal: tmux provides one when installed.
 case("host: terminal REPL (tmux): banner, completion, Ctrl-C at the prompt and while running, history", function()
-  need_host()
   if os.execute("command -v tmux >/dev/null 2>&1") ~= true then T.skip("tmux not installed") end
   local with_al = host([[-e "io.write(tostring(type(al) == 'table' and al.zeros ~= nil))"]]) == "true"
   local sock = ("attnlab_test_%d_%d"):format(os.time(), math.random(1 << 30))
@@ -157,7 +149,7 @@ case("host: terminal REPL (tmux): banner, completion, Ctrl-C at the prompt and w
     wait_for("HOST-EXIT=0", "Ctrl-D exits with status 0")
   end)
   tm("kill-server")
-  local h = readfile(hist) or ""
+  local h = T.read_file(hist) or ""
   os.remove(hist)
   if not ok then error(e, 0) end
   has(h, "abc = {value = 1}\n", "history file")

@@ -14,11 +14,13 @@ end
 
 local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
 
-local function tmpdir()
-  local d = os.tmpname()
-  os.remove(d)
-  os.execute("mkdir -p " .. d)
-  return d
+-- a fresh folder (T.rm_rf removes it) holding a teacher vit(o) saved as teacher.safetensors:
+-- the folder and the teacher's path
+local function saved_teacher(o)
+  local dir = T.tmpdir("s2s")
+  local tpath = dir .. "/teacher.safetensors"
+  s2s.save_model(tpath, vit(o))
+  return dir, tpath
 end
 
 -- hand-made scores for 1 sample, 3 tokens (class, a, b), 3 layers, eps 0.01:
@@ -227,12 +229,12 @@ return {
     local ps = s2s.profile(ms, ds, { batch_size = 20 })
     print("  " .. s2s.format_profile(ps):gsub("\n", "\n  "))
     assert(ps.layers[2].mean.nonzero < 1, "sparsemax leaves some zero weights")
-    local dir = tmpdir()
+    local dir = T.tmpdir("s2s")
     local files = s2s.write_heatmaps(ps, dir, { png = false })
     T.eq(#files, 2)
     local svg = assert(io.open(files[1])):read("a")
     T.truthy(svg:find("<svg", 1, true) and svg:find("</svg>", 1, true), "an SVG document")
-    os.execute("rm -rf " .. dir)
+    T.rm_rf(dir)
   end },
 
   { name = "profile under halting masks counts running tokens only", fn = function()
@@ -272,12 +274,10 @@ return {
   { name = "save_model / load_model round trip keeps a student's logits", fn = function()
     local st = s2s.replace(vit(), { 4 }, "bilstm")
     st:eval()
-    local base = os.tmpname()
-    local path = base .. ".safetensors"
+    local path = T.tmpname(".safetensors")
     s2s.save_model(path, st, { kind = "test" })
     local back, meta = s2s.load_model(path)
     os.remove(path)
-    os.remove(base)
     back:eval()
     T.eq(meta.kind, "test")
     local x = al.randn({ 2, 3, 16, 16 })
@@ -309,10 +309,7 @@ return {
   end },
 
   { name = "distillation resumes from its checkpoint with the same numbers", fn = function()
-    local dir = tmpdir()
-    local t = vit({ depth = 3, dim = 16 })
-    local tpath = dir .. "/teacher.safetensors"
-    s2s.save_model(tpath, t)
+    local dir, tpath = saved_teacher({ depth = 3, dim = 16 })
     local base = { teacher = tpath, dataset = "synthetic", train_limit = 48, test_limit = 16, image_size = 16,
                    batch_size = 16, layers = { 3 }, mixer = "bimamba", teacher_halting = { gate_scale = 5, gate_center = 1 },
                    stage1 = { epochs = 2 }, stage2 = { epochs = 1 }, eval_limit = 16 }
@@ -338,17 +335,14 @@ return {
       full.history[2].loss, full.history[3].loss, full.test_accuracy, full.mean_keep_rate))
     -- a different configuration refuses the checkpoint
     T.raises(function() s2s.distill(cfg({ checkpoint = dir .. "/b.ckpt", lr = 1e-2 })) end, "different configuration")
-    os.execute("rm -rf " .. dir)
+    T.rm_rf(dir)
   end },
 
   { name = "no-replacement control: layers = {} trains the teacher itself (stage-1 MSE 0)", fn = function()
     -- experiments/s2s's control run: the A-ViT teacher given the students' stage 1 + 2
     -- budget with nothing replaced, to separate the effect of replacing from the effect of
     -- the extra training epochs
-    local dir = tmpdir()
-    local t = vit({ depth = 3, dim = 16 })
-    local tpath = dir .. "/teacher.safetensors"
-    s2s.save_model(tpath, t)
+    local dir, tpath = saved_teacher({ depth = 3, dim = 16 })
     local rec, st = s2s.distill({ teacher = tpath, dataset = "synthetic", train_limit = 32, test_limit = 16, image_size = 16,
                                   batch_size = 16, layers = {}, teacher_halting = { gate_scale = 5, gate_center = 1 },
                                   stage1 = { epochs = 1 }, stage2 = { epochs = 1 }, eval_limit = 16 })
@@ -358,7 +352,7 @@ return {
     assert(h1.mse == nil or h1.mse == 0, "stage-1 MSE with nothing replaced: " .. tostring(h1.mse))
     assert(h1.loss == h1.loss and h1.loss > 0, "stage-1 loss " .. tostring(h1.loss))
     T.eq(#D.replaced_layers(st), 0)
-    os.execute("rm -rf " .. dir)
+    T.rm_rf(dir)
   end },
 
   { name = "presets: cifar_2core is depth 6 / 17 tokens, its groups and --quick merge", fn = function()
@@ -429,7 +423,7 @@ return {
       T.raises(function() s2s.resolution_bench(c) end, "keep_rates")
     end
     -- a model file's metadata, crafted: the file and the field named
-    local d = tmpdir()
+    local d = T.tmpdir("s2s")
     local m = vit({ depth = 2 })
     D.save_model(d .. "/m.safetensors", m, {})
     local sd, meta = al.load(d .. "/m.safetensors")
@@ -437,7 +431,7 @@ return {
     al.save(d .. "/bad.safetensors", sd, meta)
     T.raises(function() s2s.load_model(d .. "/bad.safetensors") end, d .. "/bad.safetensors: metadata attnlab_vit.depth must be a positive integer")
     T.eq(s2s.load_model(d .. "/m.safetensors").depth, 2)
-    os.execute("rm -rf " .. d)
+    T.rm_rf(d)
     -- the summary's write is checked: no "wrote" for a file that was not written
     local C = require("attnlab.s2s.study").context(s2s.load_preset("experiments/s2s/cifar_small.lua"), "/proc/attnlab-no",
                                                   { preset = "experiments/s2s/cifar_small.lua" }, function(msg) error(msg) end)

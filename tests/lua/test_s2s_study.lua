@@ -7,23 +7,12 @@ local al = require "attnlab"
 local T = require "harness"
 local s2s = require "attnlab.s2s"
 
-local HOST = os.getenv("ATTNLAB_HOST") or "bin/attnlab"
+local HOST, q, read = T.HOST, T.shquote, T.read_file
 
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-
+-- exit status and output (stdout and stderr together) of `HOST scripts/s2s_strategies.lua args`
 local function run(args)
-  local p = io.popen(("env -u LUA_INIT -u LUA_INIT_5_4 timeout 300 %s scripts/s2s_strategies.lua %s 2>&1"):format(q(HOST), args))
-  local o = p:read("a")
-  local ok, _, code = p:close()
-  return ok and 0 or code, o
-end
-
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
+  local o, _, code = T.run_host("scripts/s2s_strategies.lua " .. args, { timeout = 300, merge = true })
+  return code, o
 end
 
 local PRESET = [[
@@ -53,15 +42,11 @@ return {
 -- A temporary folder with the tiny preset (p.lua, results under out/) and its starting
 -- teacher weights (t0.safetensors).
 local function study_dir()
-  local d = os.tmpname()
-  os.remove(d)
-  os.execute("mkdir -p " .. q(d))
+  local d = T.tmpdir("s2s-study")
   local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
   s2s.save_model(d .. "/t0.safetensors", t)
   local preset = PRESET:gsub("OUT", d .. "/out"):gsub("TEACHER", d .. "/t0.safetensors")
-  local f = assert(io.open(d .. "/p.lua", "w"))
-  f:write(preset)
-  f:close()
+  T.write_file(d .. "/p.lua", preset)
   return d
 end
 
@@ -108,7 +93,7 @@ return {
     local code2, o2 = run(("all --preset %s --quick --threads 1"):format(q(d .. "/p.lua")))
     T.eq(code2, 0, 0, o2)
     T.eq(o2:find("students/"), nil, 0, "a rerun trains nothing:\n" .. o2)
-    os.execute("rm -rf " .. q(d))
+    T.rm_rf(d)
   end },
 
   { name = "s2s study: `teachers` makes only the prerequisites; two drivers on one folder at once train each step once (lock files), then leave none", fn = function()
@@ -145,12 +130,11 @@ return {
     local p = io.popen("find " .. q(out) .. " -name '*.lock*'")
     T.eq(p:read("a"), "", 0, "lock files left")
     p:close()
-    os.execute("rm -rf " .. q(d))
+    T.rm_rf(d)
   end },
   { name = "s2s study: a single-seed preset's records keep their names; the summary reads records made before seeds", fn = function()
-    local d = os.tmpname()
-    os.remove(d)
-    os.execute("mkdir -p " .. q(d) .. " && cp -r experiments/s2s/cifar_2core/. " .. q(d))
+    local d = T.tmpdir("s2s-study")
+    os.execute("cp -r experiments/s2s/cifar_2core/. " .. q(d))
     local preset = s2s.load_preset("experiments/s2s/cifar_2core.lua")
     local C = require("attnlab.s2s.study").context(preset, d, { preset = "experiments/s2s/cifar_2core.lua" },
                                                   function(m) error(m) end)
@@ -170,7 +154,7 @@ return {
                          "## 3. Layer%-aware", "at their own token count", "DeiT%-Tiny shape" }) do
       T.truthy(sm:find(w), "summary has " .. w)
     end
-    os.execute("rm -rf " .. q(d))
+    T.rm_rf(d)
   end },
   { name = "s2s summary: a trend over 3 points agrees only when monotone; one pair out of order is a lean, said so; |rho| < 0.5 is no trend", fn = function()
     local v = require("attnlab.s2s.summary").trend_verdict

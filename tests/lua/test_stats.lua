@@ -62,8 +62,7 @@ local function close(got, want, tol, what)
   end
 end
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 local function data(name, fn, args, want, tol) cases[#cases + 1] = { name, fn, args, want, tol } end
 
 -- ---------------------------------------------------------------------------------------

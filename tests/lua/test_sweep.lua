@@ -27,12 +27,8 @@ local function kill_group(pid)
   end
 end
 
-local TMP = {}
-local function tmpdir()
-  local d = sh("mktemp -d /tmp/attnlab-test-sweep.XXXXXX"):gsub("%s+$", "")
-  TMP[#TMP + 1] = d
-  return d
-end
+local TMP = {}   -- the folders made, removed by the last case
+local function tmpdir() return T.tmpdir("sweep", TMP) end
 
 local function have_fmnist()
   return pcall(al.data.find, "fashion-mnist", { "fashion-mnist/train-images-idx3-ubyte.gz", "fashion-mnist/train-images-idx3-ubyte" })
@@ -578,10 +574,7 @@ local cases = {
     T.eq(rc, 0, 0, "run_slurm_test.sh exit status")
   end },
   { name = "(cleanup of the temporary folders)", fn = function()
-    for _, d in ipairs(TMP) do
-      assert(d:match("^/tmp/attnlab%-test%-sweep%.%w+$"))
-      sh("rm -rf " .. q(d))
-    end
+    for _, d in ipairs(TMP) do T.rm_rf(d) end
   end },
 }
 

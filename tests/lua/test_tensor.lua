@@ -4,8 +4,7 @@
 local al = require "attnlab"
 local T = require "harness"
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 
 -- round a Lua double to float32 (what a float32 tensor stores)
 local function f32(x) return (string.unpack("f", string.pack("f", x))) end

@@ -11,29 +11,10 @@ local fit = require "attnlab.run.fit"
 local abspath = require("attnlab.util").abspath
 local HOST = abspath(os.getenv("ATTNLAB_HOST") or "bin/attnlab")
 local TRAIN = abspath("scripts/train.lua")
-local function q(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+local q = T.shquote
 
 -- stdout, stderr, exit status of `HOST scripts/train.lua args` (run in folder `dir` when given)
-local function run(args, dir)
-  local errf = os.tmpname()
-  local cd = dir and ("cd " .. q(dir) .. " && ") or ""
-  local p = io.popen(("%senv -u LUA_INIT -u LUA_INIT_5_4 timeout 120 %s %s %s </dev/null 2>%s"):format(cd, q(HOST), q(TRAIN),
-    args, errf))
-  local out = p:read("a")
-  local _, _, code = p:close()
-  local err = T.read_file(errf) or ""
-  os.remove(errf)
-  return out, err, code
-end
-
--- a fresh temporary folder; rm(dir) removes it
-local function tmpdir()
-  local p = io.popen("mktemp -d")
-  local d = p:read("l")
-  p:close()
-  return d
-end
-local function rm(dir) os.execute("rm -rf " .. q(dir)) end
+local function run(args, dir) return T.run_host(q(TRAIN) .. " " .. args, { host = HOST, dir = dir }) end
 
 local function need_fmnist()
   if not pcall(al.data.fashion_mnist, { split = "test" }) then T.skip("Fashion-MNIST not found") end
@@ -61,14 +42,13 @@ local function tiny(over)
   return c
 end
 
-local cases = {}
-local function case(name, fn) cases[#cases + 1] = { name = name, fn = fn } end
+local cases, case = T.suite()
 -- a case that gets a fresh temporary folder, removed whether it passes or fails
 local function case_in_tmp(name, fn)
   case(name, function()
-    local d = tmpdir()
+    local d = T.tmpdir("train-inputs")
     local ok, e = pcall(fn, d)
-    rm(d)
+    T.rm_rf(d)
     if not ok then error(e, 0) end
   end)
 end
