@@ -168,16 +168,16 @@ static int has_fields(lua_State *L, int idx, const char *const *names) {
 static int refuse_description(lua_State *L, int first_result, const char *fname) {
   static const char *const sweep_fields[] = {"datasets", "normalizers", NULL};
   static const char *const preset_fields[] = {"teacher", "distill", NULL};
-  const char *name = fname ? fname : "stdin";
+  const char *name = fname ? fname : "the script on standard input", *file = fname ? fname : "FILE";
   if (lua_gettop(L) < first_result || lua_type(L, first_result) != LUA_TTABLE) return LUA_OK;
   if (has_fields(L, first_result, sweep_fields))
     lua_pushfstring(L, "%s describes a sweep experiment and runs nothing by itself; "
                        "run it with: bin/attnlab scripts/sweep.lua %s (--dry-run lists its runs)",
-                    name, name);
+                    name, file);
   else if (has_fields(L, first_result, preset_fields))
     lua_pushfstring(L, "%s is an S2S preset and runs nothing by itself; run it with: "
                        "bin/attnlab scripts/s2s_strategies.lua EXPERIMENT --preset %s (--help lists them)",
-                    name, name);
+                    name, file);
   else
     return LUA_OK;
   return LUA_ERRRUN;
