@@ -25,6 +25,13 @@ local al = require "attnlab"
 local s2s = require "attnlab.s2s"
 local S = s2s.strategies
 
+-- Run as a script, this file would only define the experiments and exit 0 having done nothing.
+if arg and arg[0] and debug.getinfo(1, "S").source == "@" .. arg[0] then
+  io.stderr:write(arg[0] .. " holds the S2S study's experiments and runs nothing by itself; run them with: " ..
+    "bin/attnlab scripts/s2s_strategies.lua EXPERIMENT --preset experiments/s2s/cifar65.lua (--help lists them)\n")
+  os.exit(1)
+end
+
 return function(C)
   local preset, out, die = C.preset, C.out, C.die
   local read_json, log, teacher_path, profile_of, avit_path, main_kr, student, depth_of_teacher, group_sparsity = C.read_json, C.log, C.teacher_path, C.profile_of, C.avit_path, C.main_kr, C.student, C.depth_of_teacher, C.group_sparsity

@@ -140,7 +140,7 @@ end)
 
 -- A file that only describes an experiment (a sweep grid, an S2S preset) returns a table; run as
 -- a script it would do nothing and exit 0, which a batch job takes for success.
-case("bin/attnlab on a sweep experiment or an S2S preset: one line naming the command that runs it, exit 1", function()
+case("bin/attnlab on a sweep experiment, an S2S preset or the S2S study file: one line naming the command that runs it, exit 1", function()
   local out, err, code = run("experiments/normalizers/full.lua")
   T.eq(code, 1, 0, "exit status")
   T.eq(out, "", 0, "stdout")
@@ -151,6 +151,9 @@ case("bin/attnlab on a sweep experiment or an S2S preset: one line naming the co
   T.eq(code, 1, 0, "exit status")
   assert(err:find("is an S2S preset", 1, true) and
          err:find("s2s_strategies.lua EXPERIMENT --preset experiments/s2s/cifar_small.lua", 1, true), err)
+  out, err, code = run("experiments/s2s/study.lua")   -- returns a function: says so itself
+  T.eq(code, 1, 0, "exit status")
+  assert(err:find("holds the S2S study's experiments and runs nothing by itself", 1, true), err)
   -- any other returned value is the script's business, as with lua
   local f = os.tmpname()
   T.write_file(f, "return { datasets = 1 }, 2\n")
