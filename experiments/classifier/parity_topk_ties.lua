@@ -2,7 +2,9 @@
 -- step 67 of the harness run in RESULTS.md ("Parity with PyTorch"): both sides' weights
 -- before that step, the attention scores of that step's batch in each layer, and every row
 -- whose top-k set differs, with attnlab's k-th and (k+1)-th scores.
---   bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE=66] [--dir DIR]
+--   bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE=66]
+-- Scratch: /tmp/attnlab_parity_ties and /tmp/attnlab_parity_ties_a, emptied first (fixed paths:
+-- the script removes them, so it takes no folder from the command line).
 -- Output of the run for RESULTS.md: experiments/classifier/parity/topk_ties.txt
 -- Needs PyTorch in /usr/bin/python3 (apt-get install python3-torch) and Fashion-MNIST.
 local al = require "attnlab"
@@ -11,12 +13,10 @@ local util = require "attnlab.util"
 
 local SPEC = {
   name = "parity_topk_ties.lua",
-  usage = "bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE] [--dir DIR]",
+  usage = "bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE]",
   about = "Where topk:0.25 training leaves PyTorch's: the rows of step STEPS_BEFORE+1 whose top-k sets\n" ..
           "differ between attnlab's and PyTorch's weights, with the k-th and (k+1)-th scores.",
-  options = {
-    { "dir", "DIR", "scratch folder, emptied first (default /tmp/attnlab_parity_ties)" },
-  },
+  options = {},
   positional = { { "STEPS_BEFORE", "steps trained before the step looked at (default 66)" } },
   examples = { "bin/attnlab experiments/classifier/parity_topk_ties.lua 66" },
 }
@@ -25,7 +25,7 @@ cli.run(SPEC, arg, function(opts, rest)
   if not (S and S >= 1 and S == math.floor(S) and S < 1e6) then
     cli.usage_error(SPEC, ("STEPS_BEFORE needs an integer >= 1, got %s"):format(cli.show(rest[1])))
   end
-  local dir = opts.dir or "/tmp/attnlab_parity_ties"
+  local dir = "/tmp/attnlab_parity_ties"
   local okt, why = al.parity.torch_available()
   if not okt then cli.die(SPEC, why, 3) end
   al.set_num_threads(1)
