@@ -1,8 +1,9 @@
 -- experiments/classifier/parity_topk_ties.lua -- why topk:0.25's losses leave PyTorch's at
--- step 67 of the harness run in RESULTS.md ("Parity with PyTorch"): both sides' weights
+-- step STEPS_BEFORE + 1 of the harness run in RESULTS.md ("Parity with PyTorch"; step 38 with
+-- today's kernels, so STEPS_BEFORE = 37): both sides' weights
 -- before that step, the attention scores of that step's batch in each layer, and every row
 -- whose top-k set differs, with attnlab's k-th and (k+1)-th scores.
---   bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE=66]
+--   bin/attnlab experiments/classifier/parity_topk_ties.lua [STEPS_BEFORE=37]
 -- Scratch: /tmp/attnlab_parity_ties and /tmp/attnlab_parity_ties_a, emptied first (fixed paths:
 -- the script removes them, so it takes no folder from the command line).
 -- Output of the run for RESULTS.md: experiments/classifier/parity/topk_ties.txt
@@ -17,11 +18,11 @@ local SPEC = {
   about = "Where topk:0.25 training leaves PyTorch's: the rows of step STEPS_BEFORE+1 whose top-k sets\n" ..
           "differ between attnlab's and PyTorch's weights, with the k-th and (k+1)-th scores.",
   options = {},
-  positional = { { "STEPS_BEFORE", "steps trained before the step looked at (default 66)" } },
-  examples = { "bin/attnlab experiments/classifier/parity_topk_ties.lua 66" },
+  positional = { { "STEPS_BEFORE", "steps trained before the step looked at (default 37)" } },
+  examples = { "bin/attnlab experiments/classifier/parity_topk_ties.lua 37" },
 }
 cli.run(SPEC, arg, function(opts, rest)
-  local S = tonumber(rest[1] or "66")
+  local S = tonumber(rest[1] or "37")
   if not (S and S >= 1 and S == math.floor(S) and S < 1e6) then
     cli.usage_error(SPEC, ("STEPS_BEFORE needs an integer >= 1, got %s"):format(cli.show(rest[1])))
   end
