@@ -61,6 +61,7 @@ report_done() {  # every program whose result and all earlier ones are in, in or
 # every program still runs, and results are printed in the order they were started.
 slow_first="lua/test_sweep lua/test_parity_torch lua/test_cli lua/test_data_text"
 is_slow() { case " $slow_first " in *" $1 "*) return 0 ;; esac; return 1; }
+in_pass() { if is_slow "$2"; then [ "$1" = slow ]; else [ "$1" = rest ]; fi; }  # pass, label
 
 # One C test per tests/c/test_*.c source: a binary left in the build folder by a source that
 # no longer exists is not run (it would count checks the tree no longer has), and a source
@@ -71,13 +72,13 @@ start_pass() {  # slow | rest
   for src in tests/c/test_*.c; do
     [ -f "$src" ] || continue
     name=$(basename "$src" .c); label="c/$name"
-    if is_slow "$label"; then [ "$1" = slow ] || continue; else [ "$1" = rest ] || continue; fi
+    in_pass "$1" "$label" || continue
     if [ -x "$build/$name" ]; then start_one "$label" "$build/$name"; else start_one "$label" not_built "$build/$name"; fi
   done
   for t in tests/lua/test_*.lua; do
     [ -f "$t" ] || continue
     label="lua/$(basename "$t" .lua)"
-    if is_slow "$label"; then [ "$1" = slow ] || continue; else [ "$1" = rest ] || continue; fi
+    in_pass "$1" "$label" || continue
     start_one "$label" "$host" tests/lua/runner.lua "$t"
   done
 }

@@ -6,7 +6,7 @@
 -- bit-exact first 1,000 test images), train loss per epoch mean ± sd, and the difference of
 -- each to PyTorch's mean with a Welch 95% CI (unpaired: the initial weights differ).
 local al = require "attnlab"
-local util = require "attnlab.util"
+local util = require "attnlab.util"   -- shquote
 local cli = al.cli
 local stats = al.stats
 local SPEC = {
@@ -25,9 +25,9 @@ local nrecords = 0
 for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines() do
   local ds, impl, seed = name:match("([%w_]+)__([%w%-]+)__seed(%d+)%.json$")
   if ds then
-    local r, why = util.decode_json(util.read_file(name) or "")
-    if type(r) ~= "table" or type(r.epochs) ~= "table" or type(r.test_accuracy) ~= "number" then
-      cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or "no epochs or test_accuracy"))
+    local r, why = al.sweep.read_record(name)
+    if not r or r.error ~= nil or type(r.epochs) ~= "table" then
+      cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or (r.error and "an error record" or "no epochs")))
     end
     nrecords = nrecords + 1
     local key = ds .. "/" .. impl

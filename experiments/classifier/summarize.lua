@@ -13,9 +13,9 @@ cli.parse(SPEC, arg or {})
 local dir = al.root() .. "/experiments/classifier/records"
 local rows = {}
 for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines() do
-  local r, why = util.decode_json(util.read_file(name) or "")
-  if type(r) ~= "table" or type(r.config) ~= "table" or type(r.support) ~= "table" then
-    cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or "no config or support"))
+  local r, why = al.sweep.read_record(name)
+  if not r or r.error ~= nil or type(r.config) ~= "table" or type(r.support) ~= "table" then
+    cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or (r.error and "an error record" or "no config or support")))
   end
   local c = r.config
   local alphas = ""
