@@ -9,11 +9,11 @@
 --   bin/attnlab experiments/normalizers/full/val_topk.lua experiments/normalizers/full/records/val_topk
 return {
   name = "normalizers-full-val-topk",
-  description = "validation-selected top-k: CIFAR-10 and Fashion-MNIST, 5,000 held-out training images, 5 seeds",
+  description = "validation-selected top-k: CIFAR-10 and Fashion-MNIST, 5,000 held-out training images, 10 seeds",
   datasets = { "cifar10", "fashion_mnist" },
   normalizers = { "softmax", "topk:0.125", "topk:0.25", "topk:0.5" },
   baseline = "softmax",
-  seeds = { 1, 2, 3, 4, 5 },
+  seeds = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 },
   schedule = { epochs = 10, batch_size = 128, lr = 1e-3, weight_decay = 0.05, warmup_epochs = 1, init = "torch", val = 5000 },
   quick = { seeds = { 1, 2 }, schedule = { epochs = 1, train_limit = 6000, test_limit = 1000, val = 1000, warmup_epochs = 0.2 } },
   slurm = { time = "01:00:00", mem = "4G" },

@@ -12,6 +12,8 @@
 #   8. the marker task and masked 20 Newsgroups, seeds 1-5 (70 runs of 97 tokens, ~2-3 min each)
 #   9. 20 Newsgroups unmasked, seeds 6-10: the last of the study's headline comparisons at 10 seeds
 #  10. the marker task and masked 20 Newsgroups, seeds 6-10 (beyond the issue's 5-seed floor)
+#  11. the init-robustness and validation-selected top-k families, seeds 6-10 (80 image runs,
+#      ~2.5 core-hours), so that every family of the study has ten matched seeds
 # Each step is a resumable sweep (2 workers x 1 thread): rerun this script after an interruption
 # and it goes on where it stopped (finished records are kept, a half-done run resumes from its
 # last epoch's checkpoint). Records: experiments/normalizers/full/records/<table>/.
@@ -30,9 +32,11 @@ sweep experiments/normalizers/full_kmnist.lua kmnist '^kmnist__softmax__,^kmnist
 sweep experiments/normalizers/full.lua main '^newsgroups20__.*__seed[1-5]$'
 sweep experiments/normalizers/full.lua main '^cifar10__,^fashion_mnist__'
 sweep experiments/normalizers/full_kmnist.lua kmnist '.'
-sweep experiments/normalizers/full_init_timm.lua init_timm '.'
-sweep experiments/normalizers/full_val_topk.lua val_topk '.'
+sweep experiments/normalizers/full_init_timm.lua init_timm '__seed[1-5]$'
+sweep experiments/normalizers/full_val_topk.lua val_topk '__seed[1-5]$'
 sweep experiments/normalizers/full.lua main '^marker__.*__seed[1-5]$,^newsgroups20_masked__.*__seed[1-5]$'
 sweep experiments/normalizers/full.lua main '^newsgroups20__.*__seed[6-9]$,^newsgroups20__.*__seed10$'
 sweep experiments/normalizers/full.lua main '.'
+sweep experiments/normalizers/full_init_timm.lua init_timm '.'
+sweep experiments/normalizers/full_val_topk.lua val_topk '.'
 echo "== $(date -u +%H:%M:%S) done"
