@@ -90,9 +90,11 @@ local T_ENT = 2                     -- d = {1,3}/64: mean 2/64, sd sqrt2/64, n =
 local P_ENT = P_DF1(T_ENT)          -- 0.2951672...
 local T_S2 = sqrt(15)               -- d = {1,2,3,4}/64: mean 2.5/64, sd sqrt(5/3)/64, n = 4
 local P_S2 = P_DF3(T_S2)            -- 0.0304662...
--- Holm over the family's 5 tests: sorted p: topk 0 (x5), synth2 sparsemax (x4), synth sparsemax
--- (x3), entmax15 (x2), hae NaN -> 1 (x1); the running max leaves each product in place.
-local HOLM = { topk = 0, s2 = 4 * P_S2, sparse = 3 * P_SPARSE, ent = 2 * P_ENT, hae = 1 }
+-- Holm over the family as declared: 5 normalizers x 2 datasets = 10 comparisons, of which 3
+-- have a test; the other 7 (synth: topk:0.25 no variance, hae identical samples, topk:0.5 one
+-- pair; synth2: no records of entmax15, hae, topk:0.25, topk:0.5) enter as p = 1. Sorted p:
+-- synth2 sparsemax (x10), synth sparsemax (x9), entmax15 (x8 > 1: capped), then the 1s.
+local HOLM = { s2 = 10 * P_S2, sparse = 9 * P_SPARSE, ent = 1 }
 
 local A
 local function analysis()
@@ -155,30 +157,34 @@ return {
     T.close(c.t, T_S2, 0, 1e-12, "t")
     T.close(c.p, P_S2, 0, 1e-12, "p")
   end },
-  { name = "zero variance: constant difference t = +inf, p = 0; identical samples t = p = NaN; no crash", fn = function()
+  { name = "zero variance: constant difference and identical samples get no test (n/a), only their Δ", fn = function()
     local c = cmp("sparse_vs_softmax", "synth", "topk:0.25")
-    T.eq({ c.t, c.p, c.mean_diff }, { math.huge, 0.0, 2 / 64 })
+    T.eq({ c.na, c.t, c.p, c.ci_low, c.cohen_d, c.wilcoxon_p, c.holm, c.reject, c.mean_diff },
+         { "no variance", nil, nil, nil, nil, nil, nil, false, 2 / 64 })
     local h = cmp("sparse_vs_softmax", "synth", "hae")
-    assert(h.t ~= h.t and h.p ~= h.p, "identical samples should give NaN t and p")
-    assert(h.wilcoxon_note and h.wilcoxon_note:find("zero"), "Wilcoxon on all-zero differences: " .. tostring(h.wilcoxon_note))
+    T.eq({ h.na, h.t, h.p, h.holm, h.reject, h.mean_diff }, { "identical samples", nil, nil, nil, false, 0 })
   end },
-  { name = "fewer than 2 matched seeds: no test, said so, kept out of Holm's m", fn = function()
+  { name = "fewer than 2 matched seeds: no test, said so, kept in Holm's m as p = 1", fn = function()
     local c = cmp("sparse_vs_softmax", "synth", "topk:0.5")
-    T.eq({ c.n_pairs, c.p, c.holm, c.note }, { 1, nil, nil, "1 matched seed: no test" })
+    T.eq({ c.n_pairs, c.p, c.holm, c.na, c.reject }, { 1, nil, nil, "1 pair", false })
+    T.close(c.mean_diff, 0.6 - 0.5, 1e-15, 0, "the one pair's Δ, descriptive")
     for _, f in ipairs(analysis().families) do
-      if f.name == "sparse_vs_softmax" then T.eq({ #f.comparisons, f.m }, { 6, 5 }) end
+      if f.name == "sparse_vs_softmax" then
+        T.eq({ #f.comparisons, f.m, #f.untested }, { 10, 10, 7 })
+        local nores = cmp("sparse_vs_softmax", "synth2", "hae")
+        T.eq({ nores.na, nores.n_pairs, nores.reject }, { "no records of hae", 0, false })
+      end
     end
   end },
-  { name = "Holm within the family (m = 5, NaN p counted as 1): hand-computed step-down values", fn = function()
-    T.close(cmp("sparse_vs_softmax", "synth", "topk:0.25").holm, HOLM.topk, 1e-15)
+  { name = "Holm within the family (m = 10 as declared, untestable as p = 1): hand-computed step-down values", fn = function()
     T.close(cmp("sparse_vs_softmax", "synth2", "sparsemax").holm, HOLM.s2, 0, 1e-12)
     T.close(cmp("sparse_vs_softmax", "synth", "sparsemax").holm, HOLM.sparse, 0, 1e-12)
     T.close(cmp("sparse_vs_softmax", "synth", "entmax15").holm, HOLM.ent, 0, 1e-12)
-    T.eq(cmp("sparse_vs_softmax", "synth", "hae").holm, HOLM.hae)
-    -- rejections at 0.05: p_(1) = 0 <= 0.05/5; p_(2) = 0.0305 > 0.05/4 stops
-    T.eq({ cmp("sparse_vs_softmax", "synth", "topk:0.25").reject, cmp("sparse_vs_softmax", "synth2", "sparsemax").reject },
-         { true, false })
-    print(("# Holm: topk 0, synth2 sparsemax %.6f, sparsemax %.6f, entmax15 %.6f, hae 1"):format(HOLM.s2, HOLM.sparse, HOLM.ent))
+    -- rejections at 0.05: p_(1) = 0.0305 > 0.05/10 stops at once
+    for _, x in ipairs({ { "synth2", "sparsemax" }, { "synth", "sparsemax" }, { "synth", "entmax15" }, { "synth", "topk:0.25" } }) do
+      T.eq(cmp("sparse_vs_softmax", x[1], x[2]).reject, false, 0, x[1] .. " " .. x[2] .. " reject")
+    end
+    print(("# Holm: synth2 sparsemax %.6f, sparsemax %.6f, entmax15 %.6f"):format(HOLM.s2, HOLM.sparse, HOLM.ent))
   end },
   { name = "hae vs entmax15 family: its own Holm (m = 1), matched seeds 1 and 3", fn = function()
     local c = cmp("hae_vs_entmax15", "synth", "hae")
@@ -207,11 +213,19 @@ return {
   { name = "Markdown: tables, inf/nan shown, unpaired seeds, error record, missing run", fn = function()
     local md = report.markdown(analysis())
     for _, want in ipairs({ "## synth\n", "## synth2\n", "## hae vs entmax15", "## Learned alphas", "## Runtime relative to softmax",
-                            "| topk:0.25 | 3 |", "+inf", "| nan |", "unpaired softmax: 2", "1 matched seed: no test",
+                            "| topk:0.25 | 3 |", "+3.12 [n/a (no variance)]", "| n/a (identical samples) |",
+                            "unpaired softmax: 2", "| n/a (1 pair) |", "No test (n/a): ",
+                            "Holm over all 10; 7 without a test (identical samples ×1, no variance ×1, 1 pair ×1, no records ×4)",
                             "loss became NaN at epoch 3", "synth__softmax__seed7", "unreadable record synth__softmax__seed9",
                             "`sparse_vs_softmax`", "2.00×", "3.00×", "(none)" }) do
       assert(md:find(want, 1, true), "the report lacks '" .. want .. "'")
     end
+    for _, bad in ipairs({ "+inf", "-inf", "| nan |", "| *** |" }) do
+      assert(not md:find(bad, 1, true), "a degenerate statistic is recorded: '" .. bad .. "'")
+    end
+    local topk = md:match("\n(| topk:0.25 | 3 |[^\n]*)")
+    assert(topk:find("| n/a (no variance) | n/a (no variance) | n/a (counts as p = 1) | n/a | n/a (no variance) | n/a (no variance) |",
+      1, true), topk)
     local row = md:match("\n(| sparsemax | 3 |[^\n]*)")
     print("# " .. row)
     assert(row:find(("%.3f"):format(T_SPARSE), 1, true) and row:find(("%.4f"):format(P_SPARSE), 1, true)
@@ -284,6 +298,9 @@ return {
     T.eq(dl.n[3], 2)
     T.close(dl.mean[3], (-12.5 - 12.5) / 2, 1e-12)
     assert(md:find("| 2 | 54.17 ± 7.22 | +8.33 [", 1, true), md)
+    -- epoch 3: both pairs moved by -12.5 pp, a zero spread: the Δ without an interval
+    T.eq({ dl.na[3], dl.lo[3] ~= dl.lo[3], dl.na[2] }, { "no variance", true, nil })
+    assert(md:find("| 3 | 70.83 ± 7.22 | -12.50 [n/a (no variance)] |", 1, true), md)
     local svg = read(plots.curves.synth.svg)
     local _, polylines = svg:gsub("<polyline", "")
     T.eq(polylines, 2, 0, "one mean line per normalizer")
@@ -313,6 +330,104 @@ return {
     T.raises(function() report.run(d4, { plots = false }) end, d4 .. "/experiment.json: families[1].normalizers must be")
     assert(al.write_atomic(d4 .. "/experiment.json", '{"families":[7]}'))
     T.raises(function() report.run(d4, { plots = false }) end, "families[1] must be an object, got 7")
+  end },
+  { name = "degenerate comparisons in a family: n/a and no stars, never rejected, m kept; the others keep their Holm p", fn = function()
+    -- Family "deg" (m = 5 as declared) on 3 seeds: sparsemax d = {9,10,11}/64 (t = 10 sqrt3,
+    -- df = 2), topk:0.25 d = {1,2,3}/64 (t = 2 sqrt3), and three without a test: entmax15
+    -- d = +1/64 on every seed (a: no variance), hae identical to softmax (b), topk:0.5 on seed 1
+    -- only (c; its seed 2 has test_accuracy 1e999 = inf and is skipped as unreadable). Holm:
+    -- p(sparsemax) x5, p(topk:0.25) x4, then 1, 1, 1. Taking (a) as t = inf, p = 0 would make
+    -- it *** and dropping (c) from m would give sparsemax x2. Family "probe": the defect's
+    -- example {0.81, 0.83} vs {0.80, 0.82}, and 4 seeds whose differences are equal up to
+    -- rounding only (ttest_rel: t ~ 4e14).
+    local d5 = DIR .. "/degenerate"
+    sh("mkdir -p " .. d5)
+    local function put(ds, n, seed, acc)
+      local inf = acc == math.huge
+      local r = { config = { dataset = ds, normalizer = n, seed = seed, epochs = 1 }, test_accuracy = inf and 0.5 or acc,
+                  support_density = 1, epochs = not inf and { { epoch = 1, test_accuracy = acc } } or nil,
+                  machine = {}, git_revision = "x" }
+      local txt = al.json.encode(r)
+      if inf then txt = txt:gsub('"test_accuracy":0%.5', '"test_accuracy":1e999') end
+      assert(al.write_atomic(("%s/%s__%s__seed%d.json"):format(d5, ds, al.sweep.sanitize(n), seed), txt))
+    end
+    local base = { 0.25, 0.375, 0.5 }
+    for s = 1, 3 do
+      put("deg", "softmax", s, base[s])
+      put("deg", "sparsemax", s, base[s] + (8 + s) / 64)
+      put("deg", "topk:0.25", s, base[s] + s / 64)
+      put("deg", "entmax15", s, base[s] + 1 / 64)
+      put("deg", "hae", s, base[s])
+    end
+    put("deg", "topk:0.5", 1, 0.3)
+    put("deg", "topk:0.5", 2, math.huge)
+    local p4a, p4b = { 0.30, 0.92, 0.56, 0.46 }, { 0.31, 0.93, 0.57, 0.47 }
+    for s = 1, 4 do
+      put("probe4", "softmax", s, p4a[s])
+      put("probe4", "sparsemax", s, p4b[s])
+    end
+    put("probe", "softmax", 1, 0.80) put("probe", "softmax", 2, 0.82)
+    put("probe", "sparsemax", 1, 0.81) put("probe", "sparsemax", 2, 0.83)
+    assert(al.write_atomic(d5 .. "/experiment.json", al.json.encode({ name = "degenerate", baseline = "softmax",
+      normalizers = { "softmax", "sparsemax", "topk:0.25", "entmax15", "hae", "topk:0.5" },
+      datasets = { { name = "deg" }, { name = "probe" }, { name = "probe4" } },
+      families = { { name = "deg", baseline = "softmax", normalizers = { "sparsemax", "topk:0.25", "entmax15", "hae", "topk:0.5" },
+                     datasets = { "deg" } },
+                   { name = "probe", baseline = "softmax", normalizers = { "sparsemax" }, datasets = { "probe", "probe4" } } } })))
+    local md, A_ = report.run(d5, { plots = false })
+    local by = {}
+    for _, f in ipairs(A_.families) do by[f.name] = f end
+    local function get(ds, n) return A_.vs_baseline[ds][n] end
+    -- the inf accuracy never reaches a comparison: load skips it loudly
+    T.eq(#A_.unreadable, 1)
+    T.eq(A_.unreadable[1].why, "test_accuracy inf is not in [0, 1]")
+    -- (a), (b), (c): no statistic, not rejected, no Holm p; only the descriptive Δ
+    local a, b, c = get("deg", "entmax15"), get("deg", "hae"), get("deg", "topk:0.5")
+    T.eq({ a.na, a.t, a.p, a.ci_low, a.cohen_d, a.wilcoxon_p, a.holm, a.reject, a.mean_diff },
+         { "no variance", nil, nil, nil, nil, nil, nil, false, 1 / 64 }, 0, "(a) ")
+    T.eq({ b.na, b.t, b.p, b.holm, b.reject, b.mean_diff }, { "identical samples", nil, nil, nil, false, 0 }, 0, "(b) ")
+    T.eq({ c.na, c.n_pairs, c.t, c.p, c.holm, c.reject }, { "1 pair", 1, nil, nil, nil, false }, 0, "(c) ")
+    -- the tested two: their own t and p, Holm over m = 5 with the three at p = 1
+    local P10 = 1 - sqrt(300 / 302)           -- df = 2: p = 1 - |t| / sqrt(2 + t^2), t^2 = 300
+    local sp, tk = get("deg", "sparsemax"), get("deg", "topk:0.25")
+    T.eq({ by.deg.m, #by.deg.untested }, { 5, 3 })
+    T.close({ sp.t, sp.p, sp.holm }, { 10 * sqrt(3), P10, 5 * P10 }, 0, 1e-12, "sparsemax t, p, Holm p")
+    T.close({ tk.t, tk.p, tk.holm }, { T_SPARSE, P_SPARSE, 4 * P_SPARSE }, 0, 1e-12, "topk:0.25 t, p, Holm p")
+    T.eq({ sp.reject, tk.reject }, { true, false })
+    -- the probes: no test for either, although ttest_rel gives t = inf and t ~ 4e14
+    T.eq(al.stats.ttest_rel({ 0.81, 0.83 }, { 0.80, 0.82 }).t, math.huge)
+    T.truthy(al.stats.ttest_rel(p4b, p4a).t > 1e14, "the rounding probe is finite but huge in ttest_rel")
+    T.eq({ get("probe", "sparsemax").na, get("probe4", "sparsemax").na, by.probe.m, #by.probe.untested },
+         { "no variance", "no variance", 2, 2 })
+    T.close(get("probe", "sparsemax").mean_diff, 0.01, 1e-15)
+    -- Markdown: n/a in every test cell, no stars, the reason under the table, the Families line
+    local function row(n, ds)
+      local sec = md:match("\n## " .. ds .. "\n(.-)\n## ")
+      return assert(sec:match("\n(| " .. n:gsub("%p", "%%%0") .. " |[^\n]*)"), n .. " row in " .. ds)
+    end
+    local function cells(r) local t = {} for x in r:gmatch("|([^|]*)") do t[#t + 1] = x:match("^%s*(.-)%s*$") end return t end
+    -- columns: normalizer seeds accuracy Δ pairs t p Holm-p sig Wilcoxon d density
+    local ra, rb, rc = cells(row("entmax15", "deg")), cells(row("hae", "deg")), cells(row("topk:0.5", "deg"))
+    T.eq({ ra[4], ra[6], ra[7], ra[8], ra[9], ra[10], ra[11] }, { "+1.56 [n/a (no variance)]", "n/a (no variance)",
+      "n/a (no variance)", "n/a (counts as p = 1)", "n/a", "n/a (no variance)", "n/a (no variance)" }, 0, "(a) row ")
+    T.eq({ rb[4], rb[6], rb[9] }, { "+0.00 [n/a (identical samples)]", "n/a (identical samples)", "n/a" }, 0, "(b) row ")
+    T.eq({ rc[4], rc[5], rc[6], rc[9] }, { "+5.00 [n/a (1 pair)]", "1 (unpaired softmax: 2,3)", "n/a (1 pair)", "n/a" }, 0, "(c) row ")
+    local rs, rt = cells(row("sparsemax", "deg")), cells(row("topk:0.25", "deg"))
+    T.eq({ rs[8], rs[9], rt[8], rt[9] }, { ("%.4f"):format(5 * P10), "*", ("%.4f"):format(4 * P_SPARSE), "ns" })
+    T.eq(cells(row("sparsemax", "probe"))[4], "+1.00 [n/a (no variance)]")
+    T.eq(cells(row("sparsemax", "probe4"))[9], "n/a")
+    for _, bad in ipairs({ "+inf", "-inf", "| nan", "| *** |" }) do
+      assert(not md:find(bad, 1, true), "a degenerate statistic is recorded: '" .. bad .. "'\n" .. md)
+    end
+    assert(md:find("\nNo test (n/a): entmax15 — no variance: every matched seed gave the same Δ", 1, true), md)
+    assert(md:find("; hae — identical samples: ", 1, true) and md:find("; topk:0.5 — 1 pair: ", 1, true), md)
+    assert(md:find("`deg` (deg): 5 comparisons vs softmax, Holm over all 5; 3 without a test (no variance ×1, "
+      .. "identical samples ×1, 1 pair ×1) count as p = 1, never rejected.", 1, true), md)
+    -- the same through scripts/analyze.lua
+    local out, rc_ = sh(("%s scripts/analyze.lua %s --no-plots"):format(al.sweep.shquote(al.sweep.host()), d5))
+    T.eq(rc_, 0, 0, out)
+    assert(out:find("| sparsemax | 2 | 82.00 ± 1.41 | +1.00 [n/a (no variance)] | 2 | n/a (no variance) |", 1, true)
+      and not out:find("+inf", 1, true), out)
   end },
   { name = "(cleanup)", fn = function()
     assert(DIR:match("^/tmp/attnlab%-test%-report%.%w+$"))

@@ -70,12 +70,18 @@ return {
     T.eq(tie.chosen, "topk:0.125", 0, "a tie goes to the candidate listed first")
     T.close(tie.test.mean_diff, -2 * H, 1e-12)
     T.close(tie.test.p, P23, 1e-12)
-    -- the descriptive table gives every candidate's test Δ: topk:0.5's +40 pp is there, unchosen
-    T.close(img.descriptive["topk:0.5"].mean_diff, 40, 1e-9)
+    -- the descriptive table gives every candidate's test Δ: topk:0.5's +40 pp is there, unchosen;
+    -- it is +40 on every seed (0.9 vs 0.5), so it has no test: no CI, no p
+    T.eq(img.descriptive["topk:0.5"], nil)
+    T.eq({ img.descriptive_na["topk:0.5"].why, img.descriptive_na["topk:0.5"].n }, { "no variance", 3 })
+    T.close(img.descriptive_na["topk:0.5"].mean_diff, 40, 1e-9)
     local md = sel.markdown(S)
     assert(md:find(("| img | topk:0.25 | topk:0.125 80.00, topk:0.25 81.00, topk:0.5 80.50 (3) | %+.2f ["):format(2 * H),
       1, true), md)
     assert(md:find("Descriptive only", 1, true), md)
+    assert(md:find("| +40.00 [n/a (no variance)], 3 |", 1, true), md)
+    assert(md:find("\nNo test (n/a): img topk:0.125 — identical samples: the same accuracy on every matched seed, "
+      .. "Δ = 0 with no spread; img topk:0.5, tie topk:0.25, tie topk:0.5 — no variance: ", 1, true), md)
   end },
   { name = "selection: a record without validation accuracy is an error naming it", fn = function()
     local d = ROOT .. "/noval"
@@ -93,8 +99,72 @@ return {
     for _, n in ipairs({ "softmax", "topk:0.125", "topk:0.25", "topk:0.5" }) do rec(d, "img", n, 1, 0.5, 0.7) end
     local S = sel.select(al.report.load(d), { baseline = "softmax", candidates = CANDS })
     T.eq(S.datasets[1].test, nil)
-    assert(S.datasets[1].why:find("fewer than 2 seeds", 1, true), S.datasets[1].why)
-    assert(sel.markdown(S):find("fewer than 2 seeds", 1, true))
+    T.eq({ S.datasets[1].test_na.why, S.datasets[1].test_na.n, S.datasets[1].test_na.mean_diff }, { "1 pair", 1, 0 })
+    T.eq(S.datasets[1].why, "no test of topk:0.125 vs softmax: n/a (1 pair)")
+    local md = sel.markdown(S)
+    assert(md:find("| img | topk:0.125 | topk:0.125 70.00, topk:0.25 70.00, topk:0.5 70.00 (1) | +0.00 [n/a (1 pair)] | 1 "
+      .. "| n/a (1 pair) | n/a (1 pair) |", 1, true), md)
+    assert(md:find("\nNo test (n/a): img topk:0.125 — 1 pair: one matched seed", 1, true), md)
+  end },
+  { name = "selection: a chosen candidate with a constant or identical Δ, or a non-finite accuracy, gets no test", fn = function()
+    -- "flat": topk:0.125 (chosen: best validation) is softmax + 2/64 on every seed (no
+    -- variance: ttest_rel would say t = inf, p = 0), topk:0.25 equals softmax (identical),
+    -- topk:0.5 has d = {1,2,3}/64 (a real test, descriptive only)
+    local d = ROOT .. "/flat"
+    for s = 1, 3 do
+      rec(d, "flat", "softmax", s, 0.5 + s / 64, 0.7)
+      rec(d, "flat", "topk:0.125", s, 0.5 + (s + 2) / 64, 0.9)
+      rec(d, "flat", "topk:0.25", s, 0.5 + s / 64, 0.8)
+      rec(d, "flat", "topk:0.5", s, 0.5 + 2 * s / 64, 0.6)
+    end
+    local data = al.report.load(d)
+    local S = sel.select(data, { baseline = "softmax", candidates = CANDS })
+    local row = S.datasets[1]
+    T.eq({ row.chosen, row.test, row.test_na.why, row.test_na.n }, { "topk:0.125", nil, "no variance", 3 })
+    T.close(row.test_na.mean_diff, 2 * H, 1e-12)
+    T.eq({ row.descriptive["topk:0.125"], row.descriptive["topk:0.25"], row.descriptive_na["topk:0.25"].why },
+         { nil, nil, "identical samples" })
+    T.close(row.descriptive["topk:0.5"].p, P23, 1e-12)
+    local md = sel.markdown(S)
+    assert(md:find(("| flat | topk:0.125 | topk:0.125 90.00, topk:0.25 80.00, topk:0.5 60.00 (3) | %+.2f [n/a (no variance)] | 3 "
+      .. "| n/a (no variance) | n/a (no variance) |"):format(2 * H), 1, true), md)
+    assert(md:find("\nNo test (n/a): flat topk:0.125 — no variance: ", 1, true), md)
+    assert(md:find(("| flat | %+.2f [n/a (no variance)], 3 | +0.00 [n/a (identical samples)], 3 | %+.2f ["):format(2 * H, 2 * H),
+      1, true), md)
+    assert(not md:find("| inf |", 1, true) and not md:find("| 0 |", 1, true), md)   -- t and p of ttest_rel
+    -- a non-finite accuracy (not from al.report.load, which refuses it; from a caller's table)
+    data.runs[#data.runs + 1] = { label = "odd", normalizer = "softmax", seed = 1, acc = 0.5, record = data.runs[1].record }
+    data.runs[#data.runs + 1] = { label = "odd", normalizer = "softmax", seed = 2, acc = 0.5, record = data.runs[1].record }
+    for _, c in ipairs(CANDS) do
+      for seed = 1, 2 do
+        data.runs[#data.runs + 1] = { label = "odd", normalizer = c, seed = seed, acc = seed == 2 and math.huge or 0.6,
+                                      record = data.runs[1].record }
+      end
+    end
+    S = sel.select(data, { baseline = "softmax", candidates = CANDS, labels = { "odd" } })
+    T.eq({ S.datasets[1].test, S.datasets[1].test_na.why, S.datasets[1].test_na.mean_diff }, { nil, "non-finite value", nil })
+    assert(sel.markdown(S):find("| odd | topk:0.125 | topk:0.125 70.00, topk:0.25 70.00, topk:0.5 70.00 (2) | n/a (non-finite value) | 2 "
+      .. "| n/a (non-finite value) | n/a (non-finite value) |", 1, true), sel.markdown(S))
+    -- a non-finite validation score is refused like a missing one (a NaN mean would win the choice)
+    local bad = al.json.decode(al.json.encode(data.runs[1].record))
+    bad.epochs[#bad.epochs].val_accuracy = math.huge
+    data.runs[#data.runs + 1] = { label = "odd2", normalizer = "topk:0.125", seed = 1, acc = 0.5, record = bad, name = "odd2_run" }
+    T.raises(function() sel.select(data, { baseline = "softmax", candidates = CANDS, labels = { "odd2" } }) end,
+      "odd2_run has no val_accuracy")
+  end },
+  { name = "robustness: identical samples are zero, a non-finite Δ is said, neither tested", fn = function()
+    local function run(label, n, seed, acc) return { label = label, normalizer = n, seed = seed, acc = acc, record = {} } end
+    local A = { runs = { run("x", "softmax", 1, 0.5), run("x", "softmax", 2, 0.6), run("x", "hae", 1, 0.5), run("x", "hae", 2, 0.6) } }
+    local B = { runs = { run("x", "softmax", 1, 0.5), run("x", "softmax", 2, 0.6), run("x", "hae", 1, 0.7), run("x", "hae", 2, 0 / 0) } }
+    local R = rob.compare(A, B, { baseline = "softmax", a_name = "p", b_name = "q" })
+    local r = R.rows[1]
+    T.eq({ r.a_all, r.a_all_na.why, r.a_all_na.mean_diff, r.b, r.b_na.why, r.change, r.change_na.why },
+         { nil, "identical samples", 0, nil, "non-finite value", nil, "non-finite value" })
+    T.eq(r.verdict, "a non-finite Δ under q")
+    local md = rob.markdown(R)
+    assert(md:find("| x | hae | +0.00 [n/a (identical samples)], 2 | +0.00 [n/a (identical samples)], 2 | n/a (non-finite value), 2 "
+      .. "| p n/a (non-finite value) | a non-finite Δ under q |", 1, true), md)
+    assert(not md:find("nan", 1, true), md)
   end },
   { name = "robustness: Δ on matched seeds, the paired change, and each sign verdict", fn = function()
     local A, B = ROOT .. "/torch", ROOT .. "/timm"
@@ -103,12 +173,12 @@ return {
       rec(A, "img", "entmax15", s, 0.5 + s / 64)       -- Δ_A = {1,2,3,4} h; on B's seeds {1,2,3} h
     end
     for s = 1, 3 do
-      rec(A, "img", "topk:0.25", s, 0.5 + 1 / 64)      -- constant +h: CI [h, h]
+      rec(A, "img", "topk:0.25", s, 0.5 + 1 / 64)      -- constant +h: no variance, no CI (ttest_rel: [h, h])
       rec(A, "img", "sparsemax", s, 0.5 + 1 / 64)
       rec(B, "img", "softmax", s, 0.5)
       rec(B, "img", "entmax15", s, 0.5 - s / 64)       -- Δ_B = {-1,-2,-3} h: CI includes 0
-      rec(B, "img", "topk:0.25", s, 0.5 - 1 / 64)      -- constant -h: a significant reversal
-      rec(B, "img", "sparsemax", s, 0.5 + 2 / 64)      -- constant +2h: same sign, both significant
+      rec(B, "img", "topk:0.25", s, 0.5 - 1 / 64)      -- constant -h: a sign change, but no test
+      rec(B, "img", "sparsemax", s, 0.5 + 2 / 64)      -- constant +2h: same sign, no test either
     end
     local R = rob.compare(al.report.load(A), al.report.load(B), { baseline = "softmax", a_name = "torch", b_name = "timm" })
     local by = {}
@@ -127,8 +197,23 @@ return {
     T.close(e.change.mean_diff, -4 * H, 1e-12)
     T.close(e.change.p, P23, 1e-12)
     T.eq(e.verdict, "changes sign (not significant under torch or timm)")
-    T.eq(by["topk:0.25"].verdict, "reverses")
-    T.eq(by.sparsemax.verdict, "keeps its sign (significant under both)")
+    -- constant Δs: ttest_rel's [m, m] "excludes 0" from no spread at all; the report tests
+    -- nothing there, keeps the means, and its verdict claims no significance
+    local tk, sp = by["topk:0.25"], by.sparsemax
+    T.eq({ tk.a_common, tk.b, tk.change, tk.a_common_na.why, tk.b_na.why, tk.change_na.why },
+         { nil, nil, nil, "no variance", "no variance", "no variance" })
+    T.close({ tk.a_common_na.mean_diff, tk.b_na.mean_diff, tk.change_na.mean_diff }, { H, -H, -2 * H }, 1e-12)
+    T.eq(tk.verdict, "changes sign (no test under torch or timm: no variance)")
+    T.eq(sp.verdict, "keeps its sign (no test under torch or timm: no variance)")
+    T.eq(rob.verdict({ mean_diff = 1, ci_low = 0.5, ci_high = 1.5 }, { mean_diff = -1, ci_low = -1.5, ci_high = -0.5 }, "a", "b"),
+      "reverses")
+    T.eq(rob.verdict({ mean_diff = 1, ci_low = 0.5, ci_high = 1.5 }, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"),
+      "keeps its sign (significant under both)")
+    -- a zero-width CI handed in directly is no evidence either
+    T.eq(rob.verdict({ mean_diff = 1, ci_low = 1, ci_high = 1 }, { mean_diff = -2, ci_low = -3, ci_high = -1 }, "a", "b"),
+      "changes sign (no test under a: no variance)")
+    T.eq(rob.verdict({ mean_diff = -1, ci_low = -2, ci_high = 1 }, nil, "a", "b", nil, { why = "no variance", mean_diff = 1, n = 3 }),
+      "changes sign (not significant under a; no test under b: no variance)")
     T.eq(rob.verdict({ mean_diff = 1, ci_low = -1, ci_high = 3 }, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"),
       "keeps its sign")
     T.eq(rob.verdict(nil, { mean_diff = 2, ci_low = 1, ci_high = 3 }, "a", "b"), "fewer than 2 paired seeds under a")
@@ -137,6 +222,11 @@ return {
       "zero under a")
     local md = rob.markdown(R)
     assert(md:find(("| img | entmax15 | %+.2f ["):format(2.5 * H), 1, true), md)
+    assert(md:find(("| img | topk:0.25 | %+.2f [n/a (no variance)], 3 | %+.2f [n/a (no variance)], 3 | %+.2f [n/a (no variance)], 3 "
+      .. "| %+.2f, p n/a (no variance) | changes sign (no test under torch or timm: no variance) |"):format(H, H, -H, -2 * H), 1, true), md)
+    assert(not md:find(", p = 0 |", 1, true) and not md:find("significant under both", 1, true), md)
+    assert(md:find("\nNo test (n/a): img sparsemax (torch, torch on timm's seeds, timm, change), img topk:0.25 (torch, "
+      .. "torch on timm's seeds, timm, change) — no variance: ", 1, true), md)
     assert(md:find("| img | 50.00 ± 0.00, 4 seeds | 50.00 ± 0.00, 3 seeds |", 1, true), md)
     T.raises(function() rob.compare(al.report.load(A), al.report.load(B), { baseline = "nope" }) end,
       "img: condition B has no nope record")
@@ -188,7 +278,8 @@ return {
     assert((read(ROOT .. "/V.md") or ""):find("| img | topk:0.25 |", 1, true), "V.md")
     out, rc = sh(("%s experiments/normalizers/full/init_sign.lua %s/torch %s/timm 2>&1"):format(host, ROOT, ROOT))
     T.eq(rc, 0, 0, out)
-    assert(out:find("| img | topk:0.25 |", 1, true) and out:find("reverses", 1, true), out)
+    assert(out:find("| img | topk:0.25 |", 1, true) and out:find("changes sign (no test under torch or timm: no variance)", 1, true)
+      and not out:find("reverses", 1, true), out)
     out, rc = sh(("%s experiments/normalizers/full/init_sign.lua %s/torch %s/empty 2>&1"):format(host, ROOT, ROOT))
     assert(rc ~= 0, "empty folder must fail")
     local lines = select(2, out:gsub("\n", ""))

@@ -529,6 +529,46 @@ case("descriptive input errors and summary of one value", function()
   T.truthy(s.sd ~= s.sd, "sd of one value is NaN")
 end)
 
+case("documented conventions the report does not record: mean({inf, -inf}) = NaN, wilcoxon of 1 pair p = 1", function()
+  local m = S.mean({ huge, -huge })
+  T.truthy(m ~= m, "IEEE: inf + -inf is NaN, got " .. tostring(m))
+  T.eq(S.mean({ huge, 1 }), huge)
+  local w = S.wilcoxon({ 0.5 }, { 0.4 })
+  T.eq({ w.p, w.n, w.method, w.note }, { 1.0, 1, "exact", nil })
+end)
+
+-- attnlab.report.paired: which paired comparisons the report tests at all (pure Lua too).
+local PAIRED = require "attnlab.report.paired"
+
+case("report.paired.why: 0 or 1 pair, non-finite, no variance (also when only rounding differs), identical", function()
+  T.eq({ PAIRED.why({}, {}) }, { "no pairs" })
+  T.eq({ PAIRED.why({ 0.75 }, { 0.5 }) }, { "1 pair", 0.25 })
+  T.eq({ PAIRED.why({ 0.5, huge }, { 0.5, 0.6 }) }, { "non-finite value" })
+  T.eq({ PAIRED.why({ 0.5, 0.6 }, { NAN, 0.6 }) }, { "non-finite value" })
+  T.eq({ PAIRED.why({ 0.75, 0.5 }, { 0.75, 0.5 }) }, { "identical samples", 0 })
+  T.eq({ PAIRED.why({ 0.81, 0.83 }, { 0.80, 0.82 }) }, { "no variance", 0.81 - 0.80 })
+  -- the differences here are equal only up to rounding, and ttest_rel makes t ~ 4e14 of that
+  local a, b = { 0.31, 0.93, 0.57, 0.47 }, { 0.30, 0.92, 0.56, 0.46 }
+  T.truthy(a[3] - b[3] ~= a[1] - b[1] and S.ttest_rel(a, b).t > 1e14, "the rounding case is what it claims")
+  local why, m = PAIRED.why(a, b)
+  T.eq(why, "no variance")
+  close(m, 0.01, 1e-14, "its mean difference")
+  -- the smallest real spread of accuracies (1 example in a million) is tested, in pp too
+  T.eq(PAIRED.why({ 0.5 + 1e-6, 0.6 }, { 0.5, 0.6 - 0 }), nil)
+  T.eq(PAIRED.why({ 50.0001, 60 }, { 50, 60 }), nil)
+  T.eq(PAIRED.why({ 50.01, 60.01 }, { 50, 60 }), "no variance")
+  -- ttest(): the raw result when testable, else nil, the reason and the mean
+  T.eq({ PAIRED.ttest({ 3, 4 }, { 1, 2 }) }, { nil, "no variance", 2.0 })
+  local r = PAIRED.ttest({ 3, 4, 6 }, { 1, 2, 3 })
+  T.eq({ r.n, r.mean_diff }, { 3, 7 / 3 })
+  T.eq(PAIRED.marker("1 pair"), "n/a (1 pair)")
+  T.eq(PAIRED.note({}), nil)
+  T.eq(PAIRED.note({ { label = "x", why = "1 pair" }, { label = "y", why = "no variance" }, { label = "z", why = "1 pair" } }),
+    "No test (n/a): x, z — 1 pair: one matched seed, and a t-test needs at least 2; y — no variance: every matched seed "
+    .. "gave the same Δ (to rounding), so there is no spread to test against and t = ±inf, p = 0 would be an artefact, "
+    .. "not evidence. Never marked significant.")
+end)
+
 case("distribution function argument errors", function()
   T.raises(function() S.t_cdf(1, 0) end, "attnlab.stats.t_cdf: df = 0.0, want df > 0")
   T.raises(function() S.t_cdf(1, NAN) end, "t_cdf: df = nan, want df > 0")

@@ -12,14 +12,17 @@
 --
 -- Statistics (attnlab.stats): the paired two-sided t-test is scipy.stats.ttest_rel on
 -- accuracy(normalizer) - accuracy(baseline) over the seeds present for both. Holm adjusts
--- the raw p-values of every comparison of a family together (statsmodels 'holm'). When all
--- differences are equal, t = +-inf and p = 0 (nonzero difference) or t = p = NaN (identical
--- samples), as SciPy; a NaN p enters Holm as p = 1 (nothing to reject) so that the family
--- keeps its size. Fewer than 2 matched seeds: no test, said so in the table.
+-- the raw p-values of every comparison a family declares together (statsmodels 'holm').
+-- A comparison with fewer than 2 matched seeds, a non-finite accuracy, or differences that
+-- are all equal (zero variance, where ttest_rel gives SciPy's t = +-inf, p = 0, or NaN for
+-- identical samples) has no test (report/paired.lua): its t, p, CI, d and Wilcoxon cells
+-- say "n/a (<reason>)", a line under the table says why, it is never marked significant,
+-- and it enters its Holm family as p = 1 so that the family keeps its declared size m.
 local al = require "attnlab"
 local util = require "attnlab.util"
 local MD = require "attnlab.report.markdown"
 local PLOTS = require "attnlab.report.plots"
+local PAIRED = require "attnlab.report.paired"
 
 local report = {}
 
@@ -35,6 +38,10 @@ local function mean(xs)
 end
 
 local function isnum(v) return type(v) == "number" and v == v end
+-- Measurements (density, timings, per-epoch accuracy, alphas) enter a mean or median only when
+-- finite: JSON's 1e999 decodes to inf, and stats.mean({inf, -inf}) is NaN (IEEE), which the
+-- report would print as the density or runtime of a normalizer.
+local finite = PAIRED.finite
 
 -- ---- loading ----------------------------------------------------------------------------------------
 -- The dataset label of a record: what the sweep's experiment.json says, else the record
@@ -87,7 +94,8 @@ function report.load(dir)
       -- seed cannot be grouped or paired
       elseif not (rec.test_accuracy >= 0 and rec.test_accuracy <= 1) then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path,
-          why = ("test_accuracy %s is not in [0, 1]"):format(al.json.encode(rec.test_accuracy)) }
+          why = ("test_accuracy %s is not in [0, 1]"):format(finite(rec.test_accuracy) and al.json.encode(rec.test_accuracy)
+            or tostring(rec.test_accuracy)) }   -- (JSON would write inf as null)
       elseif type(rec.config.normalizer) ~= "string" or rec.config.normalizer == "" then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "config.normalizer is missing or not a name" }
       elseif not isnum(rec.config.seed) then
@@ -133,11 +141,11 @@ local function group_stats(runs)
     g.by_seed[r.seed] = r
     g.seeds[#g.seeds + 1] = r.seed
     acc[#acc + 1] = r.acc
-    if isnum(r.acc_exact) then ex[#ex + 1] = r.acc_exact end
-    if isnum(r.density) then dens[#dens + 1] = r.density end
-    if isnum(r.density_real) then densr[#densr + 1] = r.density_real end
-    if isnum(r.train_s) then tr[#tr + 1] = r.train_s end
-    if isnum(r.infer_s) then inf[#inf + 1] = r.infer_s end
+    if finite(r.acc_exact) then ex[#ex + 1] = r.acc_exact end
+    if finite(r.density) then dens[#dens + 1] = r.density end
+    if finite(r.density_real) then densr[#densr + 1] = r.density_real end
+    if finite(r.train_s) then tr[#tr + 1] = r.train_s end
+    if finite(r.infer_s) then inf[#inf + 1] = r.infer_s end
   end
   g.acc = al.stats.summary(acc)
   if #ex > 0 then g.acc_exact = al.stats.summary(ex) end
@@ -146,15 +154,8 @@ local function group_stats(runs)
   return g
 end
 
--- One paired comparison of normalizer x against base on dataset label.
-local function compare(groups, label, x, base)
-  local gx, gb = groups[label] and groups[label][x], groups[label] and groups[label][base]
-  local c = { dataset = label, normalizer = x, baseline = base, n_pairs = 0, seeds = {},
-              only_x = {}, only_base = {} }
-  if not gx or not gb then
-    c.note = not gx and ("no records of " .. x) or ("no records of " .. base)
-    return c
-  end
+-- The seeds both groups have, and the accuracies of x (a) and of base (b) on them, in seed order.
+local function match_seeds(c, gx, gb)
   local a, b = {}, {}
   for _, s in ipairs(gx.seeds) do
     if gb.by_seed[s] then
@@ -168,11 +169,12 @@ local function compare(groups, label, x, base)
   for _, s in ipairs(gb.seeds) do if not gx.by_seed[s] then c.only_base[#c.only_base + 1] = s end end
   c.n_pairs = #c.seeds
   c.a, c.b = a, b
-  if c.n_pairs < 2 then
-    c.note = ("%d matched seed%s: no test"):format(c.n_pairs, c.n_pairs == 1 and "" or "s")
-    if c.n_pairs == 1 then c.mean_diff = a[1] - b[1] end
-    return c
-  end
+  return a, b
+end
+
+-- The t-test and its companions of a testable comparison (PAIRED.why found nothing wrong:
+-- >= 2 finite pairs with a nonzero spread, so t, p, the CI and d are finite).
+local function run_tests(c, a, b)
   local t = al.stats.ttest_rel(a, b)
   c.t, c.p, c.df, c.mean_diff, c.ci_low, c.ci_high = t.t, t.p, t.df, t.mean_diff, t.ci_low, t.ci_high
   c.cohen_d = al.stats.cohen_d_paired(a, b)
@@ -182,6 +184,24 @@ local function compare(groups, label, x, base)
   else
     c.wilcoxon_p, c.wilcoxon_note = NAN, tostring(w):gsub("^attnlab%.stats%.wilcoxon: ", "")
   end
+end
+
+-- One paired comparison of normalizer x against base on dataset label. A comparison without
+-- a test (c.na = the reason: no records, no or 1 pair, non-finite, no variance, identical
+-- samples; see report/paired.lua) keeps only its descriptive Δ (c.mean_diff, when defined) and
+-- has no t, p, CI, d or Wilcoxon p: ttest_rel's +-inf / NaN for a zero spread, and wilcoxon's
+-- p = 1 for one pair (its exact null of n = 1), are conventions, not results to record.
+local function compare(groups, label, x, base)
+  local gx, gb = groups[label] and groups[label][x], groups[label] and groups[label][base]
+  local c = { dataset = label, normalizer = x, baseline = base, n_pairs = 0, seeds = {},
+              only_x = {}, only_base = {} }
+  if not gx or not gb then
+    c.na = not gx and ("no records of " .. x) or ("no records of " .. base)
+    return c
+  end
+  local a, b = match_seeds(c, gx, gb)
+  c.na, c.mean_diff = PAIRED.why(a, b)
+  if not c.na then run_tests(c, a, b) end
   return c
 end
 
@@ -245,6 +265,25 @@ local function families_of(exp, A)
   return out
 end
 
+-- Holm over every comparison the family declares (each dataset x normalizer it names, records
+-- or not), so m is the declared family size. A comparison without a test (c.na: no records,
+-- fewer than 2 pairs, no variance, identical samples, non-finite) enters as p = 1: it is never
+-- rejected, and a failed or degenerate cell does not shrink m and so loosen the correction
+-- of the others. It gets no Holm p of its own (printed n/a), only reject = false.
+local function holm_family(f)
+  local ps = {}
+  f.m, f.untested = #f.comparisons, {}
+  for i, c in ipairs(f.comparisons) do
+    ps[i] = c.na and 1.0 or c.p
+    if c.na then f.untested[#f.untested + 1] = c end
+  end
+  if #ps == 0 then return end
+  local adj, rej = al.stats.holm(ps)
+  for i, c in ipairs(f.comparisons) do
+    if c.na then c.reject = false else c.holm, c.reject = adj[i], rej[i] end
+  end
+end
+
 -- Learning curves from the records' per-epoch test accuracy: A.curves[label] = { epochs = E,
 -- [normalizer] = { mean = {..}, sd = {..}, n = {..} } in % per epoch (over the seeds that reached
 -- it), delta = { [normalizer] = { mean, lo, hi, n } }: the paired difference to the baseline per
@@ -261,7 +300,7 @@ function report.curves(A)
         for _, r in ipairs(g.runs) do
           local row = {}
           for _, e in ipairs(type(r.record.epochs) == "table" and r.record.epochs or {}) do
-            if type(e) == "table" and math.type(e.epoch) == "integer" and e.epoch >= 1 and isnum(e.test_accuracy) then
+            if type(e) == "table" and math.type(e.epoch) == "integer" and e.epoch >= 1 and finite(e.test_accuracy) then
               row[e.epoch] = e.test_accuracy
               if e.epoch > E then E = e.epoch end
             end
@@ -291,15 +330,20 @@ function report.curves(A)
         c[n] = cn
         local b = per[A.baseline]
         if b and n ~= A.baseline then
-          local dl = { mean = {}, lo = {}, hi = {}, n = {} }
+          local dl = { mean = {}, lo = {}, hi = {}, n = {}, na = {} }
           for ep = 1, E do
-            local diffs = {}
+            local diffs, xa, xb = {}, {}, {}
             for seed, row in pairs(seeds) do
-              if row[ep] and b[seed] and b[seed][ep] then diffs[#diffs + 1] = 100 * (row[ep] - b[seed][ep]) end
+              if row[ep] and b[seed] and b[seed][ep] then
+                xa[#xa + 1], xb[#xb + 1] = row[ep], b[seed][ep]
+                diffs[#diffs + 1] = 100 * (row[ep] - b[seed][ep])
+              end
             end
             local m, sd = spread(diffs)
             dl.n[ep], dl.mean[ep], dl.lo[ep], dl.hi[ep] = #diffs, m, NAN, NAN
-            if #diffs >= 2 then
+            -- no interval where there is no test (one pair, a zero spread: [m, m] is no CI)
+            dl.na[ep] = #diffs > 0 and PAIRED.why(xa, xb) or nil
+            if not dl.na[ep] and #diffs >= 2 then
               local half = al.stats.t_ppf(0.975, #diffs - 1) * sd / math.sqrt(#diffs)
               dl.lo[ep], dl.hi[ep] = m - half, m + half
             end
@@ -350,27 +394,16 @@ function report.analyze(data, opts)
   -- families and Holm inside each
   A.families = families_of(exp, A)
   for _, f in ipairs(A.families) do
-    local tested, ps = {}, {}
     for _, d in ipairs(f.datasets) do
-      if A.groups[d] then
-        for _, n in ipairs(f.normalizers) do
-          if n ~= f.baseline and A.groups[d][n] then
-            local c = compare(A.groups, d, n, f.baseline)
-            c.family = f.name
-            f.comparisons[#f.comparisons + 1] = c
-            if c.p ~= nil then
-              tested[#tested + 1] = c
-              ps[#ps + 1] = (c.p == c.p) and c.p or 1.0
-            end
-          end
+      for _, n in ipairs(f.normalizers) do
+        if n ~= f.baseline then
+          local c = compare(A.groups, d, n, f.baseline)
+          c.family = f.name
+          f.comparisons[#f.comparisons + 1] = c
         end
       end
     end
-    f.m = #tested
-    if #tested > 0 then
-      local adj, rej = al.stats.holm(ps)
-      for i, c in ipairs(tested) do c.holm, c.reject = adj[i], rej[i] end
-    end
+    holm_family(f)
   end
 
   -- per dataset: each normalizer vs the baseline, taken from the first family that holds
@@ -409,10 +442,12 @@ function report.analyze(data, opts)
               layers[li] = layers[li] or { values = {}, per_head = {}, seeds = 0 }
               local L = layers[li]
               L.seeds = L.seeds + 1
-              for h, a in ipairs(heads) do
-                L.values[#L.values + 1] = a
+              for h, a in ipairs(type(heads) == "table" and heads or {}) do
                 L.per_head[h] = L.per_head[h] or {}
-                table.insert(L.per_head[h], a)
+                if finite(a) then
+                  L.values[#L.values + 1] = a
+                  table.insert(L.per_head[h], a)
+                end
               end
             end
           end
@@ -421,7 +456,7 @@ function report.analyze(data, opts)
           if #L.values > 0 then
             local s = al.stats.summary(L.values)
             local ph = {}
-            for h, v in ipairs(L.per_head) do ph[h] = mean(v) end
+            for h, v in ipairs(L.per_head) do ph[h] = mean(v) or NAN end   -- NaN: no finite value of head h
             A.alphas[#A.alphas + 1] = { dataset = d, normalizer = n, layer = li, seeds = L.seeds, mean = s.mean,
                                         min = s.min, max = s.max, per_head = ph }
           end

@@ -3,6 +3,7 @@
 -- report.markdown (report/init.lua), which also exports fmt_p, stars and md_table from here.
 local al = require "attnlab"
 local util = require "attnlab.util"
+local PAIRED = require "attnlab.report.paired"
 
 local M = {}
 
@@ -57,10 +58,13 @@ local function seeds_str(list)
   return table.concat(s, ",")
 end
 
+-- Δ and its CI; a comparison without a test (c.na) shows its descriptive Δ, if any, and no CI.
 local function delta_cell(c)
-  if c.mean_diff == nil then return "" end
+  if c.mean_diff == nil then return c.na and PAIRED.marker(c.na) or "" end
   local s = ("%+.2f"):format(100 * c.mean_diff)
-  if c.ci_low and c.ci_low == c.ci_low then
+  if c.na then
+    s = s .. " [" .. PAIRED.marker(c.na) .. "]"
+  elseif c.ci_low and c.ci_low == c.ci_low then
     s = s .. (" [%+.2f, %+.2f]"):format(100 * c.ci_low, 100 * c.ci_high)
   end
   return s
@@ -75,14 +79,44 @@ local function pairs_cell(c)
   return s
 end
 
+-- t, p, Holm p, sig, Wilcoxon p, d. Without a test every one is n/a, and sig has no stars.
 local function test_cells(c)
-  if c.p == nil then return { c.note or "", "", "", "", "", "" } end
+  if c.na then
+    local m = PAIRED.marker(c.na)
+    return { m, m, c.family and "n/a (counts as p = 1)" or "n/a", "n/a", m, m }
+  end
   local w = fmt_p(c.wilcoxon_p)
   if c.wilcoxon_note then
     w = c.wilcoxon_note:find("differences are zero", 1, true) and "n/a (all d = 0)" or ("n/a (" .. c.wilcoxon_note .. ")")
   end
   return { fnum(c.t), fmt_p(c.p), c.holm and fmt_p(c.holm) or "(none)",
            c.holm and M.stars(c.holm) or (M.stars(c.p) .. " (raw)"), w, fnum(c.cohen_d, "%.2f") }
+end
+
+-- ", K without a test (reasons) ..." for the Families list: those count as p = 1 (init.lua's
+-- holm_family), which keeps m at the size the family declares.
+local function untested_clause(f)
+  local k = #f.untested
+  if k == 0 then return "" end
+  local n, order = {}, {}
+  for _, c in ipairs(f.untested) do
+    local why = c.na:match("^no records of ") and "no records" or c.na
+    if not n[why] then n[why] = 0; order[#order + 1] = why end
+    n[why] = n[why] + 1
+  end
+  local parts = {}
+  for _, why in ipairs(order) do parts[#parts + 1] = ("%s ×%d"):format(why, n[why]) end
+  return ("; %d without a test (%s) %s as p = 1, never rejected"):format(k, table.concat(parts, ", "),
+    k == 1 and "counts" or "count")
+end
+
+-- The line under a table with n/a rows: which rows and why (report/paired.lua).
+local function na_line(comps, label)
+  local items = {}
+  for _, c in ipairs(comps) do
+    if c.na then items[#items + 1] = { label = label(c), why = c.na } end
+  end
+  return PAIRED.note(items, "; in a Holm family such a comparison counts as p = 1, never rejected (see Families)")
 end
 
 local function schedule_line(A, d)
@@ -141,7 +175,8 @@ function M.markdown(A, opts)
   w(("How to read: accuracy is test accuracy in %%, mean ± sd over seeds. Δ is the mean paired difference " ..
      "to %s in percentage points with its 95%% CI, over the seeds both have (\"pairs\"). t and p: paired two-sided " ..
      "t-test; Holm p: adjusted within the comparison's family (see Families); sig: *** < 0.001, ** < 0.01, " ..
-     "* < 0.05 on the Holm p, ns otherwise. Wilcoxon p: signed-rank test (exact when n ≤ 25 without ties). " ..
+     "* < 0.05 on the Holm p, ns otherwise; n/a: no test (fewer than 2 pairs, no variance of the differences, or a " ..
+     "non-finite value; the line under the table says which). Wilcoxon p: signed-rank test (exact when n ≤ 25 without ties). " ..
      "d: Cohen's d of the paired differences. Density: share of keys with nonzero attention weight, mean over " ..
      "layers, heads and queries (1 = dense)."):format(base))
   w()
@@ -152,7 +187,7 @@ function M.markdown(A, opts)
     w()
     w(schedule_line(A, d) .. ".")
     w()
-    local rows = {}
+    local rows, shown = {}, {}   -- shown: the comparisons in the table, for the n/a line
     local has_exact = false
     for _, n in ipairs(A.normalizers) do
       local g = A.groups[d][n]
@@ -169,6 +204,7 @@ function M.markdown(A, opts)
           row[#row - 7] = "(baseline)"
         else
           local c = A.vs_baseline[d][n]
+          shown[#shown + 1] = c
           row[#row + 1] = delta_cell(c)
           row[#row + 1] = pairs_cell(c)
           for _, v in ipairs(test_cells(c)) do row[#row + 1] = v end
@@ -184,6 +220,8 @@ function M.markdown(A, opts)
     local align = { "l" }
     w(md_table(header, rows, align))
     w()
+    local na = na_line(shown, function(c) return c.normalizer end)
+    if na then w(na) w() end
     if has_exact then
       w("exact-1k: accuracy on the first 1,000 test records, the bit-exact part of this copy's CIFAR-10 test set.")
       w()
@@ -208,8 +246,8 @@ function M.markdown(A, opts)
         for _, n in ipairs(others) do
           local dl = cv.delta[n]
           local cell = ""
-          if dl.n[ep] >= 2 then cell = ("%+.2f [%+.2f, %+.2f]"):format(dl.mean[ep], dl.lo[ep], dl.hi[ep])
-          elseif dl.n[ep] == 1 then cell = ("%+.2f (1 pair)"):format(dl.mean[ep]) end
+          if dl.na and dl.na[ep] then cell = ("%+.2f [%s]"):format(dl.mean[ep], PAIRED.marker(dl.na[ep]))
+          elseif dl.n[ep] >= 2 then cell = ("%+.2f [%+.2f, %+.2f]"):format(dl.mean[ep], dl.lo[ep], dl.hi[ep]) end
           row[#row + 1] = cell
         end
         crow[#crow + 1] = row
@@ -229,7 +267,7 @@ function M.markdown(A, opts)
     if f.baseline ~= base and #f.comparisons > 0 then
       w(("## %s"):format(f.title))
       w()
-      w(("Family `%s`: %d test%s, Holm within it."):format(f.name, f.m, f.m == 1 and "" or "s"))
+      w(("Family `%s`: %d comparison%s, Holm within it."):format(f.name, f.m, f.m == 1 and "" or "s"))
       w()
       local rows = {}
       for _, c in ipairs(f.comparisons) do
@@ -240,6 +278,8 @@ function M.markdown(A, opts)
       w(md_table({ "dataset", "comparison", "Δ (pp) [95% CI]", "pairs", "t", "p", "Holm p", "sig", "Wilcoxon p", "d" },
         rows, { "l", "l" }))
       w()
+      local na = na_line(f.comparisons, function(c) return c.dataset .. " " .. c.normalizer end)
+      if na then w(na) w() end
     end
   end
 
@@ -251,7 +291,7 @@ function M.markdown(A, opts)
     local rows = {}
     for _, a in ipairs(A.alphas) do
       local ph = {}
-      for h, v in ipairs(a.per_head) do ph[h] = ("%.3f"):format(v) end
+      for h, v in ipairs(a.per_head) do ph[h] = v == v and ("%.3f"):format(v) or "n/a" end   -- NaN: no finite value
       rows[#rows + 1] = { a.dataset, a.normalizer, tostring(a.layer), tostring(a.seeds), ("%.3f"):format(a.mean),
                           ("%.3f – %.3f"):format(a.min, a.max), table.concat(ph, " ") }
     end
@@ -297,10 +337,8 @@ function M.markdown(A, opts)
   w("## Families")
   w()
   for _, f in ipairs(A.families) do
-    local untested = #f.comparisons - f.m
-    w(("- `%s` (%s): %d comparison%s vs %s, Holm over the %d with a test%s.")
-      :format(f.name, f.title, #f.comparisons, #f.comparisons == 1 and "" or "s", f.baseline, f.m,
-        untested > 0 and (" (%d without one: fewer than 2 matched seeds)"):format(untested) or ""))
+    w(("- `%s` (%s): %d comparison%s vs %s, Holm over all %d%s.")
+      :format(f.name, f.title, f.m, f.m == 1 and "" or "s", f.baseline, f.m, untested_clause(f)))
   end
   w()
 

@@ -20,23 +20,29 @@
 -- * Candidates are compared over the seeds that every candidate has, so that no candidate is
 --   favoured by a different draw of seeds. Ties go to the candidate listed first.
 -- * The confirmatory test pairs the chosen candidate with the baseline over every seed both
---   have (attnlab.stats.ttest_rel, two-sided, 95% CI), in percentage points.
+--   have (attnlab.stats.ttest_rel, two-sided, 95% CI), in percentage points. Fewer than 2
+--   pairs, a non-finite accuracy, or differences that are all equal (zero variance: t = +-inf,
+--   p = 0 in SciPy's convention) give no test (report/paired.lua): Δ is shown with
+--   "n/a (<reason>)" in place of the CI, t and p, and a line under the table says why.
 -- * Each candidate's test Δ is also given, marked descriptive: it shows what choosing on the
 --   test set would have picked, and it must not be read as a further test.
 local al = require "attnlab"
 local util = require "attnlab.util"
 local index = require "attnlab.report.cells"   -- cells[label][normalizer][seed] = run
+local PAIRED = require "attnlab.report.paired"
 
 local M = {}
 
 local function fail(fmt, ...) error("report.selection: " .. fmt:format(...), 0) end
 
--- The last epoch's validation accuracy of a record, or nil.
+-- The last epoch's validation accuracy of a record, or nil. Only a finite one counts: the
+-- mean of {inf, -inf} is NaN, and a NaN mean listed first would win the choice (no later
+-- m > NaN is true), so a non-finite score is the same error as a missing one.
 local function last_val(rec)
   local eps = type(rec) == "table" and rec.epochs
   local e = type(eps) == "table" and eps[#eps]
   local v = type(e) == "table" and e.val_accuracy
-  return (type(v) == "number" and v == v) and v or nil
+  return PAIRED.finite(v) and v or nil
 end
 M.last_val = last_val
 
@@ -48,7 +54,9 @@ local function seeds_of(cell)
   return s
 end
 
--- Paired test of a's test accuracy minus b's, in pp, over the seeds both have (nil if < 2).
+-- Paired test of a's test accuracy minus b's, in pp, over the seeds both have -> the
+-- ttest_rel result and the seeds, or nil, the seeds and { why, mean_diff, n } when there is
+-- no test (report/paired.lua: fewer than 2 pairs, a non-finite accuracy, no variance).
 local function paired(a, b)
   local x, y, seeds = {}, {}, {}
   for _, seed in ipairs(seeds_of(a)) do
@@ -56,14 +64,17 @@ local function paired(a, b)
       x[#x + 1], y[#y + 1], seeds[#seeds + 1] = 100 * a[seed].acc, 100 * b[seed].acc, seed
     end
   end
-  if #x < 2 then return nil, seeds end
-  return al.stats.ttest_rel(x, y), seeds
+  local t, why, m = PAIRED.ttest(x, y)
+  if t then return t, seeds end
+  return nil, seeds, { why = why, mean_diff = m, n = #x }
 end
 
 -- select(data, opts) -> { baseline, candidates, datasets = { [i] = row } } where a row is
 -- { label, chosen, common_seeds = {...}, val = { [cand] = mean val acc over common seeds },
 --   seeds = { [cand] = #seeds }, test = ttest_rel result (or nil), test_seeds = {...},
---   descriptive = { [cand] = ttest_rel result or nil }, why = reason when nothing was chosen }.
+--   test_na = { why, mean_diff, n } when the chosen candidate has no test,
+--   descriptive = { [cand] = ttest_rel result or nil }, descriptive_na = { [cand] = { why,
+--   mean_diff, n } }, why = reason when nothing was chosen or tested }.
 -- opts: baseline (required), candidates (required, ordered), labels (default: every label
 -- with a baseline or candidate record).
 function M.select(data, opts)
@@ -77,7 +88,7 @@ function M.select(data, opts)
   local S = { baseline = base, candidates = cands, datasets = {} }
   for _, label in ipairs(labels) do
     local cells = by[label] or {}
-    local row = { label = label, val = {}, seeds = {}, descriptive = {} }
+    local row = { label = label, val = {}, seeds = {}, descriptive = {}, descriptive_na = {} }
     -- every candidate record must carry a validation score
     for _, c in ipairs(cands) do
       row.seeds[c] = #seeds_of(cells[c])
@@ -108,12 +119,15 @@ function M.select(data, opts)
         if best_v == nil or m > best_v then best, best_v = c, m end   -- strict: ties keep the first
       end
       row.chosen = best
-      row.test, row.test_seeds = paired(cells[best], cells[base])
+      row.test, row.test_seeds, row.test_na = paired(cells[best], cells[base])
       if not row.test then
-        row.why = ("fewer than 2 seeds pair %s with %s (%d)"):format(best, base, #row.test_seeds)
+        row.why = ("no test of %s vs %s: %s"):format(best, base, PAIRED.marker(row.test_na.why))
       end
     end
-    for _, c in ipairs(cands) do row.descriptive[c] = (paired(cells[c], cells[base])) end
+    for _, c in ipairs(cands) do
+      local t, _, na = paired(cells[c], cells[base])
+      row.descriptive[c], row.descriptive_na[c] = t, na
+    end
     S.datasets[#S.datasets + 1] = row
   end
   return S
@@ -121,9 +135,29 @@ end
 
 local function ci(t) return ("%+.2f [%+.2f, %+.2f]"):format(t.mean_diff, t.ci_low, t.ci_high) end
 
--- The selection as Markdown: the confirmatory table, then the descriptive one.
-function M.markdown(S)
+-- Δ of a comparison without a test: the descriptive mean, if any, with the n/a marker as its CI.
+local function na_ci(na)
+  local m = PAIRED.marker(na.why)
+  return na.mean_diff and ("%+.2f [%s]"):format(na.mean_diff, m) or m
+end
+
+-- The confirmatory row: tested, untested (n/a), or nothing chosen.
+local function confirm_row(row, v)
   local MD = require "attnlab.report.markdown"
+  if row.test then
+    local t = row.test
+    return ("| %s | %s | %s | %s | %d | %.3f | %s |"):format(row.label, row.chosen, v, ci(t), t.n, t.t, MD.fmt_p(t.p))
+  elseif row.test_na then
+    local m = PAIRED.marker(row.test_na.why)
+    return ("| %s | %s | %s | %s | %d | %s | %s |"):format(row.label, row.chosen, v, na_ci(row.test_na), row.test_na.n, m, m)
+  end
+  return ("| %s | %s | %s | %s | %d | | |"):format(row.label, row.chosen or "-", v, row.why,
+    row.test_seeds and #row.test_seeds or 0)
+end
+
+-- The selection as Markdown: the confirmatory table, then the descriptive one, each with a
+-- line under it naming the rows without a test and why.
+function M.markdown(S)
   local out = {
     ("Chosen by mean validation accuracy (last epoch) over the seeds every candidate has; then one "
       .. "paired two-sided t-test of the chosen candidate's test accuracy against %s, unadjusted.")
@@ -132,21 +166,18 @@ function M.markdown(S)
       .. " (pp) [95% CI] | pairs | t | p |",
     "|---|---|---|---|---:|---:|---:|",
   }
+  local na_confirm, na_descr = {}, {}
   for _, row in ipairs(S.datasets) do
     local vals = {}
     for _, c in ipairs(S.candidates) do
       vals[#vals + 1] = row.val[c] and ("%s %.2f"):format(c, 100 * row.val[c]) or ("%s -"):format(c)
     end
     local v = table.concat(vals, ", ") .. (" (%d)"):format(#row.common_seeds)
-    if row.test then
-      local t = row.test
-      out[#out + 1] = ("| %s | %s | %s | %s | %d | %.3f | %s |"):format(row.label, row.chosen, v, ci(t), t.n, t.t,
-        MD.fmt_p(t.p))
-    else
-      out[#out + 1] = ("| %s | %s | %s | %s | %d | | |"):format(row.label, row.chosen or "-", v, row.why,
-        row.test_seeds and #row.test_seeds or 0)
-    end
+    out[#out + 1] = confirm_row(row, v)
+    if row.test_na then na_confirm[#na_confirm + 1] = { label = row.label .. " " .. row.chosen, why = row.test_na.why } end
   end
+  local line = PAIRED.note(na_confirm)
+  if line then out[#out + 1] = "" out[#out + 1] = line end
   out[#out + 1] = ""
   out[#out + 1] = "Descriptive only (not a test: this is what choosing on the test set would see), test Δ vs "
     .. S.baseline .. " (pp) [95% CI], pairs:"
@@ -156,12 +187,17 @@ function M.markdown(S)
   for _, row in ipairs(S.datasets) do
     local cells = {}
     for _, c in ipairs(S.candidates) do
-      local t = row.descriptive[c]
-      local n = row.seeds[c]
-      cells[#cells + 1] = t and (ci(t) .. ", " .. t.n) or (n == 1 and "1 seed" or ("%d seeds"):format(n))
+      local t, na = row.descriptive[c], row.descriptive_na[c]
+      if t then cells[#cells + 1] = ci(t) .. ", " .. t.n
+      else
+        cells[#cells + 1] = na_ci(na) .. ", " .. na.n
+        na_descr[#na_descr + 1] = { label = row.label .. " " .. c, why = na.why }
+      end
     end
     out[#out + 1] = "| " .. row.label .. " | " .. table.concat(cells, " | ") .. " |"
   end
+  line = PAIRED.note(na_descr)
+  if line then out[#out + 1] = "" out[#out + 1] = line end
   return table.concat(out, "\n") .. "\n"
 end
 

@@ -31,9 +31,13 @@
 --       ties or zeros always fall back to the approximation, and note= says so.
 --       opts.zero_method = "wilcox" (default) | "pratt" | "zsplit"; opts.alternative;
 --       opts.correction = false (continuity correction of the approximation)
+--       One pair: the exact null of n = 1 gives p = 1 (SciPy too), with no note; that is no
+--       test, and the report (report/paired.lua) runs none below 2 pairs.
 --   cohen_d_paired(a, b)       mean(d) / sd(d), sd with n - 1
 --   mean(x), sd(x) (n - 1), summary(x) -> {n=, mean=, sd=, min=, max=, median=}
---       (summary of one value has sd = NaN; sd() itself needs 2 values)
+--       (summary of one value has sd = NaN; sd() itself needs 2 values). +-inf values are
+--       accepted and follow IEEE, as numpy: mean({inf, -inf}) is NaN. The report averages
+--       finite values only.
 --   t_cdf(t, df), t_sf(t, df), t_ppf(q, df), t_pdf(t, df)       Student t, any real df > 0
 --   normal_cdf(x), normal_sf(x), normal_ppf(q), normal_pdf(x)
 --   betainc(a, b, x)           regularized incomplete beta I_x(a, b)
