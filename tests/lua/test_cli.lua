@@ -123,6 +123,15 @@ case("bench_train.lua ends with one goal line per thread count, naming the slowe
   end
 end)
 
+case("bench_train.lua --names without softmax still times softmax, the baseline of every ratio", function()
+  local out, err, code = run("scripts/bench_train.lua --threads 1 --patch 32 --names topk:0.5 --rounds 1 --no-torch")
+  T.eq(code, 0, 0, "exit status: " .. err)
+  assert(out:find("\n| softmax    |", 1, true), "no softmax row:\n" .. out)
+  local ratio = out:match("\n| topk:0.5   | +[%d]+ | +([%d.]+)x |")
+  assert(ratio and tonumber(ratio) > 0, "no top-k row with a ratio to softmax:\n" .. out)
+  assert(out:find("slowest sparse normalizer topk:0.5", 1, true), out)
+end)
+
 case("scripts/bench/ab.sh: pair-by-pair A/B of two commands; a failing command or bad -n is an error", function()
   local out, code = T.sh("sh scripts/bench/ab.sh -n 3 -w 0 'sleep 0.3' 'sleep 0.1'")
   T.eq(code, 0, 0, "exit status: " .. out)
