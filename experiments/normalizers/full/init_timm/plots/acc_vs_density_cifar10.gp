@@ -4,9 +4,14 @@ $s1 << EOD
 0.991 55.29 3
 0.991 54.65 4
 0.991 54.74 5
+0.991 54.68 6
+0.991 55.95 7
+0.991 55.87 8
+0.991 55.93 9
+0.991 55.32 10
 EOD
 $m1 << EOD
-0.991 54.976 0.411861627
+0.991 55.263 0.549627146
 EOD
 $s2 << EOD
 0.835342197 56.24 1
@@ -14,9 +19,14 @@ $s2 << EOD
 0.868729292 55.82 3
 0.860648325 56.23 4
 0.892335644 55.53 5
+0.867880447 56.12 6
+0.884751587 56.01 7
+0.847325651 56.21 8
+0.839420198 56.27 9
+0.859178512 55.64 10
 EOD
 $m2 << EOD
-0.863139257 55.836 0.399662357
+0.861425268 55.943 0.333668165
 EOD
 $s3 << EOD
 0.179470593 53.41 1
@@ -24,9 +34,14 @@ $s3 << EOD
 0.179470593 53.84 3
 0.179470593 53.47 4
 0.179470593 53.99 5
+0.179470593 53.88 6
+0.179470593 53.37 7
+0.179470593 54.54 8
+0.179470593 53.88 9
+0.179470593 53.45 10
 EOD
 $m3 << EOD
-0.179470593 53.752 0.295668734
+0.179470593 53.788 0.369317689
 EOD
 $s4 << EOD
 0.303117659 54.22 1
@@ -34,13 +49,18 @@ $s4 << EOD
 0.303117659 54.59 3
 0.303117659 54.92 4
 0.303117659 55.45 5
+0.303117659 54.51 6
+0.303117659 55.02 7
+0.303117659 55.52 8
+0.303117659 55.65 9
+0.303117659 55.03 10
 EOD
 $m4 << EOD
-0.303117659 54.702 0.497564066
+0.303117659 54.924 0.50671491
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.svg'
-set title 'cifar10: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
+set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
 set ylabel 'test accuracy (%)'
 set key outside right top
@@ -58,7 +78,7 @@ plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.png'
-set title 'cifar10: test accuracy vs attention support density (5 seeds; squares: mean ± sd)'
+set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
 set ylabel 'test accuracy (%)'
 set key outside right top

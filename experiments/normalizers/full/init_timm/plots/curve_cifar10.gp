@@ -1,50 +1,50 @@
 $c1 << EOD
-1 35.576 34.4687602 36.6832398
-2 41.736 40.1711741 43.3008259
-3 45.676 44.6064767 46.7455233
-4 48.454 47.7109791 49.1970209
-5 50.418 49.9545672 50.8814328
-6 51.952 51.6937947 52.2102053
-7 53.466 53.1543431 53.7776569
-8 54.262 53.9241095 54.5998905
-9 54.942 54.4888223 55.3951777
-10 54.976 54.5641384 55.3878616
+1 35.909 34.9571661 36.8608339
+2 42.234 40.9093936 43.5586064
+3 45.94 45.0608085 46.8191915
+4 48.858 48.0719861 49.6440139
+5 50.693 50.0325952 51.3534048
+6 52.208 51.7797529 52.6362471
+7 53.604 53.1462956 54.0617044
+8 54.509 54.0113064 55.0066936
+9 55.13 54.6620731 55.5979269
+10 55.263 54.7133729 55.8126271
 EOD
 $c2 << EOD
-1 35.7 34.3626893 37.0373107
-2 42.478 41.2180317 43.7379683
-3 46.394 45.4408316 47.3471684
-4 49.438 48.6819775 50.1940225
-5 51.14 50.635421 51.644579
-6 52.852 52.5070072 53.1969928
-7 54.154 53.8826515 54.4253485
-8 55.146 54.8365166 55.4554834
-9 55.74 55.4943376 55.9856624
-10 55.836 55.4363376 56.2356624
+1 36.034 34.8814839 37.1865161
+2 43.469 42.0218461 44.9161539
+3 46.729 45.9173289 47.5406711
+4 49.663 49.0394965 50.2865035
+5 51.322 50.8306798 51.8133202
+6 53.022 52.6329899 53.4110101
+7 54.369 54.0484987 54.6895013
+8 55.323 55.0433554 55.6026446
+9 55.831 55.5957956 56.0662044
+10 55.943 55.6093318 56.2766682
 EOD
 $c3 << EOD
-1 34.428 32.564235 36.291765
-2 41.378 40.5750243 42.1809757
-3 44.44 43.8925514 44.9874486
-4 47.108 46.4627326 47.7532674
-5 49.742 49.2510112 50.2329888
-6 51.002 50.3957245 51.6082755
-7 52.506 52.0655116 52.9464884
-8 53.182 52.6259694 53.7380306
-9 53.668 53.3960257 53.9399743
-10 53.752 53.4563313 54.0476687
+1 34.576 33.1787869 35.9732131
+2 41.653 40.9188936 42.3871064
+3 44.92 44.1411404 45.6988596
+4 47.605 46.8366793 48.3733207
+5 49.779 49.2271657 50.3308343
+6 51.153 50.517127 51.788873
+7 52.438 52.0544841 52.8215159
+8 53.239 52.6958518 53.7821482
+9 53.658 53.2625031 54.0534969
+10 53.788 53.4186823 54.1573177
 EOD
 $c4 << EOD
-1 35.364 33.7124159 37.0155841
-2 42.114 41.1235557 43.1044443
-3 45.706 45.2206857 46.1913143
-4 48.222 47.5169326 48.9270674
-5 49.87 49.5421281 50.1978719
-6 52.164 51.7446195 52.5833805
-7 53.434 52.7636046 54.1043954
-8 53.834 53.4662637 54.2017363
-9 54.492 53.8120221 55.1719779
-10 54.702 54.2044359 55.1995641
+1 35.451 34.0985664 36.8034336
+2 42.193 41.1386224 43.2473776
+3 45.88 45.2899906 46.4700094
+4 48.532 47.7477551 49.3162449
+5 50.335 49.7105135 50.9594865
+6 52.305 51.8867962 52.7232038
+7 53.478 52.9631149 53.9928851
+8 54.104 53.6492913 54.5587087
+9 54.67 54.1172091 55.2227909
+10 54.924 54.4172851 55.4307149
 EOD
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
 set output 'experiments/normalizers/full/init_timm/plots/curve_cifar10.svg'
@@ -56,13 +56,13 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)'
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
 set output 'experiments/normalizers/full/init_timm/plots/curve_cifar10.png'
@@ -74,11 +74,11 @@ set grid
 set xrange [1:10]
 set xtics 1
 plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#1f77b4' notitle, \
-     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (5 seeds)', \
+     $c1 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#1f77b4' title 'softmax (10 seeds)', \
      $c2 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#2ca02c' notitle, \
-     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (5 seeds)', \
+     $c2 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#2ca02c' title 'entmax15 (10 seeds)', \
      $c3 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#ff7f0e' notitle, \
-     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (5 seeds)', \
+     $c3 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#ff7f0e' title 'topk:0.125 (10 seeds)', \
      $c4 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb '#8c564b' notitle, \
-     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (5 seeds)'
+     $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output
