@@ -50,6 +50,7 @@ al_status al_node_save(al_node *n, const al_tensor *t) {
   if (n->nsaved >= AL_MAXSAVED) return al_seterr(AL_ESTATE, "%s: too many saved tensors", n->name);
   al_tensor *d = al_detach(t);
   if (!d) return AL_ENOMEM;
+  n->saved_version[n->nsaved] = d->storage->version;
   n->saved[n->nsaved++] = d;
   return AL_OK;
 }
@@ -161,6 +162,22 @@ static al_status leaf_accumulate(al_tensor *leaf, al_tensor *g) {
   return al_accumulate(leaf->grad, g);
 }
 
+/* AL_ESTATE when a tensor n saved was changed in place after n's op used it: the backward
+ * would run on the new values and return a wrong gradient. */
+static al_status check_saved_versions(const al_node *n) {
+  for (int i = 0; i < n->nsaved; i++) {
+    const al_tensor *t = n->saved[i];
+    if (t->storage->version == n->saved_version[i]) continue;
+    char buf[128];
+    return al_seterr(AL_ESTATE,
+                     "backward of %s: a tensor it saved, %s, was changed in place after %s used it "
+                     "(version %llu, saved at %llu): change it before using it, or change a clone",
+                     n->name, al_shape_str(t, buf, sizeof buf), n->name,
+                     (unsigned long long)t->storage->version, (unsigned long long)n->saved_version[i]);
+  }
+  return AL_OK;
+}
+
 al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph) {
   char buf[128];
   if (!root->requires_grad)
@@ -227,6 +244,10 @@ al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph) {
     }
   }
   free(stack);
+
+  /* Every saved tensor must still hold what its op saw: checked for the whole graph before
+   * the first backward runs, so a refusal leaves no gradient half accumulated. */
+  for (size_t oi = 0; oi < norder && !st; oi++) st = check_saved_versions(order[oi]);
 
   int was_on = al_grad_enabled();
   al_set_grad_enabled(0);

@@ -329,6 +329,7 @@ static al_status clamp_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi) {
+  if (lo != lo || hi != hi) return al_seterr(AL_EINVAL, "clamp: a bound is NaN (min %g, max %g)", lo, hi);
   if (lo > hi) return al_seterr(AL_EINVAL, "clamp: min %g is greater than max %g", lo, hi);
   al_tensor *xc = NULL;
   al_status st = x->dtype == AL_F32 ? al_contiguous_ref(&xc, x) : al_to_dtype(&xc, x, AL_F32);

@@ -20,6 +20,7 @@ static al_storage *storage_new(size_t nbytes) {
   if (!s->data) { free(s); return NULL; }
   s->nbytes = nbytes;
   s->refcount = 1;
+  s->version = 0;
   return s;
 }
 
@@ -287,11 +288,24 @@ al_status al_contiguous_ref(al_tensor **out, al_tensor *t) {
   return AL_OK;
 }
 
+/* double -> int64 as al_copy_into converts: toward zero, saturating, NaN -> 0 (a plain cast
+ * of NaN or of a value out of range is undefined behaviour). */
+static int64_t to_i64_saturating(double v) {
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return INT64_MAX;
+  if (v <= -9223372036854775808.0) return INT64_MIN;
+  return (int64_t)v;
+}
+
 void al_fill(al_tensor *t, double v) {
   int64_t n = al_numel(t);
   if (al_is_contiguous(t)) {
     if (t->dtype == AL_F32) { float *p = al_f32(t); for (int64_t i = 0; i < n; i++) p[i] = (float)v; }
-    else { int64_t *p = al_i64(t); for (int64_t i = 0; i < n; i++) p[i] = (int64_t)v; }
+    else {
+      const int64_t iv = to_i64_saturating(v);
+      int64_t *p = al_i64(t);
+      for (int64_t i = 0; i < n; i++) p[i] = iv;
+    }
     return;
   }
   al_tensor *c = al_tensor_new_like(t);
@@ -299,4 +313,8 @@ void al_fill(al_tensor *t, double v) {
   al_fill(c, v);
   al_copy_into(t, c);
   al_tensor_release(c);
+}
+
+void al_tensor_mark_modified(al_tensor *t) {
+  if (t && t->storage) t->storage->version++;
 }

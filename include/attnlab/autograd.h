@@ -7,7 +7,10 @@
  * an output saved by its own node makes no reference cycle). al_backward() orders
  * the graph once (iterative DFS, so deep graphs cannot overflow the C stack), runs
  * each node's backward with grad mode off, accumulates into leaves, and frees each
- * node's saved tensors after use unless retain_graph is set. */
+ * node's saved tensors after use unless retain_graph is set. Before any backward runs it
+ * checks that no saved tensor was changed in place since it was saved (the storage's
+ * version, see tensor.h): if one was, the pass fails with AL_ESTATE naming the op, and no
+ * gradient has been accumulated. */
 #ifndef ATTNLAB_AUTOGRAD_H
 #define ATTNLAB_AUTOGRAD_H
 
@@ -38,6 +41,7 @@ struct al_node {
   al_edge *in;
   int nsaved;
   al_tensor *saved[AL_MAXSAVED];
+  uint64_t saved_version[AL_MAXSAVED];   /* the storage's version when saved: see al_backward */
   double d[8];          /* op constants (eps, ratio, scale...) */
   int64_t k[8];         /* op integers (dim, sizes...) */
   void *extra;          /* op-owned data, freed by free_extra */

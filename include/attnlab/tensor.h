@@ -19,6 +19,11 @@ typedef struct al_storage {
   void *data;
   size_t nbytes;
   int refcount;
+  /* Counts in-place changes of the data (al_tensor_mark_modified), shared by every view of
+   * the storage: a backward that finds a tensor it saved at another version refuses to run
+   * on the changed values instead of returning a wrong gradient (as PyTorch's version
+   * counter). Kernels that write an op's fresh output do not count. */
+  uint64_t version;
 } al_storage;
 
 typedef struct al_node al_node;
@@ -70,6 +75,11 @@ al_status al_contiguous_ref(al_tensor **out, al_tensor *t);
  * dtypes; float -> int64 truncates toward zero and saturates (NaN -> 0). */
 al_status al_copy_into(al_tensor *dst, const al_tensor *src);
 void al_fill(al_tensor *t, double v);
+/* Record that t's data was changed in place (t.copy_, fill_, add_, mul_, t[i] = v, an
+ * optimizer step...): every API entry point that overwrites the data of a tensor the caller
+ * already holds calls this once, after the write. C callers that write into a tensor that
+ * may have been used by a recorded op should call it too. */
+void al_tensor_mark_modified(al_tensor *t);
 
 /* Normalise a 0-based dim that may be negative (-1 = last). The error message speaks
  * in the Lua API's 1-based dims ("dim 3 out of range" for a 0-based 2). */

@@ -1,5 +1,6 @@
 /* lua/bind/bind.c -- the argument helpers every file of the binding uses (bind.h): core
  * errors raised as Lua errors, 1-based dims, shapes, and 1-based index tensors. */
+#include <math.h>
 #include <string.h>
 
 #include "bind.h"
@@ -10,6 +11,48 @@ int l_raise(lua_State *L, const char *name) {
   /* core messages start with the op's name already; avoid "matmul: matmul: ..." */
   if (!strncmp(msg, name, n) && msg[n] == ':') return luaL_error(L, "attnlab.%s", msg);
   return luaL_error(L, "attnlab.%s: %s", name, msg);
+}
+
+void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known) {
+  idx = lua_absindex(L, idx);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);   /* the value; the key stays for lua_next */
+    if (lua_type(L, -1) != LUA_TSTRING)
+      luaL_error(L, "attnlab.%s: option keys are names, got a %s key", fname, luaL_typename(L, -1));
+    const char *k = lua_tostring(L, -1);
+    int ok = 0;
+    for (int i = 0; known[i] && !ok; i++) ok = !strcmp(k, known[i]);
+    if (!ok) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      for (int i = 0; known[i]; i++) {
+        if (i) luaL_addstring(&b, ", ");
+        luaL_addstring(&b, known[i]);
+      }
+      luaL_pushresult(&b);
+      luaL_error(L, "attnlab.%s: unknown option '%s' (known: %s)", fname, k, lua_tostring(L, -1));
+    }
+  }
+}
+
+int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char *fname) {
+  lua_getfield(L, opts, key);
+  int t = lua_type(L, -1), v = t == LUA_TBOOLEAN ? lua_toboolean(L, -1) : def;
+  if (t != LUA_TNIL && t != LUA_TBOOLEAN)
+    luaL_error(L, "attnlab.%s: option %s must be true or false, got a %s", fname, key, luaL_typename(L, -1));
+  lua_pop(L, 1);
+  return v;
+}
+
+const char *l_numstr(lua_State *L, double v) {
+  return v != v ? "NaN" : lua_pushfstring(L, "%f", v);
+}
+
+double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fname) {
+  if (dt == AL_I64 && !(v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+    luaL_error(L, "attnlab.%s: an int64 tensor holds integers, got %s", fname, l_numstr(L, v));
+  return v;
 }
 
 int l_checkdim(lua_State *L, int idx, const char *fname) {

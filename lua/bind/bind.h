@@ -27,6 +27,17 @@ al_tensor *l_checktensorish(lua_State *L, int idx);
 int l_pushtensor(lua_State *L, al_tensor *t);
 /* Raise "attnlab.<name>: <core message>". */
 int l_raise(lua_State *L, const char *name);
+/* v as a value to store in a tensor of dtype dt: any number for float32; for int64 an
+ * integer in int64's range (2.5, NaN or 1e30 would be truncated or undefined: raised). */
+double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fname);
+/* The options table at idx may hold only the keys in known (NULL-terminated): a mistyped
+ * key ({dtyp = "int64"}, {lable_smoothing = 0.1}) would otherwise be ignored and a different
+ * computation run. Raises "attnlab.<fname>: unknown option 'k' (known: ...)". */
+void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known);
+/* opts[key] as a boolean, def when absent; anything else ("no", 0) raises. */
+int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char *fname);
+/* v as text for an error message: "NaN" (printf would say "-nan" or "nan"), else Lua's %f. */
+const char *l_numstr(lua_State *L, double v);
 /* 1-based (negative from the end) Lua dim -> 0-based-or-negative core dim. */
 int l_checkdim(lua_State *L, int idx, const char *fname);
 int l_optdim(lua_State *L, int idx, int def, const char *fname);

@@ -242,11 +242,16 @@ static int l_tar_foreach(lua_State *L) {
 static int l_save(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   luaL_checktype(L, 2, LUA_TTABLE);
+  if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))
+    return luaL_argerror(L, 3, "expected a metadata table of strings {key = value}");
+  lua_settop(L, 3);   /* slot 3: the metadata or nil; what is pushed below goes above it */
   int n = 0;
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     if (lua_type(L, -2) != LUA_TSTRING) return luaL_error(L, "attnlab.save: state_dict keys must be strings");
-    if (!l_totensor(L, -1)) return luaL_error(L, "attnlab.save: value of '%s' is a %s, not a tensor", lua_tostring(L, -2), luaL_typename(L, -1));
+    l_tensor *u = luaL_testudata(L, -1, TENSOR_MT);
+    if (!u) return luaL_error(L, "attnlab.save: value of '%s' is a %s, not a tensor", lua_tostring(L, -2), luaL_typename(L, -1));
+    if (!u->t) return luaL_error(L, "attnlab.save: value of '%s' is a tensor that was released", lua_tostring(L, -2));
     n++;
     lua_pop(L, 1);
   }

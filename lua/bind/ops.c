@@ -171,7 +171,11 @@ static int l_cross_entropy(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *y = l_checktensor(L, 2), *o = NULL;
   double eps = 0;
   int64_t ignore = INT64_MIN;
+  if (!lua_isnoneornil(L, 3) && !lua_istable(L, 3))   /* a bare 0.1 was ignored: say where it goes */
+    return luaL_argerror(L, 3, "expected an options table {label_smoothing=, ignore_index=}");
   if (lua_istable(L, 3)) {
+    static const char *const keys[] = {"label_smoothing", "ignore_index", NULL};
+    l_check_keys(L, 3, "cross_entropy", keys);
     lua_getfield(L, 3, "label_smoothing");
     eps = luaL_optnumber(L, -1, 0);
     lua_getfield(L, 3, "ignore_index");
@@ -270,6 +274,8 @@ static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *
   for (int i = first; i <= top; i++) {
     if (lua_type(L, i) == LUA_TNUMBER) *dim = l_checkdim(L, i, "normalizer");
     else if (lua_istable(L, i)) {
+      static const char *const keys[] = {"dim", "mask", "iters", NULL};
+      l_check_keys(L, i, "normalizer", keys);
       lua_getfield(L, i, "dim");
       if (!lua_isnil(L, -1)) *dim = l_checkdim(L, lua_gettop(L), "normalizer");
       lua_pop(L, 1);
@@ -337,6 +343,8 @@ static int l_normalizers(lua_State *L) {
 static int l_attention(lua_State *L) {
   al_tensor *qkv = l_checktensor(L, 1), *o = NULL, *p = NULL;
   luaL_checktype(L, 2, LUA_TTABLE);
+  static const char *const keys[] = {"heads", "scale", "normalizer", "ratio", "alpha", "iters", "mask", "weights", NULL};
+  l_check_keys(L, 2, "attention", keys);
   al_attention_opts op = {0};
   lua_getfield(L, 2, "heads");
   if (!lua_isinteger(L, -1)) return luaL_argerror(L, 2, "opts.heads must be an integer");
@@ -358,11 +366,17 @@ static int l_attention(lua_State *L) {
   op.alpha_value = nd->param == AL_NORM_P_ALPHA ? nd->param_default : 1.5;
   if (lua_type(L, -1) == LUA_TNUMBER) op.alpha_value = lua_tonumber(L, -1);
   else if (!lua_isnil(L, -1)) op.alpha = l_checktensor(L, lua_gettop(L));
-  lua_getfield(L, 2, "iters");
-  op.max_iter = (int)luaL_optinteger(L, -1, 0);
+  lua_getfield(L, 2, "iters");   /* as the normalizers: a count below 1 is not "the default" */
+  if (!lua_isnil(L, -1)) {
+    lua_Integer it = luaL_checkinteger(L, -1);
+    if (it < 1 || it > INT_MAX) return luaL_error(L, "attnlab.attention: iters must be an integer in 1..%d, got %I", INT_MAX, it);
+    op.max_iter = (int)it;
+  }
   lua_getfield(L, 2, "mask");
   if (!lua_isnil(L, -1)) op.key_mask = l_checktensor(L, lua_gettop(L));
   lua_getfield(L, 2, "weights");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    return luaL_error(L, "attnlab.attention: option weights must be true or false, got a %s", luaL_typename(L, -1));
   int want_p = lua_isnil(L, -1) || lua_toboolean(L, -1);
   lua_pop(L, 8);   /* the tensors stay referenced by the options table */
   L_TRY(L, "attention", al_attention(&o, want_p ? &p : NULL, qkv, &op));

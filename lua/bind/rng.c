@@ -26,6 +26,8 @@ al_rng *l_optrng(lua_State *L, int idx) {
   if (lua_istable(L, idx)) {
     lua_getfield(L, idx, "generator");
     g = luaL_testudata(L, -1, GEN_MT);
+    if (!g && !lua_isnil(L, -1))   /* a seed or a typo'd object would fall back to the default */
+      luaL_error(L, "attnlab: option generator must be an al.Generator, got a %s", luaL_typename(L, -1));
     lua_pop(L, 1);   /* the options table keeps the generator alive */
     if (g) return g;
   }
@@ -92,17 +94,25 @@ static int random_tensor(lua_State *L, int kind) {
   int opts = top > 1 && (lua_istable(L, top) || luaL_testudata(L, top, GEN_MT)) ? top : 0;
   if (top > 1 && !opts && !lua_isnumber(L, top))
     return luaL_argerror(L, top, "expected a size, an options table or a Generator");
+  int requires_grad = 0;
+  if (opts && lua_istable(L, opts)) {
+    static const char *const keys[] = {"generator", "requires_grad", "dtype", NULL};
+    l_check_keys(L, opts, name, keys);
+    lua_getfield(L, opts, "dtype");   /* float32 only: randint makes int64 */
+    if (!lua_isnil(L, -1) && !(lua_type(L, -1) == LUA_TSTRING && (!strcmp(lua_tostring(L, -1), "float32") ||
+                                                                 !strcmp(lua_tostring(L, -1), "float"))))
+      return luaL_error(L, "attnlab.%s: makes float32 tensors, got dtype %s (al.randint makes int64)", name,
+                        luaL_tolstring(L, -1, NULL));
+    lua_pop(L, 1);
+    requires_grad = l_optbool_field(L, opts, "requires_grad", 0, name);
+  }
   al_rng *g = opts ? l_optrng(L, opts) : default_rng(L);
   al_tensor *t = al_tensor_new(AL_F32, nd, shape);
   if (!t) return l_raise(L, name);
   if (kind == 0) al_rng_normal(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
   else al_rng_uniform(g, al_f32(t), al_numel(t), 0.0f, 1.0f);
   l_pushtensor(L, t);
-  if (opts && lua_istable(L, opts)) {
-    lua_getfield(L, opts, "requires_grad");
-    t->requires_grad = (uint8_t)lua_toboolean(L, -1);
-    lua_pop(L, 1);
-  }
+  t->requires_grad = (uint8_t)requires_grad;
   return 1;
 }
 static int l_randn(lua_State *L) { return random_tensor(L, 0); }

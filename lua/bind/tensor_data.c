@@ -14,19 +14,23 @@ static int m_copy_(lua_State *L) {
     return luaL_error(L, "attnlab.copy_: shapes differ: %s vs %s", al_shape_str(t, a, sizeof a), al_shape_str(s, b, sizeof b));
   }
   L_TRY(L, "copy_", al_copy_into(t, s));
+  al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;
 }
 
 static int m_fill_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
-  al_fill(t, luaL_checknumber(L, 2));
+  al_fill(t, l_check_store_value(L, luaL_checknumber(L, 2), t->dtype, "fill_"));
+  al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;
 }
 
 static int m_zero_(lua_State *L) {
-  al_fill(l_checktensor(L, 1), 0);
+  al_tensor *t = l_checktensor(L, 1);
+  al_fill(t, 0);
+  al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;
 }
@@ -49,6 +53,7 @@ static int m_add_(lua_State *L) {
     }
   }
   if (!st) st = al_accumulate(t, e);
+  if (!st) al_tensor_mark_modified(t);
   al_set_grad_enabled(was);
   al_tensor_release(sf); al_tensor_release(sc); al_tensor_release(e);
   if (st) return l_raise(L, "add_");
@@ -59,10 +64,12 @@ static int m_add_(lua_State *L) {
 static int m_mul_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *o = NULL;
   double s = luaL_checknumber(L, 2);
+  l_check_store_value(L, s, t->dtype, "mul_");   /* an int64 tensor by an integer only */
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
   al_status st = al_affine(&o, t, s, 0);
   if (!st) st = al_copy_into(t, o);
+  if (!st) al_tensor_mark_modified(t);
   al_set_grad_enabled(was);
   al_tensor_release(o);
   if (st) return l_raise(L, "mul_");
@@ -78,6 +85,11 @@ static int random_fill(lua_State *L, const char *name, random_fill_fn fill) {
   al_tensor *t = l_checktensor(L, 1);
   double p1 = luaL_optnumber(L, 2, 0), p2 = luaL_optnumber(L, 3, 1);
   al_rng *g = l_optrng(L, 4);
+  const int is_normal = fill == al_rng_normal;
+  if (!isfinite(p1) || !isfinite(p2) || (is_normal ? p2 < 0 : p1 > p2))
+    return luaL_error(L, is_normal ? "attnlab.%s: needs a finite mean and a finite std >= 0, got mean %s, std %s"
+                                   : "attnlab.%s: needs finite bounds a <= b, got a = %s, b = %s",
+                      name, l_numstr(L, p1), l_numstr(L, p2));
   if (t->dtype != AL_F32) {
     char sb[128];
     return luaL_error(L, "attnlab.%s: float32 tensors only, got %s", name, al_shape_str(t, sb, sizeof sb));
@@ -87,6 +99,7 @@ static int random_fill(lua_State *L, const char *name, random_fill_fn fill) {
   fill(g, al_f32(tmp), al_numel(tmp), (float)p1, (float)p2);
   al_copy_into(t, tmp);
   al_tensor_release(tmp);
+  al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;
 }

@@ -58,8 +58,11 @@ static al_tensor *push_from_table(lua_State *L, int idx, al_dtype dt) {
   return t;
 }
 
+static const char *const NEW_KEYS[] = {"dtype", "requires_grad", NULL};
+
 static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def) {
   if (!lua_istable(L, opts)) return def;
+  l_check_keys(L, opts, "tensor", NEW_KEYS);
   lua_getfield(L, opts, "dtype");
   al_dtype dt = def;
   if (!lua_isnil(L, -1)) {
@@ -74,12 +77,10 @@ static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def) {
 
 static void opt_requires_grad(lua_State *L, int opts, al_tensor *t) {
   if (!lua_istable(L, opts)) return;
-  lua_getfield(L, opts, "requires_grad");
-  if (lua_toboolean(L, -1)) {
+  if (l_optbool_field(L, opts, "requires_grad", 0, "tensor")) {
     if (t->dtype != AL_F32) luaL_error(L, "attnlab: only float32 tensors can require grad");
     t->requires_grad = 1;
   }
-  lua_pop(L, 1);
 }
 
 /* Borrowed: a tensor argument itself, or a new tensor anchored in a userdata pushed
@@ -133,6 +134,7 @@ static int make_filled(lua_State *L, double v, const char *fname) {
   int opts = lua_gettop(L);
   if (!lua_istable(L, opts) || opts == 1) opts = lua_istable(L, 1) ? 2 : 0;
   al_dtype dt = opts ? opt_dtype(L, opts, AL_F32) : AL_F32;
+  l_check_store_value(L, v, dt, fname);
   al_tensor *t = al_tensor_new(dt, nd, shape);
   if (!t) return l_raise(L, fname);
   al_fill(t, v);
@@ -175,7 +177,9 @@ static int l_arange(lua_State *L) {
     if (dt == AL_I64) al_i64(t)[i] = (int64_t)(a + i * step);
     else al_f32(t)[i] = (float)(a + i * step);
   }
-  return l_pushtensor(L, t);
+  l_pushtensor(L, t);
+  if (opts) opt_requires_grad(L, opts, t);
+  return 1;
 }
 
 const luaL_Reg l_tensor_functions[] = {

@@ -384,6 +384,20 @@ static void test_backward(void) {
   CHECK("retain_graph: two backward passes of sum(a*a) give exactly 4a", ok, "status %d", st);
   al_tensor_release(sq); al_tensor_release(L2);
 
+  /* a saved tensor changed in place (and marked) after its use: the pass is refused before
+   * any backward runs, so no gradient moves */
+  al_tensor_release(a->grad);
+  a->grad = NULL;
+  st = al_mul(&sq, a, a);
+  st |= al_sum_all(&L2, sq);
+  al_fill(a, 2.0);
+  al_tensor_mark_modified(a);
+  st |= al_backward(L2, NULL, 0);
+  CHECK("a saved tensor marked modified after its use: al_backward is AL_ESTATE naming the op, a->grad untouched",
+        st == AL_ESTATE && strstr(al_errmsg(), "backward of mul") && strstr(al_errmsg(), "changed in place") && !a->grad,
+        "status %d: %s", st, al_errmsg());
+  al_tensor_release(sq); al_tensor_release(L2);
+
   /* explicit gradient, a view used twice, grad mode off */
   al_tensor_release(a->grad);
   a->grad = NULL;

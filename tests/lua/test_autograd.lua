@@ -122,6 +122,62 @@ case("backward twice without retain_graph: a clear error", function()
   T.truthy(err:find("backward"), err)
 end)
 
+-- In-place changes after use: the backward of x*x needs x as it was. Without the storage's
+-- version check it ran on the changed x and returned a wrong gradient ([4, 8] below for the
+-- true [2, 4]), silently.
+case("changing a saved tensor in place after its use: backward refuses, names the op, accumulates nothing", function()
+  local changes = {
+    ["mul_"] = function(x) x:mul_(2) end,
+    ["add_"] = function(x) x:add_(1) end,
+    ["fill_"] = function(x) x:fill_(3) end,
+    ["zero_"] = function(x) x:zero_() end,
+    ["copy_"] = function(x) x:copy_(al.tensor { 5, 6 }) end,
+    ["normal_"] = function(x) x:normal_(0, 1) end,
+    ["t[i] = v"] = function(x) x[1] = 7 end,
+    ["through a detached alias"] = function(x) x:detach()[2] = 7 end,
+    ["through a view"] = function(x) x:narrow(1, 2, 1):fill_(7) end,
+    ["an optimizer step"] = function(x) x.grad = al.ones { 2 }; al.optim.SGD({ x }, { lr = 0.1 }):step(); x.grad = nil end,
+  }
+  for what, change in pairs(changes) do
+    local x, w = P { 1, 2 }, P { 3, 4 }
+    local y = (x * x):sum() + (w * 2):sum()
+    change(x)
+    local ok, err = pcall(y.backward, y)
+    err = tostring(err)
+    assert(not ok and err:find("changed in place", 1, true) and err:find("backward of mul", 1, true), what .. ": " .. err)
+    T.eq(x.grad, nil, 0, what .. ": x.grad after the refusal")
+    T.eq(w.grad, nil, 0, what .. ": w.grad after the refusal (checked before any backward ran)")
+  end
+end)
+
+case("in-place changes that leave what a backward needs intact are allowed", function()
+  local x = P { 1, 2 }
+  x:mul_(2)                             -- before its use: the graph sees [2, 4]
+  local y = (x * 3):sum()               -- a scalar multiple saves nothing of x
+  x:add_(1)
+  y:backward()
+  T.eq(x.grad:totable(), { 3, 3 })
+  local a = P { 1, 2 }
+  local z = (a * a):sum()
+  z:backward()
+  a:mul_(10)                            -- after the backward: nothing is pending
+  T.eq(a.grad:totable(), { 2, 4 })
+  local o = al.softmax(P { 0, 1 })      -- softmax saves its output: a clone may change
+  local c = o:clone()
+  c:fill_(0)
+  local s = (o * o):sum()
+  s:backward()
+end)
+
+case("retain_graph: a change between two backward passes is refused on the second", function()
+  local x = P { 1, 2 }
+  local y = (x * x):sum()
+  y:backward({ retain_graph = true })
+  x:mul_(2)
+  T.raises(function() y:backward() end, "changed in place")
+  T.eq(x.grad:totable(), { 2, 4 })      -- only the first pass's gradient
+end)
+
 case("backward of a non-scalar without a gradient: a clear error with the shape", function()
   local x = P { 1, 2, 3 }
   local y = x * 2
