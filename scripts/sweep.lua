@@ -94,7 +94,11 @@ local function main(argv)
     return 0
   end
 
-  local summary = al.sweep.run(exp, opts)
+  -- sweep.run refuses options it does not read: only its own are passed (quick, sbatch and
+  -- task_entry were used above, for resolving the experiment and for Slurm)
+  local run_opts = {}
+  for _, k in ipairs(al.sweep.RUN_OPTIONS) do run_opts[k] = opts[k] end
+  local summary = al.sweep.run(exp, run_opts)
   if summary.failed > 0 then
     print(("%d run(s) failed; their error records are in %s (a rerun retries them):"):format(summary.failed, summary.out))
     for _, f in ipairs(summary.failures) do print(("  %s: %s"):format(f.name, f.error)) end

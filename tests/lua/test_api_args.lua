@@ -187,4 +187,201 @@ cases[#cases + 1] = { name = "optim: good options are accepted and the classes a
   T.eq(al.optim.clip_grad_norm(P), al.optim.clip_grad_norm(P)) -- nil: measure only
 end }
 
+-- ---- option tables: a misspelt or unknown key is refused, not ignored (it would run another experiment) --
+-- nn layers
+err("Linear with a misspelt option (bais)", function() return al.nn.Linear(2, 3, { bais = false }) end,
+  "Linear: unknown option bais", "known: bias, generator")
+err("Linear with options that are a string", function() return al.nn.Linear(2, 3, "x") end,
+  "Linear: options must be a table", "got string")
+err("Linear with bias = 0", function() return al.nn.Linear(2, 3, { bias = 0 }) end, "Linear: bias must be true or false", "got 0")
+err("Linear with a size of 0", function() return al.nn.Linear(0, 3) end,
+  "Linear(in, out): sizes must be positive integers", "in = 0")
+err("LayerNorm with a misspelt option (esp)", function() return al.nn.LayerNorm(4, { esp = 1 }) end,
+  "LayerNorm: unknown option esp", "eps")
+err("LayerNorm of size 0", function() return al.nn.LayerNorm(0) end, "LayerNorm: dim must be a positive integer", "got 0")
+err("LayerNorm with eps = 0", function() return al.nn.LayerNorm(4, { eps = 0 }) end, "LayerNorm: eps must be a finite number > 0", "got 0")
+err("Embedding with an unknown option", function() return al.nn.Embedding(5, 4, { gen = al.Generator(1) }) end,
+  "Embedding: unknown option gen", "generator")
+err("Embedding with 0 rows", function() return al.nn.Embedding(0, 4) end, "Embedding: num_embeddings must be a positive integer", "got 0")
+err("Embedding with dim 2.5", function() return al.nn.Embedding(5, 2.5) end, "Embedding: dim must be a positive integer", "got 2.5")
+err("MLP with a misspelt option (hiden)", function() return al.nn.MLP { dim = 4, hiden = 0 } end, "MLP: unknown option hiden")
+err("MLP with hidden = 0", function() return al.nn.MLP { dim = 4, hidden = 0 } end, "MLP: hidden must be a positive integer", "got 0")
+err("MLP with no options", function() return al.nn.MLP() end, "MLP: in_features (or dim) is required")
+err("MLP with drop = 1", function() return al.nn.MLP { dim = 4, drop = 1 } end, "MLP: drop must be a number in [0, 1)", "got 1")
+err("MLP with an unknown activation", function() return al.nn.MLP { dim = 4, act = "swish" } end,
+  "MLP: unknown activation 'swish'", "gelu")
+
+-- attention
+err("MultiHeadAttention iters = -5", function()
+  return al.nn.MultiHeadAttention { dim = 8, heads = 2, iters = -5, normalizer = "entmax:1.7" }
+end, "MultiHeadAttention: iters must be an integer in 1..", "got -5")
+err("MultiHeadAttention iters = 'x' (refused when built, not at forward)", function()
+  return al.nn.MultiHeadAttention { dim = 8, heads = 2, iters = "x", normalizer = "entmax:1.7" }
+end, "MultiHeadAttention: iters", "got 'x'")
+err("Normalizer iters = 2.5", function() return al.nn.Normalizer { name = "entmax:1.7", iters = 2.5 } end,
+  "Normalizer: iters must be an integer", "got 2.5")
+err("Normalizer heads = 0", function() return al.nn.Normalizer { name = "hae", heads = 0 } end,
+  "Normalizer: heads must be a positive integer", "got 0")
+err("MultiHeadAttention heads = 0", function() return al.nn.MultiHeadAttention { dim = 8, heads = 0 } end,
+  "MultiHeadAttention: dim must be a positive multiple of heads", "heads = 0")
+err("MultiHeadAttention forward with a misspelt option (kep)", function()
+  return al.nn.MultiHeadAttention { dim = 8, heads = 2 }(al.ones { 1, 3, 8 }, { kep = al.ones { 1, 3 } })
+end, "MultiHeadAttention: forward: unknown option kep", "keep, key_mask")
+err("MultiHeadAttention forward with keep that is not a tensor", function()
+  return al.nn.MultiHeadAttention { dim = 8, heads = 2 }(al.ones { 1, 3, 8 }, { keep = 1 })
+end, "MultiHeadAttention: forward option keep must be a tensor", "got 1")
+err("MultiHeadAttention forward of nil", function() return al.nn.MultiHeadAttention { dim = 8, heads = 2 }(nil) end,
+  "MultiHeadAttention: forward(x", "expects x, a float32 tensor (B,N,8)", "got nil")
+err("EncoderBlock dim = 0", function() return al.nn.EncoderBlock { dim = 0, heads = 2 } end,
+  "EncoderBlock: dim must be a positive integer", "got 0")
+err("EncoderBlock mlp_ratio = 'x'", function() return al.nn.EncoderBlock { dim = 8, heads = 2, mlp_ratio = "x" } end,
+  "EncoderBlock: mlp_ratio must be a finite number > 0", "got 'x'")
+
+-- ViT: every size checked before use, each error naming the option and the value
+local function vit_opts(over)
+  local o = { image_size = 8, patch_size = 4, num_classes = 3, dim = 8, heads = 2, depth = 1 }
+  for k, v in pairs(over) do o[k] = v end
+  return o
+end
+for _, c in ipairs({
+  { "heads", 0, "ViT: heads must be a positive integer", "got 0" },
+  { "patch_size", 0, "ViT: patch_size must be a positive integer", "got 0" },
+  { "patch_size", -4, "ViT: patch_size must be a positive integer", "got -4" },
+  { "depth", 0, "ViT: depth must be a positive integer", "got 0" },
+  { "depth", -1, "ViT: depth must be a positive integer", "got -1" },
+  { "depth", 1.5, "ViT: depth must be a positive integer", "got 1.5" },
+  { "depth", "a", "ViT: depth must be a positive integer", "got 'a'" },
+  { "image_size", "a", "ViT: image_size must be a positive integer", "got 'a'" },
+  { "image_size", 8.5, "ViT: image_size must be a positive integer", "got 8.5" },
+  { "mlp_ratio", "x", "ViT: mlp_ratio must be a finite number > 0", "got 'x'" },
+  { "mlp_ratio", 0 / 0, "ViT: mlp_ratio must be a finite number > 0", "got nan" },
+  { "mlp_ratio", 0.01, "ViT: mlp_ratio 0.01 gives an MLP width of", "= 0" },
+  { "channels", 0, "ViT: channels must be a positive integer", "got 0" },
+  { "dim", 0, "ViT: dim must be a positive integer", "got 0" },
+  { "num_classes", 0, "ViT: num_classes must be a positive integer", "got 0" },
+  { "iters", 0, "ViT: iters must be an integer in 1..", "got 0" },
+  { "qkv_bias", "yes", "ViT: qkv_bias must be true or false", "got 'yes'" },
+  { "seed", 1.5, "ViT: seed must be an integer", "got 1.5" },
+}) do
+  err(("ViT %s = %s"):format(c[1], tostring(c[2])), function() return al.nn.ViT(vit_opts({ [c[1]] = c[2] })) end, c[3], c[4])
+end
+err("ViT text model with vocab_size = 0", function() return al.nn.ViT { vocab_size = 0, seq_len = 4, num_classes = 2, dim = 8, heads = 2 } end,
+  "ViT: vocab_size must be a positive integer", "got 0")
+err("ViT text model with seq_len = 0", function() return al.nn.ViT { vocab_size = 5, seq_len = 0, num_classes = 2, dim = 8, heads = 2 } end,
+  "ViT: seq_len must be a positive integer", "got 0")
+err("ViT with both image and text options", function()
+  return al.nn.ViT { vocab_size = 5, seq_len = 4, image_size = 8, num_classes = 2, dim = 8, heads = 2 }
+end, "ViT: image_size is an image option", "text model")
+err("ViT forward of nil", function() return al.nn.ViT(vit_opts({}))(nil) end,
+  "ViT: forward(x", "images, a float32 tensor (B,3,8,8)", "got nil")
+err("ViT (text) forward of a number", function()
+  return al.nn.ViT { vocab_size = 5, seq_len = 4, num_classes = 2, dim = 8, heads = 2 }(3)
+end, "ViT: forward(x", "token ids, an int64 tensor (B,4)", "got 3")
+err("ViT forward with a misspelt option", function() return al.nn.ViT(vit_opts({}))(al.ones { 1, 3, 8, 8 }, { kep = 1 }) end,
+  "ViT: forward: unknown option kep")
+cases[#cases + 1] = { name = "nn: good options still build and run (ViT, MLP, LayerNorm, forward masks)", fn = function()
+  local m = al.nn.ViT(vit_opts({ depth = 2, mlp_ratio = 2, channels = 3, qkv_bias = false, iters = 10, seed = 2 }))
+  T.eq(m.depth, 2)
+  T.eq(m(al.ones { 2, 3, 8, 8 }, { keep = al.ones { 2, 5 }, key_mask = al.ones { 2, 5 } }):shape(), { 2, 3 })
+  T.eq(al.nn.LayerNorm(4, { eps = 1e-6, affine = false }).eps, 1e-6)
+  T.eq(al.nn.MLP { in_features = 4, hidden_features = 6, out_features = 2, act = "relu", drop = 0.1 }.fc2.out_features, 2)
+  T.truthy(al.nn.Linear(2, 3, { bias = false }).bias == nil)
+end }
+
+-- checkpoint
+err("checkpoint.vit_from_file with a misspelt option (nromalizer)", function()
+  local sd = al.nn.ViT(vit_opts({})):state_dict()
+  return require("attnlab.checkpoint").vit_from_file(sd, { heads = 2, nromalizer = "sparsemax" })
+end, "checkpoint.vit_from_file: unknown option nromalizer", "normalizer")
+err("checkpoint.load_vit with a misspelt option", function()
+  local m = al.nn.ViT(vit_opts({}))
+  return require("attnlab.checkpoint").load_vit(m, m:state_dict(), { strcit = false })
+end, "checkpoint.load_vit: unknown option strcit", "strict")
+
+-- data: checked before any file is looked for
+err("fashion_mnist with a misspelt option (splt)", function() return al.data.fashion_mnist { splt = "test" } end,
+  "attnlab.data.fashion_mnist: unknown option 'splt'", "known: normalize, split")
+err("fashion_mnist with a split that is not train or test", function() return al.data.fashion_mnist("tst") end,
+  "attnlab.data.fashion_mnist: split must be 'train' or 'test'", "got 'tst'")
+err("fashion_mnist with options that are a number", function() return al.data.fashion_mnist(5) end,
+  "attnlab.data.fashion_mnist: options must be a table", "got number")
+err("fashion_mnist with normalize = 'no'", function() return al.data.fashion_mnist { normalize = "no" } end,
+  "fashion_mnist: normalize must be true or false", "got 'no'")
+err("kmnist with a misspelt option (protocl)", function() return al.data.kmnist { protocl = "resplit" } end,
+  "attnlab.data.kmnist: unknown option 'protocl'", "protocol")
+err("kmnist with split = 'val'", function() return al.data.kmnist { split = "val" } end,
+  "kmnist: split must be 'train' or 'test'", "got 'val'")
+err("cifar10 with a misspelt option (exact_tset)", function() return al.data.cifar10 { split = "test", exact_tset = true } end,
+  "attnlab.data.cifar10: unknown option 'exact_tset'", "exact_test")
+err("cifar10 with exact_test = 1", function() return al.data.cifar10 { split = "test", exact_test = 1 } end,
+  "cifar10: exact_test must be true or false", "got 1")
+cases[#cases + 1] = { name = "data: a string is the split (fashion_mnist('test') loads the test split)", fn = function()
+  local ok, ds = pcall(al.data.fashion_mnist, "test")
+  if not ok then
+    if tostring(ds):find("not found", 1, true) then T.skip("Fashion-MNIST not found") end
+    error(ds, 0)
+  end
+  T.eq({ ds.split, ds.n }, { "test", 10000 })
+end }
+err("Loader with a misspelt option (batchsize)", function() return al.data.Loader(fake_dataset(4), { batchsize = 2 }) end,
+  "Loader: unknown option 'batchsize'", "batch_size")
+err("Loader with shuffle = 'no'", function() return al.data.Loader(fake_dataset(4), { shuffle = "no" }) end,
+  "Loader: shuffle must be true or false", "got 'no'")
+err("Loader with drop_last = 1", function() return al.data.Loader(fake_dataset(4), { drop_last = 1 }) end,
+  "Loader: drop_last must be true or false", "got 1")
+err("Loader with seed = 'x'", function() return al.data.Loader(fake_dataset(4), { seed = "x" }) end,
+  "Loader: seed must be an integer", "got 'x'")
+err("Loader with batch_size = 0", function() return al.data.Loader(fake_dataset(4), { batch_size = 0 }) end,
+  "Loader: batch_size must be a positive integer", "got 0")
+
+-- optimizers and the schedule
+err("AdamW with a misspelt option (weigth_decay)", function()
+  return al.optim.AdamW(params(), { lr = 1e-3, weigth_decay = 0.1 })
+end, "AdamW: unknown option weigth_decay", "weight_decay")
+err("SGD with a misspelt option (momentun)", function() return al.optim.SGD(params(), { momentun = 0.9 }) end,
+  "SGD: unknown option momentun", "momentum")
+err("AdamW with a misspelt group option (lrr)", function() return al.optim.AdamW({ { params = params(), lrr = 1 } }) end,
+  "AdamW group 1: unknown option lrr", "lr_scale", "params")
+err("CosineWarmup with a misspelt option (warmpu)", function()
+  return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmpu = 2 })
+end, "CosineWarmup: unknown option warmpu", "warmup")
+err("Optimizer:set_lr(nan)", function() return al.optim.AdamW(params()):set_lr(0 / 0) end,
+  "AdamW:set_lr: lr must be a finite number >= 0", "got nan")
+err("Optimizer:set_lr(-5)", function() return al.optim.SGD(params()):set_lr(-5) end,
+  "SGD:set_lr: lr must be a finite number >= 0", "got -5")
+err("Optimizer:set_lr(inf)", function() return al.optim.AdamW(params()):set_lr(1 / 0) end, "AdamW:set_lr", "got inf")
+err("CosineWarmup with min_lr above the optimizer's lr", function()
+  return al.optim.CosineWarmup(al.optim.AdamW(params(), { lr = 1e-3 }), { total = 10, min_lr = 1 })
+end, "CosineWarmup: min_lr 1 is above the base lr 0.001")
+err("CosineWarmup with min_lr above base_lr", function()
+  return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, min_lr = 0.5, base_lr = 0.1 })
+end, "CosineWarmup: min_lr 0.5 is above the base lr 0.1")
+cases[#cases + 1] = { name = "optim: a refused lr leaves the optimizer's lr; edge schedules are accepted", fn = function()
+  local opt = al.optim.AdamW(params(), { lr = 1e-3 })
+  T.truthy(not pcall(opt.set_lr, opt, 0 / 0))
+  T.eq(opt.lr, 1e-3)
+  for _, g in ipairs(opt.param_groups) do T.eq(g.lr, 1e-3) end
+  opt:set_lr(0)                                                       -- a cosine to min_lr = 0 ends there
+  T.eq(opt.lr, 0)
+  local s = al.optim.CosineWarmup(al.optim.AdamW(params(), { lr = 1e-3 }), { total = 10, warmup = 10, min_lr = 1e-3 })
+  T.eq(s:lr_at(9), 1e-3)
+  -- a warmup longer than the run (a preset's warmup under --epochs 1) rises for the whole run
+  local w = al.optim.CosineWarmup(al.optim.AdamW(params(), { lr = 1e-3 }), { total = 10, warmup = 20, min_lr = 0 })
+  T.truthy(w:lr_at(0) < w:lr_at(9) and w:lr_at(9) < 1e-3, ("lr %g at step 0, %g at step 9"):format(w:lr_at(0), w:lr_at(9)))
+  al.optim.AdamW({ { params = params(), lr_scale = 0.5, weight_decay = 0 } }, { lr = 1e-3 })
+end }
+
+-- statistics (plain Lua: no C module)
+err("stats.ttest_rel with a misspelt option (alternate)", function()
+  return al.stats.ttest_rel({ 1, 2, 3, 4 }, { 1, 2, 4, 3.5 }, { alternate = "less" })
+end, "attnlab.stats.ttest_rel: unknown option alternate", "alternative")
+err("stats.wilcoxon with a misspelt option (zero_metod)", function()
+  return al.stats.wilcoxon({ 1, 2, 3, 4 }, { 1, 2.5, 4, 3.5 }, { zero_metod = "pratt" })
+end, "attnlab.stats.wilcoxon: unknown option zero_metod", "zero_method")
+
+-- sweep
+err("sweep.run with a misspelt option (wokers)", function()
+  return require("attnlab.sweep").run({ name = "x" }, { out = "/nonexistent/sweep-out", wokers = 2, dry_run = true })
+end, "sweep.run: unknown option wokers", "workers")
+
 return cases

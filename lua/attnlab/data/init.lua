@@ -323,6 +323,36 @@ local function train_stats(key, loader)
   return stats_cache[key][1], stats_cache[key][2]
 end
 
+-- The options of the image loaders, checked (as the text loaders' are) before any file is
+-- looked for: a misspelt key (splt = "test") was ignored and the TRAIN split loaded. A string
+-- is taken as the split (fashion_mnist("test") = fashion_mnist{split = "test"}).
+local function fail(fn, fmt, ...) error(("attnlab.data.%s: " .. fmt):format(fn, ...), 0) end
+
+local function image_opts(fn, opts, known)
+  if type(opts) == "string" then opts = { split = opts } end
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" then
+    fail(fn, "options must be a table {split = 'train' | 'test', ...} (or the split as a string), got %s",
+      al.is_tensor(opts) and "a tensor" or type(opts))
+  end
+  local names = {}
+  for k in pairs(known) do names[#names + 1] = k end
+  table.sort(names)
+  for k in pairs(opts) do
+    if not known[k] then fail(fn, "unknown option '%s' (known: %s)", tostring(k), table.concat(names, ", ")) end
+  end
+  local split = opts.split
+  if split ~= nil and split ~= "train" and split ~= "test" then
+    fail(fn, "split must be 'train' or 'test', got %s", type(split) == "string" and ("'" .. split .. "'") or show(split))
+  end
+  for k, want in pairs(known) do
+    if want == "boolean" and opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+      fail(fn, "%s must be true or false, got %s", k, show(opts[k]))
+    end
+  end
+  return opts
+end
+
 local IDX = { train_images = "train-images-idx3-ubyte", train_labels = "train-labels-idx1-ubyte",
               test_images = "t10k-images-idx3-ubyte", test_labels = "t10k-labels-idx1-ubyte" }
 
@@ -357,6 +387,7 @@ local function idx_dataset(name, files, classes, opts)
 end
 
 function data.fashion_mnist(opts)
+  opts = image_opts("fashion_mnist", opts, { split = "string", normalize = "boolean" })
   local files = data.find_set("fashion-mnist", "fashion-mnist",
     { IDX.train_images, IDX.train_labels, IDX.test_images, IDX.test_labels })
   return idx_dataset("fashion-mnist", files, FASHION_CLASSES, opts)
@@ -368,7 +399,7 @@ end
 -- 1-8,000 for training and 8,001-10,000 for testing. protocol = "canonical" or "resplit"
 -- forces one.
 function data.kmnist(opts)
-  opts = opts or {}
+  opts = image_opts("kmnist", opts, { split = "string", normalize = "boolean", protocol = "string" })
   local split = opts.split or "train"
   local protocol = opts.protocol or "auto"
   if protocol ~= "auto" and protocol ~= "canonical" and protocol ~= "resplit" then
@@ -404,7 +435,7 @@ function data.kmnist(opts)
 end
 
 function data.cifar10(opts)
-  opts = opts or {}
+  opts = image_opts("cifar10", opts, { split = "string", normalize = "boolean", exact_test = "boolean" })
   local split = opts.split or "train"
   local names = split == "train" and { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin" }
     or split == "test" and { "test_batch.bin" } or error("cifar10: split must be 'train' or 'test'", 2)
@@ -460,14 +491,36 @@ local Loader = {}
 Loader.__index = Loader
 data.Loader = setmetatable(Loader, { __call = function(c, ...) return c.new(...) end })
 
+local LOADER_OPTS = { "batch_size", "shuffle", "seed", "drop_last", "limit" }
+local LOADER_KNOWN = {}
+for _, k in ipairs(LOADER_OPTS) do LOADER_KNOWN[k] = true end
+table.sort(LOADER_OPTS)
+
 function Loader.new(ds, opts)
   check_dataset("Loader", ds, "batch")
   if opts ~= nil and type(opts) ~= "table" then
     error(("Loader: options must be a table {batch_size =, shuffle =, ...}, got %s"):format(type(opts)), 2)
   end
   opts = opts or {}
+  -- a misspelt key (batchsize = 2) was ignored: the loader ran with the default
+  for k in pairs(opts) do
+    if not LOADER_KNOWN[k] then
+      error(("Loader: unknown option '%s' (known: %s)"):format(tostring(k), table.concat(LOADER_OPTS, ", ")), 2)
+    end
+  end
   local bs = opts.batch_size or 128
-  assert(math.type(bs) == "integer" and bs > 0, "Loader: batch_size must be a positive integer")
+  if math.type(bs) ~= "integer" or bs < 1 then
+    error(("Loader: batch_size must be a positive integer, got %s"):format(show(bs)), 2)
+  end
+  -- booleans must be booleans: shuffle = "no" (a true value) turned shuffling on
+  for _, k in ipairs({ "shuffle", "drop_last" }) do
+    if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
+      error(("Loader: %s must be true or false, got %s"):format(k, show(opts[k])), 2)
+    end
+  end
+  if opts.seed ~= nil and math.tointeger(opts.seed) == nil then
+    error(("Loader: seed must be an integer, got %s"):format(show(opts.seed)), 2)
+  end
   -- a limit of 0 or less would give an empty or negative epoch, silently
   if opts.limit ~= nil and (math.type(opts.limit) ~= "integer" or opts.limit < 1) then
     error(("Loader: limit must be a positive integer, got %s"):format(show(opts.limit)), 2)

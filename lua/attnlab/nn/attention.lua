@@ -55,14 +55,25 @@ function Normalizer.parse(name)
   bad()
 end
 
+-- iters (the bisection steps of the entmax rows): the C kernels take an int in 1..INT_MAX;
+-- checked when the module is built, not at forward ("bad argument #-1 to 'attention'").
+local ITERS_MAX = 2147483647
+function Normalizer.check_iters(who, v)
+  if v ~= nil and (math.type(v) ~= "integer" or v < 1 or v > ITERS_MAX) then
+    error(("%s: iters must be an integer in 1..%d, got %s"):format(who, ITERS_MAX, nn.show(v)), 0)
+  end
+  return v
+end
+
 function Normalizer:init(opts)
   opts = type(opts) == "string" and { name = opts } or nn.check_opts("Normalizer", opts, nn.keyset({ "name", "heads", "iters" }))
   self.name = opts.name or "softmax"
   self.spec = Normalizer.parse(self.name)
+  if opts.heads ~= nil then nn.check_int("Normalizer", "heads", opts.heads) end
   self.heads = opts.heads
-  self.iters = opts.iters or 50
+  self.iters = Normalizer.check_iters("Normalizer", opts.iters) or 50
   if self.spec.kind == "hae" then
-    assert(self.heads, "Normalizer: hae needs heads")
+    if not self.heads then error("Normalizer: hae needs heads (its learned alpha is per head)", 0) end
     self:param("pre_alpha", al.zeros({ self.heads }))
   end
 end
@@ -99,8 +110,13 @@ function MHA:init(opts)
   opts = nn.check_opts("MultiHeadAttention", opts,
     nn.keyset({ "dim", "heads", "normalizer", "qkv_bias", "iters", "keep_attention" }))
   local dim, heads = opts.dim, opts.heads
-  assert(math.type(dim) == "integer" and math.type(heads) == "integer" and heads > 0 and dim % heads == 0,
-    "MultiHeadAttention: dim must be a positive multiple of heads")
+  if not (math.type(dim) == "integer" and dim > 0 and math.type(heads) == "integer" and heads > 0 and dim % heads == 0) then
+    error(("MultiHeadAttention: dim must be a positive multiple of heads, got dim = %s, heads = %s"):format(nn.show(dim),
+      nn.show(heads)), 0)
+  end
+  Normalizer.check_iters("MultiHeadAttention", opts.iters)
+  nn.check_bool("MultiHeadAttention", "qkv_bias", opts.qkv_bias)
+  nn.check_bool("MultiHeadAttention", "keep_attention", opts.keep_attention)
   self.dim, self.heads, self.head_dim = dim, heads, dim // heads
   self.scale = self.head_dim ^ -0.5
   self:add("qkv", nn.Linear(dim, 3 * dim, { bias = opts.qkv_bias ~= false }))
@@ -131,7 +147,24 @@ end
 -- x (B,N,D). The core (scores, normalizer, weighted sum, head split and merge) is one
 -- fused op with its own backward (al.attention); set self.unfused = true to run the
 -- same computation as a chain of generic ops (the reference the tests compare with).
+-- The forward's options: key_mask and keep, each nil or a tensor (B,N). Checked at the call:
+-- a misspelt key (kep = ...) would run the layer unmasked, silently.
+local FORWARD_OPTS = nn.keyset({ "key_mask", "keep" })
+function MHA.check_forward(who, x, opts, want)
+  if want and not al.is_tensor(x) then
+    error(("%s: forward(x [, {key_mask =, keep =}]) expects x, %s, got %s"):format(who, want, nn.show(x)), 0)
+  end
+  if opts == nil then return end
+  nn.check_opts(who .. ": forward", opts, FORWARD_OPTS)
+  for _, k in ipairs({ "key_mask", "keep" }) do
+    if opts[k] ~= nil and not al.is_tensor(opts[k]) then
+      error(("%s: forward option %s must be a tensor (B,N), got %s"):format(who, k, nn.show(opts[k])), 0)
+    end
+  end
+end
+
 function MHA:forward(x, opts)
+  MHA.check_forward("MultiHeadAttention", x, opts, ("a float32 tensor (B,N,%d)"):format(self.dim))
   local s = x:shape()
   local B, N, D = s[1], s[2], s[3]
   if #s ~= 3 or D ~= self.dim then
@@ -210,10 +243,12 @@ nn.EncoderBlock = EncoderBlock
 function EncoderBlock:init(opts)
   opts = nn.check_opts("EncoderBlock", opts,
     nn.keyset({ "dim", "heads", "normalizer", "qkv_bias", "iters", "mlp_ratio", "eps", "act", "drop", "mixer" }))
-  local dim = assert(opts.dim, "EncoderBlock: dim is required")
+  if opts.dim == nil then error("EncoderBlock: dim is required", 0) end
+  local dim = nn.check_int("EncoderBlock", "dim", opts.dim)
   if opts.mixer ~= nil and not nn.is_module(opts.mixer) then   -- as set_mixer: named now, not at forward
     error(("EncoderBlock: mixer must be a module (an nn.Module instance), got %s"):format(type(opts.mixer)), 0)
   end
+  if opts.mlp_ratio ~= nil then nn.check_number("EncoderBlock", "mlp_ratio", opts.mlp_ratio, true) end
   local eps = opts.eps or 1e-6
   self.dim = dim
   self:add("norm1", nn.LayerNorm(dim, { eps = eps }))

@@ -272,8 +272,9 @@ end
 -- resample_pos_embed (default true), pos_resample ("bicubic", the default, or "bilinear").
 -- Returns model, report with
 --   missing, unexpected, misshaped (sorted lists), resampled = {from = g, to = G, mode =} or nil.
+M.LOAD_VIT_OPTIONS = { "strict", "resample_pos_embed", "pos_resample" }
 function M.load_vit(model, path_or_sd, opts)
-  opts = opts or {}
+  opts = al.nn.check_opts("checkpoint.load_vit", opts, al.nn.keyset(M.LOAD_VIT_OPTIONS))
   local mode = check_mode(opts.pos_resample, "checkpoint")
   local strict = opts.strict ~= false
   local sd = M.read(path_or_sd)
@@ -336,8 +337,12 @@ end
 -- table: its file's metadata and name), image_size (default: the checkpoint's; another size
 -- resamples pos_embed), pos_resample ("bicubic" default, "bilinear"), normalizer, strict,
 -- init (default "timm": what a key missing from a non-strict load keeps).
+-- Every option vit_from_file reads: a misspelt one (nromalizer = "sparsemax") would otherwise be
+-- ignored and the model built with the default, a silently different experiment.
+M.VIT_FROM_FILE_OPTIONS = { "heads", "metadata", "source", "image_size", "pos_resample", "resample_pos_embed",
+                            "normalizer", "iters", "strict", "init" }
 function M.vit_from_file(path_or_sd, opts)
-  opts = opts or {}
+  opts = al.nn.check_opts("checkpoint.vit_from_file", opts, al.nn.keyset(M.VIT_FROM_FILE_OPTIONS))
   check_mode(opts.pos_resample, "checkpoint")
   local sd, meta = M.read(path_or_sd)
   if type(path_or_sd) ~= "string" and opts.metadata then meta = opts.metadata end

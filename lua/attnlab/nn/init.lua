@@ -244,6 +244,38 @@ end
 local function keyset(list) local t = {} for _, k in ipairs(list) do t[k] = true end return t end
 nn.keyset = keyset
 
+-- Value checks for module options, each raising one line "<who>: <key> must be ..., got <v>"
+-- when the module is built: a bad size would otherwise fail later inside an op (or in C) with
+-- a message that does not name the option, or build a different model silently.
+local function show(v) return al.cli.show(v) end
+nn.show = show
+
+-- v must be an integer >= lo (lo defaults to 1: a positive size); returns v.
+function nn.check_int(who, key, v, lo)
+  lo = lo or 1
+  if math.type(v) ~= "integer" or v < lo then
+    error(("%s: %s must be %s, got %s"):format(who, key, lo == 1 and "a positive integer" or ("an integer >= %d"):format(lo),
+      show(v)), 0)
+  end
+  return v
+end
+
+-- v must be a finite number > 0 (open_lo) or >= 0; returns v.
+function nn.check_number(who, key, v, open_lo)
+  if type(v) ~= "number" or v ~= v or v == math.huge or (open_lo and not (v > 0)) or (not open_lo and v < 0) then
+    error(("%s: %s must be a finite number %s 0, got %s"):format(who, key, open_lo and ">" or ">=", show(v)), 0)
+  end
+  return v
+end
+
+-- v must be nil or a boolean; returns v.
+function nn.check_bool(who, key, v)
+  if v ~= nil and type(v) ~= "boolean" then
+    error(("%s: %s must be true or false, got %s"):format(who, key, show(v)), 0)
+  end
+  return v
+end
+
 function nn.format_count(n)
   local s = tostring(math.floor(n))
   return (s:reverse():gsub("(%d%d%d)", "%1,"):reverse():gsub("^,", ""))
@@ -310,10 +342,13 @@ end
 -- ---- layers -----------------------------------------------------------------------
 local Linear = nn.class("Linear", Module)
 nn.Linear = Linear
+local LINEAR_OPTS = keyset({ "bias", "generator" })
 function Linear:init(i, o, opts)
-  opts = opts or {}
-  assert(math.type(i) == "integer" and i > 0 and math.type(o) == "integer" and o > 0,
-    "Linear(in, out): sizes must be positive integers")
+  opts = nn.check_opts("Linear", opts, LINEAR_OPTS)
+  if math.type(i) ~= "integer" or i < 1 or math.type(o) ~= "integer" or o < 1 then
+    error(("Linear(in, out): sizes must be positive integers, got in = %s, out = %s"):format(show(i), show(o)), 0)
+  end
+  nn.check_bool("Linear", "bias", opts.bias)
   self.in_features, self.out_features = i, o
   self:param("weight", al.empty({ o, i }))
   if opts.bias ~= false then self:param("bias", al.zeros({ o })) end
@@ -326,8 +361,12 @@ end
 
 local LayerNorm = nn.class("LayerNorm", Module)
 nn.LayerNorm = LayerNorm
+local LAYERNORM_OPTS = keyset({ "eps", "affine" })
 function LayerNorm:init(d, opts)
-  opts = opts or {}
+  opts = nn.check_opts("LayerNorm", opts, LAYERNORM_OPTS)
+  nn.check_int("LayerNorm", "dim", d)
+  if opts.eps ~= nil then nn.check_number("LayerNorm", "eps", opts.eps, true) end
+  nn.check_bool("LayerNorm", "affine", opts.affine)
   self.dim, self.eps = d, opts.eps or 1e-5
   if opts.affine ~= false then
     self:param("weight", al.ones({ d }))
@@ -339,9 +378,13 @@ function LayerNorm:extra_repr() return ("%d, eps=%g"):format(self.dim, self.eps)
 
 local Embedding = nn.class("Embedding", Module)
 nn.Embedding = Embedding
+local EMBEDDING_OPTS = keyset({ "generator" })
 function Embedding:init(n, d, opts)
+  opts = nn.check_opts("Embedding", opts, EMBEDDING_OPTS)
+  nn.check_int("Embedding", "num_embeddings", n)
+  nn.check_int("Embedding", "dim", d)
   self.num, self.dim = n, d
-  self:param("weight", al.randn({ n, d }, { generator = opts and opts.generator }))
+  self:param("weight", al.randn({ n, d }, { generator = opts.generator }))
 end
 function Embedding:forward(ids) return al.embedding(self.weight, ids) end
 function Embedding:extra_repr() return ("%d, %d"):format(self.num, self.dim) end
@@ -403,15 +446,32 @@ end
 -- MLP: fc1 -> act -> drop -> fc2 -> drop (timm's Mlp names).
 local MLP = nn.class("MLP", Module)
 nn.MLP = MLP
+local MLP_OPTS = keyset({ "in_features", "dim", "hidden_features", "hidden", "out_features", "act", "drop" })
 function MLP:init(opts)
-  local i = assert(opts.in_features or opts.dim, "MLP: in_features is required")
+  opts = nn.check_opts("MLP", opts, MLP_OPTS)
+  local i = opts.in_features or opts.dim
+  if i == nil then error("MLP: in_features (or dim) is required", 0) end
+  nn.check_int("MLP", opts.in_features ~= nil and "in_features" or "dim", i)
   local h = opts.hidden_features or opts.hidden or i * 4
+  nn.check_int("MLP", opts.hidden_features ~= nil and "hidden_features" or opts.hidden ~= nil and "hidden" or "hidden size", h)
   local o = opts.out_features or i
-  self:add("fc1", nn.Linear(i, h))
+  nn.check_int("MLP", "out_features", o)
   local act = opts.act or "gelu"
-  self:add("act", (nn.activations[act] or error("MLP: unknown activation '" .. tostring(act) .. "'"))())
+  if not nn.activations[act] then
+    local names = {}
+    for k in pairs(nn.activations) do names[#names + 1] = k end
+    table.sort(names)
+    error(("MLP: unknown activation %s; known: %s"):format(type(act) == "string" and ("'" .. act .. "'") or show(act),
+      table.concat(names, ", ")), 0)
+  end
+  local drop = opts.drop or 0
+  if type(drop) ~= "number" or not (drop >= 0 and drop < 1) then
+    error(("MLP: drop must be a number in [0, 1), got %s"):format(show(drop)), 0)
+  end
+  self:add("fc1", nn.Linear(i, h))
+  self:add("act", nn.activations[act]())
   self:add("fc2", nn.Linear(h, o))
-  self.drop = opts.drop or 0
+  self.drop = drop
   if self.drop > 0 then self:add("dropout", nn.Dropout(self.drop)) end
 end
 function MLP:forward(x)

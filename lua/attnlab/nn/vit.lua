@@ -41,20 +41,62 @@ ViT.OPTIONS = nn.keyset({ "dim", "depth", "heads", "mlp_ratio", "normalizer", "q
                           "num_classes", "seed", "generator", "image_size", "patch_size", "channels", "vocab_size",
                           "seq_len" })
 
+-- Every value of a merged config (preset + options), before anything is built: each error is
+-- one line naming the option and its value (sizes: positive integers, depth >= 1; ratios:
+-- positive finite numbers). Unchecked, a bad size failed inside an op ("attempt to perform
+-- 'n%%0'", "attnlab.empty: negative size"), or built another model silently (depth 0: no
+-- blocks; channels 0: a patch embedding of fan-in 0).
+function ViT.check_config(o)
+  local W = "ViT"
+  local int, num = nn.check_int, nn.check_number
+  local D = int(W, "dim", o.dim)
+  local heads = int(W, "heads", o.heads)
+  if D % heads ~= 0 then error(("ViT: dim %d is not divisible by heads %d"):format(D, heads), 0) end
+  int(W, "depth", o.depth)
+  num(W, "mlp_ratio", o.mlp_ratio, true)
+  if math.floor(D * o.mlp_ratio) < 1 then
+    error(("ViT: mlp_ratio %s gives an MLP width of floor(dim * mlp_ratio) = 0 (dim %d)"):format(nn.show(o.mlp_ratio), D), 0)
+  end
+  if o.num_classes == nil then error("ViT: num_classes is required", 0) end
+  int(W, "num_classes", o.num_classes)
+  nn.check_bool(W, "qkv_bias", o.qkv_bias)
+  nn.Normalizer.check_iters(W, o.iters)
+  if o.seed ~= nil and math.tointeger(o.seed) == nil then
+    error(("ViT: seed must be an integer, got %s"):format(nn.show(o.seed)), 0)
+  end
+  ViT.check_init(o.init, "ViT")
+  if type(o.embed_std) ~= "number" or not (o.embed_std > 0) or o.embed_std == math.huge then
+    error(("ViT: embed_std must be a number > 0, got %s"):format(nn.show(o.embed_std)), 0)
+  end
+  local image_keys = { "image_size", "patch_size", "channels" }
+  if o.vocab_size ~= nil or o.seq_len ~= nil then   -- the text model
+    for _, k in ipairs(image_keys) do
+      if o[k] ~= nil then
+        error(("ViT: %s is an image option, but vocab_size/seq_len make a text model: give one or the other"):format(k), 0)
+      end
+    end
+    if o.vocab_size == nil then error("ViT (text): vocab_size is required with seq_len", 0) end
+    if o.seq_len == nil then error("ViT (text): seq_len is required", 0) end
+    int(W, "vocab_size", o.vocab_size)
+    int(W, "seq_len", o.seq_len)
+  else
+    if o.image_size == nil or o.patch_size == nil then
+      error("ViT: image_size and patch_size are required (or vocab_size and seq_len for text)", 0)
+    end
+    local S, P = int(W, "image_size", o.image_size), int(W, "patch_size", o.patch_size)
+    if o.channels ~= nil then int(W, "channels", o.channels) end
+    if S % P ~= 0 then error(("ViT: image_size %d is not a multiple of patch_size %d"):format(S, P), 0) end
+  end
+end
+
 function ViT:init(opts)
   opts = nn.check_opts("ViT", opts, ViT.OPTIONS)
   local o = {}
   for k, v in pairs(ViT.PRESET) do o[k] = v end
   for k, v in pairs(opts) do o[k] = v end
   self.cfg = o
+  ViT.check_config(o)
   local D = o.dim
-  assert(math.type(D) == "integer" and D > 0, "ViT: dim must be a positive integer")
-  assert(math.type(o.heads) == "integer" and D % o.heads == 0, ("ViT: dim %d is not divisible by heads %s"):format(D, tostring(o.heads)))
-  assert(math.type(o.num_classes) == "integer" and o.num_classes > 0, "ViT: num_classes is required")
-  ViT.check_init(o.init, "ViT")
-  if type(o.embed_std) ~= "number" or not (o.embed_std > 0) or o.embed_std == math.huge then
-    error(("ViT: embed_std must be a number > 0, got %s"):format(tostring(o.embed_std)), 2)
-  end
   local torch_init = o.init == "torch"
   -- a small normal draw: plain N(0, std^2) under "torch", trunc_normal in [-2, 2] under "timm"
   local function small_normal(t, std, gen_)
@@ -66,15 +108,13 @@ function ViT:init(opts)
   local gen = o.generator or al.Generator(o.seed or 0)
   if o.vocab_size then
     self.text = true
-    self.seq_len = assert(o.seq_len, "ViT (text): seq_len is required")
+    self.seq_len = o.seq_len
     self.num_tokens = self.seq_len + 1
     self:add("tok_embed", nn.Embedding(o.vocab_size, D))
     small_normal(self.tok_embed.weight, o.embed_std, gen)
   else
     self.text = false
     local S, P, C = o.image_size, o.patch_size, o.channels or 3
-    assert(S and P, "ViT: image_size and patch_size are required (or vocab_size and seq_len for text)")
-    if S % P ~= 0 then error(("ViT: image_size %d is not a multiple of patch_size %d"):format(S, P), 2) end
     self.image_size, self.patch_size, self.channels = S, P, C
     self.grid = S // P
     self.num_tokens = self.grid * self.grid + 1
@@ -145,6 +185,11 @@ end
 -- The token sequence the blocks see: [class token; patches or words] + pos_embed, (B, N, D).
 -- x: images (B,C,H,W) float32, or token ids (B,L) int64 (1-based) for text.
 function ViT:embed(x)
+  if not al.is_tensor(x) then
+    local want = self.text and ("token ids, an int64 tensor (B,%d)"):format(self.seq_len)
+      or ("images, a float32 tensor (B,%d,%d,%d)"):format(self.channels, self.image_size, self.image_size)
+    error(("ViT: forward(x [, {key_mask =, keep =}]) expects x, %s, got %s"):format(want, nn.show(x)), 0)
+  end
   local tokens
   if self.text then
     local s = x:shape()
@@ -162,6 +207,7 @@ end
 
 -- The features after the final norm, (B, N, D); x and opts as for ViT:forward.
 function ViT:forward_features(x, opts)
+  if opts ~= nil and al.is_tensor(x) then nn.MultiHeadAttention.check_forward("ViT", x, opts) end   -- (x: embed)
   local h = self:embed(x)
   for i = 0, self.depth - 1 do
     h = self.blocks:call_child(i, h, opts)

@@ -118,9 +118,30 @@ local function paired_diffs(fn, a, b, nan_policy)
   return d, dropped, hasnan
 end
 
+-- The options each test reads: any other key (alternate = "less", zero_metod = "pratt") is
+-- refused, not ignored -- ignored, the test would run with the default, a different test.
+local KNOWN_OPTS = {
+  ttest_rel = { "alternative", "confidence", "nan_policy" },
+  wilcoxon = { "alternative", "method", "zero_method", "correction" },
+}
+
 local function check_opts(fn, opts)
   if opts == nil then return {} end
   if type(opts) ~= "table" then fail(fn, "options are %s, want a table", describe(opts)) end
+  local known = KNOWN_OPTS[fn]
+  if known then
+    local set = {}
+    for _, k in ipairs(known) do set[k] = true end
+    local bad = {}
+    for k in pairs(opts) do if not set[k] then bad[#bad + 1] = tostring(k) end end
+    if #bad > 0 then
+      table.sort(bad)
+      local names = {}
+      for i, k in ipairs(known) do names[i] = k end
+      table.sort(names)
+      fail(fn, "unknown option%s %s (known: %s)", #bad > 1 and "s" or "", table.concat(bad, ", "), table.concat(names, ", "))
+    end
+  end
   return opts
 end
 

@@ -48,6 +48,7 @@ end
 
 -- Learning rate of every group (schedulers set it through this).
 function Optimizer:set_lr(lr)
+  check.set_lr(self, lr)
   for _, g in ipairs(self.param_groups) do g.lr = lr * (g.lr_scale or 1) end
   self.lr = lr
 end

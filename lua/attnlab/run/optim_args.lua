@@ -46,15 +46,42 @@ end
 -- override the options, so it is checked the same way (its messages name the group; what it
 -- does not set comes from opts). A group that is not a table is left to the optimizer's own
 -- check of params.
+-- Every key of t must be in known (a list): a misspelt option (weigth_decay = 0.1) would
+-- otherwise be ignored and the default used, a silently different run.
+local function check_keys(who, t, known)
+  local set = {}
+  for _, k in ipairs(known) do set[k] = true end
+  local bad = {}
+  for k in pairs(t) do if not set[k] then bad[#bad + 1] = tostring(k) end end
+  if #bad > 0 then
+    table.sort(bad)
+    local names = {}
+    for i, k in ipairs(known) do names[i] = k end
+    table.sort(names)
+    error(("%s: unknown option%s %s (known: %s)"):format(who, #bad > 1 and "s" or "", table.concat(bad, ", "),
+      table.concat(names, ", ")), 0)
+  end
+end
+A.check_keys = check_keys
+
+-- The options each optimizer reads; a group {params = ..., ...} also takes params and lr_scale.
+A.OPTIONS = { AdamW = { "lr", "betas", "eps", "weight_decay" },
+              SGD = { "lr", "momentum", "dampening", "weight_decay", "nesterov" } }
+
 local function check_all(who, params, opts, check)
   if opts ~= nil and type(opts) ~= "table" then
     error(("%s: options must be a table {lr = ..., ...}, got %s"):format(who, kind(opts)), 0)
   end
   opts = opts or {}
+  local known = A.OPTIONS[who]
+  check_keys(who, opts, known)
   check(who, opts, opts)
   if type(params) == "table" and type(params[1]) == "table" and getmetatable(params[1]) == nil then
+    local group_known = { "params", "lr_scale" }
+    for _, k in ipairs(known) do group_known[#group_known + 1] = k end
     for gi, g in ipairs(params) do
       if type(g) == "table" then
+        check_keys(("%s group %d"):format(who, gi), g, group_known)
         check(("%s group %d"):format(who, gi), g, opts)
         check_range(("%s group %d"):format(who, gi), g, "lr_scale", 0, false, math.huge)
       end
@@ -126,6 +153,14 @@ function A.state_dict(self, sd, who)
   end
 end
 
+-- opt:set_lr(lr): a finite number >= 0 (0 is where a cosine to min_lr = 0 ends); NaN, inf or
+-- a negative lr would be written into every group and ruin the parameters at the next step.
+function A.set_lr(self, lr)
+  if type(lr) ~= "number" or lr ~= lr or lr < 0 or lr == math.huge then
+    error(("%s:set_lr: lr must be a finite number >= 0, got %s"):format(self.name or "optimizer", show(lr)), 0)
+  end
+end
+
 -- CosineWarmup(opt, opts)
 function A.cosine(opt, opts)
   if type(opt) ~= "table" or type(opt.set_lr) ~= "function" then
@@ -135,6 +170,7 @@ function A.cosine(opt, opts)
     error(("CosineWarmup: options {total = steps, warmup =, min_lr =, base_lr =} are required, got %s")
       :format(kind(opts)), 0)
   end
+  check_keys("CosineWarmup", opts, { "total", "warmup", "min_lr", "base_lr" })
   for _, key in ipairs({ "total", "warmup" }) do
     local v = opts[key]
     if (key == "total" or v ~= nil)
@@ -145,6 +181,20 @@ function A.cosine(opt, opts)
   end
   check_range("CosineWarmup", opts, "base_lr", 0, true, math.huge)
   check_range("CosineWarmup", opts, "min_lr", 0, false, math.huge)
+  -- the schedule: linear warmup to the base lr over `warmup` steps, then a cosine from the
+  -- base lr down to min_lr at step `total`. A min_lr above the base lr would make the "decay"
+  -- rise: refused. A warmup longer than the run is allowed: the lr rises for the whole run,
+  -- which is what a smoke test that cuts a preset's epochs (--epochs 1) asks for.
+  local base = opts.base_lr or opt.lr
+  if type(base) ~= "number" or not (base > 0) or base == math.huge then
+    error(("CosineWarmup: the base lr (opts.base_lr, else the optimizer's lr) must be a finite number > 0, got %s")
+      :format(show(base)), 0)
+  end
+  local min_lr = opts.min_lr or 0
+  if min_lr > base then
+    error(("CosineWarmup: min_lr %s is above the base lr %s (%s): the cosine would rise instead of decay; want " ..
+      "min_lr <= base lr"):format(show(min_lr), show(base), opts.base_lr and "base_lr" or "the optimizer's lr"), 0)
+  end
 end
 
 -- clip_grad_norm(params, max_norm)

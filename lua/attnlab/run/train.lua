@@ -117,6 +117,9 @@ function train.config(user)
     end
   end
   if c.lr <= 0 then bad("lr", "a number > 0") end
+  -- the schedule CosineWarmup would refuse at the first step: said before any data is read (a
+  -- warmup longer than the run is allowed there: a smoke test's --epochs 1 on a preset)
+  if c.min_lr > c.lr then bad("min_lr", ("at most lr (%s): the cosine would rise instead of decay"):format(al.cli.show(c.lr))) end
   if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
   if c.label_smoothing >= 1 then bad("label_smoothing", "a number in [0, 1)") end
   if c.dim % c.heads ~= 0 then error(("train: dim (%d) must be a multiple of heads (%d)"):format(c.dim, c.heads), 3) end

@@ -380,8 +380,26 @@ end
 --   dry_run (list what would run), entry (the program each run executes; default sweep.entry()),
 --   host (default sweep.host()).
 -- Returns { total =, done_before =, done =, failed =, ran =, seconds =, failures = {...} }.
+sweep.RUN_OPTIONS = { "out", "workers", "threads", "only", "redo_changed", "log", "poll", "dry_run", "no_wait", "entry",
+                      "host" }
 function sweep.run(exp, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("sweep.run: options must be a table {out = ..., ...}, got %s"):format(type(opts)), 0)
+  end
   opts = opts or {}
+  -- a misspelt option (wokers = 2, dryrun = true) would be ignored: the sweep would start every
+  -- run with the defaults instead of listing them
+  local known, bad = {}, {}
+  for _, k in ipairs(sweep.RUN_OPTIONS) do known[k] = true end
+  for k in pairs(opts) do if not known[k] then bad[#bad + 1] = tostring(k) end end
+  if #bad > 0 then
+    table.sort(bad)
+    local names = {}
+    for i, k in ipairs(sweep.RUN_OPTIONS) do names[i] = k end
+    table.sort(names)
+    error(("sweep.run: unknown option%s %s (known: %s)"):format(#bad > 1 and "s" or "", table.concat(bad, ", "),
+      table.concat(names, ", ")), 0)
+  end
   local log = opts.log or function(s) print(s) io.stdout:flush() end
   local cores = al.config().cores or 1
   local workers = opts.workers or cores
