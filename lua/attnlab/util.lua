@@ -2,6 +2,27 @@
 -- loop, sweeps, reports, parity runs, S2S records): plain Lua and POSIX sh, no tensors.
 local util = {}
 
+-- The keys of options table t that known does not list (known: a list of names, or a set
+-- whose keys are the names), as one message fragment "unknown option 'x' (known: a, b)", or
+-- nil when every key is known. Every options check of the library words it so: a misspelt
+-- key (weigth_decay, splt) would otherwise be ignored and a default silently used.
+function util.unknown_keys(t, known)
+  local set, names = {}, {}
+  if known[1] ~= nil then
+    for _, k in ipairs(known) do set[k] = true end
+  else
+    for k in pairs(known) do set[k] = true end
+  end
+  for k in pairs(set) do names[#names + 1] = k end
+  table.sort(names)
+  local bad = {}
+  for k in pairs(t) do if not set[k] then bad[#bad + 1] = "'" .. tostring(k) .. "'" end end
+  if #bad == 0 then return nil end
+  table.sort(bad)
+  return ("unknown option%s %s (known: %s)"):format(#bad > 1 and "s" or "", table.concat(bad, ", "),
+    table.concat(names, ", "))
+end
+
 -- A shallow copy of t (nil gives {}).
 function util.copy(t)
   local o = {}

@@ -123,11 +123,11 @@ err("BiMamba dt_min = 0", function() return al.nn.BiMamba { dim = 8, dt_min = 0 
   "BiMamba", "0 < dt_min <= dt_max", "got 0 and 0.1")
 err("BiMamba NaN dt_max", function() return al.nn.BiMamba { dim = 8, dt_max = 0 / 0 } end, "BiMamba", "and nan")
 err("BiMamba with a misspelt option", function() return al.nn.BiMamba { dim = 8, dstate = 4 } end,
-  "BiMamba: unknown option dstate", "d_state")
+  "BiMamba: unknown option 'dstate'", "d_state")
 err("BiMamba with no options", function() return al.nn.BiMamba() end, "BiMamba: dim is required")
 err("BiLSTM heads = 1.5", function() return al.nn.BiLSTM { dim = 8, heads = 1.5 } end, "BiLSTM", "heads", "got 1.5")
 err("BiLSTM with a Mamba option", function() return al.nn.BiLSTM { dim = 8, d_state = 4 } end,
-  "BiLSTM: unknown option d_state")
+  "BiLSTM: unknown option 'd_state'")
 err("BiLSTM with options that are not a table", function() return al.nn.BiLSTM(8) end,
   "BiLSTM: options must be a table", "got number")
 
@@ -190,21 +190,21 @@ end }
 -- ---- option tables: a misspelt or unknown key is refused, not ignored (it would run another experiment) --
 -- nn layers
 err("Linear with a misspelt option (bais)", function() return al.nn.Linear(2, 3, { bais = false }) end,
-  "Linear: unknown option bais", "known: bias, generator")
+  "Linear: unknown option 'bais'", "known: bias, generator")
 err("Linear with options that are a string", function() return al.nn.Linear(2, 3, "x") end,
   "Linear: options must be a table", "got string")
 err("Linear with bias = 0", function() return al.nn.Linear(2, 3, { bias = 0 }) end, "Linear: bias must be true or false", "got 0")
 err("Linear with a size of 0", function() return al.nn.Linear(0, 3) end,
   "Linear(in, out): sizes must be positive integers", "in = 0")
 err("LayerNorm with a misspelt option (esp)", function() return al.nn.LayerNorm(4, { esp = 1 }) end,
-  "LayerNorm: unknown option esp", "eps")
+  "LayerNorm: unknown option 'esp'", "eps")
 err("LayerNorm of size 0", function() return al.nn.LayerNorm(0) end, "LayerNorm: dim must be a positive integer", "got 0")
 err("LayerNorm with eps = 0", function() return al.nn.LayerNorm(4, { eps = 0 }) end, "LayerNorm: eps must be a finite number > 0", "got 0")
 err("Embedding with an unknown option", function() return al.nn.Embedding(5, 4, { gen = al.Generator(1) }) end,
-  "Embedding: unknown option gen", "generator")
+  "Embedding: unknown option 'gen'", "generator")
 err("Embedding with 0 rows", function() return al.nn.Embedding(0, 4) end, "Embedding: num_embeddings must be a positive integer", "got 0")
 err("Embedding with dim 2.5", function() return al.nn.Embedding(5, 2.5) end, "Embedding: dim must be a positive integer", "got 2.5")
-err("MLP with a misspelt option (hiden)", function() return al.nn.MLP { dim = 4, hiden = 0 } end, "MLP: unknown option hiden")
+err("MLP with a misspelt option (hiden)", function() return al.nn.MLP { dim = 4, hiden = 0 } end, "MLP: unknown option 'hiden'")
 err("MLP with hidden = 0", function() return al.nn.MLP { dim = 4, hidden = 0 } end, "MLP: hidden must be a positive integer", "got 0")
 err("MLP with no options", function() return al.nn.MLP() end, "MLP: in_features (or dim) is required")
 err("MLP with drop = 1", function() return al.nn.MLP { dim = 4, drop = 1 } end, "MLP: drop must be a number in [0, 1)", "got 1")
@@ -226,7 +226,7 @@ err("MultiHeadAttention heads = 0", function() return al.nn.MultiHeadAttention {
   "MultiHeadAttention: dim must be a positive multiple of heads", "heads = 0")
 err("MultiHeadAttention forward with a misspelt option (kep)", function()
   return al.nn.MultiHeadAttention { dim = 8, heads = 2 }(al.ones { 1, 3, 8 }, { kep = al.ones { 1, 3 } })
-end, "MultiHeadAttention: forward: unknown option kep", "keep, key_mask")
+end, "MultiHeadAttention: forward: unknown option 'kep'", "keep, key_mask")
 err("MultiHeadAttention forward with keep that is not a tensor", function()
   return al.nn.MultiHeadAttention { dim = 8, heads = 2 }(al.ones { 1, 3, 8 }, { keep = 1 })
 end, "MultiHeadAttention: forward option keep must be a tensor", "got 1")
@@ -278,7 +278,7 @@ err("ViT (text) forward of a number", function()
   return al.nn.ViT { vocab_size = 5, seq_len = 4, num_classes = 2, dim = 8, heads = 2 }(3)
 end, "ViT: forward(x", "token ids, an int64 tensor (B,4)", "got 3")
 err("ViT forward with a misspelt option", function() return al.nn.ViT(vit_opts({}))(al.ones { 1, 3, 8, 8 }, { kep = 1 }) end,
-  "ViT: forward: unknown option kep")
+  "ViT: forward: unknown option 'kep'")
 cases[#cases + 1] = { name = "nn: good options still build and run (ViT, MLP, LayerNorm, forward masks)", fn = function()
   local m = al.nn.ViT(vit_opts({ depth = 2, mlp_ratio = 2, channels = 3, qkv_bias = false, iters = 10, seed = 2 }))
   T.eq(m.depth, 2)
@@ -292,11 +292,11 @@ end }
 err("checkpoint.vit_from_file with a misspelt option (nromalizer)", function()
   local sd = al.nn.ViT(vit_opts({})):state_dict()
   return require("attnlab.checkpoint").vit_from_file(sd, { heads = 2, nromalizer = "sparsemax" })
-end, "checkpoint.vit_from_file: unknown option nromalizer", "normalizer")
+end, "checkpoint.vit_from_file: unknown option 'nromalizer'", "normalizer")
 err("checkpoint.load_vit with a misspelt option", function()
   local m = al.nn.ViT(vit_opts({}))
   return require("attnlab.checkpoint").load_vit(m, m:state_dict(), { strcit = false })
-end, "checkpoint.load_vit: unknown option strcit", "strict")
+end, "checkpoint.load_vit: unknown option 'strcit'", "strict")
 
 -- data: checked before any file is looked for
 err("fashion_mnist with a misspelt option (splt)", function() return al.data.fashion_mnist { splt = "test" } end,
@@ -337,14 +337,14 @@ err("Loader with batch_size = 0", function() return al.data.Loader(fake_dataset(
 -- optimizers and the schedule
 err("AdamW with a misspelt option (weigth_decay)", function()
   return al.optim.AdamW(params(), { lr = 1e-3, weigth_decay = 0.1 })
-end, "AdamW: unknown option weigth_decay", "weight_decay")
+end, "AdamW: unknown option 'weigth_decay'", "weight_decay")
 err("SGD with a misspelt option (momentun)", function() return al.optim.SGD(params(), { momentun = 0.9 }) end,
-  "SGD: unknown option momentun", "momentum")
+  "SGD: unknown option 'momentun'", "momentum")
 err("AdamW with a misspelt group option (lrr)", function() return al.optim.AdamW({ { params = params(), lrr = 1 } }) end,
-  "AdamW group 1: unknown option lrr", "lr_scale", "params")
+  "AdamW group 1: unknown option 'lrr'", "lr_scale", "params")
 err("CosineWarmup with a misspelt option (warmpu)", function()
   return al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmpu = 2 })
-end, "CosineWarmup: unknown option warmpu", "warmup")
+end, "CosineWarmup: unknown option 'warmpu'", "warmup")
 err("Optimizer:set_lr(nan)", function() return al.optim.AdamW(params()):set_lr(0 / 0) end,
   "AdamW:set_lr: lr must be a finite number >= 0", "got nan")
 err("Optimizer:set_lr(-5)", function() return al.optim.SGD(params()):set_lr(-5) end,
@@ -374,14 +374,14 @@ end }
 -- statistics (plain Lua: no C module)
 err("stats.ttest_rel with a misspelt option (alternate)", function()
   return al.stats.ttest_rel({ 1, 2, 3, 4 }, { 1, 2, 4, 3.5 }, { alternate = "less" })
-end, "attnlab.stats.ttest_rel: unknown option alternate", "alternative")
+end, "attnlab.stats.ttest_rel: unknown option 'alternate'", "alternative")
 err("stats.wilcoxon with a misspelt option (zero_metod)", function()
   return al.stats.wilcoxon({ 1, 2, 3, 4 }, { 1, 2.5, 4, 3.5 }, { zero_metod = "pratt" })
-end, "attnlab.stats.wilcoxon: unknown option zero_metod", "zero_method")
+end, "attnlab.stats.wilcoxon: unknown option 'zero_metod'", "zero_method")
 
 -- sweep
 err("sweep.run with a misspelt option (wokers)", function()
   return require("attnlab.sweep").run({ name = "x" }, { out = "/nonexistent/sweep-out", wokers = 2, dry_run = true })
-end, "sweep.run: unknown option wokers", "workers")
+end, "sweep.run: unknown option 'wokers'", "workers")
 
 return cases

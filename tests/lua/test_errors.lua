@@ -309,16 +309,16 @@ end, "attnlab.load", "data_offsets begin 1152921504606846976 is too large")
 -- ---- module options: a misspelt key is refused, not ignored (the model would silently use the default)
 err("ViT with a misspelt option (normaliser)", function()
   return al.nn.ViT { image_size = 32, patch_size = 8, num_classes = 10, normaliser = "sparsemax" }
-end, "ViT: unknown option normaliser", "known: ", "normalizer")
+end, "ViT: unknown option 'normaliser'", "known: ", "normalizer")
 err("MultiHeadAttention with unknown options", function()
   return al.nn.MultiHeadAttention { dim = 8, heads = 2, bogus = 1, keep = "x" }
-end, "MultiHeadAttention: unknown options bogus, keep")
+end, "MultiHeadAttention: unknown options 'bogus', 'keep'")
 err("MultiHeadAttention with options that are not a table", function() return al.nn.MultiHeadAttention(5) end,
   "MultiHeadAttention: options must be a table", "got number")
 err("MultiHeadAttention with no options", function() return al.nn.MultiHeadAttention() end,
   "MultiHeadAttention: dim must be a positive multiple of heads")
 err("EncoderBlock with an unknown option", function() return al.nn.EncoderBlock { dim = 8, heads = 2, dropout = 0.1 } end,
-  "EncoderBlock: unknown option dropout")
+  "EncoderBlock: unknown option 'dropout'")
 err("EncoderBlock with a mixer that is not a module", function() return al.nn.EncoderBlock { dim = 8, heads = 2, mixer = 5 } end,
   "EncoderBlock: mixer must be a module", "got number")
 err("cross_entropy of an empty batch", function() return al.cross_entropy(al.zeros { 0, 3 }, I({})) end,
@@ -328,7 +328,7 @@ err("arange with an infinite step", function() return al.arange(1, 5, 1 / 0) end
 err("entmax_bisect with iters = -5", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = -5 }) end,
   "iters must be an integer in 1..", "got -5")
 err("Normalizer with an unknown option", function() return al.nn.Normalizer { name = "hae", heads = 2, alpha = 1.5 } end,
-  "Normalizer: unknown option alpha")
+  "Normalizer: unknown option 'alpha'")
 
 -- ---- outputs that are not regular files ------------------------------------------------------
 -- A record is written to a temporary file renamed over the target: given /dev/null as --out, a

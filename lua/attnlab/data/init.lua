@@ -9,6 +9,7 @@
 -- tree), /usr/share/datasets and ~/.cache/attnlab/data. Decoding
 -- is C (IDX and CIFAR binary, gzip'd or not); pixels stay uint8 until a batch is made.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local data = {}
 
@@ -335,12 +336,8 @@ local function image_opts(fn, opts, known)
     fail(fn, "options must be a table {split = 'train' | 'test', ...} (or the split as a string), got %s",
       al.is_tensor(opts) and "a tensor" or type(opts))
   end
-  local names = {}
-  for k in pairs(known) do names[#names + 1] = k end
-  table.sort(names)
-  for k in pairs(opts) do
-    if not known[k] then fail(fn, "unknown option '%s' (known: %s)", tostring(k), table.concat(names, ", ")) end
-  end
+  local bad = util.unknown_keys(opts, known)
+  if bad then fail(fn, "%s", bad) end
   local split = opts.split
   if split ~= nil and split ~= "train" and split ~= "test" then
     fail(fn, "split must be 'train' or 'test', got %s", type(split) == "string" and ("'" .. split .. "'") or show(split))
@@ -492,9 +489,6 @@ Loader.__index = Loader
 data.Loader = setmetatable(Loader, { __call = function(c, ...) return c.new(...) end })
 
 local LOADER_OPTS = { "batch_size", "shuffle", "seed", "drop_last", "limit" }
-local LOADER_KNOWN = {}
-for _, k in ipairs(LOADER_OPTS) do LOADER_KNOWN[k] = true end
-table.sort(LOADER_OPTS)
 
 function Loader.new(ds, opts)
   check_dataset("Loader", ds, "batch")
@@ -503,11 +497,8 @@ function Loader.new(ds, opts)
   end
   opts = opts or {}
   -- a misspelt key (batchsize = 2) was ignored: the loader ran with the default
-  for k in pairs(opts) do
-    if not LOADER_KNOWN[k] then
-      error(("Loader: unknown option '%s' (known: %s)"):format(tostring(k), table.concat(LOADER_OPTS, ", ")), 2)
-    end
-  end
+  local bad = util.unknown_keys(opts, LOADER_OPTS)
+  if bad then error("Loader: " .. bad, 2) end
   local bs = opts.batch_size or 128
   if math.type(bs) ~= "integer" or bs < 1 then
     error(("Loader: batch_size must be a positive integer, got %s"):format(show(bs)), 2)

@@ -111,6 +111,7 @@
 -- whatever the knobs, so distractor_rate and noise change only what they control (same
 -- cue positions and classes); n and seq_len change the array sizes, hence all draws.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local M = {}
 
@@ -126,14 +127,8 @@ local function describe(v)
 end
 
 local function check_keys(fn, opts, known)
-  for k in pairs(opts) do
-    if not known[k] then
-      local names = {}
-      for name in pairs(known) do names[#names + 1] = name end
-      table.sort(names)
-      fail(fn, "unknown option '%s' (known: %s)", tostring(k), table.concat(names, ", "))
-    end
-  end
+  local bad = util.unknown_keys(opts, known)
+  if bad then fail(fn, "%s", bad) end
 end
 
 local function opt_int(fn, opts, key, default, lo, hi)

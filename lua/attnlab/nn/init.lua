@@ -5,6 +5,7 @@
 -- deterministic. Module names follow timm where a model is meant to load timm
 -- checkpoints (fc1/fc2, norm1, attn.qkv, ...).
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local nn = {}
 
@@ -229,16 +230,8 @@ function nn.check_opts(who, opts, known)
   if type(opts) ~= "table" then
     error(("%s: options must be a table {key = value, ...}, got %s"):format(who, type(opts)), 0)
   end
-  local bad = {}
-  for k in pairs(opts) do if not known[k] then bad[#bad + 1] = tostring(k) end end
-  if #bad > 0 then
-    table.sort(bad)
-    local names = {}
-    for k in pairs(known) do names[#names + 1] = k end
-    table.sort(names)
-    error(("%s: unknown option%s %s; known: %s"):format(who, #bad > 1 and "s" or "", table.concat(bad, ", "),
-      table.concat(names, ", ")), 0)
-  end
+  local bad = util.unknown_keys(opts, known)
+  if bad then error(("%s: %s"):format(who, bad), 0) end
   return opts
 end
 local function keyset(list) local t = {} for _, k in ipairs(list) do t[k] = true end return t end

@@ -58,6 +58,7 @@ local NAN = -(0.0 / 0.0)          -- negated so that it prints as "nan", not "-n
 
 -- The distributions and special functions (report/distributions.lua) go into M first.
 local D = require("attnlab.report.distributions")(M)
+local util = require("attnlab.util")   -- plain Lua too: this file loads without the C module
 local fail, isnan, describe = D.fail, D.isnan, D.describe
 local lbeta, lgamma, log1p, pwsum, rlog1 = D.lbeta, D.lgamma, D.log1p, D.pwsum, D.rlog1
 
@@ -128,20 +129,8 @@ local KNOWN_OPTS = {
 local function check_opts(fn, opts)
   if opts == nil then return {} end
   if type(opts) ~= "table" then fail(fn, "options are %s, want a table", describe(opts)) end
-  local known = KNOWN_OPTS[fn]
-  if known then
-    local set = {}
-    for _, k in ipairs(known) do set[k] = true end
-    local bad = {}
-    for k in pairs(opts) do if not set[k] then bad[#bad + 1] = tostring(k) end end
-    if #bad > 0 then
-      table.sort(bad)
-      local names = {}
-      for i, k in ipairs(known) do names[i] = k end
-      table.sort(names)
-      fail(fn, "unknown option%s %s (known: %s)", #bad > 1 and "s" or "", table.concat(bad, ", "), table.concat(names, ", "))
-    end
-  end
+  local bad = KNOWN_OPTS[fn] and util.unknown_keys(opts, KNOWN_OPTS[fn])
+  if bad then fail(fn, "%s", bad) end
   return opts
 end
 

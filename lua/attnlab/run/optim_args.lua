@@ -3,6 +3,7 @@
 -- a negative clipping norm that flips every gradient) or failed later as "attempt to index a
 -- number value". Each check raises one line naming the function and the value, or returns.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local A = {}
 
@@ -49,18 +50,8 @@ end
 -- Every key of t must be in known (a list): a misspelt option (weigth_decay = 0.1) would
 -- otherwise be ignored and the default used, a silently different run.
 local function check_keys(who, t, known)
-  local set = {}
-  for _, k in ipairs(known) do set[k] = true end
-  local bad = {}
-  for k in pairs(t) do if not set[k] then bad[#bad + 1] = tostring(k) end end
-  if #bad > 0 then
-    table.sort(bad)
-    local names = {}
-    for i, k in ipairs(known) do names[i] = k end
-    table.sort(names)
-    error(("%s: unknown option%s %s (known: %s)"):format(who, #bad > 1 and "s" or "", table.concat(bad, ", "),
-      table.concat(names, ", ")), 0)
-  end
+  local bad = util.unknown_keys(t, known)
+  if bad then error(("%s: %s"):format(who, bad), 0) end
 end
 A.check_keys = check_keys
 

@@ -389,17 +389,8 @@ function sweep.run(exp, opts)
   opts = opts or {}
   -- a misspelt option (wokers = 2, dryrun = true) would be ignored: the sweep would start every
   -- run with the defaults instead of listing them
-  local known, bad = {}, {}
-  for _, k in ipairs(sweep.RUN_OPTIONS) do known[k] = true end
-  for k in pairs(opts) do if not known[k] then bad[#bad + 1] = tostring(k) end end
-  if #bad > 0 then
-    table.sort(bad)
-    local names = {}
-    for i, k in ipairs(sweep.RUN_OPTIONS) do names[i] = k end
-    table.sort(names)
-    error(("sweep.run: unknown option%s %s (known: %s)"):format(#bad > 1 and "s" or "", table.concat(bad, ", "),
-      table.concat(names, ", ")), 0)
-  end
+  local bad = util.unknown_keys(opts, sweep.RUN_OPTIONS)
+  if bad then error("sweep.run: " .. bad, 0) end
   local log = opts.log or function(s) print(s) io.stdout:flush() end
   local cores = al.config().cores or 1
   local workers = opts.workers or cores
