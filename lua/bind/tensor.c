@@ -2,7 +2,6 @@
  * by the tensor bytes it cannot see, the metatable (__gc/__close, __tostring, indexing,
  * fields, arithmetic) and its registration. The methods are in tensor_methods.c and
  * tensor_data.c, the constructors in tensor_new.c. */
-#include <math.h>
 #include <string.h>
 
 #include "attnlab/autograd.h"
@@ -184,17 +183,11 @@ static int mt_newindex(lua_State *L) {
     lua_Integer i = luaL_checkinteger(L, 2);
     al_tensor *v = NULL;
     if (i == 0) return luaL_error(L, "attnlab: index 0 is invalid: indices are 1-based");
+    /* checked before the select: v is not anchored yet */
+    if (lua_type(L, 3) == LUA_TNUMBER) l_check_store_value(L, lua_tonumber(L, 3), t->dtype, "index");
     L_TRY(L, "index", al_select(&v, t, 0, i > 0 ? i - 1 : i));
     al_status st;
-    if (lua_type(L, 3) == LUA_TNUMBER) {
-      const double x = lua_tonumber(L, 3);
-      if (v->dtype == AL_I64 && !(x == floor(x) && fabs(x) < 9223372036854775808.0)) {
-        al_tensor_release(v);   /* not anchored yet */
-        return luaL_error(L, "attnlab.index: an int64 tensor holds integers, got %s", l_numstr(L, x));
-      }
-      al_fill(v, x);
-      st = AL_OK;
-    }
+    if (lua_type(L, 3) == LUA_TNUMBER) { al_fill(v, lua_tonumber(L, 3)); st = AL_OK; }
     else {
       al_tensor *s = NULL, *e = NULL;
       l_tensor *anchor = lua_newuserdatauv(L, sizeof *anchor, 0);   /* v must not leak if the value is bad */

@@ -119,6 +119,7 @@ function MHA:init(opts)
   nn.check_bool("MultiHeadAttention", "keep_attention", opts.keep_attention)
   self.dim, self.heads, self.head_dim = dim, heads, dim // heads
   self.scale = self.head_dim ^ -0.5
+  self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)   -- for check_forward's message
   self:add("qkv", nn.Linear(dim, 3 * dim, { bias = opts.qkv_bias ~= false }))
   self:add("normalizer", nn.Normalizer { name = opts.normalizer or "softmax", heads = heads, iters = opts.iters })
   self:add("proj", nn.Linear(dim, dim))
@@ -150,13 +151,17 @@ end
 -- The forward's options: key_mask and keep, each nil or a tensor (B,N). Checked at the call:
 -- a misspelt key (kep = ...) would run the layer unmasked, silently.
 local FORWARD_OPTS = nn.keyset({ "key_mask", "keep" })
+local FORWARD_TENSORS = { "key_mask", "keep" }
+-- Called on every forward: nothing is formatted or allocated unless a check fails.
 function MHA.check_forward(who, x, opts, want)
   if want and not al.is_tensor(x) then
     error(("%s: forward(x [, {key_mask =, keep =}]) expects x, %s, got %s"):format(who, want, nn.show(x)), 0)
   end
   if opts == nil then return end
-  nn.check_opts(who .. ": forward", opts, FORWARD_OPTS)
-  for _, k in ipairs({ "key_mask", "keep" }) do
+  for k in pairs(opts) do
+    if not FORWARD_OPTS[k] then nn.check_opts(who .. ": forward", opts, FORWARD_OPTS) end   -- raises, naming k
+  end
+  for _, k in ipairs(FORWARD_TENSORS) do
     if opts[k] ~= nil and not al.is_tensor(opts[k]) then
       error(("%s: forward option %s must be a tensor (B,N), got %s"):format(who, k, nn.show(opts[k])), 0)
     end
@@ -164,7 +169,7 @@ function MHA.check_forward(who, x, opts, want)
 end
 
 function MHA:forward(x, opts)
-  MHA.check_forward("MultiHeadAttention", x, opts, ("a float32 tensor (B,N,%d)"):format(self.dim))
+  MHA.check_forward("MultiHeadAttention", x, opts, self.forward_wants)
   local s = x:shape()
   local B, N, D = s[1], s[2], s[3]
   if #s ~= 3 or D ~= self.dim then
