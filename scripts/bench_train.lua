@@ -91,13 +91,20 @@ local function loadavg()
 end
 
 -- The issue's goals, checked on this run's own figures: one line per thread count.
+-- Against PyTorch the goal uses its best softmax training figure of the run: the timed one or,
+-- at 2 threads, the configuration probe's for the setting it chose, if that was higher (the
+-- two can differ by 2x on a shared VM, and a goal must not be met on PyTorch's bad minute).
 local TORCH_GOAL, SPARSE_GOAL = { 3, 2.5 }, 0.80
-local function goal_check(threads, tr, torch_softmax)
+local function goal_check(threads, tr, torch_softmax, torch_probe)
   local parts = {}
   local want = TORCH_GOAL[threads]
   if tr.softmax and torch_softmax and want then
-    local r = tr.softmax / torch_softmax
-    parts[#parts + 1] = ("softmax %.2fx PyTorch (goal %gx: %s)"):format(r, want, r >= want and "met" or "MISSED")
+    local ref, note = torch_softmax, ""
+    if torch_probe and torch_probe > torch_softmax then
+      ref, note = torch_probe, ("against its probe's %.0f img/s, above the timed %.0f; "):format(torch_probe, torch_softmax)
+    end
+    local r = tr.softmax / ref
+    parts[#parts + 1] = ("softmax %.2fx PyTorch (%sgoal %gx: %s)"):format(r, note, want, r >= want and "met" or "MISSED")
   elseif tr.softmax and want then
     parts[#parts + 1] = "softmax vs PyTorch not measured"
   end
@@ -118,7 +125,7 @@ for _, threads in ipairs(thread_list) do
   local rows = {}
   local load0 = loadavg()
   local tr, inf, cpu = ours_all(threads)
-  local pt, pi, pc, torch_cfg = {}, {}, {}, nil
+  local pt, pi, pc, torch_cfg, torch_probe = {}, {}, {}, nil, nil
   if use_torch then
     local names = {}
     for _, n in ipairs(NAMES) do names[#names + 1] = torch_name(n) end
@@ -126,7 +133,10 @@ for _, threads in ipairs(thread_list) do
     if r then
       for _, e in ipairs(r) do
         if e.name then pt[e.name], pc[e.name] = e.img_per_s, e.cpu_img_per_s
-        elseif e.config then torch_cfg = "train: " .. e.config end
+        elseif e.config then
+          torch_cfg = "train: " .. e.config
+          if (tonumber(e.probe_best) or 0) > 0 then torch_probe = e.probe_best end
+        end
       end
     else print("(no PyTorch: " .. err .. ")") end
     r = bench.torch("infer", ("--batch 256 --patch %d --image 3,32,32 --names %s"):format(patch, table.concat(names, ",")), threads)
@@ -144,7 +154,7 @@ for _, threads in ipairs(thread_list) do
     torch_cfg and ("; PyTorch " .. torch_cfg) or ""))
   bench.print_table({ "normalizer", "train img/s", "vs our softmax", "PyTorch train", "ours/PyTorch", "infer img/s",
     "PyTorch infer", "ours/PyTorch", "train img/CPU-s", "vs softmax", "PyTorch img/CPU-s", "ours/PyTorch" }, rows)
-  verdicts[#verdicts + 1] = goal_check(threads, tr, pt.softmax)
+  verdicts[#verdicts + 1] = goal_check(threads, tr, pt.softmax, torch_probe)
 end
 print("\ngoals (issue 23): softmax training >= " .. TORCH_GOAL[1] .. "x PyTorch at 1 thread and >= " .. TORCH_GOAL[2] ..
       "x at 2 threads; every sparse normalizer's step within 1.25x of softmax's (img/s ratio >= " .. SPARSE_GOAL .. ")")

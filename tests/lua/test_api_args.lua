@@ -130,6 +130,19 @@ err("BiLSTM with a Mamba option", function() return al.nn.BiLSTM { dim = 8, d_st
   "BiLSTM: unknown option 'd_state'")
 err("BiLSTM with options that are not a table", function() return al.nn.BiLSTM(8) end,
   "BiLSTM: options must be a table", "got number")
+-- the forward's options are attention's: a misspelt key would run the mixer unmasked
+local function mixer_x() return al.randn({ 2, 3, 8 }, { generator = al.Generator(2) }) end
+err("BiMamba forward with a misspelt option", function()
+  return al.nn.BiMamba { dim = 8 }:forward(mixer_x(), { kep = al.ones { 2, 3 } })
+end, "BiMamba: forward: unknown option 'kep'", "keep")
+err("BiLSTM forward with a misspelt option", function()
+  return al.nn.BiLSTM { dim = 8 }:forward(mixer_x(), { keymask = al.ones { 2, 3 } })
+end, "BiLSTM: forward: unknown option 'keymask'", "key_mask")
+err("BiLSTM forward with a keep that is not a tensor", function()
+  return al.nn.BiLSTM { dim = 8 }:forward(mixer_x(), { keep = { 1, 1, 0 } })
+end, "BiLSTM: forward option keep must be a tensor (B,N)")
+err("BiMamba forward of a number", function() return al.nn.BiMamba { dim = 8 }:forward(3) end,
+  "BiMamba: forward", "a float32 tensor (B,N,8)", "got 3")
 
 -- ---- optimizers and the schedule ------------------------------------------------------------------
 err("AdamW betas out of [0, 1)", function() return al.optim.AdamW(params(), { betas = { 2, 3 } }) end,

@@ -18,7 +18,10 @@ local function check_int(who, key, v, lo, hi)
   return v
 end
 
-local function merged_keep(opts)
+-- The forward's options are attention's (key_mask, keep): checked the same way, so that a
+-- misspelt key (kep = ...) fails instead of running the mixer unmasked.
+local function checked_keep(who, x, opts, want)
+  nn.MultiHeadAttention.check_forward(who, x, opts, want)
   if not opts then return nil end
   local k = opts.keep
   if opts.key_mask then k = k and (k * opts.key_mask) or opts.key_mask end
@@ -45,6 +48,7 @@ function BiLSTM:init(opts)
   assert(math.type(dim) == "integer" and dim > 0 and dim % heads == 0,
     "BiLSTM: dim must be a positive multiple of heads")
   self.dim, self.heads, self.hd = dim, heads, dim // heads
+  self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)
   local gen = opts.generator
   local bound = 1 / math.sqrt(self.hd)          -- torch.nn.LSTM's init
   for i, n in ipairs(LSTM_NAMES) do
@@ -57,7 +61,7 @@ end
 function BiLSTM:forward(x, opts)
   local p = {}
   for i, n in ipairs(LSTM_NAMES) do p[i] = self[n] end
-  local y = al.bilstm(x, p, merged_keep(opts), self.heads)
+  local y = al.bilstm(x, p, checked_keep("BiLSTM", x, opts, self.forward_wants), self.heads)
   return self.out_proj(y)
 end
 
@@ -92,6 +96,7 @@ function BiMamba:init(opts)
   local R = check_int("BiMamba", "dt_rank", opts.dt_rank or math.ceil(dim / 16), 1)
   assert(E % heads == 0, ("BiMamba: inner width %d not divisible by heads %d"):format(E, heads))
   self.dim, self.heads, self.E, self.N, self.R, self.K = dim, heads, E, N, R, K
+  self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)
   local gen = opts.generator
   self:add("in_proj", nn.Linear(dim, 2 * E, { bias = false, generator = gen }))
   local dt_min, dt_max = opts.dt_min or 1e-3, opts.dt_max or 0.1
@@ -141,8 +146,9 @@ function BiMamba:params_list()
 end
 
 function BiMamba:forward(x, opts)
+  local keep = checked_keep("BiMamba", x, opts, self.forward_wants)
   local xz = self.in_proj(x)
-  local y = al.bimamba(xz, self:params_list(), merged_keep(opts), self.heads, self.N, self.R, self.K)
+  local y = al.bimamba(xz, self:params_list(), keep, self.heads, self.N, self.R, self.K)
   return self.out_proj(y)
 end
 

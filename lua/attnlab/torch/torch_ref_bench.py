@@ -43,6 +43,7 @@ def _env_for(policy, blas_threads):
     env = dict(os.environ)
     env["ATTNLAB_TORCH_ENV"] = "1"
     env.pop("OMP_WAIT_POLICY", None)
+    env.pop("ATTNLAB_TORCH_PROBE_BEST", None)
     if policy != "default":
         env["OMP_WAIT_POLICY"] = policy
     env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
@@ -83,6 +84,7 @@ def _reexec_with_torch_env():
     probed = sys.argv[1] in ("train", "infer", "attn", "norms")
     if config == "inherit" or (threads > 1 and not probed):
         env = dict(os.environ, ATTNLAB_TORCH_ENV="1", ATTNLAB_TORCH_CONFIG="inherited")
+        env.pop("ATTNLAB_TORCH_PROBE_BEST", None)
     elif threads <= 1:
         env = _env_for("default", _argval("--blas-threads", threads))
     else:
@@ -92,6 +94,10 @@ def _reexec_with_torch_env():
         env = _env_for(best[1], best[2])
         env["ATTNLAB_TORCH_CONFIG"] += " (probed, softmax: %s)" % ", ".join(
             "%s/%d: %.0f" % (p, b, v) for v, p, b in scores)
+        # The winner's probe figure: PyTorch at 2 threads swings by 2x from one minute to the
+        # next on a shared VM, so a goal against PyTorch is checked against the better of this
+        # and the timed figure (scripts/bench_train.lua), never against an unlucky run alone.
+        env["ATTNLAB_TORCH_PROBE_BEST"] = "%.6g" % best[0]
     os.execve(sys.executable, [sys.executable] + sys.argv, env)
 
 
@@ -217,7 +223,8 @@ def main():
     torch.set_num_threads(a.threads)
     emit(info="torch", version=torch.__version__, threads=torch.get_num_threads(),
          coretype=os.environ.get("OPENBLAS_CORETYPE", ""), config=os.environ.get("ATTNLAB_TORCH_CONFIG", ""),
-         grad_anomaly=torch.is_anomaly_enabled())
+         grad_anomaly=torch.is_anomaly_enabled(),
+         probe_best=float(os.environ.get("ATTNLAB_TORCH_PROBE_BEST", "0")))
     {"norms": part_norms, "attn": part_attn, "train": part_train,
      "infer": lambda a: part_train(a, infer=True), "mixers": part_mixers}[a.part](a)
 
