@@ -218,10 +218,14 @@ function parity.run(user)
       table.concat(tail, " | ", math.max(1, #tail - 2))), 2)
   end
   local tr = al.json.decode(tj)
+  if type(tr.losses) ~= "table" or #tr.losses ~= c.steps then
+    error(("parity: the PyTorch side wrote %s losses for %d steps (%s/torch.json)"):format(
+      type(tr.losses) == "table" and tostring(#tr.losses) or "no", c.steps, dir), 2)
+  end
   local final = al.load(dir .. "/torch_final.safetensors")
 
   -- comparison
-  local r = { config = c, dir = dir, losses = {}, torch_version = tr.torch_version, max_rel_loss_diff = 0,
+  local r = { config = c, dir = dir, losses = {}, torch_steps = #tr.losses, torch_version = tr.torch_version, max_rel_loss_diff = 0,
               max_rel_loss_step = 0, self_max_rel_loss_diff = self_losses and 0 or nil }
   for i = 1, c.steps do
     local a, b = losses[i], tr.losses[i]

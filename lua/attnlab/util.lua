@@ -23,6 +23,15 @@ function util.unknown_keys(t, known)
     table.concat(names, ", "))
 end
 
+-- A value as an error message shows it: strings quoted, NaN as "nan" (tostring gives "-nan" for
+-- 0/0 on x86), tables by type. (al.cli.show is this function.)
+function util.show(v)
+  if type(v) == "string" then return ("'%s'"):format(v) end
+  if type(v) == "number" and v ~= v then return "nan" end
+  if type(v) == "table" then return "a table" end
+  return tostring(v)
+end
+
 -- A shallow copy of t (nil gives {}).
 function util.copy(t)
   local o = {}

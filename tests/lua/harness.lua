@@ -12,8 +12,11 @@ local function fmt(v)
 end
 T.fmt = fmt
 
--- Deep equality; numbers within `tol` (absolute, default exact). NaN equals NaN.
+-- Deep equality; numbers within `tol` (absolute, default exact). NaN equals NaN. A table must
+-- have no key `want` lacks, so that a nil inside a wanted list ({ x, nil, "no variance" }),
+-- which pairs() skips, is checked too. T.eq(got, want, "message") takes the message as `what`.
 function T.eq(got, want, tol, what)
+  if type(tol) == "string" then tol, what = 0, tol end
   tol = tol or 0
   local function rec(g, w, path)
     if type(w) == "number" and type(g) == "number" then
@@ -25,6 +28,9 @@ function T.eq(got, want, tol, what)
       if type(g) ~= "table" then error(("%s%s: got %s, want a table"):format(what or "", path, fmt(g)), 0) end
       if #g ~= #w then error(("%s%s: got %d entries %s, want %d %s"):format(what or "", path, #g, fmt(g), #w, fmt(w)), 0) end
       for k, v in pairs(w) do rec(g[k], v, path .. "[" .. tostring(k) .. "]") end
+      for k, v in pairs(g) do
+        if w[k] == nil then error(("%s%s[%s]: got %s, want nil"):format(what or "", path, tostring(k), fmt(v)), 0) end
+      end
     elseif g ~= w then
       error(("%s%s: got %s, want %s"):format(what or "", path, fmt(g), fmt(w)), 0)
     end
@@ -64,6 +70,22 @@ function T.raises(fn, pattern, ...)
 end
 
 function T.skip(why) error({ skip = why }, 0) end
+
+-- need_data(load, opts, what) -> load(opts), the dataset; skips loudly when its files are not on
+-- this machine ("not found"), but a loader failing for any other reason fails the test.
+function T.need_data(load, opts, what)
+  local ok, ds = pcall(load, opts)
+  if ok then return ds end
+  if tostring(ds):find("not found", 1, true) then T.skip(what .. " not found") end
+  error(ds, 0)
+end
+
+-- need_cores(n): skip loudly on a machine with fewer than n cores. al.set_num_threads clamps to
+-- the cores, so a "the same at 1 and 2 threads" test would compare 1 thread with 1 there.
+function T.need_cores(n)
+  local cores = require("attnlab").config().cores
+  if cores < n then T.skip(("needs %d cores, this machine has %d (SKIPPED LOUDLY)"):format(n, cores)) end
+end
 
 function T.truthy(v, msg) if not v then error(msg or "expected a true value", 2) end return v end
 

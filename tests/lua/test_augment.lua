@@ -53,6 +53,7 @@ end)
 case("random_crop_flip: draws from its generator, independent of the thread count", function()
   al.manual_seed(5)
   local x = al.randn({ 64, 3, 32, 32 })   -- above the threading threshold
+  T.need_cores(2)
   local before = al.get_num_threads()
   local outs = {}
   for i, nt in ipairs({ 1, 2 }) do

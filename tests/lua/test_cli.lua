@@ -173,6 +173,7 @@ end)
 
 -- ---- train_steps.lua: the profilers' workload computes the same at 1 and 2 threads -----------------
 case("train_steps.lua --steps 2: a finite loss, the same digits at 1 and 2 threads", function()
+  T.need_cores(2)
   local losses = {}
   for _, t in ipairs({ 1, 2 }) do
     local out, err, code = run("scripts/train_steps.lua --steps 2 --threads " .. t)
@@ -243,7 +244,7 @@ case("train.lua --out / --checkpoint where nothing can be written: refused befor
   T.rm_rf(d)
 end)
 case("train.lua: a tiny run prints a measured speed, never '0.0 img/s'", function()
-  if not pcall(al.data.kmnist, { split = "test", normalize = false }) then T.skip("KMNIST not found") end
+  T.need_data(al.data.kmnist, { split = "test", normalize = false }, "KMNIST")
   local out, err, code = run("scripts/train.lua --dataset kmnist --epochs 1 --train_limit 64 --test_limit 32 --batch_size 64 --progress false")
   T.eq(code, 0, 0, err)
   assert(not out:find(" 0.0 img/s", 1, true) and out:find("img/s train", 1, true), out)

@@ -352,7 +352,7 @@ local cases = {
   end },
   { name = "al.data exposes newsgroups20 and marker", fn = function()
     local data = require "attnlab.data"
-    if not data.newsgroups20 or not data.marker then T.skip("attnlab/data.lua does not expose them yet (the lead wires them)") end
+    T.truthy(data.newsgroups20 and data.marker, "al.data.newsgroups20 / al.data.marker missing")
     local a, b = data.marker { n = 50 }, dt.marker { n = 50 }
     T.eq(rows(a.tokens), rows(b.tokens))
   end },

@@ -21,7 +21,8 @@ local function check(opts)
   print(("# %s: max rel loss diff %.2e (step %d), max |param diff| %.2e (%s), key bias %.2e; losses %.6f -> %.6f")
     :format(o.normalizer, r.max_rel_loss_diff, r.max_rel_loss_step, r.max_param_diff, tostring(r.max_param_name),
       r.max_key_bias_diff, r.losses[1][1], r.losses[#r.losses][1]))
-  assert(#r.losses == o.steps, "one loss per step on each side")
+  assert(#r.losses == o.steps and r.torch_steps == o.steps,
+    ("one loss per step on each side: %d and %d for %d steps"):format(#r.losses, r.torch_steps, o.steps))
   assert(r.max_rel_loss_diff < LOSS_RTOL, ("losses differ by %.3e relative at step %d (tol %g)")
     :format(r.max_rel_loss_diff, r.max_rel_loss_step, LOSS_RTOL))
   assert(r.max_param_diff < PARAM_ATOL, ("parameter %s differs by %.3e after %d steps (tol %g)")

@@ -108,8 +108,9 @@ return {
     local d = H.depth_of(info)
     T.eq(d[1][1], 4)
     T.eq(d[1][2], 1)
-    -- halted tokens do not influence the class token: perturbing their state after
-    -- layer 1 changes nothing -- equivalently, the logits equal forced masks' logits
+    -- the halting forward is the masked forward under its own keep masks: forcing those masks
+    -- gives the same logits to the bit. (That halted tokens cannot reach the class token is
+    -- shown by the next test: the gathered mode drops them from the tensors altogether.)
     local masks = {}
     for l = 1, 4 do masks[l] = info.keep[l] end
     local l2 = al.no_grad(function() return H.forward(m, x, { masks = masks }) end)
@@ -416,11 +417,15 @@ return {
     T.raises(function() S.select("sparsest:2", 6, { a = 1 }) end, "not a sparsity profile")
     T.eq(S.select("layer_aware", 6), { 4, 5, 6 })
     local base = { dim = 16, depth = 2, heads = 2, patch = 8, sizes = { 16 }, iters = 1, batch = 1 }
-    for _, kr in ipairs({ { 0.5 }, { 1.5, 0.7 }, { 0 / 0, 1 }, { math.huge, 0.5 } }) do
+    for _, kr in ipairs({ { { 0.5 }, "keep_rates needs one keep rate per layer (2), got 1" },
+                          { { 1.5, 0.7 }, "keep_rates[1] must be in (0, 1], got 1.5" },
+                          { { 0 / 0, 1 }, "keep_rates[1] must be in (0, 1], got nan" },
+                          { { 1, math.huge }, "keep_rates[2] must be in (0, 1], got inf" } }) do
       local c = {}
       for k, v in pairs(base) do c[k] = v end
-      c.keep_rates = kr
-      T.raises(function() s2s.resolution_bench(c) end, "keep_rates")
+      c.keep_rates = kr[1]
+      local e = T.raises(function() s2s.resolution_bench(c) end, "resolution_bench: " .. kr[2])
+      T.truthy(not e:find("-nan", 1, true), e)
     end
     -- a model file's metadata, crafted: the file and the field named
     local d = T.tmpdir("s2s")

@@ -345,6 +345,7 @@ case("a long elementwise row is cut into pieces: every element, the tail piece t
   local g = al.Generator(12)
   local n = 3 * 8192 + 5
   local a, c = al.randn({ n }, g), al.randn({ n }, g)
+  T.need_cores(2)
   local prev = al.get_num_threads()
   for _, nt in ipairs { 1, 2 } do
     al.set_num_threads(nt)
@@ -363,6 +364,7 @@ case("a strided copy moves every element to its place (rows split across threads
   -- rows of 8 floats (36,864 elements: enough to split, core/tensor/tensor.c)
   local g = al.Generator(13)
   local x = al.randn({ 12, 3, 32, 32 }, g)
+  T.need_cores(2)
   local prev = al.get_num_threads()
   local xt = x:totable()
   for _, nt in ipairs { 1, 2 } do
@@ -403,6 +405,7 @@ case("results do not depend on the thread count (bitwise)", function()
       x:transpose(1, 2):contiguous(),
     }
   end
+  T.need_cores(2)
   local prev = al.get_num_threads()
   al.set_num_threads(1)
   local one = run()

@@ -17,7 +17,7 @@ local q = T.shquote
 local function run(args, dir) return T.run_host(q(TRAIN) .. " " .. args, { host = HOST, dir = dir }) end
 
 local function need_fmnist()
-  if not pcall(al.data.fashion_mnist, { split = "test" }) then T.skip("Fashion-MNIST not found") end
+  T.need_data(al.data.fashion_mnist, { split = "test" }, "Fashion-MNIST")
 end
 
 -- one user error: status `code`, exactly one line "train.lua: ..." holding every pattern, no

@@ -219,7 +219,7 @@ function M.resolve_heads(D, meta, opts, where)
   local h, source = mh, mh and ("metadata " .. key)
   if opts.heads ~= nil then
     local ch = math.tointeger(opts.heads)
-    if not ch or ch < 1 then error(("checkpoint: heads must be a positive integer, got %s"):format(tostring(opts.heads)), 0) end
+    if not ch or ch < 1 then error(("checkpoint: heads must be a positive integer, got %s"):format(al.cli.show(opts.heads)), 0) end
     if mh and mh ~= ch then
       error(("checkpoint: %s records heads = %d in its metadata (%s), but heads = %d was passed"):format(where, mh, key, ch), 0)
     end

@@ -51,12 +51,7 @@ function cli.clean(msg)
 end
 
 -- A value as a message shows it: strings quoted, NaN as nan, tables by type.
-function cli.show(v)
-  if type(v) == "string" then return ("'%s'"):format(v) end
-  if type(v) == "number" and v ~= v then return "nan" end
-  if type(v) == "table" then return "a table" end
-  return tostring(v)
-end
+cli.show = require("attnlab.util").show
 
 function cli.die(spec, msg, code)
   local name = script_name(spec)

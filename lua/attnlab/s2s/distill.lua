@@ -118,7 +118,7 @@ function D.replace(model, layers, mixer, opts)
   local seen = {}
   for i, l in ipairs(layers) do
     if math.type(l) ~= "integer" or l < 1 or l > model.depth then
-      error(("s2s.replace: layer %s (entry %d) is out of range 1..%d"):format(tostring(l), i, model.depth), 2)
+      error(("s2s.replace: layer %s (entry %d) is out of range 1..%d"):format(al.cli.show(l), i, model.depth), 2)
     end
     if seen[l] then error(("s2s.replace: layer %d is listed twice"):format(l), 2) end
     seen[l] = true

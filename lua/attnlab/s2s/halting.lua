@@ -106,20 +106,20 @@ function H.config(user, depth)
   end
   if not (c.eps > 0 and c.eps < 1) then error(("halting: eps must be in (0, 1), got %g"):format(c.eps), 2) end
   if c.keep_rate ~= nil and not (type(c.keep_rate) == "number" and c.keep_rate > 0 and c.keep_rate <= 1) then
-    error(("halting: keep_rate must be in (0, 1], got %s"):format(tostring(c.keep_rate)), 2)
+    error(("halting: keep_rate must be in (0, 1], got %s"):format(al.cli.show(c.keep_rate)), 2)
   end
   if c.keep_eta ~= nil and not (type(c.keep_eta) == "number" and c.keep_eta >= 0 and c.keep_eta < math.huge) then
-    error(("halting: keep_eta must be a finite number >= 0, got %s"):format(tostring(c.keep_eta)), 2)
+    error(("halting: keep_eta must be a finite number >= 0, got %s"):format(al.cli.show(c.keep_eta)), 2)
   end
   if c.keep_eta == 0 then c.keep_eta = nil end
   for _, k in ipairs({ "center_eta", "center_range" }) do
     if c[k] ~= nil and not (type(c[k]) == "number" and c[k] >= 0 and c[k] < math.huge) then
-      error(("halting: %s must be a finite number >= 0, got %s"):format(k, tostring(c[k])), 2)
+      error(("halting: %s must be a finite number >= 0, got %s"):format(k, al.cli.show(c[k])), 2)
     end
   end
   if c.center_eta == 0 then c.center_eta = nil end
   if c.keep_lambda_min ~= nil and not (type(c.keep_lambda_min) == "number" and c.keep_lambda_min <= 0) then
-    error(("halting: keep_lambda_min must be a number <= 0, got %s"):format(tostring(c.keep_lambda_min)), 2)
+    error(("halting: keep_lambda_min must be a number <= 0, got %s"):format(al.cli.show(c.keep_lambda_min)), 2)
   end
   c.depth = depth or c.depth
   if c.depth then c.target_depth = c.target_depth or (c.keep_rate or H.DEFAULT_KEEP_RATE) * c.depth end

@@ -377,7 +377,7 @@ function s2s.resolution_bench(c)
     for l = 1, L do
       local r = rates[l]
       if type(r) ~= "number" or not (r > 0 and r <= 1) then
-        error(("resolution_bench: keep_rates[%d] must be in (0, 1], got %s"):format(l, tostring(r)), 0)
+        error(("resolution_bench: keep_rates[%d] must be in (0, 1], got %s"):format(l, al.cli.show(r)), 0)
       end
     end
   else

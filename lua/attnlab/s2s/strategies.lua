@@ -8,6 +8,7 @@
 --   sparsest       the k layers with the sparsest attention in a measured profile
 --                  (lowest mean effective support k90/N by default; ties: deeper first)
 local S = {}
+local show = require("attnlab.util").show   -- a NaN k shows as "nan", not "-nan"
 
 function S.uniform(depth)
   local out = {}
@@ -33,7 +34,7 @@ end
 function S.layer_aware(depth, k)
   k = k or 3
   if math.type(k) ~= "integer" or k < 1 or k > depth then
-    error(("s2s strategy layer_aware: k must be in 1..%d, got %s"):format(depth, tostring(k)), 2)
+    error(("s2s strategy layer_aware: k must be in 1..%d, got %s"):format(depth, show(k)), 2)
   end
   local out = {}
   for l = depth - k + 1, depth do out[#out + 1] = l end
@@ -58,7 +59,7 @@ function S.sparsest(prof, k, metric)
   end
   if #cand == 0 then error(("s2s strategy sparsest: the profile has no layer with '%s'"):format(metric), 2) end
   if math.type(k) ~= "integer" or k < 1 or k > #cand then
-    error(("s2s strategy sparsest: k must be in 1..%d (layers with attention), got %s"):format(#cand, tostring(k)), 2)
+    error(("s2s strategy sparsest: k must be in 1..%d (layers with attention), got %s"):format(#cand, show(k)), 2)
   end
   table.sort(cand, function(a, b)
     if a.v ~= b.v then
