@@ -32,6 +32,9 @@ local function run(o)
   al.manual_seed(o.seed)
   local train = al.data.fashion_mnist { split = "train" }
   local test = al.data.fashion_mnist { split = "test" }
+  if o.limit and o.limit > train.n then
+    error(("--limit %d is above the training set's %d examples"):format(o.limit, train.n), 0)
+  end
   local model = nn.Sequential(nn.Linear(784, o.hidden), nn.ReLU(), nn.Linear(o.hidden, o.hidden), nn.ReLU(),
                               nn.Linear(o.hidden, 10))
   local opt = al.optim.AdamW(model:parameters(), { lr = o.lr, weight_decay = 0 })
@@ -45,7 +48,13 @@ local function run(o)
       opt:zero_grad()
       loss:backward()
       opt:step()
-      running, count = running + loss:item(), count + 1
+      local l = loss:item()
+      -- a diverged run's accuracy (10%: chance) is not a result
+      if not (l == l and math.abs(l) < math.huge) then
+        error(("the loss is %s at epoch %d, step %d: the run diverged (try a smaller --lr); no accuracy reported")
+          :format(al.cli.show(l), epoch, b), 0)
+      end
+      running, count = running + l, count + 1
       if o.verbose and b % 200 == 0 then
         print(("epoch %d step %d loss %.4f"):format(epoch, b, running / count))
         running, count = 0, 0
@@ -65,7 +74,11 @@ local function run(o)
 end
 
 if as_library then return run end
-local acc, secs = run { epochs = opts.epochs, hidden = opts.hidden, batch = opts.batch, lr = opts.lr,
-                        seed = opts.seed, limit = opts.limit, verbose = true }
+local ok, acc, secs = pcall(run, { epochs = opts.epochs, hidden = opts.hidden, batch = opts.batch, lr = opts.lr,
+                                   seed = opts.seed, limit = opts.limit, verbose = true })
+if not ok then
+  io.stderr:write("mlp_fashion.lua: " .. al.cli.clean(acc) .. "\n")
+  os.exit(1)
+end
 print(("test accuracy %.4f after %d epoch(s), %.1f s training, %d thread%s"):format(acc, opts.epochs, secs,
   al.get_num_threads(), al.get_num_threads() == 1 and "" or "s"))

@@ -33,6 +33,28 @@ parity.DEFAULTS = {
   python = "/usr/bin/python3", threads = 1, dir = nil, keep = false, print = nil, perturb = 1e-7,
 }
 local OPTIONAL = { warmup = true, total = true, dir = true, print = true }
+-- key, kind, low, high (kinds: int, num: finite and lo <= v < hi, bool, str: non-empty), the message
+local CHECKS = {
+  { "steps", "int", 1, want = "a positive integer" }, { "batch_size", "int", 1, want = "a positive integer" },
+  { "dim", "int", 1, want = "a positive integer" }, { "depth", "int", 1, want = "a positive integer" },
+  { "heads", "int", 1, want = "a positive integer" }, { "image_size", "int", 1, want = "a positive integer" },
+  { "patch", "int", 1, want = "a positive integer" }, { "channels", "int", 1, want = "a positive integer" },
+  { "num_classes", "int", 2, want = "an integer >= 2" }, { "train_limit", "int", 1, want = "a positive integer" },
+  { "seed", "int", 0, want = "an integer >= 0" }, { "threads", "int", 1, want = "a positive integer" },
+  { "warmup", "int", 0, want = "an integer >= 0" }, { "total", "int", 1, want = "a positive integer" },
+  { "mlp_ratio", "num", 0, above = 0, want = "a finite number > 0" },
+  { "lr", "num", 0, above = 0, want = "a finite number > 0" },
+  { "weight_decay", "num", 0, want = "a finite number >= 0" }, { "min_lr", "num", 0, want = "a finite number >= 0" },
+  { "beta1", "num", 0, 1, want = "a number in [0, 1)" }, { "beta2", "num", 0, 1, want = "a number in [0, 1)" },
+  { "adam_eps", "num", 0, above = 0, want = "a finite number > 0" },
+  { "clip_grad", "num", 0, want = "a finite number >= 0 (0: no clipping)" },
+  { "label_smoothing", "num", 0, 1, want = "a number in [0, 1)" },
+  { "perturb", "num", 0, want = "a finite number >= 0 (0: no perturbed run)" },
+  { "decay_all", "bool", want = "true or false" }, { "keep", "bool", want = "true or false" },
+  { "normalizer", "str", want = "a normalizer name" }, { "init", "str", want = "torch or timm" },
+  { "dataset", "str", want = "a dataset name" }, { "python", "str", want = "a path" },
+  { "dir", "str", want = "a folder" },
+}
 
 local function sh(cmd)
   local p = io.popen(cmd .. " 2>&1")
@@ -63,20 +85,27 @@ local function config(user)
     if parity.DEFAULTS[k] == nil and not OPTIONAL[k] then error(("parity: unknown option '%s'"):format(tostring(k)), 3) end
     c[k] = v
   end
+  -- Every value's kind and range, before any work: from the command line a value arrives as
+  -- whatever it parses to ("abc", 0, a JSON table), and a 0 where a boolean is meant would be
+  -- true in Lua. (The optimizer and model check some of these again, but only after data
+  -- loading and a first training run.)
+  for _, k in ipairs(CHECKS) do
+    local key, kind, lo, hi = k[1], k[2], k[3], k[4]
+    local v = c[key]
+    local good
+    if v == nil then good = OPTIONAL[key]
+    elseif kind == "int" then good = math.type(v) == "integer" and v >= lo and (not hi or v <= hi)
+    elseif kind == "num" then good = type(v) == "number" and v >= lo and v < (hi or math.huge) and (k.above == nil or v > k.above)
+    elseif kind == "bool" then good = type(v) == "boolean"
+    else good = type(v) == "string" and v ~= "" end
+    if not good then error(("parity: %s must be %s, got %s"):format(key, k.want, util.show(v)), 0) end
+  end
+  if c.min_lr > c.lr then error(("parity: min_lr %s is above lr %s"):format(util.show(c.min_lr), util.show(c.lr)), 0) end
   -- errors here are the user's (scripts/parity_torch.lua passes its options through): one line
   -- without a Lua position ("parity.lua:66:" tells a user nothing)
   local okn, why = pcall(al.nn.Normalizer.parse, c.normalizer)
   if not okn then error("parity: " .. tostring(why):gsub("^[^%s:]+%.lua:%d+: ", ""), 0) end
   al.nn.ViT.check_init(c.init, "parity")
-  for _, k in ipairs({ "steps", "batch_size", "dim", "depth", "heads" }) do
-    if math.type(c[k]) ~= "integer" or c[k] < 1 then error(("parity: %s must be a positive integer, got %s"):format(k, tostring(c[k])), 3) end
-  end
-  if c.threads ~= nil and (math.type(c.threads) ~= "integer" or c.threads < 1) then
-    error(("parity: threads must be a positive integer, got %s"):format(tostring(c.threads)), 0)
-  end
-  if c.dir ~= nil and (type(c.dir) ~= "string" or c.dir == "") then
-    error(("parity: dir must be a folder, got %s"):format(tostring(c.dir)), 0)
-  end
   c.warmup = c.warmup or math.max(1, c.steps // 10)
   c.total = c.total or c.steps
   return c

@@ -196,6 +196,15 @@ case("train.lua with no arguments: usage, exit 2 (no 10-epoch run)", function()
   local out, err, code = run("scripts/train.lua")
   user_error(out, err, code, 2, "train.lua", { "no options given", "usage:" })
 end)
+case("train.lua: an option of the other kind of dataset, a crop wider than the image, an overflowing batch: refused up front", function()
+  train_err("--dataset fashion_mnist --padding masked", { "padding applies to text datasets only, not fashion_mnist" })
+  train_err("--dataset fashion_mnist --vocab_size 50", { "vocab_size applies to text datasets only" })
+  train_err("--dataset marker --patch 4", { "patch applies to image datasets only, not marker" })
+  train_err("--dataset marker --hflip true", { "hflip applies to image datasets only" })
+  train_err("--dataset fashion_mnist --crop_pad 1000", { "crop_pad must be below the image side (28 for fashion_mnist), got 1000" })
+  train_err("--dataset fashion_mnist --eval_batch 9223372036854775807", { "eval_batch must be below 2^31, got 9223372036854775807" })
+  train_err("--normalizer entmax:1e300", { "the alpha of entmax:<alpha> must be a finite number > 1, got '1e300'" })
+end)
 case("train.lua --test_limit 0: refused up front, no record", function()
   train_err("--dataset kmnist --test_limit 0", { "test_limit must be a positive integer", "got 0" })
 end)
@@ -445,10 +454,14 @@ case("record_hash.lua: JSON that is not a record, a folder, a non-finite number:
   user_error(out, err2, code, 1, "record_hash.lua", { d .. ": cannot be read" }, true)
   T.rm_rf(d)
 end)
-case("parity_torch.lua: bad normalizer, threads, dir, tol: a usage error without a Lua position", function()
+case("parity_torch.lua: bad normalizer, threads, dir, tol, values of the wrong kind: a usage error without a Lua position", function()
   for _, c in ipairs({ { "--normalizer foo", "unknown normalizer 'foo'" }, { "--threads 0", "threads must be a positive integer" },
                        { "--dir /proc/attnlab-no/x", "cannot create the folder /proc/attnlab-no/x" },
-                       { "--tol -1", "--tol needs a number >= 0" } }) do
+                       { "--tol -1", "--tol needs a number >= 0" },
+                       { "--decay_all 0", "decay_all must be true or false, got 0" },   -- 0 would be true in Lua
+                       { "--clip_grad abc", "clip_grad must be a finite number >= 0 (0: no clipping), got 'abc'" },
+                       { "--seed 1.5", "seed must be an integer >= 0, got 1.5" }, { "--lr nan", "lr must be a finite number > 0" },
+                       { "--min_lr 0.1", "min_lr 0.1 is above lr 0.001" } }) do
     local out, err, code = run("scripts/parity_torch.lua --steps 1 --quiet true " .. c[1])
     user_error(out, err, code, 2, "parity_torch.lua", { c[2] })
     assert(not err:find("parity%.lua:%d+:"), err)

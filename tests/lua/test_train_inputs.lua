@@ -144,6 +144,8 @@ case_in_tmp("fit.run: a corrupt but loadable checkpoint is refused, naming the f
     { "history_num", function(st) st.history = 5 end, "history = 5, want a list of 1 epoch record" },
     { "history_len", function(st) st.history = {} end, "history = a list of 0, want a list of 1 epoch record" },
     { "history_loss", function(st) st.history[1].loss = nil end, "history[1] is not an epoch record" },
+    { "history_accuracy", function(st) st.history[1].test_accuracy = 7.5 end, "history[1].test_accuracy = 7.5, want an accuracy in [0, 1]" },
+    { "history_accuracy_str", function(st) st.history[1].val_accuracy = "x" end, "history[1].val_accuracy = 'x', want an accuracy" },
     { "stage", function(st) st.stage = 9 end, "stage = 9, want an integer in 1..1" },
     { "no_sched_t", function(st) st.sched_t = nil end, "sched_t = (missing), want 2" },
     { "sched_t", function(st) st.sched_t = 3 end, "sched_t = 3, want 2" },
@@ -168,6 +170,9 @@ case_in_tmp("train: a checkpoint's bad step_times is refused; on the command lin
   local path = craft(good, d, "step_times", function(st) st.step_times = "abc" end)
   refused(T.raises(function() al.train.run(tiny({ checkpoint = path })) end, path), path,
     "step_times = 'abc', want a list of step times in seconds", "step_times")
+  path = craft(good, d, "no_accuracy", function(st) st.history[1].test_accuracy = nil end)   -- (JSON null)
+  refused(T.raises(function() al.train.run(tiny({ checkpoint = path })) end, path), path,
+    "history[1] has no test_accuracy", "no_accuracy")
   path = craft(good, d, "epoch_neg", function(st) st.epoch = -5 end)
   local before = T.read_file(path)
   local _, err, code = run(("--dataset fashion_mnist --epochs 1 --train_limit 64 --test_limit 50 --dim 16 --heads 2 " ..

@@ -30,7 +30,8 @@ end
 
 -- What a parameter value must be, and the error text when it is not.
 local PARAM_OK = {
-  alpha = { function(v) return v > 1 and v == v and v ~= math.huge end, "must be a finite number > 1" },
+  -- (finite in float32 too: the kernels take alpha as a float, and 1e300 would become inf there)
+  alpha = { function(v) return v > 1 and v == v and v <= 3.4028234663852886e38 end, "must be a finite number > 1" },
   ratio = { function(v) return v > 0 and v <= 1 end, "must be in (0, 1] (the share of keys kept)" },
 }
 

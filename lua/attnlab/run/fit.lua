@@ -15,6 +15,7 @@
 -- for one epoch, for counts a stage keeps itself. eval(tally) returns fields added to the
 -- epoch's record. Each stage gets its own optimizer and schedule.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local fit = {}
 
@@ -157,6 +158,14 @@ function fit.check_resume(ck, stages, steps_per_epoch)
     if type(e) ~= "table" or math.type(e.epoch) ~= "integer" or e.epoch < 1 or not finite(e.loss) then
       return ("history[%d] is not an epoch record with an epoch number and a finite loss"):format(i)
     end
+    -- its numbers go into the run's record as they are: every one finite, accuracies in [0, 1]
+    for _, k in ipairs(util.sorted_keys(e)) do
+      local v = e[k]
+      if type(v) == "number" and not finite(v) then return ("history[%d].%s = %s, want a finite number"):format(i, k, show(v)) end
+      if type(k) == "string" and k:find("accuracy", 1, true) and not (type(v) == "number" and v >= 0 and v <= 1) then
+        return ("history[%d].%s = %s, want an accuracy in [0, 1]"):format(i, k, show(v))
+      end
+    end
   end
   if done > 0 and st.epoch > 0 and h[done].epoch ~= st.epoch then
     return ("history ends at epoch %s, but epoch = %d"):format(show(h[done].epoch), st.epoch)
@@ -242,7 +251,7 @@ function fit.run(model, stages, spec)
   end
   if ck then
     if type(ck.state.key) == "string" and ck.state.key ~= spec.key then
-      error(("%s: checkpoint %s was made with a different configuration; remove it or choose another --checkpoint")
+      error(("%s: checkpoint %s was made with a different configuration; remove it or give another checkpoint path")
         :format(who, spec.checkpoint), 2)
     end
     local why = fit.check_resume(ck, stages, steps_per_epoch) or (spec.check_state and spec.check_state(ck.state))

@@ -99,14 +99,20 @@ function train.config(user)
         "a positive integer" or type(d) == "number" and "a number" or "a " .. type(d))
     end
   end
-  for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "seed", "iters", "eval_batch", "seq_len" }) do
+  -- sizes and counts below 2^31: a batch of 2^63 - 1 overflows the loader's batch count (no
+  -- batches, a NaN loss) and the schedule's step count
+  local BIG = 2 ^ 31
+  if math.type(c.seed) ~= "integer" or c.seed < 1 then bad("seed", "a positive integer") end
+  for _, k in ipairs({ "epochs", "batch_size", "dim", "depth", "heads", "iters", "eval_batch", "seq_len" }) do
     if math.type(c[k]) ~= "integer" or c[k] < 1 then bad(k, "a positive integer") end
+    if c[k] >= BIG then bad(k, "below 2^31") end
   end
   for _, k in ipairs({ "patch", "train_limit", "test_limit", "threads", "vocab_size" }) do
     -- (false: explicitly off, e.g. a quick preset's limit switched off for one dataset)
     if c[k] ~= nil and c[k] ~= false and (math.type(c[k]) ~= "integer" or c[k] < 1) then
       bad(k, "a positive integer (or unset)")
     end
+    if math.type(c[k]) == "integer" and c[k] >= BIG then bad(k, "below 2^31") end
   end
   if math.type(c.val) ~= "integer" or c.val < 0 then bad("val", "an integer >= 0") end
   if c.crop_pad ~= nil and (math.type(c.crop_pad) ~= "integer" or c.crop_pad < 0) then bad("crop_pad", "an integer >= 0 (or unset)") end
@@ -140,6 +146,24 @@ function train.config(user)
   if c.out and c.checkpoint and abspath(c.out) == abspath(c.checkpoint) then
     error(("train: out and checkpoint are the same file (%s); the record would overwrite the checkpoint, " ..
       "give them different paths"):format(c.out), 3)
+  end
+  -- Options of the other kind of dataset would be recorded as if they had shaped the run, and
+  -- augmenting token ids is meaningless: refused, naming the kind each belongs to.
+  local text = c.dataset:match("^newsgroups") or c.dataset == "marker"
+  local function other_kind(k, kind)
+    error(("train: %s applies to %s datasets only, not %s"):format(k, kind, c.dataset), 3)
+  end
+  if text then
+    for _, k in ipairs({ "patch", "crop_pad", "hflip" }) do if c[k] ~= nil and c[k] ~= false then other_kind(k, "image") end end
+  else
+    if c.vocab_size then other_kind("vocab_size", "text") end
+    if c.padding ~= train.DEFAULTS.padding then other_kind("padding", "text") end
+    if c.seq_len ~= train.DEFAULTS.seq_len then other_kind("seq_len", "text") end
+  end
+  -- a crop padding as wide as the image would crop mostly zeros (and a huge one overflows)
+  local side = IMAGE_SIZE[c.dataset]
+  if side and c.crop_pad and c.crop_pad >= side then
+    bad("crop_pad", ("below the image side (%d for %s)"):format(side, c.dataset))
   end
   c.patch = c.patch or IMAGE_PATCH[c.dataset]
   return c
@@ -337,6 +361,10 @@ local finite = fit.finite
 -- nil: step_times, the timed steps so far, and step_examples, the examples of each (absent in
 -- checkpoints written before they were kept: every step then counts as a full batch).
 local function check_timing_state(st)
+  -- every epoch done holds its test accuracy (the record's learning curve; fit checks the range)
+  for i, ep in ipairs(st.history) do
+    if ep.test_accuracy == nil then return ("history[%d] has no test_accuracy"):format(i) end
+  end
   local t, e = st.step_times, st.step_examples
   if t == nil then return nil end
   if type(t) ~= "table" then return "step_times = " .. al.cli.show(t) .. ", want a list of step times in seconds" end
