@@ -8,8 +8,11 @@
 --       [--svg] [--baseline NAME]
 --
 -- Prints the report and writes it to --out (default RESULTS_DIR/REPORT.md); plots go to
--- --plots (default: plots/ next to the report). Records that cannot be read are named on
--- stderr and in the report (never counted as missing).
+-- --plots (default: plots/ next to the report). Files that are no valid record (truncated,
+-- wrong types, an accuracy outside [0, 1], epochs that do not match the config, an unknown
+-- normalizer: lua/attnlab/report/record.lua) are named on stderr, one line each, and listed in
+-- the report; nothing of them is counted. A folder without any finished record, or whose
+-- experiment.json is malformed, is one line on stderr and exit status 1.
 local al = require "attnlab"
 local cli = al.cli
 
@@ -40,8 +43,10 @@ cli.run(SPEC, arg, function(o, rest)
   if o.no_plots then opts.plots = false end
   local md, A, plots, out = al.report.run(dir, opts)
   print(md)
+  -- one line per file that is no valid record (report/record.lua): the report lists it too,
+  -- and counts nothing of it
   for _, u in ipairs(A.unreadable or {}) do
-    io.stderr:write(("analyze.lua: unreadable record %s: %s\n"):format(u.path or u.name, u.why))
+    io.stderr:write(("analyze.lua: invalid record %s: %s; not counted (listed in the report)\n"):format(u.path or u.name, u.why))
   end
   print(("report written to %s"):format(out))
   if plots then

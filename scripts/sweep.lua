@@ -10,7 +10,9 @@
 -- EXPERIMENT is a Lua file (experiments/normalizers/main.lua) or a name under experiments/
 -- (normalizers/main). --out defaults to results/<name>[-quick] in the current folder.
 -- --workers defaults to the core count, --threads to cores / workers. --only keeps the runs
--- whose record name (<dataset>__<normalizer>__seed<k>) matches the Lua pattern.
+-- whose record name (<dataset>__<normalizer>__seed<k>) matches the Lua pattern (a malformed
+-- pattern is refused as such). A record file that is not a valid record (lua/attnlab/report/
+-- record.lua) is no finished run: one line says so, and the run runs again.
 -- Exit status: 0 when every run has a record, 1 when some run failed, 2 on a usage error.
 local al = require "attnlab"
 local cli = al.cli
@@ -74,10 +76,13 @@ local function main(argv)
   -- library): the command lines stay the ones earlier sweeps wrote, which reruns compare
   opts.entry = al.sweep.root() .. "/scripts/train.lua"
   opts.task_entry = al.sweep.root() .. "/scripts/sweep.lua"
+  -- an empty --out would put the records into the current folder
+  if opts.out == "" then usage("--out needs a folder path, got ''") end
   opts.out = opts.out or ("results/" .. al.sweep.sanitize(exp.name) .. (opts.quick and "-quick" or ""))
 
   if opts.slurm then
     local res = al.sweep.write_slurm(exp, opts)
+    for _, note in ipairs(res.notes) do print(note) end
     if res.n == 0 then
       print(("sweep %s: all %d runs have records in %s; nothing to submit"):format(exp.name, res.total, al.sweep.abspath(opts.out)))
       return 0

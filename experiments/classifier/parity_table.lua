@@ -20,14 +20,19 @@ local dir = rest[1] or (al.root() .. "/experiments/classifier/parity")
 
 local IMPLS = { { "attnlab-torch", "attnlab, init torch" }, { "attnlab-timm", "attnlab, init timm" },
                 { "torch", "PyTorch (its defaults)" } }
+local IMPL_OF = {}
+for _, im in ipairs(IMPLS) do IMPL_OF[im[1]] = true end
 local groups, seen_ds = {}, {}
 local nrecords = 0
 for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines() do
   local ds, impl, seed = name:match("([%w_]+)__([%w%-]+)__seed(%d+)%.json$")
-  if ds then
+  if ds and IMPL_OF[impl] then   -- other names (a sweep's <dataset>__<normalizer>__seed<k>) are no parity runs
+    -- al.sweep.read_record checks the record (lua/attnlab/report/record.lua): a truncated file, a
+    -- loss that is not a number, an accuracy outside [0, 1], epochs that do not match the config
+    -- are one line here, never a traceback or a mean of 108.90 %
     local r, why = al.sweep.read_record(name)
-    if not r or r.error ~= nil or type(r.epochs) ~= "table" then
-      cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or (r.error and "an error record" or "no epochs")))
+    if not r or r.error ~= nil then
+      cli.die(SPEC, ("%s is not a training record (%s)"):format(name, why or ("an error record: " .. r.error)))
     end
     nrecords = nrecords + 1
     local key = ds .. "/" .. impl
@@ -45,7 +50,9 @@ for name in io.popen("ls " .. util.shquote(dir) .. "/*.json 2>/dev/null"):lines(
   end
 end
 table.sort(seen_ds)
-if nrecords == 0 then cli.die(SPEC, ("no records (<dataset>__<impl>__seed<k>.json) in %s"):format(dir)) end
+if nrecords == 0 then
+  cli.die(SPEC, ("no records (<dataset>__<impl>__seed<k>.json, impl one of attnlab-torch, attnlab-timm, torch) in %s"):format(dir))
+end
 
 local function ms(x, scale, fmt)
   if #x == 0 then return "-" end

@@ -418,7 +418,9 @@ case("analyze.lua: impossible accuracy skipped loudly, unknown --baseline and ma
   local d = T.tmpdir("cli")
   local function rec(name, acc, cfg)
     cfg = cfg or { dataset = "synth", normalizer = name:match("__(.-)__"), seed = tonumber(name:match("seed(%d+)")) }
-    T.write_file(d .. "/" .. name .. ".json", al.json.encode({ config = cfg, test_accuracy = acc }))
+    cfg.epochs = 1   -- a finished record's learning curve: one epoch (report/record.lua's rule)
+    T.write_file(d .. "/" .. name .. ".json", al.json.encode({ config = cfg, test_accuracy = acc,
+      epochs = { { epoch = 1, loss = 1.0, test_accuracy = acc } } }))
   end
   rec("synth__softmax__seed1", 0.5); rec("synth__softmax__seed2", 0.6)
   rec("synth__sparsemax__seed1", 2.5); rec("synth__sparsemax__seed2", 0.6)

@@ -216,7 +216,8 @@ return {
                             "| topk:0.25 | 3 |", "+3.12 [n/a (no variance)]", "| n/a (identical samples) |",
                             "unpaired softmax: 2", "| n/a (1 pair) |", "No test (n/a): ",
                             "Holm over all 10; 7 without a test (identical samples ×1, no variance ×1, 1 pair ×1, no records ×4)",
-                            "loss became NaN at epoch 3", "synth__softmax__seed7", "unreadable record synth__softmax__seed9",
+                            "loss became NaN at epoch 3", "synth__softmax__seed7",
+                            "invalid record synth__softmax__seed9.json: not JSON (truncated?)", "1 invalid record (not counted)",
                             "`sparse_vs_softmax`", "2.00×", "3.00×", "(none)" }) do
       assert(md:find(want, 1, true), "the report lacks '" .. want .. "'")
     end
@@ -260,17 +261,19 @@ return {
     local _, closes = bars:gsub("</svg>", "")
     T.eq({ opens, closes }, { 1, 1 }, 0, "runtime.svg nesting")
   end },
-  { name = "errors only, or an empty folder: a clear message, no crash", fn = function()
+  { name = "errors only, or an empty folder: one line saying there is no finished record (no empty report)", fn = function()
     local d2 = DIR .. "/only_errors"
     sh("mkdir -p " .. d2)
     assert(al.write_atomic(d2 .. "/a__softmax__seed1.json", al.json.encode({ error = "boom", config = { normalizer = "softmax", seed = 1 } })))
-    local md = report.run(d2, { plots = false })
-    assert(md:find("boom", 1, true), md)
-    T.raises(function() report.run(DIR .. "/empty_nonexistent", { plots = false }) end, "no records in")
+    local msg = T.raises(function() report.run(d2, { plots = false }) end,
+      "no finished records in " .. d2 .. "; 1 error record: a__softmax__seed1 (boom)")
+    assert(not msg:find("\n"), msg)
+    T.eq(read(d2 .. "/REPORT.md"), nil, 0, "no report written")
+    T.raises(function() report.run(DIR .. "/empty_nonexistent", { plots = false }) end, "no finished records in")
   end },
   { name = "learning curves: per-epoch mean ± sd, paired Δ per epoch with its df = 2 t interval, table and plot", fn = function()
     -- softmax and top-k over 3 seeds and 3 epochs, accuracies in 1/64 steps (exact in binary);
-    -- seed 3 of top-k stops after epoch 2, so epoch 3 pairs 2 seeds.
+    -- seed 3 of top-k ran a 2-epoch schedule, so epoch 3 pairs 2 seeds.
     local d3 = DIR .. "/curves"
     sh("mkdir -p " .. d3)
     local acc = { softmax = { { 0.25, 0.5, 0.625 }, { 0.375, 0.5, 0.75 }, { 0.25, 0.625, 0.75 } },
@@ -279,7 +282,7 @@ return {
       for seed, eps in ipairs(seeds) do
         local e = {}
         for ep, a in ipairs(eps) do e[ep] = { epoch = ep, loss = 1, test_accuracy = a } end
-        local r = { config = { dataset = "synth", normalizer = n, seed = seed, epochs = 3 }, test_accuracy = eps[#eps],
+        local r = { config = { dataset = "synth", normalizer = n, seed = seed, epochs = #eps }, test_accuracy = eps[#eps],
                     support_density = 1, epochs = e, machine = {}, git_revision = "x" }
         assert(al.write_atomic(("%s/synth__%s__seed%d.json"):format(d3, al.sweep.sanitize(n), seed), al.json.encode(r)))
       end
@@ -309,12 +312,16 @@ return {
   { name = "impossible values: accuracy outside [0, 1], no normalizer or seed skipped loudly; bad baseline and families named", fn = function()
     local d4 = DIR .. "/impossible"
     sh("mkdir -p " .. d4)
-    local function put(name, r) assert(al.write_atomic(d4 .. "/" .. name .. ".json", al.json.encode(r))) end
+    local function put(name, r)
+      r.config.epochs = 1
+      r.epochs = { { epoch = 1, loss = 1.0, test_accuracy = 0.5 } }
+      assert(al.write_atomic(d4 .. "/" .. name .. ".json", al.json.encode(r)))
+    end
     put("s__softmax__seed1", { config = { dataset = "s", normalizer = "softmax", seed = 1 }, test_accuracy = 0.5 })
     put("s__softmax__seed2", { config = { dataset = "s", normalizer = "softmax", seed = 2 }, test_accuracy = 2.5 })
     put("s__softmax__seed3", { config = { dataset = "s", normalizer = "softmax", seed = 3 }, test_accuracy = -0.1 })
     put("s__x__seed1", { config = { dataset = "s", seed = 1 }, test_accuracy = 0.5 })
-    put("s__y__seed1", { config = { dataset = "s", normalizer = "y" }, test_accuracy = 0.5 })
+    put("s__y__seed1", { config = { dataset = "s", normalizer = "sparsemax" }, test_accuracy = 0.5 })
     local data = report.load(d4)
     T.eq(#data.runs, 1)
     local why = {}
@@ -322,7 +329,7 @@ return {
     T.eq(why.s__softmax__seed2, "test_accuracy 2.5 is not in [0, 1]")
     T.eq(why.s__softmax__seed3, "test_accuracy -0.1 is not in [0, 1]")
     T.eq(why.s__x__seed1, "config.normalizer is missing or not a name")
-    T.eq(why.s__y__seed1, "config.seed is missing or not a number")
+    T.eq(why.s__y__seed1, "config.seed is missing, want a positive integer")
     local md = report.run(d4, { plots = false })
     assert(not md:find("250.00", 1, true), md)
     T.raises(function() report.run(d4, { plots = false, baseline = "foo" }) end, "baseline 'foo' has no records in " .. d4)
@@ -335,7 +342,7 @@ return {
     -- Family "deg" (m = 5 as declared) on 3 seeds: sparsemax d = {9,10,11}/64 (t = 10 sqrt3,
     -- df = 2), topk:0.25 d = {1,2,3}/64 (t = 2 sqrt3), and three without a test: entmax15
     -- d = +1/64 on every seed (a: no variance), hae identical to softmax (b), topk:0.5 on seed 1
-    -- only (c; its seed 2 has test_accuracy 1e999 = inf and is skipped as unreadable). Holm:
+    -- only (c; its seed 2 has test_accuracy 1e999 = inf and is listed as invalid). Holm:
     -- p(sparsemax) x5, p(topk:0.25) x4, then 1, 1, 1. Taking (a) as t = inf, p = 0 would make
     -- it *** and dropping (c) from m would give sparsemax x2. Family "probe": the defect's
     -- example {0.81, 0.83} vs {0.80, 0.82}, and 4 seeds whose differences are equal up to
@@ -345,7 +352,7 @@ return {
     local function put(ds, n, seed, acc)
       local inf = acc == math.huge
       local r = { config = { dataset = ds, normalizer = n, seed = seed, epochs = 1 }, test_accuracy = inf and 0.5 or acc,
-                  support_density = 1, epochs = not inf and { { epoch = 1, test_accuracy = acc } } or nil,
+                  support_density = 1, epochs = not inf and { { epoch = 1, loss = 1.0, test_accuracy = acc } } or nil,
                   machine = {}, git_revision = "x" }
       local txt = al.json.encode(r)
       if inf then txt = txt:gsub('"test_accuracy":0%.5', '"test_accuracy":1e999') end

@@ -94,6 +94,23 @@ return {
     T.raises(function() sel.select(al.report.load(d), { candidates = CANDS }) end, "opts.baseline")
     T.raises(function() sel.select({}, { baseline = "softmax", candidates = CANDS }) end, "al.report.load")
   end },
+  { name = "selection: no record of any candidate (or of the baseline) is one line; unrelated labels get no row", fn = function()
+    local d = ROOT .. "/nocand"
+    rec(d, "img", "softmax", 1, 0.5, 0.7)
+    rec(d, "img", "sparsemax", 1, 0.5, 0.7)
+    T.raises(function() sel.select(al.report.load(d), { baseline = "softmax", candidates = CANDS }) end,
+      "no records of topk:0.125, topk:0.25, topk:0.5 in " .. d)
+    local d2 = ROOT .. "/nobase"
+    rec(d2, "img", "topk:0.25", 1, 0.5, 0.7)
+    T.raises(function() sel.select(al.report.load(d2), { baseline = "softmax", candidates = CANDS }) end,
+      "no records of the baseline softmax in " .. d2)
+    -- a label with neither the baseline nor a candidate ("other") is no row of "no seed has a record"
+    for _, n in ipairs({ "softmax", "topk:0.125", "topk:0.25", "topk:0.5" }) do rec(d, "img", n, 1, 0.5, 0.7) end
+    rec(d, "other", "sparsemax", 1, 0.5, 0.7)
+    local S = sel.select(al.report.load(d), { baseline = "softmax", candidates = CANDS })
+    T.eq(#S.datasets, 1)
+    T.eq(S.datasets[1].label, "img")
+  end },
   { name = "selection: fewer than 2 pairs is said, not tested", fn = function()
     local d = ROOT .. "/one"
     for _, n in ipairs({ "softmax", "topk:0.125", "topk:0.25", "topk:0.5" }) do rec(d, "img", n, 1, 0.5, 0.7) end

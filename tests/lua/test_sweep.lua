@@ -88,6 +88,30 @@ end
 
 local A_DIR     -- the reference sweep's folder, made by the first real-sweep case
 
+-- A finished record of `run` as train.lua writes it (its resolved config, config.epochs epochs);
+-- mutate(rec) makes it corrupt or degenerate (or returns the file's text). Returns the path written.
+local function fake_record(run, mutate)
+  local c = al.train.config(run.config)
+  local eps = {}
+  for e = 1, c.epochs do eps[e] = { epoch = e, loss = 1.0, test_accuracy = 0.3 } end
+  local rec = { config = c, epochs = eps, test_accuracy = 0.3, support_density = 1.0, params = 1000, tokens = 17 }
+  if mutate then rec = mutate(rec) or rec end   -- (a string returned: the file's text)
+  write(run.out, type(rec) == "table" and al.json.encode(rec) or rec)
+  return run.out
+end
+
+-- The ways a record file can be no valid record (lua/attnlab/report/record.lua), each with the
+-- start of the reason the sweep gives.
+local BAD_RECORDS = {
+  { function(r) r.epochs = {} end, "epochs is an empty list" },
+  { function(r) r.config.epochs = 0 end, "config.epochs is 0, want a positive integer" },
+  { function(r) r.config.normalizer = "zzz" end, "config.normalizer: unknown normalizer 'zzz'" },
+  { function(r) r.epochs[2] = { epoch = 2, loss = 1.0, test_accuracy = 0.3 } end, "epochs has 2 entries but config.epochs is 1" },
+  { function(r) r.test_accuracy = 2 end, "test_accuracy 2 is not in [0, 1]" },
+  { function(r) r.epochs[1].loss = "x" end, "epochs[1].loss is 'x', want a finite number" },
+  { function(r) return al.json.encode(r):sub(1, 60) end, "not JSON (truncated?): " },
+}
+
 local cases = {
   -- ---- experiments and names (no training) ----------------------------------------------------
   { "sanitize ':' in names", sweep.sanitize, { "topk:0.25" }, "topk-0.25" },
@@ -97,7 +121,8 @@ local cases = {
     local c = al.train.config({ dataset = "fashion_mnist", epochs = 2 })
     local function record(cfg)
       local path = dir .. "/r.json"
-      write(path, al.json.encode({ config = cfg, test_accuracy = 0.5 }))
+      write(path, al.json.encode({ config = cfg, test_accuracy = 0.5, epochs = { { epoch = 1, loss = 1.0, test_accuracy = 0.4 },
+        { epoch = 2, loss = 0.9, test_accuracy = 0.5 } } }))
       return path
     end
     local legacy = {}
@@ -317,6 +342,80 @@ local cases = {
     T.eq({ run.name, run.label, run.dir }, { "nm__topk-0.25__seed3", "nm", "/tmp/some dir" })
   end },
 
+  -- ---- corrupt and degenerate records: never finished, said in one line (no training) ----------
+  { name = "a record file that is no valid record is not finished: state 'invalid' with why; the sweep says so and runs it", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
+    local out = dir .. "/r"
+    sh("mkdir -p " .. q(out))
+    local runs = sweep.runs(exp, { out = out })
+    fake_record(runs[1])
+    T.eq((sweep.state(runs[1])), "done", 0, "the valid record")
+    local function check(mutate, want)
+      local path = fake_record(runs[2], mutate)
+      local st, rec, why = sweep.state(runs[2])
+      T.eq({ st, rec }, { "invalid", nil }, 0, want)
+      assert(why:find(want, 1, true), want .. ": " .. why)
+      local lines = {}
+      local s = sweep.run(exp, { out = out, dry_run = true, log = function(l) lines[#lines + 1] = l end })
+      T.eq({ s.done_before, s.total }, { 1, 2 }, 0, want)
+      T.eq(lines[1], ("%s: record %s is not a valid record (%s); a real run would run it again"):format(runs[2].name, path, why))
+      assert(lines[2]:find("1 finished before, 1 to run", 1, true) and lines[2]:find("1 rerun after an invalid record", 1, true),
+        lines[2])
+      assert(lines[3]:find("--seed 2 ", 1, true), "the run is not listed to run: " .. table.concat(lines, "\n"))
+    end
+    for _, b in ipairs(BAD_RECORDS) do check(b[1], b[2]) end
+  end },
+  { name = "a run that exits 0 with a degenerate record gets an error record saying why; Slurm lists it as pending", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
+    local out = dir .. "/r"
+    sh("mkdir -p " .. q(out .. "/logs"))
+    local runs = sweep.runs(exp, { out = out })
+    fake_record(runs[1])
+    local path = fake_record(runs[2], function(r) r.test_accuracy = 2 end)
+    local st, err = sweep.finish(runs[2], 0)
+    T.eq(st, "error")
+    T.eq(err.error, ("train.lua exited with status 0 but its record %s is not a valid record (test_accuracy 2 is not in [0, 1])")
+      :format(path))
+    T.eq((sweep.state(runs[2])), "error", 0, "a retried run")
+    -- --slurm: the invalid record is pending again, and said so
+    fake_record(runs[2], function(r) r.epochs = {} end)
+    write(out .. "/experiment.json", "[1")
+    local res = sweep.write_slurm(exp, { out = out })
+    T.eq({ res.n, res.total, #res.notes }, { 1, 2, 2 })
+    T.eq(res.notes[1], ("%s: record %s is not a valid record (epochs is an empty list (no epoch was recorded)); the run runs again")
+      :format(runs[2].name, path))
+    assert(res.notes[2]:find(out .. "/experiment.json was not JSON (", 1, true), res.notes[2])
+    assert(read(out .. "/manifest.txt"):find("--seed 2 ", 1, true), "manifest")
+    T.eq(al.json.decode(read(out .. "/experiment.json")).name, "tiny", 0, "experiment.json written anew")
+  end },
+  { name = "sweep.lua --out '' / a file / a path under a file, --only '[': one line, nothing written", fn = function()
+    local dir = tmpdir()
+    local exp = tiny_experiment(dir, { "softmax" })
+    local function refused(args, code, want, cwd)
+      local out, err, rc = T.run(("%s %s %s %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"), q(exp), args), { dir = cwd })
+      T.eq(rc, code, 0, args .. ": " .. out .. err)
+      assert(err:find("^sweep%.lua: " .. want:gsub("%p", "%%%0")), args .. ": " .. err)
+      if code == 1 then T.eq(select(2, err:gsub("\n", "")), 1, 0, "lines: " .. err) end
+      assert(not err:find("mkdir:", 1, true) and not err:find("traceback", 1, true), err)
+      T.eq(out, "", 0, args)
+    end
+    local cwd = dir .. "/cwd"
+    sh("mkdir -p " .. q(cwd))
+    refused("--out ''", 2, "--out needs a folder path, got ''", cwd)
+    refused("--out '' --dry-run", 2, "--out needs a folder path, got ''", cwd)
+    T.eq(sh("ls -A " .. q(cwd)), "", 0, "records written into the current folder")
+    write(dir .. "/afile", "x")
+    refused("--out " .. q(dir .. "/afile"), 1, "--out " .. dir .. "/afile exists and is not a folder")
+    refused("--out " .. q(dir .. "/afile") .. " --dry-run", 1, "--out " .. dir .. "/afile exists and is not a folder")
+    refused("--out " .. q(dir .. "/afile/sub"), 1, "cannot create folder " .. dir .. "/afile/sub: Not a directory")
+    refused("--only '[' --dry-run --out " .. q(dir .. "/r"), 1, "--only '[' is not a valid Lua pattern: malformed pattern (missing ']')")
+    refused("--only 'seed1,seed%' --dry-run --out " .. q(dir .. "/r"), 1, "--only 'seed%' is not a valid Lua pattern: malformed pattern (ends with '%')")
+    T.eq(read(dir .. "/afile"), "x")
+    T.raises(function() sweep.run(sweep.load(exp), { out = "", dry_run = true, log = function() end }) end,
+      "the results folder (--out) must be a non-empty path, got ''")
+  end },
   { name = "--dry-run lists the runs and writes nothing (no folder, no experiment.json)", fn = function()
     local dir = tmpdir()
     local exp = tiny_experiment(dir, { "softmax", "topk:0.25" })

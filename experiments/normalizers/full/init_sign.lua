@@ -21,8 +21,9 @@ local SPEC = {
 cli.run(SPEC, arg, function(opts, rest)
   if #rest ~= 2 then cli.die(SPEC, "TORCH_DIR and TIMM_DIR are required", 2) end
   local A, B = al.report.load(rest[1]), al.report.load(rest[2])
-  for i, d in ipairs({ A, B }) do
-    if #d.runs == 0 then error(("no finished records in %s"):format(rest[i]), 0) end
+  -- an invalid record or a folder without finished records is one line; failed runs are named
+  for _, d in ipairs({ A, B }) do
+    for _, note in ipairs(al.report.check_loaded(d)) do io.stderr:write("init_sign.lua: ", note, "\n") end
   end
   local R = al.report.robustness.compare(A, B, { baseline = "softmax", a_name = "torch", b_name = "timm" })
   local md = al.report.robustness.markdown(R)

@@ -19,7 +19,9 @@ local SPEC = {
 cli.run(SPEC, arg, function(opts, rest)
   local dir = rest[1] or cli.die(SPEC, "RECORDS_DIR is required", 2)
   local data = al.report.load(dir)
-  if #data.runs == 0 then error(("no finished records in %s"):format(dir), 0) end
+  -- an invalid record (say a validation accuracy of 7.0, which would win the choice) or a folder
+  -- without finished records is one line; failed runs are named on stderr
+  for _, note in ipairs(al.report.check_loaded(data)) do io.stderr:write("val_topk.lua: ", note, "\n") end
   local S = al.report.selection.select(data, { baseline = "softmax", candidates = { "topk:0.125", "topk:0.25", "topk:0.5" } })
   local md = al.report.selection.markdown(S)
   cli.emit(opts.out, md)

@@ -18,11 +18,19 @@
 -- identical samples) has no test (report/paired.lua): its t, p, CI, d and Wilcoxon cells
 -- say "n/a (<reason>)", a line under the table says why, it is never marked significant,
 -- and it enters its Holm family as p = 1 so that the family keeps its declared size m.
+--
+-- Records: every file is checked by report/record.lua (the check the sweep applies too). One
+-- that is not a valid record (truncated, wrong types, an accuracy outside [0, 1], epochs that
+-- do not match config.epochs, an unknown normalizer) is listed under "Runs without a result"
+-- with its reason and counted nowhere; a malformed DIR/experiment.json, or a folder without
+-- any finished record, is refused in one line. Table scripts (selection, robustness) refuse an
+-- invalid record outright: report.check_loaded.
 local al = require "attnlab"
 local util = require "attnlab.util"
 local MD = require "attnlab.report.markdown"
 local PLOTS = require "attnlab.report.plots"
 local PAIRED = require "attnlab.report.paired"
+local RECORD = require "attnlab.report.record"
 
 local report = {}
 
@@ -37,7 +45,6 @@ local function mean(xs)
   return al.stats.mean(xs)
 end
 
-local function isnum(v) return type(v) == "number" and v == v end
 -- Measurements (density, timings, per-epoch accuracy, alphas) enter a mean or median only when
 -- finite: JSON's 1e999 decodes to inf, and stats.mean({inf, -inf}) is NaN (IEEE), which the
 -- report would print as the density or runtime of a normalizer.
@@ -56,17 +63,73 @@ local function label_of(name, rec, exp)
   return (c.dataset or "?") .. (c.padding == "masked" and "_masked" or "")
 end
 
+-- experiment.json is written by the sweep but may be edited by hand or left half-written: each
+-- field the report reads has its type checked, and a wrong one is one line naming the file and
+-- the field (a name of 5 would head the report, a baseline of 7 compare against nothing). The
+-- entries of families are checked where they are used (families_of).
+local function experiment_problem(e)
+  local function list_of(v, ok)
+    if not RECORD.is_list(v) then return false end
+    for _, x in ipairs(v) do if not ok(x) then return false end end
+    return true
+  end
+  local function str(x) return type(x) == "string" and x ~= "" end
+  local checks = {
+    { "name", str, "a non-empty string" }, { "description", function(v) return type(v) == "string" end, "a string" },
+    { "file", function(v) return type(v) == "string" end, "a string" }, { "baseline", str, "a normalizer name" },
+    { "quick", function(v) return type(v) == "boolean" end, "true or false" },
+    { "normalizers", function(v) return list_of(v, str) end, "a list of normalizer names" },
+    { "seeds", function(v) return list_of(v, function(x) return math.type(x) == "integer" end) end, "a list of integers" },
+    { "datasets", function(v) return list_of(v, function(x)
+        return str(x) or (RECORD.is_object(x) and str(x.name) and (x.study == nil or type(x.study) == "boolean"))
+      end) end, "a list of dataset labels or { name =, study = } objects" },
+    { "families", RECORD.is_list, "a list of family objects" },
+    { "schedule", RECORD.is_object, "an object" }, { "overrides", RECORD.is_object, "an object" },
+    { "runs", function(v)
+        if not RECORD.is_object(v) then return false end
+        for k, r in pairs(v) do
+          if type(k) ~= "string" or not RECORD.is_object(r) or (r.dataset ~= nil and not str(r.dataset)) then return false end
+        end
+        return true
+      end, "an object mapping record names to { dataset =, normalizer =, seed = }" },
+  }
+  for _, c in ipairs(checks) do
+    local v = e[c[1]]
+    if v ~= nil and not c[2](v) then return ("%s must be %s, got %s"):format(c[1], c[3], RECORD.shown(v)) end
+  end
+end
+
+-- DIR/experiment.json decoded and checked, or nil when there is none; anything unusable raises.
+local function load_experiment(dir)
+  local path = dir .. "/experiment.json"
+  local f, err = io.open(path, "rb")
+  if not f then
+    if tostring(err):match("No such file or directory$") then return nil end
+    error(("report: %s cannot be opened (%s)"):format(path, tostring(err):match(": ([^:]*)$") or tostring(err)), 0)
+  end
+  local s = f:read("a")
+  f:close()
+  if not s then error(("report: %s cannot be read (a folder?)"):format(path), 0) end
+  local e, why = util.decode_json(s)
+  if e == nil then error(("report: %s is not JSON (%s)"):format(path, why), 0) end
+  if not RECORD.is_object(e) or next(e) == nil then
+    error(("report: %s holds %s, want the object a sweep writes"):format(path, RECORD.shown(e)), 0)
+  end
+  why = experiment_problem(e)
+  if why then error(("report: %s: %s"):format(path, why), 0) end
+  return e
+end
+
 -- Read every record of a results folder. Returns { dir, experiment (or nil), runs = {...},
 -- errors = {...}, unreadable = {...}, duplicates = {...} }; a run is
 -- { name, label, dataset, normalizer, seed, acc, acc_exact, density, density_real, train_s,
---   infer_s, alphas, record }.
+--   infer_s, alphas, record }. Every file goes through report/record.lua's check: one that is
+-- not a valid record (truncated, wrong types, an accuracy outside [0, 1], epochs that do not
+-- match config.epochs, an unknown normalizer ...) lands in `unreadable` with the reason, never
+-- in runs or errors: the report lists it as invalid and counts nothing of it.
 function report.load(dir)
   local data = { dir = dir, runs = {}, errors = {}, unreadable = {}, duplicates = {} }
-  local s = read_all(dir .. "/experiment.json")
-  if s then
-    local ok, e = pcall(al.json.decode, s)
-    if ok and type(e) == "table" then data.experiment = e end
-  end
+  data.experiment = load_experiment(dir)
   local p = io.popen("find " .. q(dir) .. " -maxdepth 1 -type f -name '*.json' 2>/dev/null | sort")
   local files = {}
   for f in p:lines() do files[#files + 1] = f end
@@ -75,34 +138,17 @@ function report.load(dir)
   for _, path in ipairs(files) do
     local name = path:match("([^/]+)%.json$")
     if name ~= "experiment" and not path:find("%.json%.tmp%.") then
-      local txt = read_all(path)
-      local ok, rec = pcall(al.json.decode, txt or "")
-      if not txt then
-        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "cannot be opened (permissions?)" }
-      elseif not ok or type(rec) ~= "table" then
-        local why = #txt == 0 and "empty file" or ("not JSON: " .. tostring(rec):gsub("^[^%s:]+%.lua:%d+: ", ""))
+      local rec, why = RECORD.read(path)
+      if not rec then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = why }
       elseif rec.error ~= nil then
         local c = rec.config or {}
-        data.errors[#data.errors + 1] = { name = name, label = label_of(name, rec, data.experiment),
-          normalizer = c.normalizer, seed = c.seed, error = tostring(rec.error), attempts = rec.attempts,
+        data.errors[#data.errors + 1] = { name = name, path = path, label = label_of(name, rec, data.experiment),
+          normalizer = c.normalizer, seed = c.seed, error = rec.error, attempts = rec.attempts,
           exit_status = rec.exit_status, stderr_tail = rec.stderr_tail, record = rec }
-      elseif type(rec.test_accuracy) ~= "number" or type(rec.config) ~= "table" then
-        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "no test_accuracy or config" }
-      -- impossible values are skipped loudly (listed as unreadable, named on stderr and in the
-      -- report): an accuracy of 2.5 would print as 250.00%, a record without a normalizer or
-      -- seed cannot be grouped or paired
-      elseif not (rec.test_accuracy >= 0 and rec.test_accuracy <= 1) then
-        data.unreadable[#data.unreadable + 1] = { name = name, path = path,
-          why = ("test_accuracy %s is not in [0, 1]"):format(finite(rec.test_accuracy) and al.json.encode(rec.test_accuracy)
-            or tostring(rec.test_accuracy)) }   -- (JSON would write inf as null)
-      elseif type(rec.config.normalizer) ~= "string" or rec.config.normalizer == "" then
-        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "config.normalizer is missing or not a name" }
-      elseif not isnum(rec.config.seed) then
-        data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = "config.seed is missing or not a number" }
       else
         local c = rec.config
-        local r = { name = name, label = label_of(name, rec, data.experiment), dataset = c.dataset,
+        local r = { name = name, path = path, label = label_of(name, rec, data.experiment), dataset = c.dataset,
                     normalizer = c.normalizer, seed = c.seed, acc = rec.test_accuracy,
                     acc_exact = rec.test_accuracy_exact, density = rec.support_density,
                     density_real = rec.support_density_real, train_s = rec.train_s_per_step,
@@ -118,6 +164,54 @@ function report.load(dir)
     end
   end
   return data
+end
+
+-- "a.json (why); b.json (why) and 3 more": the first few entries of a list for a one-line message.
+local function some(list, fmt, n)
+  n = n or 3
+  local parts = {}
+  for i = 1, math.min(n, #list) do parts[i] = fmt(list[i]) end
+  return table.concat(parts, "; ") .. (#list > n and (" and %d more"):format(#list - n) or "")
+end
+
+-- The one line for a loaded folder without any finished record: what is there instead (error
+-- records, invalid files), or a hint when there is nothing at all. Its report would be empty
+-- tables under "Git revisions: . Machine: .", and a table script's empty rows.
+local function no_finished_records(data)
+  local what = {}
+  if #data.errors > 0 then
+    what[#what + 1] = ("%d error record%s: %s"):format(#data.errors, #data.errors == 1 and "" or "s",
+      some(data.errors, function(e) return e.name .. " (" .. e.error:gsub("\n", " ") .. ")" end))
+  end
+  if #data.unreadable > 0 then
+    what[#what + 1] = ("%d invalid: %s"):format(#data.unreadable,
+      some(data.unreadable, function(u) return u.name .. ".json (" .. u.why .. ")" end))
+  end
+  return ("no finished records in %s%s"):format(data.dir, #what > 0 and ("; " .. table.concat(what, "; "))
+    or " (is it the folder a sweep wrote?)")
+end
+
+-- A loaded folder (report.load) as a table script may use it: raises one line when nothing in
+-- it is a finished record ("no finished records in DIR", saying what is there instead) or when
+-- a file is not a valid record (its path and why: a table has no place to list it, and a run
+-- left out silently would change the seeds the tests pair). Returns the lines a script prints
+-- on stderr about what it leaves out visibly: error records (failed runs) and duplicates.
+function report.check_loaded(data)
+  if #data.unreadable > 0 then
+    local u = data.unreadable[1]
+    error(("%s: %s%s"):format(u.path or u.name, u.why, #data.unreadable > 1
+      and (" (and %d more invalid record%s: %s)"):format(#data.unreadable - 1, #data.unreadable == 2 and "" or "s",
+        some({ table.unpack(data.unreadable, 2) }, function(x) return x.name .. ".json" end)) or ""), 0)
+  end
+  if #data.runs == 0 then error(no_finished_records(data), 0) end
+  local notes = {}
+  for _, e in ipairs(data.errors) do
+    notes[#notes + 1] = ("failed run %s (error record: %s); not in the table"):format(e.path or e.name, (e.error:gsub("\n", " ")))
+  end
+  for _, d in ipairs(data.duplicates) do
+    notes[#notes + 1] = ("%s duplicates %s (same dataset, normalizer, seed); ignored"):format(d.name, d.other)
+  end
+  return notes
 end
 
 -- ---- analysis --------------------------------------------------------------------------------------
@@ -506,18 +600,12 @@ local write_file = PLOTS.write_file
 
 -- Load, analyze, plot and write the report. opts: out (Markdown path; default
 -- DIR/REPORT.md), plots_dir (default: <folder of out>/plots), plots = false to skip them,
--- tool, baseline. Returns the Markdown, the analysis and the plots.
+-- tool, baseline. Returns the Markdown, the analysis and the plots. A folder without any
+-- finished record raises one line (no report is written).
 function report.run(dir, opts)
   opts = opts or {}
   local data = report.load(dir)
-  if #data.runs == 0 and #data.errors == 0 then
-    if #data.unreadable > 0 then
-      local names = {}
-      for _, u in ipairs(data.unreadable) do names[#names + 1] = u.name .. ".json (" .. u.why .. ")" end
-      error(("report: no readable record in %s; unreadable: %s"):format(dir, table.concat(names, "; ")), 0)
-    end
-    error(("report: no records in %s (is it the folder a sweep wrote?)"):format(dir), 0)
-  end
+  if #data.runs == 0 then error("report: " .. no_finished_records(data), 0) end
   local A = report.analyze(data, opts)
   local out = opts.out or (dir .. "/REPORT.md")
   local report_dir = out:match("^(.*)/[^/]*$") or "."

@@ -167,7 +167,7 @@ function M.markdown(A, opts)
   end
   w(("Results folder `%s`: %d finished record%s, %d error record%s%s%s. Git revision%s: %s. Machine: %s.")
     :format(A.dir or "?", A.n_records, A.n_records == 1 and "" or "s", #A.errors, #A.errors == 1 and "" or "s",
-      (#A.unreadable > 0 and (", %d unreadable record%s"):format(#A.unreadable, #A.unreadable == 1 and "" or "s") or "") ..
+      (#A.unreadable > 0 and (", %d invalid record%s (not counted)"):format(#A.unreadable, #A.unreadable == 1 and "" or "s") or "") ..
       (#A.missing > 0 and (", %d expected run%s without a record"):format(#A.missing, #A.missing == 1 and "" or "s") or ""),
       (exp and exp.quick) and " (--quick preset)" or "", #sorted_keys(revs) == 1 and "" or "s",
       table.concat(sorted_keys(revs), ", "), table.concat(sorted_keys(hosts), "; ")))
@@ -361,7 +361,8 @@ function M.markdown(A, opts)
         table.concat(A.missing, ", ")))
       w()
     end
-    for _, u in ipairs(A.unreadable) do w(("- unreadable record %s: %s"):format(u.name, u.why)) end
+    -- files that are no valid record (report/record.lua): named with why, counted nowhere
+    for _, u in ipairs(A.unreadable) do w(("- invalid record %s.json: %s; not counted"):format(u.name, u.why)) end
     for _, d in ipairs(A.duplicates) do w(("- %s duplicates %s (same dataset, normalizer, seed); ignored"):format(d.name, d.other)) end
     if #A.unreadable + #A.duplicates > 0 then w() end
   end

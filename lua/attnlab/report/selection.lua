@@ -76,7 +76,8 @@ end
 --   descriptive = { [cand] = ttest_rel result or nil }, descriptive_na = { [cand] = { why,
 --   mean_diff, n } }, why = reason when nothing was chosen or tested }.
 -- opts: baseline (required), candidates (required, ordered), labels (default: every label
--- with a baseline or candidate record).
+-- with a baseline or candidate record). No record of any candidate, or none of the baseline,
+-- raises one line naming the folder (data.dir).
 function M.select(data, opts)
   opts = opts or {}
   if type(data) ~= "table" or type(data.runs) ~= "table" then fail("data must be what al.report.load returns") end
@@ -84,7 +85,24 @@ function M.select(data, opts)
   if type(base) ~= "string" then fail("opts.baseline must be a normalizer name, got %s", tostring(base)) end
   if type(cands) ~= "table" or #cands == 0 then fail("opts.candidates must be a non-empty list of normalizer names") end
   local by = index(data)
-  local labels = opts.labels or util.sorted_keys(by)
+  -- nothing to choose from is one line, not a table of "no seed has a record" rows
+  local has_cand, has_base = false, false
+  for _, cells in pairs(by) do
+    if cells[base] then has_base = true end
+    for _, c in ipairs(cands) do if cells[c] then has_cand = true end end
+  end
+  local where = data.dir and (" in " .. tostring(data.dir)) or ""
+  if not has_cand then fail("no records of %s%s", table.concat(cands, ", "), where) end
+  if not has_base then fail("no records of the baseline %s%s", base, where) end
+  local labels = opts.labels
+  if not labels then   -- every label with a baseline or candidate record
+    labels = {}
+    for _, label in ipairs(util.sorted_keys(by)) do
+      local any = by[label][base] ~= nil
+      for _, c in ipairs(cands) do any = any or by[label][c] ~= nil end
+      if any then labels[#labels + 1] = label end
+    end
+  end
   local S = { baseline = base, candidates = cands, datasets = {} }
   for _, label in ipairs(labels) do
     local cells = by[label] or {}

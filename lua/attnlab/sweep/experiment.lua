@@ -435,11 +435,16 @@ return function(sweep, H)
   end
 
   -- Every run of the (resolved) experiment, seed-major. opts: out (folder), threads, only
-  -- (Lua patterns separated by commas, matched against the record name; a pattern that is not
-  -- valid is plain text; a run is kept if any matches).
+  -- (Lua patterns separated by commas, matched against the record name; a run is kept if any
+  -- matches). A malformed pattern ('[', a trailing '%') is refused as such: record names are
+  -- made of letters, digits, '.', '_' and '-', so read as plain text it could match nothing, and
+  -- "no run matches" would hide the typo.
   function sweep.runs(exp, opts)
     opts = opts or {}
-    local dir = abspath(assert(opts.out, "sweep.runs: opts.out (the results folder) is required"))
+    if type(opts.out) ~= "string" or opts.out == "" then
+      error("sweep.runs: opts.out (the results folder) must be a non-empty path", 0)
+    end
+    local dir = abspath(opts.out)
     local threads = opts.threads or 1
     local entries = dataset_entries(exp.datasets)
     local runs = {}
@@ -452,7 +457,10 @@ return function(sweep, H)
             keep = false
             for pat in tostring(opts.only):gmatch("[^,]+") do
               local ok, hit = pcall(string.find, name, pat)
-              if not ok then hit = name:find(pat, 1, true) end
+              if not ok then
+                error(("sweep: --only '%s' is not a valid Lua pattern: %s"):format(pat,
+                  (tostring(hit):gsub("^bad argument #%d+ to '%w+' %((.*)%)$", "%1"))), 0)
+              end
               keep = keep or hit ~= nil
             end
           end

@@ -7,7 +7,10 @@
 -- so a sweep is resumable by construction: a rerun skips every finished record, retries
 -- error records, and a run that was stopped mid-way resumes from DIR/ckpt/<name>.ckpt (the
 -- checkpoint train.lua writes after each epoch). Nothing is ever appended to a record, so
--- nothing can be duplicated.
+-- nothing can be duplicated. "Finished" means a valid record by report/record.lua, the check
+-- the report applies: a file there that is not one (truncated, an accuracy outside [0, 1], an
+-- empty epochs list, epochs that do not match the config, an unknown normalizer) is said in
+-- one line and its run runs again.
 --
 --   local exp  = al.sweep.load("experiments/normalizers/demo.lua")
 --   local summ = al.sweep.run(exp, { out = "results/demo", workers = 2 })
@@ -54,6 +57,7 @@
 -- against each other: records stay whole (atomic writes) but a run may be done twice.
 local al = require "attnlab"
 local util = require "attnlab.util"
+local RECORD = require "attnlab.report.record"
 
 local sweep = {}
 
@@ -65,8 +69,30 @@ local sh_ok, abspath = util.sh_ok, util.abspath
 sweep.shquote = util.shquote
 local q = sweep.shquote
 
+-- A folder and its parents, or one line saying why not (mkdir's own message, not its stderr).
 local function mkdir_p(dir)
-  if not sh_ok("mkdir -p " .. q(dir)) then error(("sweep: cannot create folder %s"):format(dir), 0) end
+  local f = io.open(dir .. "/.", "rb")          -- opens only when dir is a folder already
+  if f then f:close() return end
+  local p = io.popen("mkdir -p " .. q(dir) .. " 2>&1")
+  local msg = p:read("a") or ""
+  if not p:close() then
+    local why = msg:gsub("%s+$", ""):match(": ([^:]*)$") or msg:gsub("%s+$", "")
+    error(("sweep: cannot create folder %s: %s"):format(dir, why ~= "" and why or "mkdir failed"), 0)
+  end
+end
+
+-- The results folder of opts.out as an absolute path; an empty path (it would put the records in
+-- the current folder) or something that is not a folder is refused in one line.
+local function out_dir(out, who)
+  if type(out) ~= "string" or out == "" then
+    error(("%s: the results folder (--out) must be a non-empty path, got %s"):format(who, out == "" and "''"
+      or util.show(out)), 0)
+  end
+  local dir = abspath(out)
+  local f = io.open(dir .. "/.", "rb")   -- a folder already (never opens dir itself: a FIFO would block)
+  if f then f:close() return dir end
+  if os.rename(dir, dir) then error(("%s: --out %s exists and is not a folder"):format(who, out), 0) end
+  return dir
 end
 
 -- Absolute path, with "." and ".." parts resolved lexically (util.abspath).
@@ -123,21 +149,18 @@ end
 -- ---- the parts in their own files ----------------------------------------------------------------
 -- Helpers the parts share; the parts add their functions to `sweep`.
 local H = { copy = copy, merge = merge, file_exists = file_exists, abspath = abspath, q = q, mkdir_p = mkdir_p,
-            read_all = read_all }
+            read_all = read_all, out_dir = out_dir }
 require("attnlab.sweep.experiment")(sweep, H)     -- load, validate, resolve, runs
 require("attnlab.sweep.command")(sweep, H)        -- command, split_words, parse_command, run_from_command
 local dataset_entries = H.dataset_entries
 
 -- ---- records and run states -------------------------------------------------------------------
--- rec, nil for a readable record (a finished run or an error record); nil, why otherwise.
-function sweep.read_record(path)
-  local s = read_all(path)
-  if not s then return nil, "missing" end
-  local ok, rec = pcall(al.json.decode, s)
-  if not ok or type(rec) ~= "table" then return nil, "unreadable (" .. tostring(rec) .. ")" end
-  if rec.error == nil and type(rec.test_accuracy) ~= "number" then return nil, "no test_accuracy" end
-  return rec
-end
+-- rec for a valid record (a finished run or an error record); nil, why and kind otherwise:
+-- "missing" (no file), "unreadable" (cannot be opened, empty, not JSON) or "invalid" (JSON that
+-- is no valid record: wrong types, an accuracy outside [0, 1], an empty epochs list, epochs that
+-- do not match config.epochs, an unknown normalizer). The check is report/record.lua's, the
+-- one every reader of records applies: what a report would refuse never counts as finished.
+sweep.read_record = RECORD.read
 
 -- Config keys that do not change a run's result.
 local IGNORED = { out = true, checkpoint = true, threads = true, progress = true }
@@ -171,17 +194,26 @@ local function config_change(rec, run)
   end
 end
 
--- "done" | "error" | "partial" (a checkpoint exists) | "pending" | "changed", and the record.
+-- "done" | "error" | "partial" (a checkpoint exists) | "pending" | "changed" | "invalid" (a file
+-- is there but is no valid record: the run is not finished and runs again, resuming from its
+-- checkpoint if it has one), and the record; "changed" and "invalid" also say why.
 function sweep.state(run)
-  local rec = sweep.read_record(run.out)
+  local rec, why, kind = sweep.read_record(run.out)
   if rec and not rec.error then
-    local why = config_change(rec, run)
-    if why then return "changed", rec, why end
+    local change = config_change(rec, run)
+    if change then return "changed", rec, change end
     return "done", rec
   end
   if rec and rec.error then return "error", rec end
+  if kind ~= "missing" then return "invalid", nil, why end
   if run.checkpoint and file_exists(run.checkpoint) then return "partial" end
   return "pending"
+end
+
+-- The one line a sweep says about a run whose record file is no valid record.
+function sweep.invalid_line(run, why, dry)
+  return ("%s: record %s is not a valid record (%s); %s"):format(run.name, run.out, why,
+    dry and "a real run would run it again" or "the run runs again")
 end
 
 local function tail_lines(path, n, max_chars)
@@ -214,14 +246,16 @@ end
 -- After a run's process ended with status rc: keep its record (and drop its checkpoint),
 -- or write an error record in its place. Returns "done" | "error", the record.
 function sweep.finish(run, rc)
-  local rec = sweep.read_record(run.out)
+  local rec, why, kind = sweep.read_record(run.out)
   if rec and not rec.error then
     if run.checkpoint then os.remove(run.checkpoint) end
     return "done", rec
   end
   local stderr = tail_lines(run.log_err, 30, 4000)
   local msg
-  if rc == 0 then
+  if rc == 0 and kind ~= nil and kind ~= "missing" then
+    msg = ("train.lua exited with status 0 but its record %s is not a valid record (%s)"):format(run.out, why)
+  elseif rc == 0 then
     msg = "train.lua exited with status 0 but wrote no record at " .. run.out
   elseif rc > 128 and not stderr:find("train%.lua: ") then
     msg = ("killed by signal %d (exit status %d)%s"):format(rc - 128, rc,
@@ -245,13 +279,19 @@ end
 -- DIR/experiment.json: the resolved experiment and which dataset/normalizer/seed each record
 -- name stands for (the report reads it for dataset variants and families). Merged with what
 -- an earlier invocation wrote, so sweeps with --only add up.
+-- Returns the path, and a line to show when the file there was not a JSON object (written anew:
+-- the runs it listed from earlier --only invocations are lost).
 function sweep.write_experiment(exp, runs, dir)
   local path = dir .. "/experiment.json"
-  local prev = {}
+  local prev, note = {}, nil
   local s = read_all(path)
   if s then
-    local ok, v = pcall(al.json.decode, s)
-    if ok and type(v) == "table" then prev = v end
+    local v, why = util.decode_json(s)
+    if RECORD.is_object(v) then prev = v
+    else
+      note = ("%s was %s; written anew from this experiment (the runs it listed are forgotten)"):format(path,
+        v == nil and ("not JSON (" .. tostring(why) .. ")") or "no JSON object")
+    end
   end
   local entries = dataset_entries(exp.datasets)
   local ds = {}
@@ -269,7 +309,7 @@ function sweep.write_experiment(exp, runs, dir)
   }
   local ok, err = al.write_atomic(path, al.json.encode(doc, true) .. "\n")
   if not ok then error("sweep: cannot write " .. path .. ": " .. err, 0) end
-  return path
+  return path, note
 end
 
 local function append_commands(dir, header, lines)
@@ -396,7 +436,7 @@ function sweep.run(exp, opts)
   local workers = opts.workers or cores
   if math.type(workers) ~= "integer" or workers < 1 then error("sweep: workers must be a positive integer", 0) end
   local threads = opts.threads or math.max(1, cores // workers)
-  local dir = abspath(assert(opts.out, "sweep.run: opts.out is required"))
+  local dir = out_dir(opts.out, "sweep")
   local runs = sweep.runs(exp, { out = dir, threads = threads, only = opts.only })
   if #runs == 0 then error(("sweep: no run of '%s' matches --only %s"):format(exp.name, tostring(opts.only)), 0) end
   local host = opts.host or sweep.host()
@@ -406,7 +446,7 @@ function sweep.run(exp, opts)
   local dry = opts.dry_run
   if not dry then mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir) end
 
-  local todo, changed, orphans, done_before, retry, resume, set_aside = {}, {}, {}, 0, 0, 0, 0
+  local todo, changed, orphans, done_before, retry, resume, set_aside, invalid = {}, {}, {}, 0, 0, 0, 0, 0
   for _, r in ipairs(runs) do
     local st, _, why = sweep.state(r)
     if st == "done" then
@@ -447,6 +487,10 @@ function sweep.run(exp, opts)
           end
         end
         if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
+        if st == "invalid" then   -- a record a report would refuse is no finished run: said, and run again
+          invalid = invalid + 1
+          log(sweep.invalid_line(r, why, dry))
+        end
         todo[#todo + 1] = r
       end
     end
@@ -458,12 +502,14 @@ function sweep.run(exp, opts)
   if not dry then
     remove_stale_temps(dir, todo)
     remove_stale_state(state_dir)
-    sweep.write_experiment(exp, runs, dir)
+    local _, note = sweep.write_experiment(exp, runs, dir)
+    if note then log(note) end
   end
 
-  log(("sweep %s: %d runs, %d finished before, %d to run (%d retried after an error, %d resumed from a checkpoint%s%s), " ..
+  log(("sweep %s: %d runs, %d finished before, %d to run (%d retried after an error, %d resumed from a checkpoint%s%s%s), " ..
        "%d worker%s x %d thread%s -> %s"):format(exp.name, #runs, done_before, #todo, retry, resume,
        #changed > 0 and (", %d rerun after a config change"):format(#changed) or "",
+       invalid > 0 and (", %d rerun after an invalid record"):format(invalid) or "",
        set_aside > 0 and (", %d started over after an unreadable checkpoint"):format(set_aside) or "", workers,
        workers == 1 and "" or "s", threads, threads == 1 and "" or "s", dir))
   local summary = { total = #runs, done_before = done_before, done = 0, failed = 0, ran = 0, failures = {},

@@ -4,8 +4,8 @@
 local al = require "attnlab"
 
 return function(sweep, H)
-  local abspath, append_commands, describe_result = H.abspath, H.append_commands, H.describe_result
-  local mkdir_p, q, read_all = H.mkdir_p, H.q, H.read_all
+  local append_commands, describe_result = H.append_commands, H.describe_result
+  local mkdir_p, q, read_all, out_dir = H.mkdir_p, H.q, H.read_all, H.out_dir
 
   -- ---- Slurm ----------------------------------------------------------------------------------------
   -- Write DIR/manifest.txt (one command line per pending run; array task i runs line i) and
@@ -13,18 +13,21 @@ return function(sweep, H)
   -- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... },
   -- entry (each run's program, default sweep.entry()), task_entry (the program a task runs with
   -- --task MANIFEST INDEX, default sweep.task_entry()).
-  -- Returns { sbatch =, manifest =, n =, total = } (n = 0: nothing pending, no script written).
+  -- Returns { sbatch =, manifest =, n =, total =, notes = {...} } (n = 0: nothing pending, no script
+  -- written); notes: the lines to show, one per run whose record file is no valid record (it is
+  -- pending again) and one if experiment.json had to be written anew.
   function sweep.write_slurm(exp, opts)
     opts = opts or {}
-    local dir = abspath(assert(opts.out, "sweep.write_slurm: opts.out is required"))
+    local dir = out_dir(opts.out, "sweep")
     local cpus = opts.cpus_per_task or 1
     local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
     local host = opts.host or sweep.host()
     mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
-    local pending, changed = {}, 0
+    local pending, changed, notes = {}, 0, {}
     for _, r in ipairs(runs) do
       r.command = sweep.command(r, host, opts.entry)
-      local st = sweep.state(r)
+      local st, _, why = sweep.state(r)
+      if st == "invalid" then notes[#notes + 1] = sweep.invalid_line(r, why) end
       if st == "changed" then
         changed = changed + 1
         if opts.redo_changed then pending[#pending + 1] = r end
@@ -36,8 +39,10 @@ return function(sweep, H)
       error(("sweep: %d finished record(s) in %s were made with a different config; use a new --out folder or --redo-changed")
         :format(changed, dir), 0)
     end
-    sweep.write_experiment(exp, runs, dir)
-    local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs }
+    local _, note = sweep.write_experiment(exp, runs, dir)
+    if note then notes[#notes + 1] = note end
+    local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs,
+                  notes = notes }
     if #pending == 0 then return res end
     local lines = {}
     for i, r in ipairs(pending) do lines[i] = r.command end
@@ -106,10 +111,12 @@ return function(sweep, H)
       error(("sweep: %s is not a sweep manifest (the DIR/manifest.txt sweep.lua --slurm writes, one run per line): " ..
         "line %d is %s"):format(manifest, index, (tostring(run):gsub("^sweep: ", ""))), 0)
     end
-    if sweep.state(run) == "done" then
+    local st, _, why = sweep.state(run)
+    if st == "done" then
       print(("%s: record already there; skipped"):format(run.name))
       return "skipped"
     end
+    if st == "invalid" then print(sweep.invalid_line(run, why)) end
     mkdir_p(run.dir .. "/logs"); mkdir_p(run.dir .. "/ckpt")
     print(("%s: %s"):format(run.name, line))
     io.stdout:flush()
