@@ -47,32 +47,50 @@ local known = {}
 for _, o in ipairs(SPEC.options) do known[o[1]] = true end
 cli.check_known(SPEC, opts, known)
 cli.check_words(SPEC, words)
+local K = s2s.check
 if not opts.model and not opts.preset then cli.usage_error(SPEC, "--model FILE (or --preset FILE) is required") end
-for _, k in ipairs({ "limit", "batch_size", "heads", "image_size", "threads" }) do
-  if opts[k] ~= nil and (math.type(opts[k]) ~= "integer" or opts[k] < 1) then
-    cli.usage_error(SPEC, ("--%s needs a positive integer, got '%s'"):format(k, tostring(opts[k])))
+-- every value before any work, one line naming the option (s2s/check.lua's kinds: the ones the
+-- preset keys they stand for have); an option given without a value arrives as true
+do
+  local KIND = { model = "path", preset = "path", dataset = "dataset", split = "split", limit = "posint",
+                 batch_size = "posint", heads = "posint", image_size = "posint", threads = "posint",
+                 pos_resample = "pos_resample", out = "folder", png = "bool", quick = "bool" }
+  for _, k in ipairs(require("attnlab.util").sorted_keys(KIND)) do
+    if opts[k] ~= nil then
+      local p, why = K.check({ name = "profile.lua", keys = { [k] = KIND[k] } }, { [k] = opts[k] })
+      if p or why then cli.usage_error(SPEC, K.option_message("--" .. p, why, opts[k])) end
+    end
   end
-end
-if opts.split and opts.split ~= "test" and opts.split ~= "train" then cli.usage_error(SPEC, "--split is test or train") end
-if opts.png ~= nil and type(opts.png) ~= "boolean" then
-  cli.usage_error(SPEC, ("--png needs true or false, got '%s'"):format(tostring(opts.png)))
-end
-if opts.halting ~= nil and opts.halting ~= true and not (type(opts.halting) == "table" and (next(opts.halting) == nil or #opts.halting == 0)) then
-  cli.usage_error(SPEC, ("--halting needs true or a JSON object, got '%s'"):format(type(opts.halting) == "table" and "a JSON array" or tostring(opts.halting)))
-end
-if opts.out ~= nil and (type(opts.out) ~= "string" or opts.out == "") then
-  cli.usage_error(SPEC, ("--out needs a folder, got '%s'"):format(tostring(opts.out)))
-end
-if opts.pos_resample and opts.pos_resample ~= "bicubic" and opts.pos_resample ~= "bilinear" then
-  cli.usage_error(SPEC, "--pos_resample is bicubic or bilinear")
+  -- --halting: true (the file's own) or a config, checked as halting.lua reads it
+  if opts.halting ~= nil and opts.halting ~= true then
+    local p, why = K.check({ name = "profile.lua", keys = { halting = "halting" } }, { halting = opts.halting })
+    if p or why then
+      cli.usage_error(SPEC, K.phrase("--halting", (why:gsub("^needs a JSON object like '[^']*'", "needs true or a JSON object"))))
+    end
+  end
 end
 local function die(msg) cli.die(SPEC, msg) end
 
 cli.protect(SPEC, function()
 local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
+do   -- the preset's keys this script reads: out, dataset and the profile section
+  local p, why = K.check("preset", preset, { only = { out = true, dataset = true, profile = true } })
+  if p or why then cli.die(SPEC, ("preset %s: %s"):format(opts.preset, K.phrase(p, why)), 2) end
+  K.lists("preset", preset)
+end
 local pp = preset.profile or {}
 local base = opts.out or ((preset.out or "results/s2s") .. "/profile")
 if opts.threads then al.set_num_threads(opts.threads) end
+-- the model first (a damaged or diverged file is refused as it is read: s2s.load_model), then
+-- the output folder, before the dataset is read
+local path = opts.model or (preset.out and (preset.out .. "/teacher.safetensors")) or die("--model FILE is required")
+local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size,
+                                            pos_resample = opts.pos_resample })
+local halting = opts.halting
+if halting == true then
+  halting = s2s.distilling.file_halting(meta, path)
+  if not halting then die(path .. " has no halting config (not an A-ViT file): pass --halting '{...}'") end
+end
 -- the results are written after the whole profile: a folder that cannot take them is said now
 do
   local util = require "attnlab.util"
@@ -82,14 +100,6 @@ do
 end
 
 do
-  local path = opts.model or (preset.out and (preset.out .. "/teacher.safetensors")) or die("--model FILE is required")
-  local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size,
-                                              pos_resample = opts.pos_resample })
-  local halting = opts.halting
-  if halting == true then
-    halting = meta.halting and al.json.decode(meta.halting)
-    if not halting then die(path .. " has no halting config (not an A-ViT file): pass --halting '{...}'") end
-  end
   local split = opts.split or pp.split or "test"
   local dataset = opts.dataset or preset.dataset or "cifar10"
   local limit = opts.limit or pp.limit

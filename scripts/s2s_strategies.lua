@@ -46,7 +46,8 @@ local SPEC = {
     { "quick", nil, "merge the preset's quick table" },
     { "threads", "N", "threads" },
   },
-  more_options = { "  --KEY VALUE, --SECTION.KEY VALUE   override a key the preset has (e.g. --out DIR, --distill.lr 1e-3)" },
+  more_options = { "  --KEY VALUE, --SECTION.KEY VALUE   override a preset key (e.g. --out DIR, --distill.lr 1e-3,",
+                   "      --latency.repeats 9; lua/attnlab/s2s/check.lua lists every key and what it takes)" },
   examples = { "bin/attnlab scripts/s2s_strategies.lua layeraware --preset experiments/s2s/cifar_small.lua --quick" },
 }
 cli.help_requested(SPEC, arg)
@@ -57,18 +58,52 @@ if not exp then cli.usage_error(SPEC, "no EXPERIMENT given") end
 if not EXPERIMENTS[exp] then cli.usage_error(SPEC, ("unknown experiment '%s'"):format(exp)) end
 local opts, words = cli.parse_pairs(arg, 2, SPEC)
 cli.check_words(SPEC, words)
-if not opts.preset then cli.usage_error(SPEC, "--preset FILE is required") end
+local K = s2s.check
+-- ---- the command line's values, checked before the preset is read or anything runs --------------
+-- --preset and --quick are the script's, --threads the process's; every other key overrides the
+-- preset's (a section key, --distill.lr 1e-3, or a top-level one, --out DIR) and is checked as
+-- the preset's value would be (s2s/check.lua), so that a misspelt or untyped value is one line
+-- naming the option, never a traceback from the merge or an error hours into the study.
+if opts.preset == nil then cli.usage_error(SPEC, "--preset FILE is required") end
+if opts.preset == true then cli.usage_error(SPEC, "--preset needs a value (FILE)") end
+if type(opts.preset) ~= "string" then cli.usage_error(SPEC, ("--preset needs a file name, got %s"):format(K.show(opts.preset))) end
+if opts.quick ~= nil and type(opts.quick) ~= "boolean" then
+  cli.usage_error(SPEC, ("--quick takes no value (or true/false), got %s"):format(K.show(opts.quick)))
+end
+if opts.threads ~= nil and (math.type(opts.threads) ~= "integer" or opts.threads < 1) then
+  cli.usage_error(SPEC, ("--threads needs a positive integer, got %s"):format(K.show(opts.threads)))
+end
+local overrides = {}
+for k, v in pairs(opts) do if k ~= "preset" and k ~= "quick" and k ~= "threads" then overrides[k] = v end end
+do   -- (the teacher's keys depend on its init, maybe the preset's: checked once merged, below)
+  local early = {}
+  for k, v in pairs(overrides) do if k ~= "teacher" then early[k] = v end end
+  local p, why = K.check("preset", early, { partial = true })
+  if p or why then
+    local name = "--" .. p
+    if why:match("^is not a key of a preset") then cli.usage_error(SPEC, "unknown option " .. name) end
+    cli.usage_error(SPEC, K.option_message(name, why, K.dig(overrides, p)))
+  end
+end
 local okp, preset = pcall(s2s.load_preset, opts.preset, opts.quick)
 if not okp then die(preset) end
-local known = { preset = true, quick = true, threads = true, out = true }
-for k in pairs(preset) do known[k] = true end
-cli.check_known(SPEC, opts, known)
-for k, v in pairs(opts) do if k ~= "preset" and k ~= "quick" then preset[k] = type(v) == "table" and s2s.deep_merge(preset[k], v) or v end end
-if opts.threads ~= nil and (math.type(opts.threads) ~= "integer" or opts.threads < 1) then
-  cli.usage_error(SPEC, ("--threads needs a positive integer, got '%s'"):format(tostring(opts.threads)))
+-- the overrides over the preset by the rule of its quick table (util.deep_merge): a section
+-- merges key by key, a list or a value replaces
+if type(overrides.teacher) == "table" then   -- --teacher.init FILE: the checkpoint's shape, not the preset's
+  preset.teacher = K.teacher_base(preset.teacher, overrides.teacher.init)
+end
+preset = s2s.deep_merge(preset, overrides)
+K.lists("preset", preset)
+do   -- the whole preset, overrides merged: a preset's own bad value, or keys that disagree
+  local p, why = K.check("preset", preset)
+  if p or why then
+    local given = p and K.dig(overrides, p) ~= nil
+    local msg = K.phrase(p and (given and ("--" .. p) or ("preset " .. opts.preset .. ": " .. p)), why)
+    if given then cli.usage_error(SPEC, msg) end
+    cli.die(SPEC, msg, 2)
+  end
 end
 local out = preset.out or "results/s2s"
-if type(out) ~= "string" or out == "" then cli.usage_error(SPEC, ("--out needs a folder, got '%s'"):format(tostring(out))) end
 if opts.threads then al.set_num_threads(opts.threads) end
 -- every experiment ends in <out>/summary.md: a folder that cannot hold it is said now, before
 -- any training (not as a mkdir message followed by a "wrote" that did not happen)
@@ -94,7 +129,9 @@ local function teachers()
   C.avit_path(C.main_kr())
 end
 
-cli.protect(SPEC, function()
+-- A checkpoint of another configuration: fit's advice names no option of this script, where a
+-- step's checkpoint is <out>/<step>.ckpt.
+local function run_experiment()
   if exp == "teachers" then
     teachers()
   elseif exp == "all" then
@@ -106,5 +143,15 @@ cli.protect(SPEC, function()
     if exp ~= "summary" then E.summary() end
   else
     die("unknown experiment '" .. exp .. "'")
+  end
+end
+cli.protect(SPEC, function()
+  local tb = (os.getenv("ATTNLAB_TRACEBACK") or "0") ~= "0" and os.getenv("ATTNLAB_TRACEBACK") ~= ""
+  local ok, err = xpcall(run_experiment, function(m) return tb and debug.traceback(tostring(m), 2) or m end)
+  if not ok then
+    if type(err) == "string" then
+      err = err:gsub("(made with a different configuration; remove it) or [^;]*$", "%1 or choose another --out")
+    end
+    error(err, 0)
   end
 end)

@@ -156,6 +156,26 @@ return {
     end
     T.rm_rf(d)
   end },
+  { name = "s2s study: the context checks the preset first (one line naming the key); a lone number for a list key is a list of one", fn = function()
+    local study = require "attnlab.s2s.study"
+    local function die(m) error(m, 0) end
+    local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+    p.seeds, p.avit.keep_rates, p.resolution.sizes = 2, 0.6, 224
+    local C = study.context(p, "/tmp/unused", { preset = "p.lua" }, die)
+    T.eq(C.seeds(), { 2 })
+    T.eq({ p.avit.keep_rates, p.resolution.sizes }, { { 0.6 }, { 224 } })
+    for _, c in ipairs({ { "resolution", "iters", 0, "s2s.study: resolution.iters needs a positive integer, got '0'" },
+                         { "distill", "stage2", { epochs = "abc" }, "s2s.study: distill.stage2.epochs needs a positive integer, got 'abc'" },
+                         { "avit", "halting", { gate_scale = 0 / 0 }, "s2s.study: avit.halting: gate_scale must be a finite number, got nan" },
+                         { "groupwise", "teachers", { "dense", "avit", "zzz" }, "s2s.study: groupwise.teachers[3] needs one of dense, avit, got 'zzz'" } }) do
+      local q = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+      q[c[1]][c[2]] = c[3]
+      T.raises(function() study.context(q, "/tmp/unused", { preset = "p.lua" }, die) end, c[4])
+    end
+    local q = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+    q.name = {}
+    T.raises(function() study.context(q, "/tmp/unused", { preset = "p.lua" }, die) end, "s2s.study: name needs a name, got an empty table")
+  end },
   { name = "s2s summary: a trend over 3 points agrees only when monotone; one pair out of order is a lean, said so; |rho| < 0.5 is no trend", fn = function()
     local v = require("attnlab.s2s.summary").trend_verdict
     local sp = s2s.profiling.spearman

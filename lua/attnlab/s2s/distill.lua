@@ -230,10 +230,47 @@ local function checked_meta(path, meta)
   return c, mixers
 end
 
+-- A model file's tensors must all be finite: a NaN or inf weight (a diverged run's save, a
+-- damaged file) gives NaN logits, and an "accuracy" counted from them, or a degenerate
+-- profile, would be a result of nothing. Raises naming the file and the first such tensor.
+function D.check_finite(path, sd)
+  local names = {}
+  for k, v in pairs(sd) do if al.is_tensor(v) then names[#names + 1] = k end end
+  table.sort(names)
+  for _, k in ipairs(names) do
+    if sd[k]:has_nonfinite() then
+      error(("s2s: model %s: tensor %s holds NaN or inf (a diverged or damaged model); it cannot be used"):format(
+        tostring(path), k), 0)
+    end
+  end
+end
+
+-- The halting config an A-ViT or student file records (save_model's `halting` metadata),
+-- decoded and checked (H.config's rules), or nil when the file has none. A damaged entry is
+-- one line naming the file, not a JSON decoder's message without it.
+function D.file_halting(meta, path)
+  local text = meta and meta.halting
+  if text == nil then return nil end
+  local where = ("s2s: model %s: metadata halting"):format(tostring(path or meta.source or "(file)"))
+  local v, why = require("attnlab.util").decode_json(text)
+  if why then error(("%s is not valid JSON: %s"):format(where, why), 0) end
+  if type(v) ~= "table" or (next(v) ~= nil and #v > 0) then
+    error(("%s must be a JSON object, got %s"):format(where, text), 0)
+  end
+  local ok, err = pcall(H.config, v)
+  if not ok then error(("%s: %s"):format(where, (tostring(err):gsub("^.-%.lua:%d+: ", ""):gsub("^halting: ", ""))), 0) end
+  return v
+end
+
 function D.load_model(path, opts)
   opts = opts or {}
+  if type(path) ~= "string" or path == "" then
+    error(("s2s: a model file (a path) is needed, got %s"):format(require("attnlab.s2s.check").show(path)), 0)
+  end
   local ok, sd, meta = pcall(al.load, path)
   if not ok then error(("s2s: cannot read model %s: %s"):format(path, tostring(sd)), 2) end
+  D.check_finite(path, sd)
+  D.file_halting(meta, path)                      -- read by eval/profile --halting true and distill
   if not meta.attnlab_vit then
     local o = copy(opts)
     o.metadata, o.source = meta, path
@@ -278,6 +315,10 @@ function D.evaluate(model, ds, opts)
         logits, info = H.forward(model, x, { key_mask = km })
       end
       t = t + (al.clock() - t0)
+      -- an accuracy counted from NaN logits would be argmax's choice among NaNs, not a result
+      if logits:has_nonfinite() then
+        error(("s2s.evaluate: the model's logits hold NaN or inf (examples %d..%d)"):format(n + 1, n + y:numel()), 0)
+      end
       correct = correct + al.sum(al.eq(al.argmax(logits, 2), y)):item()
       n = n + y:numel()
       tot = tot + info.batch * info.tokens

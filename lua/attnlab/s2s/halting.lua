@@ -101,8 +101,11 @@ function H.config(user, depth)
       c[k] = v
     end
   end
+  -- finite: an inf scale or weight makes every score or loss NaN at the first step
   for _, k in ipairs({ "gate_scale", "gate_center", "eps", "ponder_weight", "distr_weight", "distr_std" }) do
-    if type(c[k]) ~= "number" or c[k] ~= c[k] then error(("halting: %s must be a number"):format(k), 2) end
+    if type(c[k]) ~= "number" or c[k] ~= c[k] or c[k] == math.huge or c[k] == -math.huge then
+      error(("halting: %s must be a finite number, got %s"):format(k, al.cli.show(c[k])), 2)
+    end
   end
   if not (c.eps > 0 and c.eps < 1) then error(("halting: eps must be in (0, 1), got %g"):format(c.eps), 2) end
   if c.keep_rate ~= nil and not (type(c.keep_rate) == "number" and c.keep_rate > 0 and c.keep_rate <= 1) then
@@ -120,6 +123,13 @@ function H.config(user, depth)
   if c.center_eta == 0 then c.center_eta = nil end
   if c.keep_lambda_min ~= nil and not (type(c.keep_lambda_min) == "number" and c.keep_lambda_min <= 0) then
     error(("halting: keep_lambda_min must be a number <= 0, got %s"):format(al.cli.show(c.keep_lambda_min)), 2)
+  end
+  -- a config read from a model file or a command line carries these too (H.config's output)
+  if c.depth ~= nil and (math.type(c.depth) ~= "integer" or c.depth < 1) then
+    error(("halting: depth must be a positive integer, got %s"):format(al.cli.show(c.depth)), 2)
+  end
+  if c.target_depth ~= nil and not (type(c.target_depth) == "number" and c.target_depth > 0 and c.target_depth < math.huge) then
+    error(("halting: target_depth must be a finite number > 0, got %s"):format(al.cli.show(c.target_depth)), 2)
   end
   c.depth = depth or c.depth
   if c.depth then c.target_depth = c.target_depth or (c.keep_rate or H.DEFAULT_KEEP_RATE) * c.depth end

@@ -16,6 +16,7 @@ local H = require "attnlab.s2s.halting"
 local P = require "attnlab.s2s.profile"
 local D = require "attnlab.s2s.distill"
 local S = require "attnlab.s2s.strategies"
+local K = require "attnlab.s2s.check"
 local ckpt = require "attnlab.nn.checkpoint"
 local fit = require "attnlab.run.fit"
 local util = require "attnlab.util"
@@ -26,6 +27,7 @@ s2s.halting = H
 s2s.profiling = P
 s2s.distilling = D
 s2s.strategies = S
+s2s.check = K
 s2s.checkpoint = ckpt
 
 s2s.forward = H.forward
@@ -79,6 +81,7 @@ end
 function s2s.init_is_scheme(init) return init == nil or init == "timm" or init == "torch" end
 
 function s2s.train_teacher(c)
+  K.assert("s2s.train_teacher", "teacher_config", c)       -- every key, before any data is read
   if s2s.init_is_scheme(c.init) then
     local tc = copy(c)
     local save = tc.save
@@ -93,6 +96,7 @@ function s2s.train_teacher(c)
   c = merged({ epochs = 3, lr = 1e-4, batch_size = 64, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
                clip_grad = 1.0, seed = 1 }, c)
   local sd, meta = ckpt.read(c.init)
+  D.check_finite(c.init, sd)
   local inf = ckpt.infer_config(sd, { heads = c.heads }, meta, c.init)
   local tr, te = D.datasets(merged(c, { image_size = c.image_size or inf.image_size }))
   local classes = c.num_classes or tr.num_classes
@@ -158,6 +162,7 @@ s2s.AVIT_DEFAULTS = { epochs = 3, lr = 2e-4, batch_size = 128, weight_decay = 0.
 -- final evaluation uses the whole test split), checkpoint, save, out. Returns the record
 -- and the model.
 function s2s.avit(c)
+  K.assert("s2s.avit", "avit_config", c)                   -- every key, before the teacher is read
   c = merged(s2s.AVIT_DEFAULTS, c)
   local model = resolve_model(assert(c.teacher, "s2s.avit: teacher (a model file) is required"), { heads = c.heads })
   local hc = H.config(c.halting or {}, model.depth)
@@ -231,12 +236,13 @@ s2s.DISTILL_DEFAULTS = {
 --   checkpoint (resumable), save (student model file), out (JSON record), progress
 -- Returns the record and the student.
 function s2s.distill(c)
+  K.assert("s2s.distill", "distill_config", c)             -- every key, before anything is read or trained
   c = merged(s2s.DISTILL_DEFAULTS, c)
   c.stage1 = merged(s2s.DISTILL_DEFAULTS.stage1, c.stage1)
   c.stage2 = merged(s2s.DISTILL_DEFAULTS.stage2, c.stage2)
   local teacher, tmeta = resolve_model(assert(c.teacher, "s2s.distill: teacher is required"), { heads = c.heads })
   local thalt = c.teacher_halting
-  if thalt == nil and tmeta.halting then thalt = al.json.decode(tmeta.halting) end
+  if thalt == nil then thalt = D.file_halting(tmeta) end
   if thalt == false then thalt = nil end
   thalt = thalt and H.config(thalt, teacher.depth)
   local layers = c.layers
@@ -353,7 +359,7 @@ end
 -- thread gives far steadier numbers). Halting decisions follow the keep schedule (random
 -- tokens per sample, seeded): with random weights A-ViT's own scores would not halt anything.
 function s2s.resolution_bench(c)
-  c = c or {}
+  c = K.lists("resolution_config", copy(K.assert("resolution_bench", "resolution_config", c or {})))
   if c.threads then
     local prev = al.get_num_threads()
     al.set_num_threads(c.threads)
@@ -368,6 +374,15 @@ function s2s.resolution_bench(c)
     num_classes = c.num_classes or 1000, dim = c.dim or 192, depth = c.depth or 12, heads = c.heads or 3, seed = 0,
     init = "timm" })
   local L = base.depth
+  if c.model then   -- the file's shape, known now: every size must cut into its patches
+    local patch = base.patch_size or base.cfg.patch_size
+    for i, S_ in ipairs(c.sizes or { 224, 384 }) do
+      if S_ % patch ~= 0 then
+        error(("resolution_bench: sizes[%d] = %d is not a multiple of the patch size %d of %s"):format(i, S_, patch,
+          tostring(c.model)), 0)
+      end
+    end
+  end
   local rates = c.keep_rates
   if rates then   -- one rate in (0, 1] per layer, or the masks below index nothing
     if type(rates) ~= "table" or #rates ~= L then

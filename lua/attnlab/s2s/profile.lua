@@ -141,7 +141,17 @@ P.spearman = spearman
 --     trend = { k90_frac = rho, entropy_norm = rho, nonzero = rho }, keep_rate = {per layer} }
 function P.profile(model, ds, opts)
   opts = opts or {}
+  -- the profile section's keys (s2s/check.lua); topk k also at most the tokens, checked below
+  local K = require "attnlab.s2s.check"
+  local p, why = K.check("profile", { limit = opts.limit, batch_size = opts.batch_size, topk = opts.topk }, { partial = true })
+  if p or why then error("s2s.profile: " .. K.phrase(p, why), 0) end
   local topk = opts.topk or { 1, 5 }
+  if type(topk) == "number" then topk = { topk } end
+  for _, k in ipairs(topk) do
+    if model.num_tokens and k > model.num_tokens then
+      error(("s2s.profile: topk %d is more than the model's %d tokens"):format(k, model.num_tokens), 0)
+    end
+  end
   local bs = opts.batch_size or 100
   local limit = opts.limit and math.min(opts.limit, ds.n) or ds.n
   local L = model.depth

@@ -28,14 +28,26 @@ local study = {}
 -- preset: the resolved preset (command-line keys merged); out: the results folder; opts: the
 -- parsed command line (preset, quick: named in the summary); die(msg): report a user error.
 function study.context(preset, out, opts, die)
+  -- every section's keys, before any step runs (s2s/check.lua; the scripts check the same
+  -- table first, naming the command-line options); a lone number for a list key becomes a
+  -- list of one (--seeds 3, --resolution.sizes 224)
+  local K = s2s.check
+  K.lists("preset", preset)
+  K.assert("s2s.study", "preset", preset)
   local C = { preset = preset, out = out, opts = opts, die = die }
   local function exists(p) local f = io.open(p, "rb") if f then f:close() return true end return false end
+  -- a record; a damaged one (a hand edit, a full disk) names its file and what to do
   local function read_json(p)
     local f = io.open(p, "rb")
     if not f then return nil end
     local s = f:read("a")
     f:close()
-    return al.json.decode(s)
+    local v, why = util.decode_json(s)
+    if why or type(v) ~= "table" then
+      error(("s2s: record %s is not a JSON object (%s); delete it to make that step again"):format(p,
+        why or ("got " .. type(v))), 0)
+    end
+    return v
   end
 
   local function log(fmt, ...) print(("[s2s] " .. fmt):format(...)) io.stdout:flush() end
@@ -93,7 +105,7 @@ function study.context(preset, out, opts, die)
       local dir = out .. "/" .. name
       local model, meta = s2s.load_model(model_path)
       if halting == true then            -- the A-ViT's own halting config, stored with the model
-        halting = meta.halting and al.json.decode(meta.halting) or die(model_path .. " has no halting config")
+        halting = s2s.distilling.file_halting(meta, model_path) or die(model_path .. " has no halting config")
       end
       local pp = preset.profile or {}
       local c = { dataset = preset.dataset, image_size = model.image_size, test_limit = pp.limit }

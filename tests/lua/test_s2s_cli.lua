@@ -1,0 +1,276 @@
+-- tests/lua/test_s2s_cli.lua -- bad input to the S2S scripts (scripts/distill.lua, profile.lua,
+-- s2s_strategies.lua) and to the library configs behind them (lua/attnlab/s2s/check.lua): a wrong
+-- type, an option without its value, an unknown or unused option, NaN/inf, a value out of range,
+-- a corrupt model. Each is ONE line naming the option or file (exit 2 for a usage error, 1 for a
+-- failed run), never a traceback or Lua's own text, checked before any training or data loading,
+-- and nothing is written. Tiny synthetic models and data: runs in seconds.
+local al = require "attnlab"
+local T = require "harness"
+local s2s = require "attnlab.s2s"
+local K = s2s.check
+
+local q = T.shquote
+
+-- the first line of a message, and the message's line count
+local function first_line(s) return s:match("^[^\n]*") end
+local function nlines(s) local n = 0 for _ in s:gmatch("[^\n]+") do n = n + 1 end return n end
+
+-- `HOST scripts/<script> args` must fail with status `code`: stderr's first line starts with
+-- "<script>: " and holds every text of `pats`; a failed run (1) is exactly one line, a usage
+-- error (2) that line alone (a preset's bad value) or followed by the usage and a pointer to
+-- --help; never a traceback, Lua's own wording, a source position or "-nan"; nothing on
+-- stdout. Returns the first line.
+local function refused(script, args, code, pats)
+  local out, err, rc = T.run_host("scripts/" .. script .. " " .. args, { timeout = 120 })
+  local what = script .. " " .. args .. ":\n" .. err
+  T.eq(rc, code, 0, "exit status of " .. what)
+  local line = first_line(err)
+  T.truthy(line:sub(1, #script + 2) == script .. ": ", "stderr does not start with the script's name: " .. what)
+  for _, bad in ipairs({ "traceback", "attempt to", "bad argument #", "-nan", "table: 0x" }) do
+    T.truthy(not err:find(bad, 1, true), ("'%s' in %s"):format(bad, what))
+  end
+  T.truthy(not err:find("%.lua:%d+:"), "a Lua source position in " .. what)
+  for _, p in ipairs(pats) do T.truthy(line:find(p, 1, true), ("the message lacks '%s': %s"):format(p, what)) end
+  local n = nlines(err)
+  T.truthy(n == 1 or (code == 2 and err:find("^[^\n]*\nusage: ")), "lines of " .. what)
+  T.eq(out, "", 0, "stdout of " .. what)
+  return line
+end
+
+-- a tiny ViT (16x16 images, 17 tokens, depth 2) as s2s.save_model writes it
+local function vit(o)
+  local c = { image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 2, heads = 2, seed = 3 }
+  for k, v in pairs(o or {}) do c[k] = v end
+  return al.nn.ViT(c)
+end
+
+-- the files under dir (find's list, sorted), "" when there are none
+local function files_in(dir)
+  local p = io.popen("find " .. q(dir) .. " -type f 2>/dev/null | sort")
+  local s = p:read("a")
+  p:close()
+  return s
+end
+
+-- a tiny preset (cifar10 is named but never read: every case here is refused first)
+local PRESET = [[
+return {
+  name = "tiny", out = "OUT", dataset = "cifar10", train_limit = 64, test_limit = 32,
+  teacher = { init = "timm", dataset = "cifar10", dim = 16, depth = 2, heads = 2, patch = 8, mlp_ratio = 2, epochs = 1,
+              batch_size = 32, lr = 1e-3, seed = 1 },
+  profile = { split = "test", limit = 32, batch_size = 32, topk = { 1 } },
+  avit = { keep_rates = { 0.6 }, main_keep_rate = 0.6, epochs = 1, lr = 5e-4, batch_size = 32,
+           halting = { gate_scale = 10, gate_center = 10 } },
+  distill = { mixer = "bimamba", lr = 5e-4, batch_size = 32, stage1 = { epochs = 1 }, stage2 = { epochs = 1 } },
+  resolution = { sizes = { 32 }, patch = 8, dim = 16, depth = 2, heads = 2, batch = 1, iters = 1, keep_rate = 0.6,
+                 mixer = "bimamba", threads = 1 },
+}
+]]
+local function preset_dir()
+  local d = T.tmpdir("s2s-cli")
+  T.write_file(d .. "/p.lua", (PRESET:gsub("OUT", d .. "/out")))
+  return d, d .. "/p.lua"
+end
+
+local cases, case = T.suite()
+
+case("s2s_strategies.lua: a table where a name or folder is wanted, an unknown key: one line, no traceback, nothing written", function()
+  local d, p = preset_dir()
+  local pre = "summary --preset " .. q(p) .. " "
+  refused("s2s_strategies.lua", pre .. "--name '{}'", 2, { "--name needs a name, got an empty table" })
+  refused("s2s_strategies.lua", pre .. [[--out '{"a":1}']], 2, { "--out needs a folder, got a JSON object" })
+  refused("s2s_strategies.lua", pre .. "--dataset '[1]'", 2, { "--dataset needs a dataset name", "got '[1]'" })
+  refused("s2s_strategies.lua", pre .. "--out", 2, { "--out needs a value (a folder)" })
+  refused("s2s_strategies.lua", pre .. "--distill.bogus 1", 2, { "--distill.bogus is not a key of the distill section" })
+  refused("s2s_strategies.lua", pre .. "--bogus 1", 2, { "unknown option --bogus" })
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("s2s_strategies.lua resolution: sizes, keep rate, iters, batch out of range: refused before any work, no record", function()
+  local d, p = preset_dir()
+  local pre = "resolution --preset " .. q(p) .. " "
+  for _, c in ipairs({
+    { "--resolution.sizes abc", "--resolution.sizes needs positive integers like 224,384, got 'abc'" },
+    { "--resolution.sizes 0", "--resolution.sizes needs positive integers like 224,384, got '0'" },
+    { "--resolution.sizes 33", "--resolution.sizes[1] = 33 is not a multiple of the patch size 8" },
+    { "--resolution.keep_rate 5", "--resolution.keep_rate needs a keep rate in (0, 1], got '5'" },
+    { "--resolution.keep_rate 0", "--resolution.keep_rate needs a keep rate in (0, 1], got '0'" },
+    { "--resolution.keep_rates 1,0.5,0.3", "--resolution.keep_rates needs one keep rate per layer (2), got 3" },
+    { "--resolution.iters 0", "--resolution.iters needs a positive integer, got '0'" },
+    { "--resolution.batch 0", "--resolution.batch needs a positive integer, got '0'" },
+    { "--resolution.mixer gru", "--resolution.mixer needs bimamba, bilstm or a spec" },
+  }) do
+    refused("s2s_strategies.lua", pre .. c[1], 2, { c[2] })
+  end
+  -- the same rule in distill.lua bench (one check: s2s/check.lua) and in the library
+  refused("distill.lua", "bench --preset " .. q(p) .. " --resolution.keep_rate 5", 2,
+    { "bench: --resolution.keep_rate needs a keep rate in (0, 1], got '5'" })
+  T.raises(function() s2s.resolution_bench({ sizes = { 32 }, patch = 8, dim = 16, depth = 2, heads = 2, keep_rate = 5 }) end,
+    "resolution_bench: keep_rate needs a keep rate in (0, 1], got '5'")
+  T.raises(function() s2s.resolution_bench({ sizes = { 0 }, dim = 16, depth = 2, heads = 2 }) end,
+    "resolution_bench: sizes[1] needs a positive integer, got '0'")
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("a model with a NaN weight or damaged halting metadata is refused as it is read (file and tensor named), no result", function()
+  local d = T.tmpdir("s2s-cli")
+  local m = vit()
+  local sd = m:state_dict()
+  s2s.save_model(d .. "/ok.safetensors", m, { kind = "teacher" })
+  local sdd, meta = al.load(d .. "/ok.safetensors")
+  local b = sdd["blocks.0.attn.proj.bias"]:clone()
+  b[1] = 0 / 0
+  sdd["blocks.0.attn.proj.bias"] = b
+  al.save(d .. "/nan.safetensors", sdd, meta)
+  local want = d .. "/nan.safetensors: tensor blocks.0.attn.proj.bias holds NaN or inf"
+  refused("distill.lua", "eval --model " .. q(d .. "/nan.safetensors") .. " --limit 10", 1, { want })
+  refused("distill.lua", "eval --model " .. q(d .. "/nan.safetensors") .. " --limit 10 --mode masked", 1, { want })
+  refused("profile.lua", "--model " .. q(d .. "/nan.safetensors") .. " --limit 10 --png false --out " .. q(d .. "/prof"), 1, { want })
+  refused("distill.lua", "bench --model " .. q(d .. "/nan.safetensors") .. " --sizes 16 --iters 1 --batch 1 --out " .. q(d .. "/b"),
+    1, { want })
+  T.raises(function() s2s.load_model(d .. "/nan.safetensors") end, want)
+  -- the halting config an A-ViT file records: damaged JSON names the file
+  local _, meta2 = al.load(d .. "/ok.safetensors")
+  meta2.halting = "{not json"
+  al.save(d .. "/halt.safetensors", sd, meta2)
+  refused("distill.lua", "eval --model " .. q(d .. "/halt.safetensors") .. " --halting true", 1,
+    { d .. "/halt.safetensors: metadata halting is not valid JSON" })
+  meta2.halting = '{"gate_scale":"x"}'
+  al.save(d .. "/halt2.safetensors", sd, meta2)
+  refused("profile.lua", "--model " .. q(d .. "/halt2.safetensors") .. " --halting true --out " .. q(d .. "/prof"), 1,
+    { d .. "/halt2.safetensors: metadata halting: gate_scale must be a finite number, got 'x'" })
+  T.eq(files_in(d .. "/prof") .. files_in(d .. "/b"), "", 0, "results written")
+  -- and the evaluation itself never counts an accuracy from NaN logits
+  local ds = s2s.synthetic_dataset({ n = 4, size = 16 })
+  local bad = vit()
+  bad:state_dict()["head.bias"]:fill_(0 / 0)
+  T.raises(function() s2s.evaluate(bad, ds) end, "s2s.evaluate: the model's logits hold NaN or inf")
+  T.rm_rf(d)
+end)
+
+case("distill.lua: an option its subcommand does not read is refused, naming both; values are checked (NaN, inf, range)", function()
+  local d, p = preset_dir()
+  local pre = " --preset " .. q(p) .. " --out " .. q(d .. "/out")
+  refused("distill.lua", "eval --model x --epochs 5", 2, { "eval: --epochs is not an option of eval (it takes" })
+  refused("distill.lua", "eval --model x --save /x/y", 2, { "--save is not an option of eval" })
+  refused("distill.lua", "bench --layers 99" .. pre, 2, { "bench: --layers is not an option of bench" })
+  refused("distill.lua", "run --teacher T --epochs 3" .. pre, 2, { "run: --epochs is not an option of run" })
+  refused("distill.lua", "run --teacher T --distill.bogus 1" .. pre, 2, { "run: --distill.bogus is not a key of the distill section" })
+  refused("distill.lua", "avit --avit.bogus 1" .. pre, 2, { "avit: --avit.bogus is not a key of the avit section" })
+  refused("distill.lua", "teacher --progress maybe" .. pre, 2, { "teacher: --progress needs true or false, got 'maybe'" })
+  refused("distill.lua", "teacher --teacher.bogus 1" .. pre, 2, { "teacher: --teacher.bogus is not a key of the teacher section" })
+  -- the teacher reads --lr and --batch_size now; their values are checked like every other
+  for _, v in ipairs({ { "nan", "'nan'" }, { "inf", "'inf'" }, { "-1", "'-1'" }, { "1e999", "'inf'" } }) do
+    refused("distill.lua", "teacher --lr " .. v[1] .. pre, 2, { "teacher: --lr needs a finite number > 0, got " .. v[2] })
+  end
+  refused("distill.lua", "teacher --batch_size 0" .. pre, 2, { "teacher: --batch_size needs a positive integer, got '0'" })
+  refused("distill.lua", "teacher --teacher.lr nan" .. pre, 2, { "teacher: --teacher.lr needs a finite number > 0, got 'nan'" })
+  refused("distill.lua", "eval --model x --halting '{\"gate_scale\":1e999}'", 2,
+    { "eval: --halting: gate_scale must be a finite number, got inf" })
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("an option given without its value, or a table where a path is wanted: one line naming it", function()
+  local d, p = preset_dir()
+  local pre = " --preset " .. q(p)
+  for _, c in ipairs({
+    { "teacher" .. pre .. " --out", "teacher: --out needs a value (a folder)" },
+    { "teacher" .. pre .. " --save", "teacher: --save needs a value (a file path)" },
+    { "teacher" .. pre .. " --record", "teacher: --record needs a value (a file path)" },
+    { "teacher" .. pre .. " --out '{}'", "teacher: --out needs a folder, got an empty table" },
+    { "teacher" .. pre .. " --save 1,2", "teacher: --save needs a file path, got '1,2'" },
+    { "avit" .. pre .. " --teacher", "avit: --teacher needs a value (a model file)" },
+    { "avit" .. pre .. " --teacher '{}'", "avit: --teacher needs the teacher's model file" },
+    { "run" .. pre .. " --teacher", "run: --teacher needs a value (a model file)" },
+    { "run" .. pre .. " --teacher T --mixer", "run: --mixer needs a value (bimamba, bilstm" },
+    { "bench" .. pre .. " --model", "bench: --model needs a value (a file path)" },
+    { "bench" .. pre .. " --record", "bench: --record needs a value (a file path)" },
+    { "eval --model", "eval: --model needs a value (a file path)" },
+    { "eval --model x --dataset", "eval: --dataset needs a value (a dataset name: cifar10" },
+  }) do
+    refused("distill.lua", c[1], 2, { c[2] })     -- (the preset's out: d/out)
+  end
+  refused("profile.lua", "--model --out " .. q(d .. "/prof"), 2, { "--model needs a value (a file path)" })
+  refused("profile.lua", "--model x --halting '[1]'", 2, { "--halting needs true or a JSON object" })
+  T.eq(files_in(d), files_in(p), 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("distill.lua avit/run: a bad section key, NaN weight or lr is refused before the teacher is read or anything trains", function()
+  local d, p = preset_dir()
+  local pre = " --preset " .. q(p) .. " --out " .. q(d .. "/out")
+  -- the teacher file does not exist: a check that waited for training would say so instead
+  local t = " --teacher " .. q(d .. "/missing.safetensors")
+  refused("distill.lua", "avit" .. pre .. t .. " --avit.epochs abc", 2, { "avit: --avit.epochs needs a positive integer, got 'abc'" })
+  refused("distill.lua", "avit" .. pre .. t .. " --lr nan", 2, { "avit: --lr needs a finite number > 0, got 'nan'" })
+  refused("distill.lua", "avit" .. pre .. t .. " --avit.halting.gate_scale x", 2, { "avit: --avit.halting: gate_scale must be" })
+  refused("distill.lua", "run" .. pre .. t .. " --distill.stage2.epochs abc", 2,
+    { "run: --distill.stage2.epochs needs a positive integer, got 'abc'" })
+  refused("distill.lua", "run" .. pre .. t .. " --distill.stage1.weights.mse nan", 2,
+    { "run: --distill.stage1.weights.mse needs a finite number >= 0, got 'nan'" })
+  refused("distill.lua", "run" .. pre .. t .. " --lr nan", 2, { "run: --lr needs a finite number > 0, got 'nan'" })
+  refused("distill.lua", "run" .. pre .. t .. " --distill.stage2.lr 1e-9", 2,
+    { "run: --distill.stage2.lr is 1e-09, below min_lr 1e-06" })
+  -- a preset's own bad value names the preset and its key
+  T.write_file(d .. "/bad.lua", (PRESET:gsub("OUT", d .. "/out"):gsub("stage2 = { epochs = 1 }", "stage2 = { epochs = 0 }")))
+  refused("distill.lua", "run --preset " .. q(d .. "/bad.lua") .. t, 2,
+    { "run: preset " .. d .. "/bad.lua: distill.stage2.epochs needs a positive integer, got '0'" })
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("distill.lua run --strategy with --layers: the conflict is refused; the library refuses it too", function()
+  local d, p = preset_dir()
+  local pre = " --preset " .. q(p) .. " --out " .. q(d .. "/out") .. " --teacher T"
+  refused("distill.lua", "run" .. pre .. " --strategy uniform --layers 1", 2,
+    { "run: --strategy and --layers both choose the layers to replace: give one" })
+  refused("distill.lua", "run" .. pre .. " --distill.strategy uniform --layers 1", 2, { "both choose the replaced layers" })
+  refused("distill.lua", "run" .. pre .. " --strategy sparsest:2", 2, { "run: --profile is needed by strategy 'sparsest:2'" })
+  T.raises(function() s2s.distill({ teacher = vit(), dataset = "synthetic", layers = { 1 }, strategy = "uniform" }) end,
+    "s2s.distill: layers and strategy 'uniform' both choose the replaced layers")
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("distill.lua run end to end on synthetic data; a rerun of another config names --name / --out, not --checkpoint", function()
+  local d = T.tmpdir("s2s-cli")
+  s2s.save_model(d .. "/t.safetensors", vit())
+  local args = "run --teacher " .. q(d .. "/t.safetensors") .. " --dataset synthetic --train_limit 32 --test_limit 16 " ..
+    "--batch_size 16 --eval_limit 16 --layers 2 --distill.stage1.epochs 1 --distill.stage2.epochs 1 --name s " ..
+    "--progress false --threads 1 --out " .. q(d .. "/out")
+  local o, err, rc = T.run_host("scripts/distill.lua " .. args)
+  T.eq(rc, 0, 0, err)
+  T.truthy(o:find("S2S student s (layers 2 -> bimamba)", 1, true), o)
+  os.remove(d .. "/out/students/s.json")                          -- as if killed after its last epoch
+  refused("distill.lua", args .. " --lr 1e-3", 1,
+    { "s.ckpt was made with a different configuration; remove it or choose another --name or --out" })
+  T.eq(T.read_file(d .. "/out/students/s.json"), nil, 0, "a record was written")
+  T.rm_rf(d)
+end)
+
+case("s2s.check: kinds, nested keys, partial checks, lists of one; the committed presets pass", function()
+  T.eq({ K.check("distill", { stage1 = { weights = { mse = "nan" } } }) },
+       { "stage1.weights.mse", "needs a finite number >= 0, got 'nan'" })
+  local p, why = K.check("avit", { halting = { bogus = 1 } })
+  T.eq(p, "halting")
+  T.truthy(why:find("unknown option 'bogus'", 1, true), why)
+  T.eq({ K.check("resolution", { keep_rates = { 1, 0 / 0 } }) }, { "keep_rates[2]", "must be in (0, 1], got nan" })
+  T.eq({ K.check("preset", { seeds = { 1, 0 } }) }, { "seeds[2]", "needs a positive integer, got '0'" })
+  -- partial: only the keys given, no rule joining them
+  T.eq(K.check("distill", { lr = 1e-7 }, { partial = true }), nil)
+  T.eq((K.check("distill", { lr = 1e-7 })), "lr")
+  T.eq(K.lists("preset", { seeds = 3, resolution = { sizes = 224 } }), { seeds = { 3 }, resolution = { sizes = { 224 } } })
+  T.eq(K.show(0 / 0), "'nan'")
+  T.eq(K.option_message("--out", "needs a folder, got 'true'", true), "--out needs a value (a folder)")
+  for _, f in ipairs({ "cifar65", "cifar_2core", "cifar_small", "deit_tiny" }) do
+    for _, quick in ipairs({ false, true }) do
+      local pr = K.lists("preset", s2s.load_preset("experiments/s2s/" .. f .. ".lua", quick))
+      T.eq(K.check("preset", pr), nil, 0, f .. (quick and " --quick" or ""))
+    end
+  end
+end)
+
+return cases
