@@ -32,6 +32,20 @@ function util.show(v)
   return tostring(v)
 end
 
+-- A JSON list in the strict sense: keys 1..n and nothing else (ipairs would silently skip the
+-- rest, or stop at a hole); an empty table is one. A JSON object: a table that is not a
+-- non-empty list ({} is both).
+function util.is_list(v)
+  if type(v) ~= "table" then return false end
+  local n = 0
+  for k in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 then return false end
+    n = n + 1
+  end
+  return n == #v
+end
+function util.is_object(v) return type(v) == "table" and (next(v) == nil or not util.is_list(v)) end
+
 -- A shallow copy of t (nil gives {}).
 function util.copy(t)
   local o = {}

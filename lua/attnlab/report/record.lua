@@ -48,21 +48,9 @@ local function shown(v)
 end
 R.shown = shown
 
--- A JSON list in the strict sense (keys 1..n, nothing else); an empty table is one.
-local function is_list(v)
-  if type(v) ~= "table" then return false end
-  local n = 0
-  for k in pairs(v) do
-    if math.type(k) ~= "integer" or k < 1 then return false end
-    n = n + 1
-  end
-  return n == #v
-end
-R.is_list = is_list
-
--- A JSON object: a table that is not a non-empty list ({} is both).
-local function is_object(v) return type(v) == "table" and (next(v) == nil or not is_list(v)) end
-R.is_object = is_object
+local util = require "attnlab.util"
+local is_list, is_object = util.is_list, util.is_object   -- (JSON's list and object)
+R.is_list, R.is_object = is_list, is_object
 
 local function is_pos_int(v) return math.type(v) == "integer" and v >= 1 end
 

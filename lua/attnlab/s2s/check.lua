@@ -49,13 +49,7 @@ local show = K.show
 
 local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
 local function posint(v) return math.type(v) == "integer" and v >= 1 end
-local function is_list(v)
-  if type(v) ~= "table" then return false end
-  local n = 0
-  for _ in pairs(v) do n = n + 1 end
-  return n == #v
-end
-local function is_object(v) return type(v) == "table" and (next(v) == nil or not is_list(v)) end
+local is_list, is_object = util.is_list, util.is_object   -- (JSON's list and object)
 local function is_model(v) return type(v) == "table" and getmetatable(v) ~= nil and v.depth ~= nil and v.block ~= nil end
 
 -- ---- kinds: what a key must be ----------------------------------------------------------------

@@ -54,17 +54,9 @@ return function(sweep, H)
     return what(v)
   end
 
-  -- A list in the strict sense: keys 1..n and nothing else (ipairs would silently skip the rest,
-  -- or stop at a hole, and run fewer entries than the file lists).
-  local function is_list(v)
-    if type(v) ~= "table" then return false end
-    local n = 0
-    for k in pairs(v) do
-      if math.type(k) ~= "integer" or k < 1 then return false end
-      n = n + 1
-    end
-    return n == #v
-  end
+  -- A list in the strict sense (util.is_list): ipairs would silently skip the rest, or stop at
+  -- a hole, and run fewer entries than the file lists.
+  local is_list = require("attnlab.util").is_list
 
   -- Levenshtein distance, for "did you mean" on a misspelt key.
   local function distance(a, b)
