@@ -32,8 +32,8 @@ local function run(o)
   al.manual_seed(o.seed)
   local train = al.data.fashion_mnist { split = "train" }
   local test = al.data.fashion_mnist { split = "test" }
-  if o.limit and o.limit > train.n then
-    error(("--limit %d is above the training set's %d examples"):format(o.limit, train.n), 0)
+  if o.limit and o.limit > train.n then   -- a usage error (exit 2), found once the data is read
+    error({ usage = true, message = ("--limit %d is above the training set's %d examples"):format(o.limit, train.n) }, 0)
   end
   local model = nn.Sequential(nn.Linear(784, o.hidden), nn.ReLU(), nn.Linear(o.hidden, o.hidden), nn.ReLU(),
                               nn.Linear(o.hidden, 10))
@@ -77,8 +77,9 @@ if as_library then return run end
 local ok, acc, secs = pcall(run, { epochs = opts.epochs, hidden = opts.hidden, batch = opts.batch, lr = opts.lr,
                                    seed = opts.seed, limit = opts.limit, verbose = true })
 if not ok then
-  io.stderr:write("mlp_fashion.lua: " .. al.cli.clean(acc) .. "\n")
-  os.exit(1)
+  local usage = type(acc) == "table" and acc.usage
+  io.stderr:write("mlp_fashion.lua: " .. al.cli.clean(usage and acc.message or acc) .. "\n")
+  os.exit(usage and 2 or 1)
 end
 print(("test accuracy %.4f after %d epoch(s), %.1f s training, %d thread%s"):format(acc, opts.epochs, secs,
   al.get_num_threads(), al.get_num_threads() == 1 and "" or "s"))

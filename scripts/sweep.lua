@@ -78,7 +78,18 @@ local function main(argv)
   opts.task_entry = al.sweep.root() .. "/scripts/sweep.lua"
   -- an empty --out would put the records into the current folder
   if opts.out == "" then usage("--out needs a folder path, got ''") end
+  if opts.out then
+    local f = io.open(opts.out .. "/.", "rb")   -- opens only a folder
+    if f then f:close() elseif os.rename(opts.out, opts.out) then usage(("--out %s exists and is not a folder"):format(opts.out)) end
+  end
+
   opts.out = opts.out or ("results/" .. al.sweep.sanitize(exp.name) .. (opts.quick and "-quick" or ""))
+  -- a malformed --only pattern is a usage error; Lua finds it only while matching, so it is
+  -- matched here against the experiment's record names as the sweep will
+  if opts.only then
+    local okr, why = pcall(al.sweep.runs, exp, { out = opts.out, only = opts.only })
+    if not okr and tostring(why):find("is not a valid Lua pattern", 1, true) then usage((tostring(why):gsub("^sweep: ", ""))) end
+  end
 
   if opts.slurm then
     local res = al.sweep.write_slurm(exp, opts)

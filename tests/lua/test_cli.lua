@@ -203,7 +203,7 @@ case("train.lua: an option of the other kind of dataset, a crop wider than the i
   train_err("--dataset marker --hflip true", { "hflip applies to image datasets only" })
   train_err("--dataset fashion_mnist --crop_pad 1000", { "crop_pad must be below the image side (28 for fashion_mnist), got 1000" })
   train_err("--dataset fashion_mnist --eval_batch 9223372036854775807", { "eval_batch must be below 2^31, got 9223372036854775807" })
-  train_err("--normalizer entmax:1e300", { "the alpha of entmax:<alpha> must be a finite number > 1, got '1e300'" })
+  train_err("--normalizer entmax:1e300", { "the alpha of entmax:<alpha> must be a number > 1 that a float32 holds (at most 3.4e38), got '1e300'" })
 end)
 case("train.lua --test_limit 0: refused up front, no record", function()
   train_err("--dataset kmnist --test_limit 0", { "test_limit must be a positive integer", "got 0" })

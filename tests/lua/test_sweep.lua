@@ -407,11 +407,13 @@ local cases = {
     refused("--out '' --dry-run", 2, "--out needs a folder path, got ''", cwd)
     T.eq(sh("ls -A " .. q(cwd)), "", 0, "records written into the current folder")
     write(dir .. "/afile", "x")
-    refused("--out " .. q(dir .. "/afile"), 1, "--out " .. dir .. "/afile exists and is not a folder")
-    refused("--out " .. q(dir .. "/afile") .. " --dry-run", 1, "--out " .. dir .. "/afile exists and is not a folder")
+    refused("--out " .. q(dir .. "/afile"), 2, "--out " .. dir .. "/afile exists and is not a folder")
+    refused("--out " .. q(dir .. "/afile") .. " --dry-run", 2, "--out " .. dir .. "/afile exists and is not a folder")
     refused("--out " .. q(dir .. "/afile/sub"), 1, "cannot create folder " .. dir .. "/afile/sub: Not a directory")
-    refused("--only '[' --dry-run --out " .. q(dir .. "/r"), 1, "--only '[' is not a valid Lua pattern: malformed pattern (missing ']')")
-    refused("--only 'seed1,seed%' --dry-run --out " .. q(dir .. "/r"), 1, "--only 'seed%' is not a valid Lua pattern: malformed pattern (ends with '%')")
+    refused("--only '[' --dry-run --out " .. q(dir .. "/r"), 2, "--only '[' is not a valid Lua pattern: malformed pattern (missing ']')")
+    refused("--only 'seed1,seed%' --dry-run --out " .. q(dir .. "/r"), 2, "--only 'seed%' is not a valid Lua pattern: malformed pattern (ends with '%')")
+    T.raises(function() sweep.run(sweep.load(exp), { out = dir .. "/r", only = "[", dry_run = true, log = function() end }) end,
+      "--only '[' is not a valid Lua pattern")   -- (the library says it too)
     T.eq(read(dir .. "/afile"), "x")
     T.raises(function() sweep.run(sweep.load(exp), { out = "", dry_run = true, log = function() end }) end,
       "the results folder (--out) must be a non-empty path, got ''")

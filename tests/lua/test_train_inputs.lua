@@ -146,6 +146,8 @@ case_in_tmp("fit.run: a corrupt but loadable checkpoint is refused, naming the f
     { "history_loss", function(st) st.history[1].loss = nil end, "history[1] is not an epoch record" },
     { "history_accuracy", function(st) st.history[1].test_accuracy = 7.5 end, "history[1].test_accuracy = 7.5, want an accuracy in [0, 1]" },
     { "history_accuracy_str", function(st) st.history[1].val_accuracy = "x" end, "history[1].val_accuracy = 'x', want an accuracy" },
+    { "history_accuracy_null", function(st) st.history[1].test_accuracy = al.json.null end,
+      "history[1].test_accuracy = null, want an accuracy in [0, 1]" },
     { "stage", function(st) st.stage = 9 end, "stage = 9, want an integer in 1..1" },
     { "no_sched_t", function(st) st.sched_t = nil end, "sched_t = (missing), want 2" },
     { "sched_t", function(st) st.sched_t = 3 end, "sched_t = 3, want 2" },

@@ -31,7 +31,7 @@ end
 -- What a parameter value must be, and the error text when it is not.
 local PARAM_OK = {
   -- (finite in float32 too: the kernels take alpha as a float, and 1e300 would become inf there)
-  alpha = { function(v) return v > 1 and v == v and v <= 3.4028234663852886e38 end, "must be a finite number > 1" },
+  alpha = { function(v) return v > 1 and v == v and v <= 3.4028234663852886e38 end, "must be a number > 1 that a float32 holds (at most 3.4e38)" },
   ratio = { function(v) return v > 0 and v <= 1 end, "must be in (0, 1] (the share of keys kept)" },
 }
 

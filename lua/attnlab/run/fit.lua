@@ -131,7 +131,7 @@ end
 -- "different configuration", not this. steps_per_epoch: of the run resuming.
 function fit.check_resume(ck, stages, steps_per_epoch)
   local st = ck.state
-  local show = al.cli.show
+  local function show(v) return v == al.json.null and "null" or al.cli.show(v) end   -- (JSON null: userdata)
   if type(st.key) ~= "string" then return "key = " .. show(st.key) .. ", want the configuration's key (a string)" end
   local stage = st.stage == nil and 1 or st.stage
   if math.type(stage) ~= "integer" or stage < 1 or stage > #stages then
