@@ -102,6 +102,8 @@ void al_node_release(al_node *n) {
 }
 
 al_status al_accumulate(al_tensor *dst, const al_tensor *src) {
+  if (dst->dtype != AL_F32 || src->dtype != AL_F32)   /* gradients are float32; anything else would be read as its bits */
+    return al_seterr(AL_EINVAL, "accumulate: gradients are float32, got %s into %s", al_dtype_name(src->dtype), al_dtype_name(dst->dtype));
   if (!al_same_shape(dst, src)) {
     char a[128], b[128];
     return al_seterr(AL_ESTATE, "gradient shape %s does not match %s", al_shape_str(src, a, sizeof a), al_shape_str(dst, b, sizeof b));

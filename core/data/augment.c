@@ -11,7 +11,8 @@ al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const i
   if (x->dtype != AL_F32 || x->ndim != 4)
     return al_seterr(AL_EINVAL, "crop_flip: expected a float32 (B, C, H, W) tensor, got %s",
                      al_shape_str(x, buf, sizeof buf));
-  if (pad < 0) return al_seterr(AL_EINVAL, "crop_flip: pad must be >= 0, got %lld", (long long)pad);
+  if (pad < 0 || pad > AL_CROP_PAD_MAX)
+    return al_seterr(AL_EINVAL, "crop_flip: pad must be in 0..2^40, got %lld", (long long)pad);
   const int64_t B = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
   for (int64_t b = 0; b < B; b++) {
     if (top[b] < 0 || top[b] > 2 * pad || left[b] < 0 || left[b] > 2 * pad)
@@ -46,8 +47,10 @@ al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const i
   return AL_OK;
 }
 
-void al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_t *top, int64_t *left,
-                       int64_t *flip) {
+al_status al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_t *top, int64_t *left,
+                            int64_t *flip) {
+  if (pad < 0 || pad > AL_CROP_PAD_MAX)
+    return al_seterr(AL_EINVAL, "crop_flip: pad must be in 0..2^40, got %lld", (long long)pad);
   if (pad > 0) {
     al_rng_randint(g, top, B, 2 * pad + 1);
     al_rng_randint(g, left, B, 2 * pad + 1);
@@ -56,4 +59,5 @@ void al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_t *to
   }
   if (hflip) al_rng_randint(g, flip, B, 2);
   else memset(flip, 0, (size_t)B * sizeof *flip);
+  return AL_OK;
 }

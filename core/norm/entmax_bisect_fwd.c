@@ -381,7 +381,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
     kbn = (kcn + AL_V - 1) / AL_V;
     cand_transpose(T, ws + nb, per, kbn, lane_newton);
   }
-  for (int round = 0; round < max_iter + 2 && na > 0; round++) {
+  for (int64_t round = 0; round < (int64_t)max_iter + 2 && na > 0; round++) {   /* (max_iter may be INT_MAX) */
     if (tr) {
       int newton_live = 0;
       for (int64_t j = 0; j < na; j++) newton_live |= st[act[j]].state == BIS_NEWTON;

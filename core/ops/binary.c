@@ -212,6 +212,7 @@ static al_status binary_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b) {
+  if ((unsigned)op > (unsigned)AL_NE) return al_seterr(AL_EINVAL, "binary: unknown op %d", (int)op);
   int ndim;
   int64_t shape[AL_MAXDIM];
   al_status st = al_broadcast_shape_(&ndim, shape, a, b, binop_name(op));

@@ -37,7 +37,10 @@ al_status al_reshape(al_tensor **out, al_tensor *x, int ndim, const int64_t *sha
       infer = i;
     } else if (shape[i] < 0) {
       return al_seterr(AL_EINVAL, "reshape: invalid size %lld in %s", (long long)shape[i], al_dims_str(ndim, shape_in, b1, sizeof b1));
-    } else known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      /* a product that wraps could equal numel and make a view far past the storage */
+      return al_seterr(AL_EINVAL, "reshape: %s has more elements than an int64 counts", al_dims_str(ndim, shape_in, b1, sizeof b1));
+    }
   }
   int64_t n = al_numel(x);
   if (infer >= 0) {
@@ -148,7 +151,7 @@ al_status al_narrow(al_tensor **out, al_tensor *x, int dim, int64_t start, int64
   char b[128];
   AL_TRY(al_wrap_dim(&dim, x->ndim, "narrow"));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "narrow: cannot narrow a 0-dim tensor");
-  if (start < 0 || len < 0 || start + len > x->shape[dim])
+  if (start < 0 || len < 0 || start > x->shape[dim] - len)   /* (start + len could overflow) */
     return al_seterr(AL_EINVAL, "narrow: start %lld, length %lld out of range for dim %d of %s (start is 1-based; start + length - 1 must be <= %lld)",
                      (long long)start + 1, (long long)len, dim + 1, al_shape_str(x, b, sizeof b), (long long)x->shape[dim]);
   int64_t shape[AL_MAXDIM];

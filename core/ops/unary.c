@@ -349,6 +349,7 @@ al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi) {
 }
 
 al_status al_to_dtype(al_tensor **out, al_tensor *x, al_dtype dt) {
+  if (dt != AL_F32 && dt != AL_I64) return al_seterr(AL_EINVAL, "to_dtype: unknown dtype %d", (int)dt);
   if (x->dtype == dt) return al_contiguous_ref(out, x);
   al_tensor *o = al_tensor_new(dt, x->ndim, x->shape);
   if (!o) return AL_ENOMEM;

@@ -32,6 +32,7 @@ static void storage_release(al_storage *s) {
 }
 
 al_tensor *al_tensor_new(al_dtype dt, int ndim, const int64_t *shape) {
+  if (dt != AL_F32 && dt != AL_I64) { al_seterr(AL_EINVAL, "tensor: unknown dtype %d", (int)dt); return NULL; }
   if (ndim < 0 || ndim > AL_MAXDIM) {
     al_seterr(AL_EINVAL, "tensor: %d dims, at most %d supported", ndim, AL_MAXDIM);
     return NULL;
@@ -72,6 +73,11 @@ al_tensor *al_tensor_new_like(const al_tensor *t) { return al_tensor_new(t->dtyp
 
 al_tensor *al_tensor_view(const al_tensor *src, int ndim, const int64_t *shape, const int64_t *stride,
                           int64_t offset) {
+  /* the geometry is the caller's to get right (no bounds check), but ndim indexes shape[] here */
+  if (ndim < 0 || ndim > AL_MAXDIM) {
+    al_seterr(AL_EINVAL, "tensor view: %d dims, at most %d supported", ndim, AL_MAXDIM);
+    return NULL;
+  }
   al_tensor *t = calloc(1, sizeof *t);
   if (!t) { al_seterr(AL_ENOMEM, "tensor view: out of memory"); return NULL; }
   t->refcount = 1;
@@ -226,6 +232,21 @@ static void copy_same_shape(al_tensor *dst, const al_tensor *src) {
   }
 }
 
+/* The first and last element a non-empty view can touch in its storage. */
+static void view_span(const al_tensor *t, int64_t *lo, int64_t *hi) {
+  *lo = *hi = t->offset;
+  for (int d = 0; d < t->ndim; d++) {
+    int64_t reach = (t->shape[d] - 1) * t->stride[d];
+    if (reach < 0) *lo += reach; else *hi += reach;
+  }
+}
+
+static int same_view(const al_tensor *a, const al_tensor *b) {
+  if (a->storage != b->storage || a->dtype != b->dtype || a->offset != b->offset || !al_same_shape(a, b)) return 0;
+  for (int d = 0; d < a->ndim; d++) if (a->shape[d] > 1 && a->stride[d] != b->stride[d]) return 0;
+  return 1;
+}
+
 al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
   int64_t n = al_numel(dst);
   if (n != al_numel(src)) {
@@ -233,6 +254,22 @@ al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
     return al_seterr(AL_EINVAL, "copy: sizes differ: %s vs %s", al_shape_str(dst, a, sizeof a), al_shape_str(src, b, sizeof b));
   }
   if (n == 0) return AL_OK;
+  if (dst->storage == src->storage) {
+    int64_t dlo, dhi, slo, shi;
+    view_span(dst, &dlo, &dhi);
+    view_span(src, &slo, &shi);
+    if (dlo <= shi && slo <= dhi) {
+      if (same_view(dst, src)) return AL_OK;   /* x:copy_(x) */
+      /* overlapping views of one storage (a shifted slice into itself): every element of src
+       * is read before any of dst is written, through a copy, as if they did not share memory */
+      al_tensor *tmp = al_tensor_new(src->dtype, src->ndim, src->shape);
+      if (!tmp) return AL_ENOMEM;
+      copy_same_shape(tmp, src);
+      al_status st = al_copy_into(dst, tmp);
+      al_tensor_release(tmp);
+      return st;
+    }
+  }
   if (dst->dtype == src->dtype && al_same_shape(dst, src)) {
     copy_same_shape(dst, src);
     return AL_OK;

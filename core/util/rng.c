@@ -84,7 +84,8 @@ void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std) {
   }
 }
 
-void al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n) {
+al_status al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n) {
+  if (n < 1) return al_seterr(AL_EINVAL, "randint: the range [0, n) needs n >= 1, got %lld", (long long)n);
   uint64_t un = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % un;
   for (int64_t i = 0; i < count; i++) {
     uint64_t v;
@@ -95,6 +96,7 @@ void al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n) {
     } while (v >= limit);
     out[i] = (int64_t)(v % un);
   }
+  return AL_OK;
 }
 
 void al_rng_permutation(al_rng *g, int64_t *out, int64_t n) {

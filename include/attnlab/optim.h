@@ -1,5 +1,8 @@
 /* attnlab/optim.h -- fused optimizer updates over flat float32 buffers (n values).
- * One pass per parameter tensor instead of a chain of elementwise ops. */
+ * One pass per parameter tensor instead of a chain of elementwise ops. Raw kernels, like BLAS
+ * routines: they check nothing and report nothing, so the caller keeps the preconditions
+ * (non-NULL buffers of n values; finite lr >= 0, 0 <= beta < 1, eps > 0, step >= 1); outside
+ * them the parameters become NaN. The Lua bindings (adamw_step, sgd_step) check each one. */
 #ifndef ATTNLAB_OPTIM_H
 #define ATTNLAB_OPTIM_H
 #include "base.h"

@@ -20,8 +20,8 @@ void al_rng_uniform(al_rng *g, float *out, int64_t n, float lo, float hi);  /* [
 void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std);
 /* Uniform doubles in [0,1) with 53 random bits. */
 void al_rng_uniform_f64(al_rng *g, double *out, int64_t n);
-/* Integers in [0, n) without modulo bias (rejection). */
-void al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n);
+/* Integers in [0, n) without modulo bias (rejection); AL_EINVAL (nothing drawn) unless n >= 1. */
+al_status al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n);
 /* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
 void al_rng_permutation(al_rng *g, int64_t *out, int64_t n);
 

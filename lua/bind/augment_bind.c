@@ -69,7 +69,7 @@ static int l_random_crop_flip(lua_State *L) {
   int64_t B = x->shape[0];
   size_t n = (size_t)(B > 0 ? B : 1);
   int64_t *top = lua_newuserdatauv(L, 3 * n * sizeof *top, 0), *left = top + n, *flip = left + n;
-  al_crop_flip_draw(g, B, pad, hflip, top, left, flip);
+  L_TRY(L, "random_crop_flip", al_crop_flip_draw(g, B, pad, hflip, top, left, flip));
   al_tensor *y;
   L_TRY(L, "random_crop_flip", al_crop_flip(&y, x, pad, top, left, flip));
   l_pushtensor(L, y);

@@ -122,13 +122,15 @@ static int l_rand(lua_State *L) { return random_tensor(L, 1); }
 static int l_randint(lua_State *L) {
   lua_Integer lo = luaL_checkinteger(L, 1), hi = luaL_checkinteger(L, 2);
   if (hi < lo) return luaL_argerror(L, 2, "hi must be >= lo");
+  /* hi - lo + 1 values: at most 2^63 - 1 of them (int64's whole range would wrap to 0) */
+  if ((uint64_t)hi - (uint64_t)lo >= (uint64_t)INT64_MAX) return luaL_argerror(L, 2, "the range lo..hi holds more than 2^63 - 1 values");
   int64_t shape[AL_MAXDIM];
   int nd = l_checkshape(L, 3, shape, "randint");
   al_rng *g = l_optrng(L, lua_gettop(L));
   al_tensor *t = al_tensor_new(AL_I64, nd, shape);
   if (!t) return l_raise(L, "randint");
   int64_t n = al_numel(t), *p = al_i64(t);
-  al_rng_randint(g, p, n, hi - lo + 1);
+  if (al_rng_randint(g, p, n, hi - lo + 1)) { al_tensor_release(t); return l_raise(L, "randint"); }
   for (int64_t i = 0; i < n; i++) p[i] += lo;
   return l_pushtensor(L, t);
 }

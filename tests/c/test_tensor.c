@@ -12,6 +12,7 @@
 
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
+#include "attnlab/rng.h"
 #include "attnlab/threads.h"
 #include "check.h"
 
@@ -466,8 +467,54 @@ static void test_empty(void) {
   CHECK("empty tensor tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 }
 
+/* ------------------------------------------------- bad arguments of the C API (a probe's finds) */
+/* Each used to return OK with a view past its storage, write past shape[], read a float's bits
+ * as an int64, divide by zero, or copy through overlapping memory; now an error naming it, or
+ * (overlap) the result of a copy through a temporary. */
+static void test_bad_arguments(void) {
+  int64_t s12[1] = {12};
+  al_tensor *x = al_tensor_new(AL_F32, 1, s12), *o = NULL;
+  float *px = al_f32(x);
+  for (int i = 0; i < 12; i++) px[i] = (float)i;
+  int64_t wrap[2] = {(1LL << 62) + 3, 4};   /* the product wraps to 12 */
+  al_status st = al_reshape(&o, x, 2, wrap);
+  CHECK("reshape: a shape whose product wraps to numel is refused", st == AL_EINVAL && !o && strstr(al_errmsg(), "reshape"),
+        "status %d: %s", (int)st, al_errmsg());
+  st = al_narrow(&o, x, 0, INT64_MAX, 2);
+  CHECK("narrow: start + length past INT64_MAX is refused", st == AL_EINVAL && !o, "status %d: %s", (int)st, al_errmsg());
+  st = al_binary(&o, (al_binop)99, x, x);
+  CHECK("binary: an op outside the enum is refused", st == AL_EINVAL && !o && strstr(al_errmsg(), "unknown op"),
+        "status %d: %s", (int)st, al_errmsg());
+  int64_t sh[9] = {1, 1, 1, 1, 1, 1, 1, 1, 12}, sd[9] = {12, 12, 12, 12, 12, 12, 12, 12, 1};
+  al_tensor *v = al_tensor_view(x, 9, sh, sd, 0);
+  CHECK("tensor_view: 9 dims are refused (shape[] holds 8)", v == NULL && strstr(al_errmsg(), "at most"), "%s", al_errmsg());
+  CHECK("tensor_new: an unknown dtype is refused", al_tensor_new((al_dtype)5, 1, s12) == NULL, "");
+  st = al_to_dtype(&o, x, (al_dtype)7);
+  CHECK("to_dtype: an unknown dtype is refused", st == AL_EINVAL && !o, "status %d", (int)st);
+  al_tensor *ix = al_tensor_zeros(AL_I64, 1, s12);
+  st = al_accumulate(ix, x);
+  CHECK("accumulate: a float32 gradient into an int64 tensor is refused", st == AL_EINVAL && strstr(al_errmsg(), "float32"),
+        "status %d: %s", (int)st, al_errmsg());
+  int64_t r[3] = {7, 7, 7};
+  al_rng g;
+  al_rng_seed(&g, 1);
+  st = al_rng_randint(&g, r, 3, 0);
+  CHECK("rng_randint: n = 0 is refused, nothing drawn", st == AL_EINVAL && r[0] == 7, "status %d", (int)st);
+  /* overlapping views of one storage: x[2..8] = x[1..7] reads every source element first */
+  int64_t s7[1] = {7}, st1[1] = {1};
+  al_tensor *src = al_tensor_view(x, 1, s7, st1, 1), *dst = al_tensor_view(x, 1, s7, st1, 2);
+  st = al_copy_into(dst, src);
+  int ok = st == AL_OK;
+  for (int i = 0; i < 12; i++) ok = ok && px[i] == (float)(i >= 2 && i <= 8 ? i - 1 : i);
+  CHECK("copy_into: a slice shifted into itself copies as memmove does", ok, "status %d, x[8] = %g", (int)st, px[8]);
+  st = al_copy_into(src, src);
+  CHECK("copy_into: a view into itself is a no-op", st == AL_OK && px[3] == 2.0f, "status %d", (int)st);
+  al_tensor_release(src); al_tensor_release(dst); al_tensor_release(ix); al_tensor_release(x);
+}
+
 int main(void) {
   al_set_num_threads(1);
+  test_bad_arguments();
   test_lifetime();
   test_copy_into();
   test_broadcast();

@@ -176,6 +176,9 @@ err("max of an empty tensor", function() return al.max(al.zeros { 0 }) end, "emp
 err("max over an empty dim", function() return al.max(al.zeros { 2, 0 }, 2) end, "empty", "(2,0)")
 err("pow of a negative base", function() return (-2) ^ al.ones { 2 } end, "positive base")
 err("randint hi < lo", function() return al.randint(5, 1, { 2 }) end, "hi must be >= lo")
+-- (hi - lo + 1 wrapped to 0, and the draw divided by it: SIGFPE)
+err("randint over int64's whole range", function() return al.randint(math.mininteger, math.maxinteger, { 2 }) end,
+  "the range lo..hi holds more than 2^63 - 1 values")
 err("randperm of a negative n", function() return al.randperm(-1) end, "n must be >= 0")
 err("arange step 0", function() return al.arange(1, 5, 0) end, "step")
 err("set_num_threads(0)", function() return al.set_num_threads(0) end, "at least 1")
