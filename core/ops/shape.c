@@ -153,7 +153,8 @@ al_status al_narrow(al_tensor **out, al_tensor *x, int dim, int64_t start, int64
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "narrow: cannot narrow a 0-dim tensor");
   if (start < 0 || len < 0 || start > x->shape[dim] - len)   /* (start + len could overflow) */
     return al_seterr(AL_EINVAL, "narrow: start %lld, length %lld out of range for dim %d of %s (start is 1-based; start + length - 1 must be <= %lld)",
-                     (long long)start + 1, (long long)len, dim + 1, al_shape_str(x, b, sizeof b), (long long)x->shape[dim]);
+                     (long long)(start < INT64_MAX ? start + 1 : start), (long long)len, dim + 1,   /* (1-based) */
+                     al_shape_str(x, b, sizeof b), (long long)x->shape[dim]);
   int64_t shape[AL_MAXDIM];
   memcpy(shape, x->shape, sizeof shape);
   shape[dim] = len;
