@@ -217,17 +217,7 @@ end
 -- A checkpoint of another configuration: fit's advice names no option of this script, where
 -- the checkpoint's path comes from these.
 local CHECKPOINT_FROM = { teacher = "--out (or --teacher.checkpoint)", avit = "--name or --out", run = "--name or --out" }
-local function pipeline(f, c)
-  local tb = (os.getenv("ATTNLAB_TRACEBACK") or "0") ~= "0" and os.getenv("ATTNLAB_TRACEBACK") ~= ""
-  local ok, r = xpcall(f, function(m) return tb and debug.traceback(tostring(m), 2) or m end, c)
-  if not ok then
-    if type(r) == "string" then
-      r = r:gsub("(made with a different configuration; remove it) or [^;]*$", "%1 or choose another " .. CHECKPOINT_FROM[cmd])
-    end
-    error(r, 0)
-  end
-  return r
-end
+local function pipeline(f, c) return (K.with_checkpoint_advice(CHECKPOINT_FROM[cmd], f, c)) end
 
 local function run()
   preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}

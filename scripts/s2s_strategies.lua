@@ -145,13 +145,4 @@ local function run_experiment()
     die("unknown experiment '" .. exp .. "'")
   end
 end
-cli.protect(SPEC, function()
-  local tb = (os.getenv("ATTNLAB_TRACEBACK") or "0") ~= "0" and os.getenv("ATTNLAB_TRACEBACK") ~= ""
-  local ok, err = xpcall(run_experiment, function(m) return tb and debug.traceback(tostring(m), 2) or m end)
-  if not ok then
-    if type(err) == "string" then
-      err = err:gsub("(made with a different configuration; remove it) or [^;]*$", "%1 or choose another --out")
-    end
-    error(err, 0)
-  end
-end)
+cli.protect(SPEC, function() K.with_checkpoint_advice("--out", run_experiment) end)

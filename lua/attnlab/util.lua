@@ -32,6 +32,9 @@ function util.show(v)
   return tostring(v)
 end
 
+-- A finite number (not NaN, not +-inf).
+function util.finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+
 -- A JSON list in the strict sense: keys 1..n and nothing else (ipairs would silently skip the
 -- rest, or stop at a hole); an empty table is one. A JSON object: a table that is not a
 -- non-empty list ({} is both).

@@ -31,7 +31,6 @@ local R = {}
 local huge = math.huge
 local null = al.json.null
 
-local function finite(v) return type(v) == "number" and v == v and v ~= huge and v ~= -huge end
 
 -- A value as a message shows it: JSON's spelling where it has one (null, inf written 1e999).
 local function shown(v)
@@ -50,6 +49,7 @@ R.shown = shown
 
 local util = require "attnlab.util"
 local is_list, is_object = util.is_list, util.is_object   -- (JSON's list and object)
+local finite = util.finite
 R.is_list, R.is_object = is_list, is_object
 
 local function is_pos_int(v) return math.type(v) == "integer" and v >= 1 end

@@ -104,7 +104,7 @@ function fit.read_checkpoint(path)
 end
 
 -- A finite number (not NaN, not +-inf): the divergence guards' test, here and in run/train.lua.
-function fit.finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
+fit.finite = util.finite
 local finite = fit.finite
 
 -- The name of the first tensor (in name order) of a name -> tensor table that holds a NaN or

@@ -47,7 +47,7 @@ function K.show(v)
 end
 local show = K.show
 
-local function finite(v) return type(v) == "number" and v == v and v > -math.huge and v < math.huge end
+local finite = util.finite
 local function posint(v) return math.type(v) == "integer" and v >= 1 end
 local is_list, is_object = util.is_list, util.is_object   -- (JSON's list and object)
 local function is_model(v) return type(v) == "table" and getmetatable(v) ~= nil and v.depth ~= nil and v.block ~= nil end
@@ -478,4 +478,18 @@ function K.dig(t, path)
 end
 
 K.finite = finite
+
+-- f(...) for a script, its results returned; an error is raised again (a traceback kept when
+-- ATTNLAB_TRACEBACK is set, as cli.protect shows it), with fit's advice for a checkpoint of
+-- another configuration naming the script's option that moves it (`option`, e.g. "--out").
+function K.with_checkpoint_advice(option, f, ...)
+  local tb = (os.getenv("ATTNLAB_TRACEBACK") or "0") ~= "0" and os.getenv("ATTNLAB_TRACEBACK") ~= ""
+  local r = table.pack(xpcall(f, function(m) return tb and debug.traceback(tostring(m), 2) or m end, ...))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  local err = r[2]
+  if type(err) == "string" then
+    err = err:gsub("(made with a different configuration; remove it) or [^;]*$", "%1 or choose another " .. option)
+  end
+  error(err, 0)
+end
 return K
