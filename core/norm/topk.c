@@ -51,6 +51,9 @@ void al_topk_softmax_ref_bwd(double *gin, double *galpha, const double *gout, co
 
 int64_t al_topk_count(double ratio, int64_t n_kept) {
   if (n_kept <= 0) return 0;
+  /* a NaN ratio would reach the int64 conversion below (undefined); the callers refuse it, so
+   * any k in range would do: keep everything, as for a ratio above 1 */
+  if (isnan(ratio)) return n_kept;
   double v = ratio * (double)n_kept;
   /* ratio*n is often a hair above an integer (0.3*10 = 3.0000000000000004): forgive 1e-9. */
   double c = ceil(v - 1e-9 * (v > 1.0 ? v : 1.0));

@@ -239,8 +239,11 @@ static al_status linear_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 
 al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
   char s1[128], s2[128], s3[128];
-  if (x->dtype != AL_F32 || w->dtype != AL_F32 || (b && b->dtype != AL_F32))
+  if (x->dtype != AL_F32 || w->dtype != AL_F32 || (b && b->dtype != AL_F32)) {
+    if (b && b->dtype != AL_F32)
+      return al_seterr(AL_EINVAL, "linear: expected float32 tensors, got input %s, weight %s, bias %s", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), al_shape_str(b, s3, sizeof s3));
     return al_seterr(AL_EINVAL, "linear: expected float32 tensors, got input %s, weight %s", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2));
+  }
   if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
     return al_seterr(AL_EINVAL, "linear: input %s does not match weight %s (want input (..., %lld))", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), (long long)(w->ndim == 2 ? w->shape[1] : -1));
   if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))

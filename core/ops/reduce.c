@@ -23,6 +23,11 @@ al_status al_sum_to_shape(al_tensor **out, al_tensor *g, int ndim, const int64_t
     return AL_OK;
   }
   if (ndim > g->ndim) return al_seterr(AL_EINVAL, "sum_to_shape: target has more dims than the gradient");
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) {
+      char b[128];
+      return al_seterr(AL_EINVAL, "sum_to_shape: target %s has a negative size", al_dims_str(ndim, shape, b, sizeof b));
+    }
   al_tensor *o = al_tensor_zeros(AL_F32, ndim, shape);
   if (!o) return AL_ENOMEM;
   int64_t total = al_numel(o);

@@ -259,6 +259,8 @@ al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim) {
   char b1[128], b2[128];
   if (n < 1) return al_seterr(AL_EINVAL, "cat: need at least one tensor");
   const al_tensor *x0 = xs[0];
+  /* al_wrap_dim lets a 0-dim tensor take dim 1 (as squeeze does); cat has no dim to join on */
+  if (x0->ndim == 0) return al_seterr(AL_EINVAL, "cat: tensor 1 is 0-dim; cat joins along a dim (use stack for scalars)");
   AL_TRY(al_wrap_dim(&dim, x0->ndim, "cat"));
   int64_t shape[AL_MAXDIM];
   memcpy(shape, x0->shape, sizeof shape);

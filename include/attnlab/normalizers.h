@@ -107,7 +107,8 @@ al_status al_topk_softmax_bwd(float *gin, const float *gout, const float *out, i
                               int64_t n);
 al_status al_topk_softmax_bwd_write(float *gin, const float *gout, const float *out,
                                     int64_t rows, int64_t n);
-/* The k that al_topk_softmax_fwd uses for n_kept entries (0 when n_kept == 0). */
+/* The k that al_topk_softmax_fwd uses for n_kept entries: ceil(ratio * n_kept) within [1, n_kept]
+ * (0 when n_kept == 0; n_kept for a NaN ratio, which the normalizer refuses before it asks). */
 int64_t al_topk_count(double ratio, int64_t n_kept);
 
 /* Scalar references in double, one row at a time: the tests' oracles, written from the

@@ -71,6 +71,8 @@ static void test_closed_forms(void) {
         "got %ld %ld %ld %ld %ld %ld", (long)al_topk_count(0.3, 10), (long)al_topk_count(0.25, 17),
         (long)al_topk_count(0.125, 65), (long)al_topk_count(0.01, 5), (long)al_topk_count(1.0, 65),
         (long)al_topk_count(0.7, 10));
+  CHECK("topk count: a NaN ratio gives n_kept (was a NaN cast to int64, undefined)",
+        al_topk_count(NAN, 17) == 17 && al_topk_count(NAN, 0) == 0, "got %ld", (long)al_topk_count(NAN, 17));
   /* n = 1 -> 1 for every op */
   for (int op = 0; op < NOPS; op++) {
     char name[80];

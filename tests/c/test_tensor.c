@@ -509,6 +509,21 @@ static void test_bad_arguments(void) {
   CHECK("copy_into: a slice shifted into itself copies as memmove does", ok, "status %d, x[8] = %g", (int)st, px[8]);
   st = al_copy_into(src, src);
   CHECK("copy_into: a view into itself is a no-op", st == AL_OK && px[3] == 2.0f, "status %d", (int)st);
+  /* messages that name the argument at fault */
+  int64_t neg[1] = {-12};
+  st = al_sum_to_shape(&o, x, 1, neg);
+  CHECK("sum_to_shape: a negative target size is EINVAL, named (was AL_ENOMEM)",
+        st == AL_EINVAL && !o && strstr(al_errmsg(), "negative size"), "status %d: %s", (int)st, al_errmsg());
+  al_tensor *s0 = al_tensor_zeros(AL_F32, 0, NULL), *pair[2] = {s0, s0};
+  st = al_cat(&o, pair, 2, 0);
+  CHECK("cat: 0-dim tensors are refused by cat itself (the message said narrow)",
+        st == AL_EINVAL && !o && strstr(al_errmsg(), "cat: tensor 1 is 0-dim"), "status %d: %s", (int)st, al_errmsg());
+  int64_t s2x12[2] = {2, 12}, s2[1] = {2};
+  al_tensor *w = al_tensor_zeros(AL_F32, 2, s2x12), *ib = al_tensor_zeros(AL_I64, 1, s2);
+  st = al_linear(&o, x, w, ib);
+  CHECK("linear: an int64 bias is refused, and the message shows it",
+        st == AL_EINVAL && !o && strstr(al_errmsg(), "bias int64"), "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(w); al_tensor_release(ib); al_tensor_release(s0);
   al_tensor_release(src); al_tensor_release(dst); al_tensor_release(ix); al_tensor_release(x);
 }
 
