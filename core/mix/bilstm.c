@@ -50,6 +50,10 @@ static al_status check_args(const al_bilstm_params *p, const al_bilstm_dims *d, 
   if (d->T > INT32_MAX)
     return al_seterr(AL_EINVAL, "%s: T=%lld exceeds 2^31-1", fn, (long long)d->T);
   long long hd = d->C / d->H;
+  /* the largest buffers: the gates (B*T, 8C) and the weights (2, H, 4hd, hd) */
+  if (!mx_count_fits(2, (int64_t[]){d->B, 8}) || !mx_count_fits(4, (int64_t[]){d->B, d->T, 8, d->C}) || !mx_count_fits(3, (int64_t[]){8, d->C, hd}))
+    return al_seterr(AL_EINVAL, "%s: dims (B=%lld, T=%lld, C=%lld, H=%lld) too large: the workspace "
+                     "size overflows", fn, (long long)d->B, (long long)d->T, (long long)d->C, (long long)d->H);
   for (int k = 0; k < 2; k++) {
     if (!p->w_ih[k] || !p->w_hh[k])
       return al_seterr(AL_EINVAL, "%s: w_ih[%d] and w_hh[%d] (H=%lld, 4hd=%lld, hd=%lld) are "

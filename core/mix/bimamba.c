@@ -67,6 +67,18 @@ static al_status check_args(const al_bimamba_params *p, const al_bimamba_dims *d
                      (long long)d->K, (long long)d->ld, AL_BIMAMBA_MAX_N);
   if (d->T > INT32_MAX)
     return al_seterr(AL_EINVAL, "%s: T=%lld exceeds 2^31-1", fn, (long long)d->T);
+  /* the largest buffers: the scan's checkpoints (B, T/LC, N, E) <= B*T*N*E floats, x_proj's
+   * output (B*T, H*(R+2N)), the row stride ld, conv_w (E, K) and x_proj (H, R+2N, E/H) */
+  const int64_t ldmax = d->ld > d->E ? d->ld : d->E;
+  if (d->R > INT32_MAX || d->K > INT32_MAX || d->ld > ((int64_t)1 << 58) ||
+      !mx_count_fits(2, (int64_t[]){d->B, 8}) || !mx_count_fits(4, (int64_t[]){d->B, d->T, d->N, d->E}) ||
+      !mx_count_fits(3, (int64_t[]){d->B, d->T, ldmax}) ||
+      !mx_count_fits(4, (int64_t[]){d->B, d->T, d->H, d->R + 2 * d->N}) ||
+      !mx_count_fits(2, (int64_t[]){d->E, d->K}) || !mx_count_fits(2, (int64_t[]){d->E, d->R + 2 * d->N}))
+    return al_seterr(AL_EINVAL, "%s: dims (B=%lld, T=%lld, E=%lld, H=%lld, N=%lld, R=%lld, K=%lld, "
+                     "ld=%lld) too large: the workspace size overflows", fn, (long long)d->B,
+                     (long long)d->T, (long long)d->E, (long long)d->H, (long long)d->N,
+                     (long long)d->R, (long long)d->K, (long long)d->ld);
   for (int k = 0; k < 2; k++) {
     const char *miss = !p->conv_w[k] ? "conv_w (E, K)" : !p->x_proj[k] ? "x_proj (H, R+2N, E/H)"
                      : !p->dt_w[k] ? "dt_w (E, R)" : !p->dt_b[k] ? "dt_b (E)"

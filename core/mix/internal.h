@@ -45,6 +45,22 @@ static inline void mx_keep_positions(int32_t *pos, const uint8_t *keep, int64_t 
   }
 }
 
+/* 1 when the product of the n factors (each >= 0) is at most 2^58, so that a buffer of that
+ * many floats, and sums of a few such sizes in bytes, fit in int64 and size_t; 0 when it
+ * overflows. The mixers call it on their largest workspace and parameter counts before they
+ * size anything: a public caller's huge dims are refused, not wrapped into a small buffer. */
+static inline int mx_count_fits(int n, const int64_t *factors) {
+  int64_t p = 1;
+  for (int i = 0; i < n; i++) {
+    if (factors[i] == 0) return 1;
+    if (__builtin_mul_overflow(p, factors[i], &p) || p > ((int64_t)1 << 58)) {
+      for (int j = i + 1; j < n; j++) if (factors[j] == 0) return 1;
+      return 0;
+    }
+  }
+  return 1;
+}
+
 /* Carve 64-byte aligned pieces out of one allocation: first call with base NULL to
  * count, then with the block. */
 static inline void *mx_carve(char *base, size_t *off, size_t nbytes) {

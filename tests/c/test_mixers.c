@@ -132,6 +132,14 @@ static void test_errors_and_memory(void) {
     printf("  bad dims -> %s: %s\n", al_status_name(st), al_errmsg());
     CHECK("lstm_error_C_not_divisible_by_H", st == AL_EINVAL && ws == NULL && strstr(al_errmsg(), "C=5"),
           "status %d, message '%s'", st, al_errmsg());
+    /* sizes whose workspace count overflows int64 are refused before anything is sized */
+    al_bilstm_dims huge[3] = {{(int64_t)1 << 40, 1 << 30, 1 << 20, 1}, {1, 3, (int64_t)1 << 40, 1},
+                              {(int64_t)1 << 62, 0, 4, 2}};
+    for (int i = 0; i < 3; i++) {
+      st = al_bilstm_fwd(y, &ws, x, NULL, &p, &huge[i]);
+      CHECK("lstm_error_huge_dims", st == AL_EINVAL && ws == NULL && strstr(al_errmsg(), "too large"),
+            "case %d: status %d, message '%s'", i, st, al_errmsg());
+    }
     al_bilstm_params p2 = p;
     p2.w_hh[1] = NULL;
     st = al_bilstm_fwd(y, &ws, x, NULL, &p2, &m.d);
@@ -169,6 +177,17 @@ static void test_errors_and_memory(void) {
     d = good;
     d.N = AL_BIMAMBA_MAX_N + 1;
     CHECK("mamba_error_N_too_large", al_bimamba_fwd(y, &ws, x, z, NULL, &p, &d) == AL_EINVAL, "%s", al_errmsg());
+    al_bimamba_dims huge[5] = {good, good, good, good, good};
+    huge[0].B = (int64_t)1 << 30; huge[0].T = 1 << 30;            /* B*T*N*E */
+    huge[1].K = (int64_t)1 << 62;                                /* conv_w (E, K) */
+    huge[2].R = (int64_t)1 << 40;                                /* x_proj rows R + 2N */
+    huge[3].ld = INT64_MAX;                                      /* the row stride */
+    huge[4].B = (int64_t)1 << 62; huge[4].T = 0;                 /* the per-sequence lengths */
+    for (int i = 0; i < 5; i++) {
+      st = al_bimamba_fwd(y, &ws, x, z, NULL, &p, &huge[i]);
+      CHECK("mamba_error_huge_dims", st == AL_EINVAL && ws == NULL && strstr(al_errmsg(), "too large"),
+            "case %d: status %d, message '%s'", i, st, al_errmsg());
+    }
     al_bimamba_params p2 = p;
     p2.A_log[0] = NULL;
     st = al_bimamba_fwd(y, &ws, x, z, NULL, &p2, &good);
