@@ -2,14 +2,17 @@
 -- one seed; print progress; write one JSON record atomically.
 --
 --   bin/attnlab scripts/train.lua --dataset cifar10 --normalizer topk:0.25 --seed 3 --epochs 5 \
---       [--out results/run.json] [--checkpoint results/run.ckpt] [--config my.lua] [--key value ...]
+--       [--out results/run.json] [--checkpoint results/run.ckpt] [--save results/model.safetensors]
+--       [--config my.lua] [--key value ...]
 --
 -- Every key of al.train.DEFAULTS can be given as --key value (numbers are parsed), e.g.
 -- --init timm (default torch), --decay_all true (weight decay on every parameter, as
 -- torch.optim.AdamW(model.parameters())), --warmup_epochs 0.15 --min_lr 0 --clip_grad 0.
 -- It prints the whole resolved recipe (every key, defaults included) when it starts.
 -- --config FILE loads a Lua file returning a table of the same keys (command-line keys
--- win). With --checkpoint, a stopped run resumes from its last finished epoch.
+-- win). With --checkpoint, a stopped run resumes from its last finished epoch. --save FILE
+-- writes the trained model (checkpoint.save_vit: timm names plus its config, so that
+-- require("attnlab.checkpoint").vit_from_file(FILE) gives the same model back).
 -- --help lists every key; a bad key or value is one line on stderr (exit 2 for a usage error,
 -- 1 for a failed run).
 -- The command line itself is lua/attnlab/run/train_cli.lua; this file is its entry point.

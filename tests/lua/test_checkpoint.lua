@@ -263,11 +263,19 @@ return {
     os.remove(p2)
     -- an attnlab_vit config alone (no plain entry) is read too; a bad entry is an error
     local p3 = tmp_path()
-    al.save(p3, m:state_dict(), { attnlab_vit = al.json.encode({ heads = 3 }) })
-    local _, _, c3 = ck.vit_from_file(p3)
+    al.save(p3, m:state_dict(), { attnlab_vit = al.json.encode(ck.vit_config(m)) })
+    local a3, _, c3 = ck.vit_from_file(p3)
     T.eq({ c3.heads, c3.heads_source }, { 3, "metadata attnlab_vit.heads" })
+    T.eq(maxabs(logits_of(a3, x), want), 0, 0, "attnlab_vit alone")
     al.save(p3, m:state_dict(), { heads = "three" })
     T.raises(function() ck.vit_from_file(p3) end, "metadata heads = three is not a positive integer")
+    -- attnlab_vit is the model's whole config: a partial one is a damaged entry, one line
+    al.save(p3, m:state_dict(), { attnlab_vit = al.json.encode({ heads = 3 }) })
+    local e3 = T.raises(function() ck.vit_from_file(p3) end, p3 .. ": metadata attnlab_vit.dim is missing")
+    T.truthy(not e3:find("\n"), "one line")
+    -- a plain heads entry that contradicts the config
+    al.save(p3, m:state_dict(), { attnlab_vit = al.json.encode(ck.vit_config(m)), heads = "4" })
+    T.raises(function() ck.vit_from_file(p3) end, "metadata heads = 4 contradicts attnlab_vit.heads = 3")
     os.remove(p3)
   end },
 

@@ -1,11 +1,16 @@
--- attnlab.nn.checkpoint (also attnlab.checkpoint) -- load a timm / DeiT ViT checkpoint (safetensors) into al.nn.ViT.
+-- attnlab.nn.checkpoint (also attnlab.checkpoint) -- save an attnlab ViT and load it back, and
+-- load a timm / DeiT ViT checkpoint (safetensors) into al.nn.ViT.
 --
 --   local ckpt = require "attnlab.checkpoint"   -- or "attnlab.nn.checkpoint"
+--   ckpt.save_vit("model.safetensors", model [, {note = "..."}])   -- atomically; the model's config in the metadata
+--   local same = ckpt.vit_from_file("model.safetensors")         -- the same model: normalizer, iters, init
+--   local other = ckpt.vit_from_file("model.safetensors", {normalizer = "sparsemax"})  -- an experiment
+--   local m = ckpt.vit_from_file("run.ckpt")                     -- a training checkpoint's model (run/fit.lua)
 --   local model = ckpt.vit_from_file("deit_tiny_patch16_224.safetensors", {heads = 3})
 --   local model2 = ckpt.vit_from_file(path, {heads = 3, image_size = 384}) -- pos_embed resampled
 --   ckpt.load_vit(model, path_or_state_dict [, {strict = true}])   -- into an existing ViT
 --
--- Names are timm's (DESIGN.md section 3): cls_token (1,1,D), pos_embed (1,1+g*g,D),
+-- Names are timm's (its VisionTransformer's state_dict): cls_token (1,1,D), pos_embed (1,1+g*g,D),
 -- patch_embed.proj.weight (D,C,P,P) / .bias, blocks.<i>.norm1, blocks.<i>.attn.qkv
 -- (3D,D) with rows laid out (3, heads, head_dim), blocks.<i>.attn.proj, blocks.<i>.norm2,
 -- blocks.<i>.mlp.fc1, blocks.<i>.mlp.fc2, norm, head; Linear weights (out, in). The model
@@ -13,8 +18,14 @@
 -- logits agree with PyTorch's (tests/lua/test_checkpoint.lua, fixture made by
 -- tests/ref/make_vit_fixture.py).
 --
+-- attnlab's own files (save_vit, s2s.save_model, training checkpoints) carry the model's
+-- al.nn.ViT options as JSON in the safetensors metadata entry `attnlab_vit`, and `heads`;
+-- vit_from_file rebuilds such a file's model from them (tests/lua/test_model_save.lua: bitwise
+-- the same logits for every normalizer). A timm file has no such entry: its architecture comes
+-- from its tensors' shapes and its normalizer is softmax unless the caller names another.
 -- Loading is strict by default: every missing, unexpected and mis-shaped key is listed
--- in ONE error. Mis-shaped keys are always an error (as in PyTorch); with strict = false
+-- in ONE error, with a hint when they are a normalizer's parameters (pre_alpha: normalizer =
+-- "hae"). Mis-shaped keys are always an error (as in PyTorch); with strict = false
 -- missing and unexpected keys are returned in the report instead.
 -- The head count is not in the weights: it comes from opts.heads or the file's safetensors
 -- metadata ("heads", which attnlab's saves write, or an "attnlab_vit" config); with
@@ -166,24 +177,46 @@ function M.resample_pos_embed(pe, new_grid, opts)
 end
 
 -- ---- reading ----------------------------------------------------------------------------
--- A state dict from a path (safetensors) or a table; known wrapper prefixes stripped.
-function M.read(path_or_sd)
-  local sd, meta
+local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", "")) end
+
+-- A training checkpoint (run/fit.lua writes one after every epoch: model.<name> and
+-- optim.<name> tensors, a `state` metadata entry) as the model's tensors alone, split by
+-- fit.split_checkpoint (the loop's own reader). Returns model_sd, {training = true, state =}; any
+-- other file's tensors come back as they are (and nil). `where` names the file in errors.
+function M.split_training(sd, meta, where)
+  if type(meta) ~= "table" or meta.state == nil then return sd, nil end
+  local fit = require "attnlab.run.fit"
+  local ok, ck = pcall(fit.split_checkpoint, sd, meta)
+  if not ok then
+    error(("checkpoint: %s has 'state' metadata, as a training checkpoint has, but cannot be read as one: %s")
+      :format(where or "the state dict", clean(ck)), 0)
+  end
+  return ck.model, { training = true, state = ck.state }
+end
+
+-- A state dict from a path (safetensors) or a table; known wrapper prefixes stripped, and of a
+-- training checkpoint (M.split_training) only the model's tensors. Returns sd, metadata, info
+-- (info.training: it was a training checkpoint; info.state: its decoded state). `table_meta`:
+-- the metadata of a table's file (a table alone has none).
+function M.read(path_or_sd, table_meta)
+  local sd, meta, where
   if type(path_or_sd) == "string" then
     local ok, a, b = pcall(al.load, path_or_sd)
     if not ok then error(("checkpoint: cannot read %s: %s"):format(path_or_sd, tostring(a)), 3) end
-    sd, meta = a, b
+    sd, meta, where = a, b, path_or_sd
   elseif type(path_or_sd) == "table" then
-    sd, meta = path_or_sd, {}
+    sd, meta, where = path_or_sd, table_meta or {}, "the state dict"
   else
     error("checkpoint: expected a safetensors path or a state dict table, got " .. type(path_or_sd), 3)
   end
+  local info
+  sd, info = M.split_training(sd, meta, where)
   local out = {}
   for k, v in pairs(sd) do
     local k2 = k:gsub("^module%.", ""):gsub("^model%.", "")
     out[k2] = v
   end
-  return out, meta
+  return out, meta, info
 end
 
 -- The head count of a checkpoint, which its weights do not determine (qkv is (3D, D) for
@@ -267,18 +300,218 @@ function M.infer_config(sd, opts, meta, where)
            image_size = g * P, checkpoint_grid = g }
 end
 
+-- ---- the attnlab_vit config -------------------------------------------------------------
+-- attnlab's own model files (save_vit, s2s.save_model, run/fit.lua's training checkpoints)
+-- carry the model's al.nn.ViT options as JSON in the safetensors metadata entry
+-- `attnlab_vit`, next to a plain `heads` entry. Everything the weights do not fix -- the
+-- normalizer, its bisection iters, the init scheme -- comes from there, so a saved model
+-- comes back as the same model.
+
+local function is_vit(model)
+  if type(model) ~= "table" then return false end
+  local c = getmetatable(model)
+  while type(c) == "table" do
+    if c == al.nn.ViT then return true end
+    c = rawget(c, "parent")
+  end
+  return false
+end
+
+-- The ViT options of a model as plain values (no generator, no seed): what al.nn.ViT needs to
+-- build the same architecture again (dim, depth, heads, mlp_ratio, normalizer, iters,
+-- qkv_bias, init, embed_std, num_classes, and image_size/patch_size/channels or
+-- vocab_size/seq_len). s2s.save_model writes it too.
+function M.vit_config(model)
+  local c = {}
+  for k, v in pairs(model.cfg) do
+    if type(v) == "number" or type(v) == "string" or type(v) == "boolean" then c[k] = v end
+  end
+  c.seed = nil
+  return c
+end
+
+-- Why the config of `model` (M.vit_config) would not rebuild it, or nil when it would: the model
+-- must be an al.nn.ViT whose every block's token mixer is its multi-head attention with the
+-- stock normalizer its config names (not an S2S student with a replaced mixer, nor a normalizer
+-- module set by hand).
+function M.plain_vit_problem(model)
+  if not is_vit(model) or type(model.cfg) ~= "table" then
+    local what = type(model) == "table" and (model.__name or "table") or type(model)
+    return ("expected an al.nn.ViT, got %s"):format(what)
+  end
+  local cfg = model.cfg
+  for l = 1, model.depth do
+    local a = model:block(l).attn
+    if getmetatable(a) ~= al.nn.MultiHeadAttention then
+      return ("block %d's token mixer is %s, not attention: an S2S model, which s2s.save_model writes (with its mixers)")
+        :format(l, type(a) == "table" and a.__name or tostring(a))
+    end
+    local nm = a.normalizer
+    if getmetatable(nm) ~= al.nn.Normalizer then
+      return ("block %d's attention normalizer is a module of its own (%s), which a config cannot rebuild")
+        :format(l, type(nm) == "table" and nm.__name or tostring(nm))
+    end
+    if nm.name ~= cfg.normalizer or nm.iters ~= (cfg.iters or 50) then
+      return ("block %d's attention uses normalizer %s (iters %d), but the model was built with %s (iters %d): " ..
+        "its config would rebuild another model"):format(l, nm.name, nm.iters, tostring(cfg.normalizer), cfg.iters or 50)
+    end
+  end
+end
+
+-- The metadata entries of a model file for `model`: attnlab_vit (M.vit_config as JSON) and heads.
+function M.vit_metadata(model)
+  return { attnlab_vit = al.json.encode(M.vit_config(model)), heads = tostring(model.cfg.heads) }
+end
+
+-- The JSON object in metadata entry `field`, decoded; a damaged entry is one line
+-- "<where>: metadata <field> ..." (s2s/distill.lua reads its own entries with it too).
+function M.metadata_object(meta, field, where)
+  local v, why = require("attnlab.util").decode_json(meta[field])
+  if why then error(("%s: metadata %s is not valid JSON: %s"):format(where, field, why), 0) end
+  if type(v) ~= "table" then error(("%s: metadata %s must be a JSON object, got %s"):format(where, field, tostring(meta[field])), 0) end
+  return v
+end
+
+-- The attnlab_vit config of a file's metadata, checked before a model is built from it, or nil
+-- when the metadata has none. A damaged or crafted entry (depth "x", image_size -32, no dim, a
+-- heads entry that contradicts it) is one line "<where>: metadata attnlab_vit.<field> ...", not
+-- an error from inside the ViT or a silently different shape (a missing dim would take ViT's
+-- preset one). s2s.load_model reads its files' configs through this.
+function M.config_from_metadata(meta, where)
+  if type(meta) ~= "table" or meta.attnlab_vit == nil then return nil end
+  local function bad(field, why) error(("%s: metadata %s %s"):format(where, field, why), 0) end
+  local c = M.metadata_object(meta, "attnlab_vit", where)
+  local function posint(k, required)
+    local v = c[k]
+    if v == nil and not required then return end
+    if math.type(v) ~= "integer" or v < 1 then
+      bad("attnlab_vit." .. k, v == nil and "is missing" or ("must be a positive integer, got %s"):format(al.json.encode(v)))
+    end
+  end
+  for _, k in ipairs({ "dim", "depth", "heads", "num_classes" }) do posint(k, true) end
+  if c.vocab_size ~= nil then
+    posint("vocab_size", true); posint("seq_len", true)
+  else
+    for _, k in ipairs({ "image_size", "patch_size" }) do posint(k, true) end
+    posint("channels", false)
+    if c.image_size % c.patch_size ~= 0 then
+      bad("attnlab_vit.image_size", ("%d is not a multiple of patch_size %d"):format(c.image_size, c.patch_size))
+    end
+  end
+  if c.dim % c.heads ~= 0 then bad("attnlab_vit.heads", ("%d does not divide dim %d"):format(c.heads, c.dim)) end
+  if meta.heads ~= nil and math.tointeger(tonumber(meta.heads)) ~= c.heads then
+    bad("heads", ("= %s contradicts attnlab_vit.heads = %d"):format(tostring(meta.heads), c.heads))
+  end
+  return c
+end
+
+-- ---- saving ---------------------------------------------------------------------------------
+-- save_vit(path, model [, meta]) -> path: the model's tensors with timm's names (its
+-- state_dict), and safetensors metadata attnlab_vit (M.vit_config as JSON), heads, and the
+-- caller's `meta` entries (strings as they are, other values as JSON). Written atomically (a
+-- temporary file renamed over `path`: a killed save leaves the old file or none). vit_from_file
+-- rebuilds the same model from it: same normalizer, bitwise the same logits. S2S models (a
+-- replaced token mixer) are refused: s2s.save_model writes them.
+local RESERVED_META = { attnlab_vit = true, heads = true, state = true, s2s_mixers = true }
+function M.save_vit(path, model, meta)
+  local who = "checkpoint.save_vit"
+  if type(path) ~= "string" or path == "" then
+    error(("%s: path must be a file path (a non-empty string), got %s"):format(who, al.cli.show(path)), 0)
+  end
+  local why = M.plain_vit_problem(model)
+  if why then error(("%s: %s"):format(who, why), 0) end
+  if meta ~= nil and type(meta) ~= "table" then
+    error(("%s: meta must be a table {key = value, ...}, got %s"):format(who, type(meta)), 0)
+  end
+  local m = M.vit_metadata(model)
+  for k, v in pairs(meta or {}) do
+    if type(k) ~= "string" then error(("%s: meta keys must be strings, got %s"):format(who, al.cli.show(k)), 0) end
+    if RESERVED_META[k] then
+      error(("%s: meta key '%s' is attnlab's own (written from the model); use another name"):format(who, k), 0)
+    end
+    if type(v) == "string" then m[k] = v
+    else
+      local ok, text = pcall(al.json.encode, v)
+      if not ok then error(("%s: meta.%s cannot be written as JSON: %s"):format(who, k, clean(text)), 0) end
+      m[k] = text
+    end
+  end
+  local ok, err = pcall(al.save, path, model:state_dict(), m)
+  if not ok then error(("%s: cannot write %s: %s"):format(who, path, clean(err):gsub("^attnlab%.save: ", "")), 0) end
+  return path
+end
+
 -- ---- loading ------------------------------------------------------------------------------
--- Load timm weights into `model` (an al.nn.ViT). opts: strict (default true),
--- resample_pos_embed (default true), pos_resample ("bicubic", the default, or "bilinear").
--- Returns model, report with
---   missing, unexpected, misshaped (sorted lists), resampled = {from = g, to = G, mode =} or nil.
-M.LOAD_VIT_OPTIONS = { "strict", "resample_pos_embed", "pos_resample" }
-function M.load_vit(model, path_or_sd, opts)
-  opts = al.nn.check_opts("checkpoint.load_vit", opts, al.nn.keyset(M.LOAD_VIT_OPTIONS))
+-- Why a strict load failed, in words, from the keys it reported: normalizer parameters the model
+-- lacks (and which normalizer takes them), ones the file lacks, a replaced token mixer.
+-- file_normalizer: the normalizer the file records (its attnlab_vit), when known.
+local function load_hints(report, model, file_normalizer)
+  local hints = {}
+  local cfg = model.cfg or {}
+  local have = cfg.normalizer
+  local extra, extra_list, lacking, lacking_list, mixer_blocks = {}, {}, {}, {}, {}
+  for _, k in ipairs(report.unexpected) do
+    local p = k:match("^blocks%.%d+%.attn%.normalizer%.(.+)$")
+    if p then
+      if not extra[p] then extra[p] = true; extra_list[#extra_list + 1] = p end
+    else
+      local b, child = k:match("^blocks%.(%d+)%.attn%.([^.]+)")
+      if b and child ~= "qkv" and child ~= "proj" and child ~= "normalizer" and not mixer_blocks[b] then
+        mixer_blocks[b] = true; mixer_blocks[#mixer_blocks + 1] = tonumber(b) + 1
+      end
+    end
+  end
+  for _, k in ipairs(report.missing) do
+    local p = k:match("^blocks%.%d+%.attn%.normalizer%.(.+)$")
+    if p and not lacking[p] then lacking[p] = true; lacking_list[#lacking_list + 1] = p end
+  end
+  if #extra_list > 0 then
+    local names = {}
+    for _, p in ipairs(extra_list) do names[#names + 1] = "blocks.<i>.attn.normalizer." .. p end
+    local fits = {}
+    if file_normalizer then fits[1] = file_normalizer
+    else
+      for _, name in ipairs(al.nn.Normalizer.NAMES) do
+        if not name:find("<", 1, true) then
+          local ok, nm = pcall(al.nn.Normalizer, { name = name, heads = cfg.heads or 1 })
+          if ok then
+            local own, all = nm:state_dict(), true
+            for _, p in ipairs(extra_list) do if own[p] == nil then all = false end end
+            if all then fits[#fits + 1] = name end
+          end
+        end
+      end
+    end
+    if #fits > 0 then
+      local opts = {}
+      for i, n in ipairs(fits) do opts[i] = ("normalizer = \"%s\""):format(n) end
+      hints[#hints + 1] = ("the file's %s %s of normalizer \"%s\", which \"%s\" does not have: load it with %s%s")
+        :format(table.concat(names, ", "), #names == 1 and "is a learned parameter" or "are learned parameters", fits[1],
+          tostring(have), table.concat(opts, " or "),
+          file_normalizer and (", which the file records, or strict = false to drop them") or "")
+    else
+      hints[#hints + 1] = ("the file has normalizer parameters (%s) that no built-in normalizer takes"):format(table.concat(names, ", "))
+    end
+  elseif #lacking_list > 0 then
+    local names = {}
+    for _, p in ipairs(lacking_list) do names[#names + 1] = "blocks.<i>.attn.normalizer." .. p end
+    hints[#hints + 1] = ("the file has no %s, so it was not saved from a \"%s\" model: load it with the normalizer it was " ..
+      "trained with%s, or strict = false to keep \"%s\"'s initial values"):format(table.concat(names, ", "), tostring(have),
+      file_normalizer and (" (normalizer = \"%s\", which the file records)"):format(file_normalizer) or
+      " (normalizer = ...)", tostring(have))
+  end
+  if #mixer_blocks > 0 then
+    hints[#hints + 1] = ("block%s %s of the file have a token mixer other than attention (an S2S model): s2s.load_model reads S2S model files")
+      :format(#mixer_blocks == 1 and "" or "s", table.concat(mixer_blocks, ", "))
+  end
+  return hints
+end
+
+-- The load itself (load_vit and vit_from_file): sd is a state dict table (M.read's), `where`
+-- names its file in the error.
+local function load_into(model, sd, opts, where, file_normalizer)
   local mode = check_mode(opts.pos_resample, "checkpoint")
   local strict = opts.strict ~= false
-  local sd = M.read(path_or_sd)
-  local where = type(path_or_sd) == "string" and path_or_sd or "state dict"
   local own = model:state_dict()
   local report = { missing = {}, unexpected = {}, misshaped = {} }
   -- pos_embed: resample the grid when the image size differs
@@ -318,10 +551,11 @@ function M.load_vit(model, path_or_sd, opts)
     add("missing keys", report.missing, ", ")
     add("unexpected keys", report.unexpected, ", ")
     add("mis-shaped", report.misshaped, "; ")
-    local hint = ""
-    if sd.dist_token then hint = " (a distilled DeiT: dist_token/head_dist are not supported)" end
+    local hints = load_hints(report, model, file_normalizer)
+    if sd.dist_token then hints[#hints + 1] = "a distilled DeiT: dist_token/head_dist are not supported" end
     error(("checkpoint: %s does not match the model %s%s: %s%s"):format(where, model.__name or "ViT",
-      model.extra_repr and ("(" .. model:extra_repr() .. ")") or "", table.concat(parts, "; "), hint), 2)
+      model.extra_repr and ("(" .. model:extra_repr() .. ")") or "", table.concat(parts, "; "),
+      #hints > 0 and (" (" .. table.concat(hints, "; ") .. ")") or ""), 0)
   end
   al.no_grad(function()
     for _, k in ipairs(keys) do
@@ -332,30 +566,167 @@ function M.load_vit(model, path_or_sd, opts)
   return model, report
 end
 
--- Build an al.nn.ViT from a checkpoint's shapes and load it. opts: heads (required unless
--- the file's metadata records it; resolve_heads), metadata and source (for a state dict
--- table: its file's metadata and name), image_size (default: the checkpoint's; another size
--- resamples pos_embed), pos_resample ("bicubic" default, "bilinear"), normalizer, strict,
--- init (default "timm": what a key missing from a non-strict load keeps).
+-- Load timm weights into `model` (an al.nn.ViT): a safetensors path or a state dict; of a
+-- training checkpoint (run/fit.lua's) its model's tensors. opts: strict (default true),
+-- resample_pos_embed (default true), pos_resample ("bicubic", the default, or "bilinear").
+-- Returns model, report with
+--   missing, unexpected, misshaped (sorted lists), resampled = {from = g, to = G, mode =} or nil.
+M.LOAD_VIT_OPTIONS = { "strict", "resample_pos_embed", "pos_resample" }
+function M.load_vit(model, path_or_sd, opts)
+  opts = al.nn.check_opts("checkpoint.load_vit", opts, al.nn.keyset(M.LOAD_VIT_OPTIONS))
+  check_mode(opts.pos_resample, "checkpoint")
+  local sd, meta, info = M.read(path_or_sd)
+  local where = type(path_or_sd) == "string" and path_or_sd or "state dict"
+  -- the normalizer the file records, for the error's hint only (the model is the caller's)
+  local okc, fc = pcall(M.config_from_metadata, meta, "checkpoint: " .. where)
+  local _, report = load_into(model, sd, opts, where, okc and fc and (fc.normalizer or al.nn.ViT.PRESET.normalizer) or nil)
+  if info and info.training then report.training_checkpoint = true end
+  return model, report
+end
+
+-- The keys of a ViT that its weights fix: a caller's value for one of them must agree with the
+-- file (vit_from_file), it cannot change the model.
+M.STRUCTURAL_OPTIONS = { "dim", "depth", "num_classes", "mlp_ratio", "qkv_bias", "patch_size", "channels", "vocab_size",
+                         "seq_len" }
+
+-- The normalizer (and iters) a run's configuration key records, for training checkpoints written
+-- before they carried attnlab_vit: the classifier's key is flat "k=v;k=v;..." (run/train.lua).
+local function normalizer_from_run_key(state)
+  local key = type(state) == "table" and state.key
+  if type(key) ~= "string" or key:sub(1, 1) == "{" then return nil end
+  local k = ";" .. key .. ";"
+  local name = k:match(";normalizer=([^;{}]+);")
+  if not name or not pcall(al.nn.Normalizer.parse, name) then return nil end
+  return name, math.tointeger(tonumber(k:match(";iters=(%d+);")))
+end
+
+-- Build an al.nn.ViT from a file and load it: a safetensors path (or a state dict table with
+-- opts.metadata, its file's metadata, and opts.source, its name).
+--  * A file with an attnlab_vit config (save_vit, s2s.save_model, a training checkpoint) is
+--    rebuilt from it: architecture, normalizer, iters, init -- the same model.
+--  * Any other (timm, DeiT) is built from its tensors' shapes, with normalizer "softmax"
+--    unless given; heads from opts.heads or the file's "heads" metadata (resolve_heads).
+--  * A training checkpoint (run/fit.lua's: model.*, optim.*, `state`) loads its model's
+--    tensors; one written before checkpoints carried attnlab_vit takes its normalizer from its
+--    run's configuration key.
+-- opts: normalizer, iters, init (override the file's: loading a pretrained model with another
+-- normalizer is an experiment; with strict = false its parameters the new one lacks are
+-- dropped, those it adds keep their initial values), image_size (another size resamples
+-- pos_embed), pos_resample ("bicubic" default, "bilinear"), resample_pos_embed, strict, heads,
+-- and the structural keys (M.STRUCTURAL_OPTIONS: dim, depth, ...), which the file fixes: a
+-- value that contradicts it is an error, as heads is.
+-- Returns model, report (load_vit's, plus path and training_checkpoint), config (the file's:
+-- dim, depth, heads, heads_source, ..., image_size (the file's), normalizer and
+-- normalizer_source, config_source).
 -- Every option vit_from_file reads: a misspelt one (nromalizer = "sparsemax") would otherwise be
 -- ignored and the model built with the default, a silently different experiment.
 M.VIT_FROM_FILE_OPTIONS = { "heads", "metadata", "source", "image_size", "pos_resample", "resample_pos_embed",
                             "normalizer", "iters", "strict", "init" }
+for _, k in ipairs(M.STRUCTURAL_OPTIONS) do M.VIT_FROM_FILE_OPTIONS[#M.VIT_FROM_FILE_OPTIONS + 1] = k end
 function M.vit_from_file(path_or_sd, opts)
-  opts = al.nn.check_opts("checkpoint.vit_from_file", opts, al.nn.keyset(M.VIT_FROM_FILE_OPTIONS))
+  local who = "checkpoint.vit_from_file"
+  opts = al.nn.check_opts(who, opts, al.nn.keyset(M.VIT_FROM_FILE_OPTIONS))
   check_mode(opts.pos_resample, "checkpoint")
-  local sd, meta = M.read(path_or_sd)
-  if type(path_or_sd) ~= "string" and opts.metadata then meta = opts.metadata end
+  -- the caller's own values, each checked here: a bad one is the caller's, not the file's
+  if opts.normalizer ~= nil then
+    local ok, err = pcall(al.nn.Normalizer.parse, opts.normalizer)
+    if not ok then error(("%s: %s"):format(who, clean(err)), 0) end
+  end
+  al.nn.Normalizer.check_iters(who, opts.iters)
+  if opts.init ~= nil then
+    local ok, err = pcall(al.nn.ViT.check_init, opts.init, who)
+    if not ok then error(clean(err), 0) end
+  end
+  if opts.image_size ~= nil and (math.type(opts.image_size) ~= "integer" or opts.image_size < 1) then
+    error(("%s: image_size must be a positive integer, got %s"):format(who, al.cli.show(opts.image_size)), 0)
+  end
+  local sd, meta, info = M.read(path_or_sd, type(path_or_sd) ~= "string" and opts.metadata or nil)
   local where = type(path_or_sd) == "string" and path_or_sd or opts.source or "the state dict"
-  local c = M.infer_config(sd, opts, meta, where)
-  local vopts = { image_size = opts.image_size or c.image_size, patch_size = c.patch_size, channels = c.channels,
-                  num_classes = c.num_classes, dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio,
-                  qkv_bias = c.qkv_bias, normalizer = opts.normalizer or "softmax", iters = opts.iters,
-                  init = opts.init or "timm" }   -- timm's init for anything not in the checkpoint
-  local model = al.nn.ViT(vopts)
-  local _, report = M.load_vit(model, sd, { strict = opts.strict, resample_pos_embed = opts.resample_pos_embed,
-                                            pos_resample = opts.pos_resample })
+  local fc = M.config_from_metadata(meta, "checkpoint: " .. where)
+  local c, vopts
+  local file_normalizer      -- the normalizer the file records, when it records one
+  if fc then
+    -- the file's own config: the preset fills what it leaves out, as al.nn.ViT does
+    local eff = {}
+    for k, v in pairs(al.nn.ViT.PRESET) do eff[k] = v end
+    for k, v in pairs(fc) do eff[k] = v end
+    if eff.vocab_size == nil and eff.channels == nil then eff.channels = 3 end
+    local heads, hsrc = M.resolve_heads(eff.dim, meta, opts, where)
+    -- its tensors must be what the config says (an image model's; load_vit checks a text model's)
+    if eff.vocab_size == nil then
+      local ok, w = pcall(M.infer_config, sd, { heads = heads }, {}, where)
+      if ok then
+        local function check(k, got, want)
+          if got ~= want then
+            error(("checkpoint: %s: its metadata attnlab_vit says %s = %s, but its weights have %s = %s (a damaged or hand-edited file)")
+              :format(where, k, al.cli.show(want), k, al.cli.show(got)), 0)
+          end
+        end
+        for _, k in ipairs({ "dim", "depth", "patch_size", "channels", "num_classes", "qkv_bias" }) do check(k, w[k], eff[k]) end
+        check("MLP width (dim * mlp_ratio)", math.floor(w.mlp_ratio * w.dim + 0.5), math.floor(eff.dim * eff.mlp_ratio))
+        check("image_size", w.image_size, eff.image_size)
+      end
+    elseif opts.image_size ~= nil then
+      error(("%s: %s is a text model (vocab_size %d, seq_len %d): image_size does not apply"):format(who, where,
+        eff.vocab_size, eff.seq_len), 0)
+    end
+    c = eff
+    c.heads, c.heads_source, c.config_source = heads, hsrc, "metadata attnlab_vit"
+    if eff.vocab_size == nil then c.checkpoint_grid = eff.image_size // eff.patch_size end
+    vopts = {}
+    for k, v in pairs(fc) do vopts[k] = v end
+    vopts.heads = heads
+    if opts.image_size ~= nil then vopts.image_size = opts.image_size end
+    if opts.init ~= nil then vopts.init = opts.init end
+  else
+    c = M.infer_config(sd, opts, meta, where)
+    c.config_source = "weights"
+    vopts = { image_size = opts.image_size or c.image_size, patch_size = c.patch_size, channels = c.channels,
+              num_classes = c.num_classes, dim = c.dim, depth = c.depth, heads = c.heads, mlp_ratio = c.mlp_ratio,
+              qkv_bias = c.qkv_bias, normalizer = "softmax", init = opts.init or "timm" }   -- timm's init for anything not in the checkpoint
+    c.normalizer, c.normalizer_source = "softmax", "default (the file records none)"
+    if info and info.training and opts.normalizer == nil then
+      -- a training checkpoint from before they carried attnlab_vit: its run's key says
+      local name, iters = normalizer_from_run_key(info.state)
+      if not name then
+        error(("checkpoint: %s is a training checkpoint that does not record its model's normalizer (written before " ..
+          "checkpoints carried an attnlab_vit config): pass normalizer = NAME, the one it was trained with"):format(where), 0)
+      end
+      vopts.normalizer, vopts.iters = name, iters
+      c.normalizer, c.normalizer_source = name, "the run's configuration key (state metadata)"
+      file_normalizer = name
+    end
+  end
+  -- the structural keys a caller gives must be the file's
+  for _, k in ipairs(M.STRUCTURAL_OPTIONS) do
+    local v = opts[k]
+    if v ~= nil and not (c[k] == v) then
+      local src = fc and "its metadata attnlab_vit" or "its weights"
+      error(("%s: %s records %s = %s (%s), but %s = %s was passed: the saved weights fix it (leave it out)")
+        :format(who, where, k, c[k] == nil and ("nothing (%s model)"):format(c.vocab_size and "a text" or "an image")
+          or al.cli.show(c[k]), src, k, al.cli.show(v)), 0)
+    end
+  end
+  -- the normalizer: the caller's, else the one the file records (its attnlab_vit, or an old
+  -- training checkpoint's run key), else softmax (a timm file)
+  if fc then
+    file_normalizer = fc.normalizer or al.nn.ViT.PRESET.normalizer
+    c.normalizer, c.normalizer_source = file_normalizer, "metadata attnlab_vit"
+  end
+  if opts.normalizer ~= nil then
+    vopts.normalizer = opts.normalizer
+    c.normalizer, c.normalizer_source = opts.normalizer, "caller"
+  end
+  if opts.iters ~= nil then vopts.iters = opts.iters end
+  local okm, model = pcall(al.nn.ViT, vopts)
+  if not okm then
+    error(("checkpoint: %s: %s does not build a ViT: %s"):format(where, fc and "its metadata attnlab_vit" or "its config",
+      clean(model)), 0)
+  end
+  local _, report = load_into(model, sd, { strict = opts.strict, resample_pos_embed = opts.resample_pos_embed,
+                                           pos_resample = opts.pos_resample }, where, file_normalizer)
   if type(path_or_sd) == "string" then report.path = path_or_sd end
+  if info and info.training then report.training_checkpoint = true end
   return model, report, c
 end
 

@@ -67,25 +67,29 @@ end
 
 -- ---- checkpoints --------------------------------------------------------------------------------
 -- One safetensors file: model.<name> and optim.<name> tensors; metadata `state` (JSON: key,
--- stage, epoch, sched_t, history and the caller's extra fields) and `heads` (the one ViT
--- hyperparameter the weights do not determine; nn/checkpoint.lua reads it).
+-- stage, epoch, sched_t, history and the caller's extra fields), `heads` (the one ViT
+-- hyperparameter the weights do not determine; nn/checkpoint.lua reads it) and, when the model
+-- is a ViT whose every block is attention (not an S2S student), `attnlab_vit`: its config as
+-- checkpoint.save_vit writes it, so that checkpoint.vit_from_file rebuilds the same model
+-- (normalizer included) from the file. Resuming reads only `state` and the tensors.
 function fit.save_checkpoint(path, model, opt, state)
   local sd = {}
   for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
   if opt then for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end end
   local heads = model.cfg and math.tointeger(model.cfg.heads)
-  al.save(path, sd, { state = al.json.encode(state), heads = heads and tostring(heads) })
+  local meta = { state = al.json.encode(state), heads = heads and tostring(heads) }
+  local ckpt = require "attnlab.nn.checkpoint"
+  if not ckpt.plain_vit_problem(model) then meta.attnlab_vit = al.json.encode(ckpt.vit_config(model)) end
+  al.save(path, sd, meta)
 end
 
--- {model =, optim =, state =} of a checkpoint, or nil when there is no file. Checkpoints
--- written before the loops were one (the classifier's: config_key, epochs, no stage) read as
--- the same fields. A safetensors file that is no training checkpoint (no `state` metadata, or
--- not a JSON object) raises what it lacks; fit.check_resume judges the fields themselves.
-function fit.read_checkpoint(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  f:close()
-  local sd, meta = al.load(path)
+-- A training checkpoint's tensors and metadata split into {model =, optim =, state =}: the
+-- model.<name> and optim.<name> tensors without their prefixes, and the decoded `state`.
+-- Checkpoints written before the loops were one (the classifier's: config_key, epochs, no
+-- stage) read as the same fields. A file that is no training checkpoint (no `state` metadata,
+-- or not a JSON object) raises what it lacks. read_checkpoint and checkpoint.vit_from_file
+-- (which loads a training checkpoint's model) both read checkpoints through this.
+function fit.split_checkpoint(sd, meta)
   local m, o = {}, {}
   for k, v in pairs(sd) do
     local mk, ok = k:match("^model%.(.+)$"), k:match("^optim%.(.+)$")
@@ -101,6 +105,16 @@ function fit.read_checkpoint(path)
     st.config_key, st.epochs = nil, nil
   end
   return { model = m, optim = o, state = st }
+end
+
+-- {model =, optim =, state =} of a checkpoint (fit.split_checkpoint), or nil when there is no
+-- file; fit.check_resume judges the fields themselves.
+function fit.read_checkpoint(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  f:close()
+  local sd, meta = al.load(path)
+  return fit.split_checkpoint(sd, meta)
 end
 
 -- A finite number (not NaN, not +-inf): the divergence guards' test, here and in run/train.lua.

@@ -6,7 +6,9 @@
 -- The run writes one JSON record atomically (config, git revision, machine, per-epoch
 -- loss/accuracy, final test accuracy, attention support per layer and head, learned
 -- alphas, train time per step, inference time per example, parameter count), and a
--- checkpoint after every epoch from which an interrupted run resumes.
+-- checkpoint after every epoch from which an interrupted run resumes. With `save`, the trained
+-- model itself is written at the end (checkpoint.save_vit: timm names and its config, so that
+-- checkpoint.vit_from_file gives the same model back).
 local al = require "attnlab"
 local fit = require "attnlab.run.fit"
 
@@ -37,7 +39,7 @@ train.DEFAULTS = {
 
 -- keys whose default is nil (the dataset's own default, or off)
 local OPTIONAL_KEYS = { patch = true, train_limit = true, test_limit = true, threads = true, out = true,
-                        checkpoint = true, vocab_size = true, crop_pad = true, hflip = true }
+                        checkpoint = true, vocab_size = true, crop_pad = true, hflip = true, save = true }
 train.OPTIONAL_KEYS = OPTIONAL_KEYS
 
 -- One line per key for scripts/train.lua --help (a key without a line is still listed).
@@ -54,7 +56,9 @@ train.HELP = {
   "a validation set (0: none)", eval_batch = "batch size for evaluation", threads = "threads (default: all cores)",
   padding = "text: positions | masked", vocab_size = "text: vocabulary size", seq_len = "text: tokens per example",
   out = "write the JSON record here (atomically)", checkpoint = "checkpoint file: written after every epoch, a " ..
-  "rerun resumes from it", progress = "true | false: progress lines", cifar_exact_test = "also report accuracy on " ..
+  "rerun resumes from it", save = "write the trained model here (safetensors with its config: " ..
+  "require('attnlab.checkpoint').vit_from_file(FILE) gives it back)", progress = "true | false: progress lines",
+  cifar_exact_test = "also report accuracy on " ..
   "CIFAR-10's 1,000 bit-exact test records",
   crop_pad = "images: random crop of the zero-padded training image, padding N (unset: off; test/val never)",
   hflip = "images: true flips training images horizontally with probability 1/2 (unset: off)",
@@ -138,7 +142,7 @@ function train.config(user)
   end
   if type(c.decay_all) ~= "boolean" then bad("decay_all", "true or false") end
   al.nn.ViT.check_init(c.init, "train")
-  for _, k in ipairs({ "out", "checkpoint" }) do
+  for _, k in ipairs({ "out", "checkpoint", "save" }) do
     if c[k] ~= nil and (type(c[k]) ~= "string" or c[k] == "") then bad(k, "a file path") end
   end
   -- the record is written over the checkpoint's path otherwise, and every rerun then fails to
@@ -146,6 +150,13 @@ function train.config(user)
   if c.out and c.checkpoint and abspath(c.out) == abspath(c.checkpoint) then
     error(("train: out and checkpoint are the same file (%s); the record would overwrite the checkpoint, " ..
       "give them different paths"):format(c.out), 3)
+  end
+  -- the saved model would overwrite the record or the checkpoint (or they it)
+  for _, k in ipairs({ "out", "checkpoint" }) do
+    if c.save and c[k] and abspath(c.save) == abspath(c[k]) then
+      error(("train: save and %s are the same file (%s); the model would overwrite the %s, give them different paths")
+        :format(k, c.save, k == "out" and "record" or "checkpoint"), 3)
+    end
   end
   -- Options of the other kind of dataset would be recorded as if they had shaped the run, and
   -- augmenting token ids is meaningless: refused, naming the kind each belongs to.
@@ -343,7 +354,9 @@ function Progress:finish() if self.tty then io.stdout:write("\n") end end
 local function config_key(c)
   local k = {}
   for name, v in pairs(c) do
-    if name ~= "out" and name ~= "checkpoint" and name ~= "progress" and name ~= "threads" then k[name] = v end
+    if name ~= "out" and name ~= "checkpoint" and name ~= "save" and name ~= "progress" and name ~= "threads" then
+      k[name] = v
+    end
   end
   return fit.config_key(k, { flat = true })
 end
@@ -399,11 +412,12 @@ local function check_diverged(ev, when)
 end
 
 -- ---- the run -------------------------------------------------------------------------------------
--- The first of a resolved config's output files (out, checkpoint) that cannot be written, as
--- key, path, why; nil when both can. Checked before a run starts: a mistyped --out used to fail
+-- The first of a resolved config's output files (out, checkpoint, save) that cannot be written,
+-- as key, path, why; nil when all can. Checked before a run starts: a mistyped --out used to fail
 -- only when the finished run wrote its record.
+local OUTPUT_WHAT = { out = "record", checkpoint = "checkpoint", save = "model" }
 function train.unwritable_output(c)
-  for _, k in ipairs({ "out", "checkpoint" }) do
+  for _, k in ipairs({ "out", "checkpoint", "save" }) do
     if c[k] ~= nil then
       local ok, why = writable_path(c[k])
       if not ok then return k, c[k], why end
@@ -414,7 +428,7 @@ end
 function train.run(user)
   local c = train.config(user)
   local key, path, why = train.unwritable_output(c)
-  if key then error(("train: cannot write the %s to %s: %s"):format(key == "out" and "record" or "checkpoint", path, why), 2) end
+  if key then error(("train: cannot write the %s to %s: %s"):format(OUTPUT_WHAT[key], path, why), 2) end
   if c.threads then al.set_num_threads(c.threads) end
   local tr, te, val = train.datasets(c)
   local model = train.model(c, tr)
@@ -500,6 +514,12 @@ function train.run(user)
     error(("train: no test accuracy (evaluated %d examples); no record written"):format(final.n or 0), 2)
   end
   rec.infer_s_per_example = final.infer_s_per_example
+  -- the model before the record: a record is written only for a run whose outputs all exist
+  if c.save then
+    local ok, err = pcall(require("attnlab.nn.checkpoint").save_vit, c.save, model,
+      { train_config = c, test_accuracy = tostring(rec.test_accuracy) })
+    if not ok then error("train: cannot write the model: " .. tostring(err):gsub("^checkpoint%.save_vit: ", ""), 2) end
+  end
   rec.finished = os.date("!%Y-%m-%dT%H:%M:%SZ")
   if c.out then
     local ok, err = al.write_atomic(c.out, al.json.encode(rec, true) .. "\n")

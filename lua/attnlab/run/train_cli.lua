@@ -20,7 +20,7 @@ end
 local SPEC = {
   name = "train.lua",
   usage = "bin/attnlab scripts/train.lua --dataset NAME [--normalizer NAME] [--seed K] [--epochs E] " ..
-          "[--out FILE] [--config FILE] [--key value ...]",
+          "[--out FILE] [--save FILE] [--config FILE] [--key value ...]",
   about = "Train the compact ViT classifier once (one dataset, normalizer and seed) and write one JSON record.",
   options = { { "config", "FILE", "a Lua file returning a table of the keys below (command-line keys win)" } },
   examples = { "bin/attnlab scripts/train.lua --dataset fashion_mnist --normalizer entmax15 --epochs 1 " ..
@@ -30,7 +30,7 @@ for _, k in ipairs(train_keys()) do
   local d = al.train.DEFAULTS[k]
   local text = (al.train.HELP[k] or "") .. (d ~= nil and (" (default %s)"):format(tostring(d)) or "")
   local placeholder = type(d) == "boolean" and "BOOL" or math.type(d) == "integer" and "N" or type(d) == "number"
-    and "X" or (k == "out" or k == "checkpoint") and "FILE" or (al.train.OPTIONAL_KEYS[k] and k ~= "threads") and "N"
+    and "X" or (k == "out" or k == "checkpoint" or k == "save") and "FILE" or (al.train.OPTIONAL_KEYS[k] and k ~= "threads") and "N"
     or k == "threads" and "N" or "NAME"
   SPEC.options[#SPEC.options + 1] = { k, placeholder, text, type = "auto" }
 end
@@ -107,7 +107,7 @@ function M.run_options(opts)
     :format(rec.config.dataset, rec.config.normalizer, rec.config.seed, rec.test_accuracy,
       rec.test_accuracy_exact and (" (exact 1k: %.4f)"):format(rec.test_accuracy_exact) or "",
       rec.support_density, speed, rec.infer_s_per_example * 1e3,
-      rec.config.out and (", record " .. rec.config.out) or ""))
+      rec.config.out and (", record " .. rec.config.out) or "") .. (rec.config.save and (", model " .. rec.config.save) or ""))
 end
 
 return M

@@ -62,15 +62,9 @@ function D.make_mixer(spec, dim, seed)
   return al.nn[D.MIXERS[spec.name]](o)
 end
 
--- The ViT options of a model as plain values (no generator).
-function D.vit_config(model)
-  local c = {}
-  for k, v in pairs(model.cfg) do
-    if type(v) == "number" or type(v) == "string" or type(v) == "boolean" then c[k] = v end
-  end
-  c.seed = nil
-  return c
-end
+-- The ViT options of a model as plain values (no generator): checkpoint.vit_config, the one
+-- implementation (model files of both kinds carry it as attnlab_vit).
+D.vit_config = ckpt.vit_config
 
 local function apply_mixers(model, mixers, seed)
   model.s2s_mixers = {}
@@ -166,10 +160,11 @@ end
 
 -- ---- model files ------------------------------------------------------------------------------------
 -- save_model(path, model, meta): safetensors with timm names, and metadata
---   attnlab_vit = JSON of the ViT options, s2s_mixers = JSON {layer = spec}, plus meta.
+--   attnlab_vit = JSON of the ViT options and heads (checkpoint.vit_metadata, as
+--   checkpoint.save_vit writes them), s2s_mixers = JSON {layer = spec}, plus meta.
 function D.save_model(path, model, meta)
   -- heads also as a plain entry: checkpoint.vit_from_file (and any reader) takes it from there
-  local m = { attnlab_vit = al.json.encode(D.vit_config(model)), heads = tostring(model.cfg.heads) }
+  local m = ckpt.vit_metadata(model)
   local mx = {}
   for l, s in pairs(model.s2s_mixers or {}) do mx[tostring(l)] = s end
   m.s2s_mixers = al.json.encode(mx)
@@ -188,35 +183,12 @@ end
 -- file and the field, not an error from inside the ViT or a silently different shape (a
 -- missing dim would take ViT's preset one). Returns the ViT config and the mixers table.
 local function checked_meta(path, meta)
-  local function bad(field, why) error(("s2s: model %s: metadata %s %s"):format(path, field, why), 0) end
-  local function decoded(field)
-    local v, why = require("attnlab.util").decode_json(meta[field])
-    if why then bad(field, "is not valid JSON: " .. why) end
-    if type(v) ~= "table" then bad(field, ("must be a JSON object, got %s"):format(tostring(meta[field]))) end
-    return v
-  end
-  local c = decoded("attnlab_vit")
-  local function posint(k, required)
-    local v = c[k]
-    if v == nil and not required then return end
-    if math.type(v) ~= "integer" or v < 1 then
-      bad("attnlab_vit." .. k, v == nil and "is missing" or ("must be a positive integer, got %s"):format(al.json.encode(v)))
-    end
-  end
-  for _, k in ipairs({ "dim", "depth", "heads", "num_classes" }) do posint(k, true) end
-  if c.vocab_size ~= nil then
-    posint("vocab_size", true); posint("seq_len", true)
-  else
-    for _, k in ipairs({ "image_size", "patch_size" }) do posint(k, true) end
-    posint("channels", false)
-    if c.image_size % c.patch_size ~= 0 then
-      bad("attnlab_vit.image_size", ("%d is not a multiple of patch_size %d"):format(c.image_size, c.patch_size))
-    end
-  end
-  if c.dim % c.heads ~= 0 then bad("attnlab_vit.heads", ("%d does not divide dim %d"):format(c.heads, c.dim)) end
+  local where = ("s2s: model %s"):format(path)
+  local function bad(field, why) error(("%s: metadata %s %s"):format(where, field, why), 0) end
+  local c = ckpt.config_from_metadata(meta, where)   -- the attnlab_vit config, checked (checkpoint.lua)
   local mixers = {}
   if meta.s2s_mixers ~= nil then
-    mixers = decoded("s2s_mixers")
+    mixers = ckpt.metadata_object(meta, "s2s_mixers", where)
     for l, spec in pairs(mixers) do
       local li = math.tointeger(tonumber(l))
       if not li or li < 1 or li > c.depth then
@@ -278,6 +250,8 @@ function D.load_model(path, opts)
     return model, meta
   end
   local c, mixers = checked_meta(path, meta)
+  -- a training checkpoint (run/fit.lua's, which carries attnlab_vit): its model's tensors
+  sd = ckpt.split_training(sd, meta, path)
   if opts.heads ~= nil then ckpt.resolve_heads(c.dim, meta, opts, path) end   -- must agree with the file
   local native = c.image_size
   local model = al.nn.ViT(c)
