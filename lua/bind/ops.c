@@ -295,6 +295,17 @@ static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *
   }
 }
 
+/* An alpha given as a tensor (a number is read by the caller): anything else -- a string
+ * "1.5" too, which Lua would coerce where a number is read -- is refused naming what alpha may
+ * be, not as "attnlab tensor expected". */
+static al_tensor *l_check_alpha(lua_State *L, int idx, const char *fname) {
+  al_tensor *t = l_totensor(L, idx);
+  if (!t && lua_type(L, idx) == LUA_TSTRING)
+    luaL_error(L, "attnlab.%s: alpha must be a number or a tensor, got the string '%s'", fname, lua_tostring(L, idx));
+  if (!t) luaL_error(L, "attnlab.%s: alpha must be a number or a tensor, got a %s", fname, luaL_typename(L, idx));
+  return t;
+}
+
 /* al.<name>(x [, param] [, dim | opts]) for every row of the normalizer table
  * (attnlab/norm_registry.h); upvalue 1: the row's kind. The parameter: ratio (required number)
  * or alpha (a number or a tensor broadcastable to x with size 1 along dim; default the row's). */
@@ -306,7 +317,7 @@ static int l_normalizer(lua_State *L) {
   if (d->param == AL_NORM_P_RATIO) { ratio = luaL_checknumber(L, 2); first = 3; }
   else if (d->param == AL_NORM_P_ALPHA) {
     if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
-    else if (!lua_isnoneornil(L, 2)) alpha = l_checktensor(L, 2);
+    else if (!lua_isnoneornil(L, 2)) alpha = l_check_alpha(L, 2, d->name);
     first = 3;
   }
   norm_opts(L, first, &dim, &mask, &iters);
@@ -365,7 +376,7 @@ static int l_attention(lua_State *L) {
   lua_getfield(L, 2, "alpha");
   op.alpha_value = nd->param == AL_NORM_P_ALPHA ? nd->param_default : 1.5;
   if (lua_type(L, -1) == LUA_TNUMBER) op.alpha_value = lua_tonumber(L, -1);
-  else if (!lua_isnil(L, -1)) op.alpha = l_checktensor(L, lua_gettop(L));
+  else if (!lua_isnil(L, -1)) op.alpha = l_check_alpha(L, lua_gettop(L), "attention");
   lua_getfield(L, 2, "iters");   /* as the normalizers: a count below 1 is not "the default" */
   if (!lua_isnil(L, -1)) {
     lua_Integer it = luaL_checkinteger(L, -1);

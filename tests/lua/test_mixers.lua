@@ -157,8 +157,8 @@ return {
   end },
   { name = "bad shapes and masks give clear errors", fn = function()
     local m = nn.BiLSTM { dim = 8, heads = 2 }
-    T.raises(function() m(al.randn({ 2, 5, 6 })) end, "bilstm")
-    T.raises(function() m(al.randn({ 2, 5, 8 }), { keep = al.ones({ 2, 4 }) }) end, "keep mask must be (2,5)")
+    T.raises(function() m(al.randn({ 2, 5, 6 })) end, "BiLSTM: expected x (B,N,8), got (2,5,6)")
+    T.raises(function() m(al.randn({ 2, 5, 8 }), { keep = al.ones({ 2, 4 }) }) end, "BiLSTM: keep must be (B,N) = (2,5)")
     T.raises(function() nn.BiMamba { dim = 6, heads = 5 } end, "not divisible by heads")
   end },
 }

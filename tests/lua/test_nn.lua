@@ -42,7 +42,8 @@ return {
   end },
   { name = "containers name the failing layer", fn = function()
     local m = nn.Sequential(nn.Linear(3, 4), nn.Linear(5, 2))
-    local err = T.raises(function() m(al.randn({ 2, 3 })) end, "in layer 2 (Linear): ")
+    -- the 1-based position (m:get(2)) and the 0-based state-dict name ("1.weight")
+    local err = T.raises(function() m(al.randn({ 2, 3 })) end, 'in layer 2 (named "1", Linear): ')
     assert(err:find("attnlab.linear: input float32 (2,4) does not match weight float32 (2,5)", 1, true), err)
   end },
   { name = "AdamW matches the closed-form update over 3 steps", fn = function()

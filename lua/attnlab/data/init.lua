@@ -250,9 +250,51 @@ function Dataset:batch(idx)
   return x, al.index_select(self.labels, 1, idx)
 end
 
--- A view of some examples (1-based numbers, a Lua list or an int64 tensor).
+-- The indices of subset, checked when it is called: each an integer in 1..n. A 0-based index
+-- (or one past the end) was accepted here and failed only when a batch was drawn, naming the
+-- record of the base dataset instead of the index given.
+local function check_subset_indices(ds, indices)
+  local n = ds.n
+  local function bad(i, v, why)   -- (level 4: the caller of subset)
+    error(("Dataset:subset: entry %d is %s, %s 1..%d (indices are 1-based; the dataset has %d examples)")
+      :format(i, v, why, n, n), 4)
+  end
+  if type(indices) == "table" and not al.is_tensor(indices) then
+    for i = 1, #indices do
+      local v = indices[i]
+      if type(v) ~= "number" or math.tointeger(v) == nil then
+        bad(i, al.cli.show(v), "not an integer in")
+      elseif v < 1 or v > n then
+        bad(i, tostring(math.tointeger(v)), "outside")
+      end
+    end
+    for k in pairs(indices) do   -- a key that is not 1..#indices would be ignored
+      if math.type(k) ~= "integer" or k < 1 or k > #indices then
+        error(("Dataset:subset: indices must be a list, got a table with key %s"):format(al.cli.show(k)), 3)
+      end
+    end
+    return al.tensor(indices, { dtype = "int64" })
+  end
+  if not al.is_tensor(indices) then
+    error(("Dataset:subset: indices must be a list or an int64 tensor of 1-based example numbers, got %s")
+      :format(al.cli.show(indices)), 3)
+  end
+  local s = indices:shape()
+  if #s ~= 1 or indices:dtype() ~= "int64" then
+    error(("Dataset:subset: indices must be a 1-D int64 tensor (or a list), got %s (%s)"):format(indices:dtype(),
+      table.concat(s, ",")), 3)
+  end
+  if s[1] > 0 and (al.min(indices):item() < 1 or al.max(indices):item() > n) then
+    for i, v in ipairs(indices:totable()) do
+      if v < 1 or v > n then bad(i, tostring(v), "outside") end
+    end
+  end
+  return indices
+end
+
+-- A view of some examples (1-based numbers, a Lua list or an int64 tensor, each in 1..n).
 function Dataset:subset(indices, name)
-  if type(indices) == "table" then indices = al.tensor(indices, { dtype = "int64" }) end
+  indices = check_subset_indices(self, indices)
   local base_index = self.index and al.index_select(self.index, 1, indices) or indices
   local sub = setmetatable({}, Dataset)
   for k, v in pairs(self) do sub[k] = v end

@@ -169,13 +169,37 @@ function MHA.check_forward(who, x, opts, want)
   end
 end
 
+-- x and the masks of a token mixer's forward (attention, BiLSTM, BiMamba), after
+-- check_forward: x a float32 (B,N,dim), key_mask and keep each (B,N) of x's B and N. Each
+-- error names the module: unchecked, a wrong width failed inside an op that does not
+-- ("attnlab.bilstm: weight_ih is ..."), and a mask of another shape with B*N elements was
+-- reshaped to (B,N) and masked the wrong tokens, silently. Returns x's shape.
+function MHA.check_input(who, x, dim, opts)
+  local s = x:shape()
+  if #s ~= 3 or s[3] ~= dim then
+    error(("%s: expected x (B,N,%d), got (%s)"):format(who, dim, table.concat(s, ",")), 0)
+  end
+  if x:dtype() ~= "float32" then
+    error(("%s: expected x float32 (B,N,%d), got %s (%s)"):format(who, dim, x:dtype(), table.concat(s, ",")), 0)
+  end
+  if opts == nil then return s end
+  for _, k in ipairs(FORWARD_TENSORS) do
+    local m = opts[k]
+    if m ~= nil then
+      local ms = m:shape()
+      if #ms ~= 2 or ms[1] ~= s[1] or ms[2] ~= s[2] then
+        error(("%s: %s must be (B,N) = (%d,%d), as x (%s), got (%s)"):format(who, k, s[1], s[2], table.concat(s, ","),
+          table.concat(ms, ",")), 0)
+      end
+    end
+  end
+  return s
+end
+
 function MHA:forward(x, opts)
   MHA.check_forward("MultiHeadAttention", x, opts, self.forward_wants)
-  local s = x:shape()
+  local s = MHA.check_input("MultiHeadAttention", x, self.dim, opts)
   local B, N, D = s[1], s[2], s[3]
-  if #s ~= 3 or D ~= self.dim then
-    error(("MultiHeadAttention: expected x (B,N,%d), got (%s)"):format(self.dim, table.concat(s, ",")), 2)
-  end
   local qkv = self.qkv(x)                                                          -- (B,N,3D)
   local m = opts and opts.key_mask
   if opts and opts.keep then m = m and (m * opts.keep) or opts.keep end
@@ -234,8 +258,17 @@ end
 
 function MHA:reset_support() self.support = nil end
 
+-- The normalizer as a printout names it: a stock nn.Normalizer by its name ("softmax",
+-- "topk:0.25"), a user's own module (attn:add("normalizer", MyModule())) by its class name.
+function MHA:normalizer_label()
+  local nm = self.normalizer
+  if getmetatable(nm) == nn.Normalizer then return nm.name end
+  if type(nm) == "table" then return tostring(nm.__name or "Module") end
+  return type(nm)
+end
+
 function MHA:extra_repr()
-  return ("dim=%d, heads=%d, normalizer=%s"):format(self.dim, self.heads, self.normalizer.name)
+  return ("dim=%d, heads=%d, normalizer=%s"):format(self.dim, self.heads, self:normalizer_label())
 end
 
 -- ---- EncoderBlock ---------------------------------------------------------------------------

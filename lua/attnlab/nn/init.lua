@@ -189,15 +189,24 @@ function Module:apply(fn)
   return self
 end
 
+-- How an error message names child `name` (module m) of this module: "layer attn (BiLSTM)".
+-- Containers whose children are numbered override it: their children's names are 0-based
+-- (PyTorch's and timm's state-dict names: blocks.0, blocks.1, Sequential's 0, 1, ...), while
+-- the API counts from 1 (model:block(i), seq:get(i)), so a message gives both -- "block 2
+-- (blocks.1, EncoderBlock)" -- and a 1-based user is never pointed at the wrong one.
+function Module:child_label(name, m)
+  return ("layer %s (%s)"):format(tostring(name), m.__name or "?")
+end
+
 -- Call a child, prefixing any error with the layer that failed:
--- "in layer 3 (BiMamba): <message>".
+-- "in layer attn (BiLSTM): <message>", "in block 2 (blocks.1, EncoderBlock): <message>".
 function Module:call_child(name, ...)
   local m = self._children[tostring(name)] or error("no child " .. tostring(name))
   local r = table.pack(pcall(m.forward, m, ...))
   if not r[1] then
     local msg = r[2]
     if type(msg) == "string" then
-      error(("in layer %s (%s): %s"):format(tostring(name), m.__name or "?", msg), 0)
+      error(("in %s: %s"):format(self:child_label(name, m), msg), 0)
     end
     error(msg, 0)
   end
@@ -423,16 +432,15 @@ function Sequential:init(...)
 end
 function Sequential:append(m) return self:add(tostring(#self._child_names), m) end
 function Sequential:get(i) return self._children[tostring(i - 1)] end
+-- an error names the layer by its 1-based position (seq:get(i)) and its 0-based name:
+-- "in layer 2 (named "1", Linear): ..."
+function Sequential:child_label(name, m)
+  local i = math.tointeger(tonumber(name))
+  if not i then return Module.child_label(self, name, m) end
+  return ('layer %d (named "%s", %s)'):format(i + 1, name, m.__name or "?")
+end
 function Sequential:forward(x)
-  for i, n in ipairs(self._child_names) do
-    local m = self._children[n]
-    local ok, r = pcall(m.forward, m, x)
-    if not ok then
-      if type(r) == "string" then error(("in layer %d (%s): %s"):format(i, m.__name or "?", r), 0) end
-      error(r, 0)
-    end
-    x = r
-  end
+  for _, n in ipairs(self._child_names) do x = self:call_child(n, x) end
   return x
 end
 

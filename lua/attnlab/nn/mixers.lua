@@ -18,10 +18,13 @@ local function check_int(who, key, v, lo, hi)
   return v
 end
 
--- The forward's options are attention's (key_mask, keep): checked the same way, so that a
--- misspelt key (kep = ...) fails instead of running the mixer unmasked.
-local function checked_keep(who, x, opts, want)
+-- The forward's arguments are attention's, checked the same way and naming the mixer: x a
+-- float32 (B,N,dim) (a wrong width failed inside the C scan as a wrong weight, or inside
+-- attnlab.linear), key_mask and keep (B,N); a misspelt key (kep = ...) fails instead of
+-- running the mixer unmasked. Returns the keep mask the scan takes (nil: every token).
+local function checked_keep(who, x, opts, want, dim)
   nn.MultiHeadAttention.check_forward(who, x, opts, want)
+  nn.MultiHeadAttention.check_input(who, x, dim, opts)
   if not opts then return nil end
   local k = opts.keep
   if opts.key_mask then k = k and (k * opts.key_mask) or opts.key_mask end
@@ -61,7 +64,7 @@ end
 function BiLSTM:forward(x, opts)
   local p = {}
   for i, n in ipairs(LSTM_NAMES) do p[i] = self[n] end
-  local y = al.bilstm(x, p, checked_keep("BiLSTM", x, opts, self.forward_wants), self.heads)
+  local y = al.bilstm(x, p, checked_keep("BiLSTM", x, opts, self.forward_wants, self.dim), self.heads)
   return self.out_proj(y)
 end
 
@@ -146,7 +149,7 @@ function BiMamba:params_list()
 end
 
 function BiMamba:forward(x, opts)
-  local keep = checked_keep("BiMamba", x, opts, self.forward_wants)
+  local keep = checked_keep("BiMamba", x, opts, self.forward_wants, self.dim)
   local xz = self.in_proj(x)
   local y = al.bimamba(xz, self:params_list(), keep, self.heads, self.N, self.R, self.K)
   return self.out_proj(y)

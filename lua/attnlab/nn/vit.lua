@@ -25,6 +25,16 @@ local nn = al.nn
 local ViT = nn.class("ViT", nn.Module)
 nn.ViT = ViT
 
+-- The container of the encoder blocks: its children are timm's "0", "1", ... (state-dict keys
+-- blocks.0, blocks.1, ...), model:block(i) counts from 1, and an error inside a block names
+-- both: "in block 2 (blocks.1, EncoderBlock): ...".
+local Blocks = nn.class("Blocks", nn.Module)
+function Blocks:child_label(name, m)
+  local i = math.tointeger(tonumber(name))
+  if not i then return nn.Module.child_label(self, name, m) end
+  return ("block %d (blocks.%s, %s)"):format(i + 1, name, m.__name or "?")
+end
+
 ViT.PRESET = { dim = 64, depth = 2, heads = 4, mlp_ratio = 4, normalizer = "softmax", qkv_bias = true,
                init = "torch", embed_std = 0.02 }
 
@@ -130,8 +140,7 @@ function ViT:init(opts)
   self:param("pos_embed", al.zeros({ 1, self.num_tokens, D }))
   small_normal(self.pos_embed, 0.02, gen)
   small_normal(self.cls_token, 0.02, gen)
-  local blocks = self:add("blocks", nn.Module())
-  blocks.__name = "Blocks"
+  local blocks = self:add("blocks", Blocks())
   for i = 0, o.depth - 1 do
     blocks:add(tostring(i), nn.EncoderBlock { dim = D, heads = o.heads, mlp_ratio = o.mlp_ratio,
                                               normalizer = o.normalizer, qkv_bias = o.qkv_bias, iters = o.iters })
@@ -155,7 +164,18 @@ function ViT:init(opts)
   end
 end
 
-function ViT:block(i) return self.blocks._children[tostring(i - 1)] end   -- 1-based
+-- The i-th encoder block, 1-based (its state-dict name is blocks.<i-1>). Anything but an
+-- integer in 1..depth is an error: a nil returned here failed only at the next use, as
+-- "attempt to index a nil value".
+function ViT:block(i)
+  local n = type(i) == "number" and math.tointeger(i)
+  if not n or n < 1 or n > self.depth then
+    local why = not n and (type(i) == "string" and " (a string)" or "") or n < 1 and " (blocks are numbered from 1)"
+      or (" (the model has depth %d)"):format(self.depth)
+    error(("ViT:block: the block number must be an integer in 1..%d, got %s%s"):format(self.depth, nn.show(i), why), 2)
+  end
+  return self.blocks._children[tostring(n - 1)]
+end
 
 function ViT:attention_layers()
   local out = {}
@@ -244,14 +264,37 @@ function ViT:alphas()
   return out
 end
 
+-- The header's normalizer: what the blocks run now, not the option the model was built with
+-- (a block's mixer or its attention's normalizer may have been swapped since). One name when
+-- every block runs the same; else one entry per block, "normalizer=per block (1: softmax,
+-- 2: TempSoftmax)". A block whose mixer is not attention has none: "none (BiMamba)".
+function ViT:normalizer_summary()
+  local labels, same = {}, true
+  for i = 1, self.depth do
+    local mixer = self:block(i).attn
+    local label
+    if getmetatable(mixer) == nn.MultiHeadAttention then
+      label = mixer:normalizer_label()
+    else
+      label = ("none (%s)"):format(type(mixer) == "table" and mixer.__name or type(mixer))
+    end
+    labels[i] = label
+    same = same and label == labels[1]
+  end
+  if same then return labels[1] end
+  local parts = {}
+  for i, l in ipairs(labels) do parts[i] = ("%d: %s"):format(i, l) end
+  return ("per block (%s)"):format(table.concat(parts, ", "))
+end
+
 function ViT:extra_repr()
   if self.text then
     return ("text: vocab=%d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s, init=%s, embed_std=%g"):format(
-      self.cfg.vocab_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer, self.cfg.init,
-      self.cfg.embed_std)
+      self.cfg.vocab_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self:normalizer_summary(),
+      self.cfg.init, self.cfg.embed_std)
   end
   return ("image %dx%d, patch %d, tokens=%d, dim=%d, depth=%d, heads=%d, normalizer=%s, init=%s"):format(self.image_size,
-    self.image_size, self.patch_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self.cfg.normalizer,
+    self.image_size, self.patch_size, self.num_tokens, self.cfg.dim, self.depth, self.cfg.heads, self:normalizer_summary(),
     self.cfg.init)
 end
 

@@ -12,13 +12,38 @@ local check = require "attnlab.run.optim_args"   -- the argument checks, one per
 
 local optim = {}
 
-local function make_groups(params, defaults)
-  assert(type(params) == "table", "optimizer: params must be a list of tensors or of groups")
+-- what a params argument is, for the messages below
+local function what(v)
+  if al.is_tensor(v) then return "a tensor" end
+  if type(v) == "table" and type(v.parameters) == "function" and getmetatable(v) ~= nil then
+    return ("a module (%s)"):format(v.__name or "Module")
+  end
+  return v == nil and "nil" or ("a " .. type(v))
+end
+
+-- params: a list of tensors, or a list of groups {params = {tensors...}, <option> = ...}. As
+-- PyTorch, an optimizer with nothing to train is refused: a module passed instead of its
+-- parameters (AdamW(model) read no tensor from it and stepped nothing, silently), an empty
+-- list, or a group without a parameter.
+local function make_groups(who, params, defaults)
+  if type(params) ~= "table" or al.is_tensor(params) or (getmetatable(params) ~= nil and type(params.parameters) == "function") then
+    local hint = type(params) == "table" and type(params.parameters) == "function" and "pass model:parameters()"
+      or al.is_tensor(params) and "pass a list {t}" or "pass model:parameters() or a list of tensors"
+    error(("%s: params must be a list of tensors or of groups {params = {...}}, got %s: %s"):format(who, what(params), hint), 0)
+  end
+  if params[1] == nil then
+    if next(params) ~= nil then
+      error(("%s: params must be a list of tensors or of groups {params = {...}}, got a table with no entry 1 " ..
+        "(a state dict? pass model:parameters())"):format(who), 0)
+    end
+    error(("%s: got an empty parameter list"):format(who), 0)
+  end
   local groups = {}
-  if params[1] ~= nil and not al.is_tensor(params[1]) then
+  if not al.is_tensor(params[1]) then
     for gi, g in ipairs(params) do
       if type(g) ~= "table" or getmetatable(g) ~= nil or type(g.params) ~= "table" then
-        error(("optimizer: entry %d of params is a %s, not a tensor or a group {params = {...}}"):format(gi, type(g)), 3)
+        error(("%s: entry %d of params is %s, not a tensor or a group {params = {...}}%s"):format(who, gi, what(g),
+          type(g) == "table" and type(g.parameters) == "function" and " (pass its :parameters())" or ""), 0)
       end
       local grp = {}
       for k, v in pairs(defaults) do grp[k] = v end
@@ -32,10 +57,20 @@ local function make_groups(params, defaults)
   end
   for gi, g in ipairs(groups) do
     for i, p in ipairs(g.params) do
-      if not al.is_tensor(p) then error(("optimizer: group %d entry %d is not a tensor"):format(gi, i), 3) end
-      if p:dtype() ~= "float32" then error(("optimizer: group %d entry %d is not float32"):format(gi, i), 3) end
+      if not al.is_tensor(p) then error(("%s: group %d entry %d is %s, not a tensor"):format(who, gi, i, what(p)), 0) end
+      if p:dtype() ~= "float32" then error(("%s: group %d entry %d is not float32"):format(who, gi, i), 0) end
+    end
+    if g.params[1] == nil and getmetatable(g.params) ~= nil and type(g.params.parameters) == "function" then
+      error(("%s: group %d has an empty params list (its params is %s: pass its :parameters())")
+        :format(who, gi, what(g.params)), 0)
     end
   end
+  -- an empty group is allowed, as in PyTorch (fit.param_groups makes a decay and a no-decay
+  -- group, and a stage's filter may leave one empty); only an optimizer with nothing at all
+  -- to train is refused
+  local any = false
+  for _, g in ipairs(groups) do any = any or g.params[1] ~= nil end
+  if not any then error(("%s: every group's params list is empty: nothing to train"):format(who), 0) end
   return groups
 end
 
@@ -101,7 +136,7 @@ function AdamW.new(params, opts)
   local betas = opts.betas or { 0.9, 0.999 }
   local defaults = { lr = opts.lr or 1e-3, betas = betas, eps = opts.eps or 1e-8,
                      weight_decay = opts.weight_decay == nil and 0.01 or opts.weight_decay }
-  local self = setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0,
+  local self = setmetatable({ param_groups = make_groups("AdamW", params, defaults), state = {}, steps = 0,
                               lr = defaults.lr }, AdamW)
   return self
 end
@@ -138,7 +173,7 @@ function SGD.new(params, opts)
   opts = opts or {}
   local defaults = { lr = opts.lr or 1e-2, momentum = opts.momentum or 0, dampening = opts.dampening or 0,
                      weight_decay = opts.weight_decay or 0, nesterov = opts.nesterov or false }
-  return setmetatable({ param_groups = make_groups(params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
+  return setmetatable({ param_groups = make_groups("SGD", params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
 end
 
 function SGD:_state(p)

@@ -46,7 +46,7 @@ end
 -- opts must be nil or a table; each group of a list of groups {params = ..., lr = ...} may
 -- override the options, so it is checked the same way (its messages name the group; what it
 -- does not set comes from opts). A group that is not a table is left to the optimizer's own
--- check of params.
+-- check of params (so is a module in the list).
 -- Every key of t must be in known (a list): a misspelt option (weigth_decay = 0.1) would
 -- otherwise be ignored and the default used, a silently different run.
 local function check_keys(who, t, known)
@@ -71,7 +71,7 @@ local function check_all(who, params, opts, check)
     local group_known = { "params", "lr_scale" }
     for _, k in ipairs(known) do group_known[#group_known + 1] = k end
     for gi, g in ipairs(params) do
-      if type(g) == "table" then
+      if type(g) == "table" and getmetatable(g) == nil then   -- (a module there: make_groups names it)
         check_keys(("%s group %d"):format(who, gi), g, group_known)
         check(("%s group %d"):format(who, gi), g, opts)
         check_range(("%s group %d"):format(who, gi), g, "lr_scale", 0, false, math.huge)
