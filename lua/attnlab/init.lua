@@ -172,7 +172,11 @@ function al.help()
   normalizers: al.softmax al.sparsemax al.entmax15 al.entmax_bisect al.topk_softmax
   modules:     al.nn.Linear(4, 2)  al.nn.ViT{...}  al.nn.MultiHeadAttention{dim=,heads=,normalizer=}
   training:    al.optim.AdamW(model:parameters(), {lr=1e-3})  opt:zero_grad() opt:step()
-  data:        al.data.fashion_mnist{split="train"}
+  mixers:      al.nn.BiMamba{dim=,heads=}  al.nn.BiLSTM{dim=,heads=}  model:block(i):set_mixer(m)
+  data:        al.data.fashion_mnist{split="train"}  ds:subset{1,2,3}  al.data.Loader(ds, {batch_size=, limit=})
+  save/load:   al.save(path, tensors)  al.load(path)  al.checkpoint.save_vit(path, model)  al.checkpoint.vit_from_file(path)
+  checks:      al.gradcheck(fn, {x, ...})
+  statistics:  al.stats.ttest_rel(a, b)  al.stats.holm(ps)  al.report (records -> Markdown)
   config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)]])
 end
 
