@@ -207,4 +207,11 @@ case("the header names a swapped-in mixer's blocks as having no normalizer", fun
   T.truthy(header:find("normalizer=per block (1: none (BiMamba), 2: sparsemax)", 1, true), header)
 end)
 
+-- the mixers' constructor checks are one line (they were asserts: a file path first)
+err("BiLSTM: dim not a multiple of heads", function() return nn.BiLSTM { dim = 10, heads = 3 } end,
+  "BiLSTM: dim must be a positive multiple of heads, got dim = 10, heads = 3")
+err("BiMamba without dim", function() return nn.BiMamba { heads = 3 } end, "BiMamba: dim is required")
+err("BiMamba: inner width not divisible by heads", function() return nn.BiMamba { dim = 9, heads = 2, expand = 1 } end,
+  "BiMamba: the inner width expand * dim = 9 is not divisible by heads = 2")
+
 return cases

@@ -48,8 +48,10 @@ function BiLSTM:init(opts)
   opts = nn.check_opts("BiLSTM", opts, nn.keyset({ "dim", "heads", "generator" }))
   local dim, heads = opts.dim, opts.heads or 1
   check_int("BiLSTM", "heads", heads, 1)
-  assert(math.type(dim) == "integer" and dim > 0 and dim % heads == 0,
-    "BiLSTM: dim must be a positive multiple of heads")
+  if math.type(dim) ~= "integer" or dim <= 0 or dim % heads ~= 0 then
+    error(("BiLSTM: dim must be a positive multiple of heads, got dim = %s, heads = %s"):format(nn.show(dim),
+      nn.show(heads)), 0)
+  end
   self.dim, self.heads, self.hd = dim, heads, dim // heads
   self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)
   local gen = opts.generator
@@ -89,7 +91,8 @@ local DIRS = { { conv = "conv1d", xp = "x_proj", dt = "dt_proj", A = "A_log", D 
 function BiMamba:init(opts)
   opts = nn.check_opts("BiMamba", opts, nn.keyset({ "dim", "heads", "expand", "d_state", "d_conv", "dt_rank",
                                                     "dt_min", "dt_max", "generator" }))
-  local dim = check_int("BiMamba", "dim", assert(opts.dim, "BiMamba: dim is required"), 1)
+  if opts.dim == nil then error("BiMamba: dim is required (BiMamba{dim = D, heads = H})", 0) end
+  local dim = check_int("BiMamba", "dim", opts.dim, 1)
   local heads = check_int("BiMamba", "heads", opts.heads or 1, 1)
   local expand = check_int("BiMamba", "expand", opts.expand or 2, 1)
   -- 256: the C scan's limit on the state size (include/attnlab/mixers.h)
@@ -97,7 +100,9 @@ function BiMamba:init(opts)
   local K = check_int("BiMamba", "d_conv", opts.d_conv or 4, 1)
   local E = expand * dim
   local R = check_int("BiMamba", "dt_rank", opts.dt_rank or math.ceil(dim / 16), 1)
-  assert(E % heads == 0, ("BiMamba: inner width %d not divisible by heads %d"):format(E, heads))
+  if E % heads ~= 0 then
+    error(("BiMamba: the inner width expand * dim = %d is not divisible by heads = %d"):format(E, heads), 0)
+  end
   self.dim, self.heads, self.E, self.N, self.R, self.K = dim, heads, E, N, R, K
   self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)
   local gen = opts.generator
