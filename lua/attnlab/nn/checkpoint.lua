@@ -307,15 +307,7 @@ end
 -- normalizer, its bisection iters, the init scheme -- comes from there, so a saved model
 -- comes back as the same model.
 
-local function is_vit(model)
-  if type(model) ~= "table" then return false end
-  local c = getmetatable(model)
-  while type(c) == "table" do
-    if c == al.nn.ViT then return true end
-    c = rawget(c, "parent")
-  end
-  return false
-end
+local function is_vit(model) return al.nn.is_instance(model, al.nn.ViT) end
 
 -- The ViT options of a model as plain values (no generator, no seed): what al.nn.ViT needs to
 -- build the same architecture again (dim, depth, heads, mlp_ratio, normalizer, iters,

@@ -162,11 +162,14 @@ end
 -- Whether v is a module instance: an object of nn.Module or of a class derived from it (the
 -- tree, state_dict and parameters walks need Module's fields, so a table with a forward
 -- function is not enough).
-function nn.is_module(v)
+function nn.is_module(v) return nn.is_instance(v, Module) end
+
+-- Whether v is an object of `class` or of a class derived from it (nn.class's parent chain).
+function nn.is_instance(v, class)
   if type(v) ~= "table" then return false end
   local c = getmetatable(v)
   while type(c) == "table" do
-    if c == Module then return true end
+    if c == class then return true end
     c = rawget(c, "parent")
   end
   return false
