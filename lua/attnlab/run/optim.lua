@@ -12,10 +12,13 @@ local check = require "attnlab.run.optim_args"   -- the argument checks, one per
 
 local optim = {}
 
+-- A module (al.nn.Module or a subclass) passed where its parameters belong.
+local function is_module(v) return al.nn.is_module(v) end
+
 -- what a params argument is, for the messages below
 local function what(v)
   if al.is_tensor(v) then return "a tensor" end
-  if type(v) == "table" and type(v.parameters) == "function" and getmetatable(v) ~= nil then
+  if is_module(v) then
     return ("a module (%s)"):format(v.__name or "Module")
   end
   return v == nil and "nil" or ("a " .. type(v))
@@ -24,10 +27,12 @@ end
 -- params: a list of tensors, or a list of groups {params = {tensors...}, <option> = ...}. As
 -- PyTorch, an optimizer with nothing to train is refused: a module passed instead of its
 -- parameters (AdamW(model) read no tensor from it and stepped nothing, silently), an empty
--- list, or a group without a parameter.
+-- list, or groups none of which holds a parameter. One empty group among others is allowed
+-- (fit.param_groups makes a decay and a no-decay group, and a stage's filter may leave one
+-- empty), but not a group whose params is a module.
 local function make_groups(who, params, defaults)
-  if type(params) ~= "table" or al.is_tensor(params) or (getmetatable(params) ~= nil and type(params.parameters) == "function") then
-    local hint = type(params) == "table" and type(params.parameters) == "function" and "pass model:parameters()"
+  if type(params) ~= "table" or al.is_tensor(params) or is_module(params) then
+    local hint = is_module(params) and "pass model:parameters()"
       or al.is_tensor(params) and "pass a list {t}" or "pass model:parameters() or a list of tensors"
     error(("%s: params must be a list of tensors or of groups {params = {...}}, got %s: %s"):format(who, what(params), hint), 0)
   end
@@ -43,7 +48,7 @@ local function make_groups(who, params, defaults)
     for gi, g in ipairs(params) do
       if type(g) ~= "table" or getmetatable(g) ~= nil or type(g.params) ~= "table" then
         error(("%s: entry %d of params is %s, not a tensor or a group {params = {...}}%s"):format(who, gi, what(g),
-          type(g) == "table" and type(g.parameters) == "function" and " (pass its :parameters())" or ""), 0)
+          is_module(g) and " (pass its :parameters())" or ""), 0)
       end
       local grp = {}
       for k, v in pairs(defaults) do grp[k] = v end
@@ -56,18 +61,16 @@ local function make_groups(who, params, defaults)
     groups[1] = grp
   end
   for gi, g in ipairs(groups) do
+    if is_module(g.params) then
+      error(("%s: group %d's params is %s, not a list of tensors: pass its :parameters()")
+        :format(who, gi, what(g.params)), 0)
+    end
     for i, p in ipairs(g.params) do
       if not al.is_tensor(p) then error(("%s: group %d entry %d is %s, not a tensor"):format(who, gi, i, what(p)), 0) end
       if p:dtype() ~= "float32" then error(("%s: group %d entry %d is not float32"):format(who, gi, i), 0) end
     end
-    if g.params[1] == nil and getmetatable(g.params) ~= nil and type(g.params.parameters) == "function" then
-      error(("%s: group %d has an empty params list (its params is %s: pass its :parameters())")
-        :format(who, gi, what(g.params)), 0)
-    end
   end
-  -- an empty group is allowed, as in PyTorch (fit.param_groups makes a decay and a no-decay
-  -- group, and a stage's filter may leave one empty); only an optimizer with nothing at all
-  -- to train is refused
+  -- only an optimizer with nothing at all to train is refused (see above)
   local any = false
   for _, g in ipairs(groups) do any = any or g.params[1] ~= nil end
   if not any then error(("%s: every group's params list is empty: nothing to train"):format(who), 0) end
