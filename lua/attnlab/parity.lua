@@ -104,7 +104,7 @@ local function config(user)
   -- errors here are the user's (scripts/parity_torch.lua passes its options through): one line
   -- without a Lua position ("parity.lua:66:" tells a user nothing)
   local okn, why = pcall(al.nn.Normalizer.parse, c.normalizer)
-  if not okn then error("parity: " .. tostring(why):gsub("^[^%s:]+%.lua:%d+: ", ""), 0) end
+  if not okn then error("parity: " .. util.error_text(why), 0) end
   al.nn.ViT.check_init(c.init, "parity")
   c.warmup = c.warmup or math.max(1, c.steps // 10)
   c.total = c.total or c.steps

@@ -124,12 +124,24 @@ function util.writable_path(path)
   return true
 end
 
+-- An error value as a one-line message: tostring'd, without the "file.lua:N: " position that
+-- error() adds (it means nothing to a user) and, when given, without a leading "prefix: " (a
+-- function name the caller's own message replaces, e.g. "train" or "attnlab.json.decode").
+function util.error_text(err, prefix)
+  local msg = tostring(err):gsub("^[^%s:]+%.lua:%d+: ", "")
+  if prefix then
+    local escaped = prefix:gsub("%p", "%%%0")
+    msg = msg:gsub("^" .. escaped .. ": ", "")
+  end
+  return msg
+end
+
 -- JSON text decoded: the value, or nil and the decoder's reason without its Lua position or
 -- function name ("expected ',' or '}' at ..."), for messages that name the file or option.
 function util.decode_json(text)
   local ok, v = pcall(require("attnlab").json.decode, text)
   if ok then return v end
-  return nil, (tostring(v):gsub("^.-%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", ""))
+  return nil, util.error_text(v, "attnlab.json.decode")
 end
 
 -- The whole file, or nil when it cannot be opened.

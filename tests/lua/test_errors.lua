@@ -333,6 +333,24 @@ err("entmax_bisect with iters = -5", function() return al.entmax_bisect(al.ones 
 err("Normalizer with an unknown option", function() return al.nn.Normalizer { name = "hae", heads = 2, alpha = 1.5 } end,
   "Normalizer: unknown option 'alpha'")
 
+-- ---- util.error_text: how every module turns a caught error into one line ----------------
+cases[#cases + 1] = { name = "util.error_text drops error()'s file position and a given function prefix, nothing else", fn = function()
+  local util = require "attnlab.util"
+  local ok, e = pcall(function() error("train: bad option") end)
+  T.eq(ok, false)
+  T.truthy(tostring(e):find("%.lua:%d+: train: bad option"), "error() added a position: " .. tostring(e))
+  T.eq(util.error_text(e), "train: bad option")
+  T.eq(util.error_text(e, "train"), "bad option")
+  T.eq(util.error_text(e, "halting"), "train: bad option", "another prefix stays")
+  -- a prefix with pattern characters is matched literally
+  T.eq(util.error_text("attnlab.json.decode: expected ','", "attnlab.json.decode"), "expected ','")
+  T.eq(util.error_text("attnlabXjsonXdecode: x", "attnlab.json.decode"), "attnlabXjsonXdecode: x")
+  -- only a leading position goes; one quoted inside the message stays
+  T.eq(util.error_text("sweep: cell 3: /a/x.lua:12: boom"), "sweep: cell 3: /a/x.lua:12: boom")
+  T.eq(util.error_text(nil), "nil")
+  T.eq(util.error_text({ 1 }):match("^table"), "table")
+end }
+
 -- ---- outputs that are not regular files ------------------------------------------------------
 -- A record is written to a temporary file renamed over the target: given /dev/null as --out, a
 -- run as root replaced /dev/null with a regular file and reported success, and a FIFO hung the

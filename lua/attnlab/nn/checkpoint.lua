@@ -38,6 +38,7 @@
 -- stripped. DeiT's distilled models (dist_token, head_dist) are not supported: their
 -- extra keys are reported as unexpected.
 local al = require "attnlab"
+local util = require "attnlab.util"
 
 local M = {}
 
@@ -177,7 +178,7 @@ function M.resample_pos_embed(pe, new_grid, opts)
 end
 
 -- ---- reading ----------------------------------------------------------------------------
-local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", "")) end
+local clean = util.error_text
 
 -- A training checkpoint (run/fit.lua writes one after every epoch: model.<name> and
 -- optim.<name> tensors, a `state` metadata entry) as the model's tensors alone, split by
@@ -358,7 +359,7 @@ end
 -- The JSON object in metadata entry `field`, decoded; a damaged entry is one line
 -- "<where>: metadata <field> ..." (s2s/distill.lua reads its own entries with it too).
 function M.metadata_object(meta, field, where)
-  local v, why = require("attnlab.util").decode_json(meta[field])
+  local v, why = util.decode_json(meta[field])
   if why then error(("%s: metadata %s is not valid JSON: %s"):format(where, field, why), 0) end
   if type(v) ~= "table" then error(("%s: metadata %s must be a JSON object, got %s"):format(where, field, tostring(meta[field])), 0) end
   return v
@@ -429,7 +430,7 @@ function M.save_vit(path, model, meta)
     end
   end
   local ok, err = pcall(al.save, path, model:state_dict(), m)
-  if not ok then error(("%s: cannot write %s: %s"):format(who, path, clean(err):gsub("^attnlab%.save: ", "")), 0) end
+  if not ok then error(("%s: cannot write %s: %s"):format(who, path, clean(err, "attnlab.save")), 0) end
   return path
 end
 

@@ -77,7 +77,7 @@ end
 local function normalizer_problem(name)
   local ok, err = pcall(al.nn.Normalizer.parse, name)
   if ok then return nil end
-  return (tostring(err):gsub("^[^%s:]+%.lua:%d+: ", ""))
+  return util.error_text(err)
 end
 
 -- The per-epoch list: config.epochs entries, entry i of epoch i.
@@ -204,7 +204,7 @@ function R.read(path)
   if txt:match("^%s*$") then return nil, #txt == 0 and "empty file" or "blank file", "unreadable" end
   local ok, rec = pcall(al.json.decode, txt)
   if not ok then
-    return nil, "not JSON (truncated?): " .. tostring(rec):gsub("^[^%s:]+%.lua:%d+: ", ""):gsub("^attnlab%.json%.decode: ", ""),
+    return nil, "not JSON (truncated?): " .. util.error_text(rec, "attnlab.json.decode"),
       "unreadable"
   end
   local why = R.check(rec)

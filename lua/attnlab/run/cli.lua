@@ -32,6 +32,7 @@
 -- "name: message" (no Lua position, no traceback; ATTNLAB_TRACEBACK=1 shows it), exit 1 --
 -- or the integer main returns. cli.die(SPEC or name, msg [, code]) prints one line and exits.
 local cli = {}
+local util = require "attnlab.util"
 
 local function out(s) io.stdout:write(s) end
 local function err(s) io.stderr:write(s) end
@@ -43,7 +44,7 @@ local function script_name(spec) return type(spec) == "table" and spec.name or t
 function cli.clean(msg)
   msg = tostring(msg)
   for _ = 1, 3 do
-    local stripped = msg:gsub("^[^%s:]+%.lua:%d+: ", ""):gsub("^%[string \"[^\"]*\"%]:%d+: ", "")
+    local stripped = util.error_text(msg):gsub("^%[string \"[^\"]*\"%]:%d+: ", "")
     if stripped == msg then break end
     msg = stripped
   end
@@ -51,7 +52,7 @@ function cli.clean(msg)
 end
 
 -- A value as a message shows it: strings quoted, NaN as nan, tables by type.
-cli.show = require("attnlab.util").show
+cli.show = util.show
 
 function cli.die(spec, msg, code)
   local name = script_name(spec)
@@ -328,7 +329,7 @@ function cli.parse_pairs(argv, first, spec)
     local n = tonumber(v)
     if n then return math.tointeger(n) or n end
     if v:match("^[%[{]") then
-      local x, why = require("attnlab.util").decode_json(v)
+      local x, why = util.decode_json(v)
       if why == nil then return x end
       return bad(k, ("'%s' is not valid JSON: %s"):format(v, why))
     end

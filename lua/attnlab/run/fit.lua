@@ -224,7 +224,7 @@ function fit.augment_seed(seed, stage, epoch)
   return ((seed or 1) * 1000003 + stage * 7907 + epoch) * 2 + 1
 end
 
-local function clean(msg) return (tostring(msg):gsub("^[^%s:]+%.lua:%d+: ", "")) end
+local clean = util.error_text
 
 -- ---- the loop ---------------------------------------------------------------------------------------
 -- fit.run(model, stages, spec) -> history, stopped.

@@ -76,6 +76,7 @@ local NUMBER_WANT = {
 }
 
 local copy = require("attnlab.util").copy
+local error_text = require("attnlab.util").error_text
 local writable_path = require("attnlab.util").writable_path
 local abspath = require("attnlab.util").abspath
 
@@ -94,7 +95,7 @@ function train.config(user)
     error(("train: unknown dataset '%s'; known: %s"):format(tostring(c.dataset), table.concat(names, ", ")), 3)
   end
   local okn, nerr = pcall(al.nn.Normalizer.parse, c.normalizer)   -- raises with the list of valid names
-  if not okn then error("train: " .. tostring(nerr):gsub("^[^%s:]+%.lua:%d+: ", ""), 3) end
+  if not okn then error("train: " .. error_text(nerr), 3) end
   -- every key up front: a bad value is one message here, not a failure deep inside a run
   local function bad(k, want) error(("train: %s must be %s, got %s"):format(k, want, al.cli.show(c[k])), 3) end
   for k, d in pairs(train.DEFAULTS) do   -- the type of each key's default

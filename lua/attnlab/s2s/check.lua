@@ -182,7 +182,7 @@ local function halting(also)
         show(v))
     end
     local ok, err = pcall(require("attnlab.s2s.halting").config, v)
-    if not ok then return (tostring(err):gsub("^.-%.lua:%d+: ", ""):gsub("^halting: ", "")) end
+    if not ok then return util.error_text(err, "halting") end
   end
 end
 KINDS.halting = halting(false)
@@ -332,7 +332,7 @@ local function train_rule(t)
   tc.save, tc.image_size = nil, nil                            -- s2s.train_teacher's own keys
   local ok, err = pcall(al.train.config, tc)
   if ok then return nil end
-  local msg = tostring(err):gsub("^.-%.lua:%d+: ", ""):gsub("^train: ", "")
+  local msg = util.error_text(err, "train")
   local key, rest = msg:match("^([%w_]+) (must be .*)$")
   if key then return key, rest end
   key = msg:match("^unknown config key '([%w_]+)'")

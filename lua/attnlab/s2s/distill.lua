@@ -33,6 +33,7 @@ local ckpt = require "attnlab.nn.checkpoint"
 local D = {}
 
 local copy = require("attnlab.util").copy
+local error_text = require("attnlab.util").error_text
 
 -- ---- mixers and replacement --------------------------------------------------------------------
 D.MIXERS = { bimamba = "BiMamba", bilstm = "BiLSTM" }
@@ -230,7 +231,7 @@ function D.file_halting(meta, path)
     error(("%s must be a JSON object, got %s"):format(where, text), 0)
   end
   local ok, err = pcall(H.config, v)
-  if not ok then error(("%s: %s"):format(where, (tostring(err):gsub("^.-%.lua:%d+: ", ""):gsub("^halting: ", ""))), 0) end
+  if not ok then error(("%s: %s"):format(where, error_text(err, "halting")), 0) end
   return v
 end
 

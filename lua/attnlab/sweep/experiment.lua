@@ -298,7 +298,7 @@ return function(sweep, H)
     end
     -- every value, before any run starts: an unknown normalizer or epochs = -1 is an error here,
     -- not a failed run per (dataset, seed) later
-    local function clean(e) return (tostring(e):gsub("^[^%s:]+%.lua:%d+: ", ""):gsub("^train: ", "")) end
+    local function clean(e) return util.error_text(e, "train") end
     local keys = {}
     for i, n in ipairs(exp.normalizers) do
       local ok, k = pcall(normalizer_key, n)

@@ -239,7 +239,7 @@ local function error_message(stderr, rc)
       if not l:match("^%s") and not l:match("^stack traceback") then best = l end
     end
   end
-  if best then best = best:gsub("^[^%s:]+%.lua:%d+: ", "") end   -- the Lua position adds nothing for users
+  if best then best = util.error_text(best) end   -- the Lua position adds nothing for users
   return best or ("exited with status " .. tostring(rc) .. " and no message")
 end
 
@@ -473,7 +473,7 @@ function sweep.run(exp, opts)
           local ok, e = pcall(al.load, r.checkpoint)
           if not ok then
             local aside = r.checkpoint .. ".corrupt-" .. os.date("!%Y%m%dT%H%M%SZ")
-            local msg = tostring(e):gsub("^[^%s:]+%.lua:%d+: ", "")
+            local msg = util.error_text(e)
             if dry then
               log(("%s: checkpoint %s is unreadable (%s); a real run sets it aside and starts over"):format(r.name,
                 r.checkpoint, msg))
