@@ -99,9 +99,18 @@ err("set_mixer of a module class", function() return block():set_mixer(al.nn.BiL
   "EncoderBlock:set_mixer", "a module class (call it to make a module)")
 err("set_mixer of a module without forward", function() return block():set_mixer(al.nn.Module()) end,
   "EncoderBlock:set_mixer", "has no forward")
+err("set_mixer of a BiLSTM of another width", function() return block():set_mixer(al.nn.BiLSTM { dim = 16, heads = 2 }) end,
+  "EncoderBlock:set_mixer: the mixer BiLSTM has dim 16, but the block's width is 8")
+err("set_mixer of an attention of another width", function()
+  return block():set_mixer(al.nn.MultiHeadAttention { dim = 4, heads = 2 })
+end, "EncoderBlock:set_mixer: the mixer MultiHeadAttention has dim 4, but the block's width is 8")
+err("EncoderBlock with a BiMamba mixer of another width", function()
+  return al.nn.EncoderBlock { dim = 8, heads = 2, mixer = al.nn.BiMamba { dim = 16, heads = 2 } }
+end, "EncoderBlock: the mixer BiMamba has dim 16, but the block's width is 8")
 cases[#cases + 1] = { name = "set_mixer: a refused mixer leaves the block usable; a module is accepted", fn = function()
   local b = block()
   T.raises(function() b:set_mixer(5) end, "the mixer must be a module")
+  T.raises(function() b:set_mixer(al.nn.BiLSTM { dim = 16, heads = 2 }) end, "has dim 16")
   T.truthy(tostring(b):find("MultiHeadAttention", 1, true), "the block keeps its attention")
   T.eq(b(al.ones { 1, 3, 8 }):shape(), { 1, 3, 8 })
   b:set_mixer(al.nn.BiLSTM { dim = 8, heads = 2 })

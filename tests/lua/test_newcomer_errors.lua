@@ -100,10 +100,15 @@ end)
 -- ---- 3. error paths count blocks as model:block(i) does ------------------------------------------
 case("an error in block 2 says block 2 (blocks.1), not layer 1", function()
   local m = vit()
-  m:block(2):set_mixer(nn.BiLSTM { dim = 32, heads = 4 })
+  -- a mixer of the user's own that states no dim (set_mixer refuses a BiLSTM of the wrong
+  -- width at once), failing inside its forward
+  local Narrow = nn.class("Narrow", nn.Module)
+  function Narrow:init() self:add("proj", nn.Linear(32, 32)) end
+  function Narrow:forward(x) return self.proj(x) end
+  m:block(2):set_mixer(Narrow())
   local e = T.capture_error(function() return m(al.randn { 2, 1, 28, 28 }) end)
-  T.truthy(e:find("in block 2 (blocks.1, EncoderBlock): in layer attn (BiLSTM): BiLSTM: expected x (B,N,32), got (2,17,64)",
-    1, true), e)
+  T.truthy(e:find("in block 2 (blocks.1, EncoderBlock): in layer attn (Narrow): ", 1, true), e)
+  T.truthy(e:find("attnlab.linear: input float32 (2,17,64) does not match weight float32 (32,32)", 1, true), e)
   lacks(e, "in layer 1", "\n")
   -- the same through the blocks' own call_child (0-based names, as s2s/halting.lua calls it)
   e = T.capture_error(function() return m.blocks:call_child(1, al.randn { 2, 17, 64 }) end)

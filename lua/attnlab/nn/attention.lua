@@ -287,6 +287,7 @@ function EncoderBlock:init(opts)
   if opts.mixer ~= nil and not nn.is_module(opts.mixer) then   -- as set_mixer: named now, not at forward
     error(("EncoderBlock: mixer must be a module (an nn.Module instance), got %s"):format(type(opts.mixer)), 0)
   end
+  if opts.mixer ~= nil then EncoderBlock.check_mixer_dim("EncoderBlock", opts.mixer, dim) end
   if opts.mlp_ratio ~= nil then nn.check_number("EncoderBlock", "mlp_ratio", opts.mlp_ratio, true) end
   local eps = opts.eps or 1e-6
   self.dim = dim
@@ -297,6 +298,16 @@ function EncoderBlock:init(opts)
   self.mlp_ratio = opts.mlp_ratio or 4
   self:add("mlp", nn.MLP { in_features = dim, hidden_features = math.floor(dim * self.mlp_ratio), act = opts.act or "gelu",
                            drop = opts.drop })
+end
+
+-- A mixer that states its width (m.dim: attention, BiLSTM, BiMamba) must have the block's; one
+-- of another width was accepted and failed only at the first forward, far from the swap.
+-- A user's mixer without a dim field is checked by its own forward.
+function EncoderBlock.check_mixer_dim(who, m, dim)
+  local mdim = rawget(m, "dim")
+  if math.type(mdim) == "integer" and mdim ~= dim then
+    error(("%s: the mixer %s has dim %d, but the block's width is %d"):format(who, m.__name or "Module", mdim, dim), 0)
+  end
 end
 
 -- m is checked now: a non-module would be accepted and break every later use of the block
@@ -312,6 +323,7 @@ function EncoderBlock:set_mixer(m)
   if type(m.forward) ~= "function" then
     error(("EncoderBlock:set_mixer: the mixer %s has no forward(x, opts) method"):format(m.__name or "Module"), 2)
   end
+  EncoderBlock.check_mixer_dim("EncoderBlock:set_mixer", m, self.dim)
   self:add("attn", m)
   return self
 end
