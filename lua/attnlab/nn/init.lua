@@ -201,14 +201,24 @@ function Module:child_label(name, m)
   return ("layer %s (%s)"):format(tostring(name), m.__name or "?")
 end
 
+-- The folder of the library's Lua modules ("/.../attnlab/"), from this file's own path.
+local LIBRARY_DIR = debug.getinfo(1, "S").source:match("^@(.*/)nn/[^/]*$")
+
 -- Call a child, prefixing any error with the layer that failed:
 -- "in layer attn (BiLSTM): <message>", "in block 2 (blocks.1, EncoderBlock): <message>".
+-- A position inside the library itself ("/.../attnlab/nn/init.lua:362: attnlab.linear: ...",
+-- added when a library module's forward called the C core) is dropped: the layer path says
+-- where. A position in the user's own code (a mixer of their own) is kept: the rethrow loses
+-- the traceback, so it is what points them at the line.
 function Module:call_child(name, ...)
   local m = self._children[tostring(name)] or error("no child " .. tostring(name))
   local r = table.pack(pcall(m.forward, m, ...))
   if not r[1] then
     local msg = r[2]
     if type(msg) == "string" then
+      if LIBRARY_DIR and msg:sub(1, #LIBRARY_DIR) == LIBRARY_DIR then
+        msg = msg:gsub("^[^:]*%.lua:%d+: ", "", 1)
+      end
       error(("in %s: %s"):format(self:child_label(name, m), msg), 0)
     end
     error(msg, 0)
