@@ -113,7 +113,9 @@ char *al_norm_names(char *buf, size_t size) {
   size_t used = 0;
   if (size) buf[0] = 0;
   for (int k = 0; k < AL_NORM_COUNT && size; k++) {
-    int w = snprintf(buf + used, size - used, "%s%s", k ? ", " : "", AL_NORMS[k].name);
+    const al_norm_desc *d = al_norm_get((al_norm_kind)k);
+    if (!d) continue;   /* a kind without its row is no kind (it printed "(null)") */
+    int w = snprintf(buf + used, size - used, "%s%s", used ? ", " : "", d->name);
     if (w < 0 || (size_t)w >= size - used) break;
     used += (size_t)w;
   }

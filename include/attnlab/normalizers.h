@@ -19,6 +19,9 @@
  *         see it instead of it being silently dropped.
  * Backward functions ACCUMULATE: gin += dL/dx. They need no mask: out is 0 where masked, and
  *         every backward gives 0 gradient where out == 0, and an all-masked row 0 gradient.
+ *         Each entry of gin gets exactly one float addition gin[j] += t_j, t_j independent of
+ *         gin (the tests check bitwise that two calls add twice what one adds). A backward sees
+ *         only the saved output, never x: the Jacobian must be computable from out.
  *         NaN in, NaN out: a NaN output row (a kept NaN or +inf in x) gets NaN in every entry
  *         of gin (and galpha) under every normalizer, so the gradient never hides it as 0.
  *         Each has a _write twin with the same arguments that WRITES gin = dL/dx (and galpha)

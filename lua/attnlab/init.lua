@@ -164,12 +164,19 @@ setmetatable(al, {
   end,
 })
 
+-- "al.softmax al.sparsemax ...": the normalizers' line of al.help, from the table.
+local function normalizer_functions()
+  local names = {}
+  for _, d in ipairs(core.normalizers()) do names[#names + 1] = "al." .. d.name end
+  return table.concat(names, " ")
+end
+
 function al.help()
-  print([[attnlab -- tensors with autograd, attention normalizers, sequential mixers.
+  print((([[attnlab -- tensors with autograd, attention normalizers, sequential mixers.
   tensors:     al.tensor{{1,2},{3,4}}  al.zeros{2,3}  al.randn{2,3}  t:shape()  t:reshape{...}
   math:        a + b  a * b  al.matmul(a, b)  al.sum(t, dim)  al.exp(t)  (dims are 1-based)
   autograd:    al.randn({3}, {requires_grad=true}); y:backward(); x.grad; al.no_grad(fn)
-  normalizers: al.softmax al.sparsemax al.entmax15 al.entmax_bisect al.topk_softmax
+  normalizers: NORMALIZERS
   modules:     al.nn.Linear(4, 2)  al.nn.ViT{...}  al.nn.MultiHeadAttention{dim=,heads=,normalizer=}
   training:    al.optim.AdamW(model:parameters(), {lr=1e-3})  opt:zero_grad() opt:step()
   mixers:      al.nn.BiMamba{dim=,heads=}  al.nn.BiLSTM{dim=,heads=}  model:block(i):set_mixer(m)
@@ -177,7 +184,16 @@ function al.help()
   save/load:   al.save(path, tensors)  al.load(path)  al.checkpoint.save_vit(path, model)  al.checkpoint.vit_from_file(path)
   checks:      al.gradcheck(fn, {x, ...})
   statistics:  al.stats.ttest_rel(a, b)  al.stats.holm(ps)  al.report (records -> Markdown)
-  config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)]])
+  config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)]]):gsub("NORMALIZERS", normalizer_functions())))
+end
+
+-- Last, when every function of this file is defined: the core refuses a normalizer named like
+-- one of its own functions; a name the Lua half defines (al.help, al.nn, ...) would replace the
+-- normalizer, or be hidden by it, silently.
+for _, d in ipairs(core.normalizers()) do
+  if rawget(al, d.name) ~= core[d.name] or lazy[d.name] then
+    error(("attnlab: the normalizer '%s' (core/norm/registry.c) has the name of al.%s; rename it"):format(d.name, d.name), 0)
+  end
 end
 
 return al

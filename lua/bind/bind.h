@@ -60,6 +60,7 @@ int l_tensor_requires_grad_(lua_State *L);
 
 void l_open_tensor(lua_State *L);   /* registers the metatable; fills module table at -1 */
 void l_open_ops(lua_State *L);
+void l_open_normalizers(lua_State *L);   /* after every other l_open_*: see ops.c */
 void l_open_rng(lua_State *L);
 void l_open_io(lua_State *L);
 void l_open_json(lua_State *L);

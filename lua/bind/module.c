@@ -211,5 +211,6 @@ int luaopen_attnlab_core(lua_State *L) {
   luaL_setfuncs(L, fns, 0);
   lua_pushliteral(L, ATTNLAB_VERSION);
   lua_setfield(L, -2, "version");
+  l_open_normalizers(L);   /* last: it refuses a normalizer named like anything above */
   return 1;
 }

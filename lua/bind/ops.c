@@ -421,23 +421,35 @@ static const char *as_methods[] = {
 
 void l_open_ops(lua_State *L) {
   luaL_setfuncs(L, functions, 0);
-  for (int k = 0; k < AL_NORM_COUNT; k++) {   /* al.softmax, al.sparsemax, ... */
-    const al_norm_desc *d = al_norm_get((al_norm_kind)k);
-    if (!d) continue;
-    lua_pushinteger(L, k);
-    lua_pushcclosure(L, l_normalizer, 1);
-    lua_setfield(L, -2, d->name);
-  }
   luaL_getmetatable(L, TENSOR_MT);
   lua_getfield(L, -1, "methods");
   for (int i = 0; as_methods[i]; i++) {
     lua_getfield(L, -3, as_methods[i]);
     lua_setfield(L, -2, as_methods[i]);
   }
-  for (int k = 0; k < AL_NORM_COUNT; k++) {   /* x:softmax(), x:topk_softmax(0.25), ... */
+  lua_pop(L, 2);
+}
+
+/* al.<name> and x:<name>() for every row of the normalizer table (al.softmax, x:topk_softmax(0.25),
+ * ...). Called after every other function of the core is in the table: a row named like one of
+ * them or like a tensor method ("relu", "view") would silently replace it, so that is an error
+ * naming the row. */
+void l_open_normalizers(lua_State *L) {
+  luaL_getmetatable(L, TENSOR_MT);
+  lua_getfield(L, -1, "methods");   /* al, mt, methods */
+  for (int k = 0; k < AL_NORM_COUNT; k++) {
     const al_norm_desc *d = al_norm_get((al_norm_kind)k);
     if (!d) continue;
-    lua_getfield(L, -3, d->name);
+    int taken_al = lua_getfield(L, -3, d->name) != LUA_TNIL;
+    int taken_method = lua_getfield(L, -2, d->name) != LUA_TNIL;
+    lua_pop(L, 2);
+    if (taken_al || taken_method)
+      luaL_error(L, "attnlab: the normalizer '%s' (core/norm/registry.c) has the name of %s%s; rename it",
+                 d->name, taken_al ? "al." : "the tensor method x:", d->name);
+    lua_pushinteger(L, k);
+    lua_pushcclosure(L, l_normalizer, 1);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -5, d->name);
     lua_setfield(L, -2, d->name);
   }
   lua_pop(L, 2);

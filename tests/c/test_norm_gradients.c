@@ -118,7 +118,8 @@ static void test_gradients(void) {
  * NaN (forward NaN); every block geometry; 1 and 2 threads (rows*n above AL_PAR_MIN_WORK). */
 static void test_write_mode(void) {
   const long lens[] = {1, 5, 15, 16, 17, 31, 33, 48, 65, 100, 257};
-  int ok[NOPS] = {1, 1, 1, 1, 1};
+  int ok[NOPS];   /* one per row of the table, however many there are */
+  for (int op = 0; op < NOPS; op++) ok[op] = 1;
   for (int t = 1; t <= 2; t++) {
     al_set_num_threads(t);
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
@@ -173,7 +174,8 @@ static void test_write_mode(void) {
  * (n < 16 padded, rows in lanes, per-row paths). */
 static void test_nan_grad(void) {
   const long lens[] = {3, 16, 17, 65, 300};
-  int ok[NOPS] = {1, 1, 1, 1, 1};
+  int ok[NOPS];   /* one per row of the table, however many there are */
+  for (int op = 0; op < NOPS; op++) ok[op] = 1;
   for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
     const long n = lens[li], rows = 20;
     float *x = falloc(rows * n), *xc = falloc(rows * n), *g = falloc(rows * n), *o = falloc(rows * n);

@@ -44,8 +44,9 @@ train.OPTIONAL_KEYS = OPTIONAL_KEYS
 
 -- One line per key for scripts/train.lua --help (a key without a line is still listed).
 train.HELP = {
-  dataset = "cifar10 | fashion_mnist | kmnist | newsgroups20 | marker", normalizer = "softmax | sparsemax | " ..
-  "entmax15 | hae | entmax:<alpha> | topk:<ratio>", seed = "positive integer (model init and data order)",
+  dataset = "cifar10 | fashion_mnist | kmnist | newsgroups20 | marker",
+  normalizer = table.concat(al.nn.Normalizer.NAMES, " | "),   -- from the normalizer table
+  seed = "positive integer (model init and data order)",
   epochs = "positive integer", batch_size = "examples per step", lr = "peak learning rate (AdamW)",
   weight_decay = "AdamW weight decay", warmup_epochs = "linear warm-up, in epochs (may be fractional)",
   min_lr = "final learning rate of the cosine schedule", label_smoothing = "0 .. <1", clip_grad = "max gradient " ..
