@@ -10,9 +10,11 @@
 -- EXPERIMENT is a Lua file (experiments/normalizers/main.lua) or a name under experiments/
 -- (normalizers/main). --out defaults to results/<name>[-quick] in the current folder.
 -- --workers defaults to the core count, --threads to cores / workers. --only keeps the runs
--- whose record name (<dataset>__<normalizer>__seed<k>) matches the Lua pattern (a malformed
--- pattern is refused as such). A record file that is not a valid record (lua/attnlab/report/
--- record.lua) is no finished run: one line says so, and the run runs again.
+-- whose record name (<dataset>__<normalizer>__seed<k>) matches one of the comma-separated Lua
+-- patterns (a malformed pattern, or one that matches no run, is refused as such). A record file
+-- that is not a valid record (lua/attnlab/report/record.lua) is no finished run: one line says
+-- so, and the run runs again. One sweep at a time per --out folder: a second is refused, naming
+-- the first one's pid (DIR/.state/sweep.lock; a killed sweep's lock does not count).
 -- Exit status: 0 when every run has a record, 1 when some run failed, 2 on a usage error.
 local al = require "attnlab"
 local cli = al.cli
@@ -26,7 +28,9 @@ local SPEC = {
           "record atomically; a rerun resumes. Exit status: 0 every run has a record, 1 some run failed,\n" ..
           "2 usage error, 3 (with --no-wait) runs of an earlier, killed sweep are still going, no record yet.\n" ..
           "A rerun after a killed sweep waits for that sweep's runs that are still going, then keeps their\n" ..
-          "records (or retries them); an unreadable checkpoint is set aside and its run starts over.",
+          "records (or retries them); an unreadable checkpoint is set aside and its run starts over, and one\n" ..
+          "made under another config is refused like a changed record. A second sweep on the same --out\n" ..
+          "folder is refused while the first runs.",
   positional = { { "EXPERIMENT", "a Lua file (experiments/normalizers/main.lua) or a name under experiments/" } },
   positional_required = 1,
   options = {
@@ -34,10 +38,10 @@ local SPEC = {
     { "workers", "N", "runs at a time (default: the core count)", type = "posint" },
     { "threads", "T", "threads per run (default: cores / workers)", type = "posint" },
     { "out", "DIR", "results folder (default results/<name>[-quick])" },
-    { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches (several Lua patterns: comma-separated, any matches)" },
-    { "redo-changed", nil, "rerun finished records whose config differs from the experiment" },
+    { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches (several Lua patterns: comma-separated, any matches; each must match some run)" },
+    { "redo-changed", nil, "rerun finished records (and set aside checkpoints) whose config differs from the experiment" },
     { "dry-run", nil, "list what would run; writes nothing" },
-    { "no-wait", nil, "do not wait for runs still going from an earlier, killed sweep: exit 3 instead" },
+    { "no-wait", nil, "do not wait for runs still going from an earlier, killed sweep: exit 3 instead (they keep their worker slots while they run)" },
     { "slurm", nil, "write a Slurm job array (DIR/sweep.sbatch) instead of running here" },
     { "submit", nil, "with --slurm: sbatch it" },
     { "wait", nil, "with --submit: wait for the array to finish" },

@@ -1,6 +1,7 @@
 /* lua/host/run.c -- running Lua code as lua.c does: protected calls with a traceback and
  * Ctrl-C armed, "attnlab: <message>" on stderr, -e / -l / -W in command-line order,
  * LUA_INIT_5_4 or LUA_INIT, and the script with its arguments as `...`. */
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,25 +162,52 @@ static int has_fields(lua_State *L, int idx, const char *const *names) {
   return 1;
 }
 
+/* `script` (a path under scripts/) as this host would find it when run from the current
+ * folder: as given when it is there, else the checkout's or installed tree's copy
+ * (host_resolve_script). Pushes the path; arg[0] (which that also sets) is left as it was. */
+static const char *push_script_path(lua_State *L, const char *script) {
+  int has_arg = lua_getglobal(L, "arg") == LUA_TTABLE;
+  if (has_arg) lua_rawgeti(L, -1, 0);
+  lua_pushstring(L, host_resolve_script(L, script));
+  if (has_arg) {
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, -4, 0);
+    lua_remove(L, -2);
+  }
+  lua_remove(L, -2);
+  return lua_tostring(L, -1);
+}
+
 /* A file of experiments/ that only describes an experiment (a sweep's grid, an S2S preset)
  * returns its table and runs nothing: run as a script, it would exit 0 having done nothing,
  * which a Slurm job or a user would take for success. Such a file gets one line naming the
- * command that runs it, and exit status 1. Returns LUA_OK when the result is anything else. */
+ * command that runs it, and exit status 1. The command works from the current folder: the
+ * host by its absolute path (bin/attnlab typed in a checkout means nothing elsewhere) and the
+ * script as the host resolves it. Returns LUA_OK when the result is anything else. */
 static int refuse_description(lua_State *L, int first_result, const char *fname) {
   static const char *const sweep_fields[] = {"datasets", "normalizers", NULL};
   static const char *const preset_fields[] = {"teacher", "distill", NULL};
-  const char *name = fname ? fname : "the script on standard input", *file = fname ? fname : "FILE";
-  if (lua_gettop(L) < first_result || lua_type(L, first_result) != LUA_TTABLE) return LUA_OK;
-  if (has_fields(L, first_result, sweep_fields))
+  const char *name, *file, *script, *host;
+  char exe[PATH_MAX];
+  int top = lua_gettop(L), sweep;
+  if (top < first_result || lua_type(L, first_result) != LUA_TTABLE) return LUA_OK;
+  sweep = has_fields(L, first_result, sweep_fields);
+  if (!sweep && !has_fields(L, first_result, preset_fields)) return LUA_OK;
+  /* copies: fname may be the registry string that resolving the script below replaces */
+  name = lua_pushstring(L, fname ? fname : "the script on standard input");
+  file = lua_pushstring(L, fname ? fname : "FILE");
+  script = push_script_path(L, sweep ? "scripts/sweep.lua" : "scripts/s2s_strategies.lua");
+  host = realpath("/proc/self/exe", exe) ? exe : host_progname;
+  if (sweep)
     lua_pushfstring(L, "%s describes a sweep experiment and runs nothing by itself; "
-                       "run it with: bin/attnlab scripts/sweep.lua %s (--dry-run lists its runs)",
-                    name, file);
-  else if (has_fields(L, first_result, preset_fields))
-    lua_pushfstring(L, "%s is an S2S preset and runs nothing by itself; run it with: "
-                       "bin/attnlab scripts/s2s_strategies.lua EXPERIMENT --preset %s (--help lists them)",
-                    name, file);
+                       "run it with: %s %s %s (--dry-run lists its runs)",
+                    name, host, script, file);
   else
-    return LUA_OK;
+    lua_pushfstring(L, "%s is an S2S preset and runs nothing by itself; run it with: "
+                       "%s %s EXPERIMENT --preset %s (--help lists them)",
+                    name, host, script, file);
+  lua_replace(L, top + 1);
+  lua_settop(L, top + 1);
   return LUA_ERRRUN;
 }
 

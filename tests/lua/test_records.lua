@@ -84,6 +84,10 @@ local BAD = {
   { "machine a string", with(function(r) r.machine = "x" end), "^machine is 'x', want an object$" },
   { "timing negative", with(function(r) r.train_s_per_step = -1 end), "^train_s_per_step is %-1, want a finite number >= 0$" },
   { "resumed after the end", with(function(r) r.resumed_from_epoch = 3 end), "^resumed_from_epoch is 3, want an integer in 0%.%.2$" },
+  { "test_accuracy edited away from the last epoch's", with(function(r) r.test_accuracy = 0.99 end),
+    "^test_accuracy 0%.99 differs from the last epoch's %(epochs%[2%]%.test_accuracy = 0%.5%)$" },
+  { "test_accuracy_exact edited", with(function(r) r.test_accuracy_exact = 0.7; r.epochs[2].test_accuracy_exact = 0.6 end),
+    "^test_accuracy_exact 0%.7 differs from the last epoch's %(epochs%[2%]%.test_accuracy_exact = 0%.6%)$" },
   { "error record without a message", function() return '{"error": 5, "config": {"seed": 1}}' end,
     "^error is 5, want the failed run's message$" },
   { "error record with run a string", function() return '{"error": "boom", "run": "x"}' end, "^run is 'x', want an object$" },
@@ -173,6 +177,86 @@ cases[#cases + 1] = { name = "analyze.lua: invalid records are named (one line e
   assert(out:find("report written to", 1, true), out)
 end }
 
+-- A sweep's folder: the records must be the runs their names stand for, made with the
+-- experiment's config (an edited or copied-in record was counted under the normalizer and
+-- seed written inside it, and with another schedule, silently).
+local function sweep_folder(d, with_overrides)
+  local exp = { name = "mini", baseline = "softmax", normalizers = { "softmax", "entmax15" }, seeds = { 1, 2, 3 },
+    datasets = { { name = "fashion_mnist", dataset = "fashion_mnist", study = true, overrides = with_overrides and {} or nil },
+                 { name = "fm_masked", dataset = "fashion_mnist", study = false,
+                   overrides = with_overrides and { padding = "masked" } or nil } },
+    schedule = { epochs = 2, batch_size = 128, lr = 0.001, val = 0 }, overrides = {}, runs = {} }
+  for s = 1, 3 do
+    for _, n in ipairs({ "softmax", "entmax15" }) do
+      exp.runs[name_of("fashion_mnist", n, s)] = { dataset = "fashion_mnist", normalizer = n, seed = s }
+      put(d, good({ normalizer = n, seed = s, acc = 0.5 + s / 64 + (n == "softmax" and 0 or 1 / 64) }))
+    end
+  end
+  exp.runs[name_of("fm_masked", "softmax", 1)] = { dataset = "fm_masked", normalizer = "softmax", seed = 1 }
+  put(d, good({ padding = "masked" }), name_of("fm_masked", "softmax", 1))
+  write(d .. "/experiment.json", al.json.encode(exp))
+  return exp
+end
+local function invalid_of(d)
+  local data = report.load(d)
+  local why = {}
+  for _, u in ipairs(data.unreadable) do why[u.name] = u.why end
+  return why, data
+end
+cases[#cases + 1] = { name = "a sweep's folder: a record that is not the run its name stands for is invalid, never counted", fn = function()
+  for _, with_overrides in ipairs({ true, false }) do
+    local d = tmpdir()
+    sweep_folder(d, with_overrides)
+    local why, data = invalid_of(d)
+    T.eq({ next(why), #data.runs }, { nil, 7 }, 0, "the sweep's own records are all counted")
+    -- an entmax15 record edited to say softmax, seed 9 (it was averaged in as softmax)
+    local e = good({ normalizer = "softmax", seed = 9, acc = 0.6 })
+    put(d, e, name_of("fashion_mnist", "entmax15", 3))
+    -- seed 2's record copied over seed 1's
+    put(d, good({ seed = 2, acc = 0.52 }), name_of("fashion_mnist", "softmax", 1))
+    -- a record of another dataset under this dataset's name
+    put(d, good({ dataset = "kmnist", normalizer = "entmax15", seed = 2 }), name_of("fashion_mnist", "entmax15", 2))
+    -- a record of no run
+    put(d, good({ seed = 3 }), "my_run")
+    why, data = invalid_of(d)
+    T.eq(why[name_of("fashion_mnist", "entmax15", 3)], "its config (normalizer 'softmax', seed 9) is the run " ..
+      "fashion_mnist__softmax__seed9, not the one its file name stands for")
+    T.eq(why[name_of("fashion_mnist", "softmax", 1)], "its config (normalizer 'softmax', seed 2) is the run " ..
+      "fashion_mnist__softmax__seed2, not the one its file name stands for")
+    T.eq(why[name_of("fashion_mnist", "entmax15", 2)],
+      "config.dataset is 'kmnist', but experiment.json's fashion_mnist runs on 'fashion_mnist'")
+    T.eq(why.my_run, "its name is not <dataset>__<normalizer>__seed<k>, and experiment.json's runs do not list it")
+    T.eq(#data.runs, 4)
+    for _, r in ipairs(data.runs) do T.truthy(r.seed <= 3 and r.name == name_of(r.label, r.normalizer, r.seed), r.name) end
+  end
+end }
+cases[#cases + 1] = { name = "a sweep's folder: a record of another schedule is invalid (when experiment.json keeps the datasets' settings)", fn = function()
+  local d = tmpdir()
+  sweep_folder(d, true)
+  local b = good({ seed = 2, acc = 0.9 }); b.config.batch_size = 64; put(d, b)
+  local l = good({ normalizer = "entmax15", seed = 1 }); l.config.lr = 0.002; put(d, l)
+  local m = good({ seed = 1 }); put(d, m, name_of("fm_masked", "softmax", 1))      -- positions, not masked
+  local why, data = invalid_of(d)
+  T.eq(why[name_of("fashion_mnist", "softmax", 2)], "made with another config than experiment.json's " ..
+    "(batch_size: record has 64, experiment has 128)")
+  T.eq(why[name_of("fashion_mnist", "entmax15", 1)], "made with another config than experiment.json's " ..
+    "(lr: record has 0.002, experiment has 0.001)")
+  T.eq(why[name_of("fm_masked", "softmax", 1)], "made with another config than experiment.json's " ..
+    "(padding: record has positions, experiment has masked)")
+  T.eq(#data.runs, 4)
+  -- analyze.lua names each, one line, and the report counts none of them
+  local _, err, code = T.run_host(("scripts/analyze.lua %s --no-plots --out %s"):format(q(d), q(d .. "/R.md")))
+  T.eq(code, 0, 0, err)
+  assert(err:find("fashion_mnist__softmax__seed2.json: made with another config than experiment.json's " ..
+    "(batch_size: record has 64, experiment has 128)", 1, true), err)
+  no_traceback(err)
+  -- an experiment.json from before the datasets' settings were kept: the schedule is not checked
+  d = tmpdir()
+  sweep_folder(d, false)
+  put(d, b)
+  T.eq({ next((invalid_of(d))) }, { nil })
+end }
+
 cases[#cases + 1] = { name = "experiment.json: a malformed field or no JSON is one line naming the file and the field", fn = function()
   local d = tmpdir()
   put(d, good()); put(d, good({ seed = 2 }))
@@ -189,7 +273,7 @@ cases[#cases + 1] = { name = "experiment.json: a malformed field or no JSON is o
   bad('{"name":5,"baseline":7,"families":"x"}', ": name must be a non-empty string, got 5")
   bad('{"baseline":7}', ": baseline must be a normalizer name, got 7")
   bad('{"families":"x"}', ": families must be a list of family objects, got 'x'")
-  bad('{"datasets":[5]}', ": datasets must be a list of dataset labels or { name =, study = } objects, got a list")
+  bad('{"datasets":[5]}', ": datasets must be a list of dataset labels or { name =, study =, overrides = } objects, got a list")
   bad('{"runs":{"a":5}}', ": runs must be an object mapping record names")
   bad('{"quick":"no"}', ": quick must be true or false, got 'no'")
   bad('{"name": "x", ', " is not JSON (")

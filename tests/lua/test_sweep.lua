@@ -88,6 +88,32 @@ end
 
 local A_DIR     -- the reference sweep's folder, made by the first real-sweep case
 
+-- A stand-in for scripts/train.lua as a sweep's entry (opts.entry), for the cases that test the
+-- sweep's bookkeeping rather than training: it reads the --key value command line as train.lua
+-- does, runs `extra` (Lua, with the config `cfg` in scope: a sleep, a check), and writes the
+-- finished record train.lua would (fake_record's). Returns its path.
+local function stub_entry(dir, extra)
+  local path = dir .. "/stub_train.lua"
+  write(path, ([[
+local al = require "attnlab"
+local cfg = {}
+for i = 1, #arg, 2 do
+  local v = arg[i + 1]
+  if v == "true" then v = true elseif v == "false" then v = false else v = math.tointeger(tonumber(v)) or tonumber(v) or v end
+  cfg[arg[i]:match("^%%-%%-(.+)$")] = v
+end
+%s
+local c = al.train.config(cfg)
+local eps = {}
+for e = 1, c.epochs do eps[e] = { epoch = e, loss = 1.0, test_accuracy = 0.3 } end
+assert(al.write_atomic(c.out, al.json.encode({ config = c, epochs = eps, test_accuracy = 0.3, support_density = 1.0,
+  params = 1000, tokens = 17 })))
+]]):format(extra or ""))
+  return path
+end
+
+local function nlines(s) return select(2, s:gsub("\n", "")) end
+
 -- A finished record of `run` as train.lua writes it (its resolved config, config.epochs epochs);
 -- mutate(rec) makes it corrupt or degenerate (or returns the file's text). Returns the path written.
 local function fake_record(run, mutate)
@@ -441,6 +467,148 @@ local cases = {
     out, rc = sh(("%s scripts/sweep.lua %s --wrokers 2"):format(q(HOST), q(dir .. "/bad.lua")))
     T.eq(rc, 2, 0, out)
     assert(out:find("unknown option --wrokers", 1, true) and out:find("usage:", 1, true), out)
+  end },
+
+  -- ---- sweeps of a stand-in for train.lua (no training) -----------------------------------------
+  { name = "one sweep per folder: a second is refused naming the first's pid; the lock goes on return, error and kill -9", fn = function()
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax" })
+    local out = sweep.abspath(dir .. "/r")
+    local lockp = out .. "/.state/sweep.lock"
+    local stub = stub_entry(dir, "os.execute('sleep 3')")
+    local function quiet(o) o.log = function() end; o.entry = stub; return o end
+    -- the first sweep, in a process of its own (its own session, as a user's terminal would be)
+    write(dir .. "/driver.lua", ("local al = require 'attnlab'\nal.sweep.run(al.sweep.load(%q), { out = %q, workers = 1, entry = %q })\n")
+      :format(exp_path, out, stub))
+    local pid = sh(("setsid %s %s >%s 2>&1 </dev/null & echo $!"):format(q(HOST), q(dir .. "/driver.lua"), q(dir .. "/driver.log")))
+      :match("%d+")
+    local t0 = al.clock()
+    while not exists(out .. "/.state/" .. NAMES[1] .. ".pid") and al.clock() - t0 < 30 do sh("sleep 0.05") end
+    local msg = T.raises(function() sweep.run(sweep.load(exp_path), quiet({ out = out, workers = 1 })) end,
+      ("sweep: another sweep is running on %s (pid %s holds %s); wait for it to end, or stop it (kill %s) and run this command again")
+      :format(out, pid, lockp, pid))
+    T.eq(nlines(msg), 0, 0, msg)
+    -- through the CLI: one line, exit 1, before any run is looked at or started
+    local o, e, rc = T.run(("%s %s %s --workers 1 --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"), q(exp_path), q(out)))
+    T.eq(rc, 1, 0, o .. e)
+    T.eq({ o, nlines(e) }, { "", 1 }, 0, e)
+    assert(e:find("^sweep%.lua: another sweep is running on ") and e:find("(pid " .. pid .. " holds", 1, true), e)
+    -- the first sweep killed with no chance to release its lock: the next sweep takes it over
+    -- (and waits for the run the killed sweep left going)
+    kill_group(pid)
+    assert(exists(lockp), "the killed sweep's lock file should still be there")
+    local s = sweep.run(sweep.load(exp_path), quiet({ out = out, workers = 1 }))
+    T.eq({ s.done_before + s.done, s.failed }, { 2, 0 })
+    T.eq(exists(lockp), false, 0, "the lock after the sweep returned")
+    local exp = sweep.load(exp_path); exp.schedule.epochs = 2     -- refused while it holds the lock
+    T.raises(function() sweep.run(exp, quiet({ out = out })) end, "epochs: record has 1, experiment has 2")
+    T.eq(exists(lockp), false, 0, "the lock after the sweep raised")
+    -- Slurm: writing the array's files is refused like a second sweep; the array's tasks (one
+    -- sweep's runs) are not blocked by the lock
+    local out2 = sweep.abspath(dir .. "/slurm")
+    sh("mkdir -p " .. q(out2 .. "/.state"))
+    local held = assert(require("attnlab.lockfile").acquire(out2 .. "/.state/sweep.lock"))
+    T.raises(function() sweep.write_slurm(sweep.load(exp_path), { out = out2, entry = stub }) end, "another sweep is running on " .. out2)
+    held:release()
+    T.eq(sweep.write_slurm(sweep.load(exp_path), { out = out2, entry = stub }).n, 2)
+    held = assert(require("attnlab.lockfile").acquire(out2 .. "/.state/sweep.lock"))
+    local st = sweep.task(out2 .. "/manifest.txt", 1)
+    held:release()
+    T.eq(st, "done", 0, "an array task while the folder is locked")
+  end },
+  { name = "--no-wait: a killed sweep's run still going keeps its worker slot (no more than --workers at once)", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax", "topk:0.25" }))
+    local out = dir .. "/r"
+    local going, overlaps = dir .. "/orphan-going", dir .. "/overlaps"
+    -- each stand-in run notes whether it started while the orphan was still going
+    local stub = stub_entry(dir, ("if io.open(%q) then local f = io.open(%q, 'a') f:write(cfg.out, '\\n') f:close() end")
+      :format(going, overlaps))
+    local runs = sweep.runs(exp, { out = out })
+    sh("mkdir -p " .. q(out .. "/.state"))
+    -- what a SIGKILL of the sweep alone leaves: its worker going on (a stand-in: 2 s of sleep that
+    -- names the run's record), its pid file in .state/
+    write(going, "")
+    local inner = ("sleep 2; rm -f %s; : %s"):format(q(going), q(runs[1].out))
+    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    write(out .. "/.state/" .. runs[1].name .. ".pid", pid .. "\n")
+    local lines = {}
+    local s = sweep.run(exp, { out = out, workers = 1, no_wait = true, entry = stub, log = function(l) lines[#lines + 1] = l end })
+    local log = table.concat(lines, "\n")
+    kill_group(pid)
+    T.eq({ s.ran, s.done, s.failed, s.orphaned }, { 3, 3, 0, { runs[1].name } }, 0, log)
+    assert(log:find(runs[1].name .. ": still running from an earlier sweep (pid " .. pid .. "); not started again (it takes a " ..
+      "worker slot while it runs)", 1, true), log)
+    T.eq(read(overlaps), nil, 0, "runs started next to the orphan with --workers 1")
+    T.eq(exists(runs[1].out), false, 0, "the orphan's run is not run again by this sweep")
+  end },
+  { name = "a checkpoint made under another config is refused like a changed record; --redo-changed sets it aside", fn = function()
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax" })
+    local exp = sweep.load(exp_path)
+    local out = sweep.abspath(dir .. "/r")
+    sh("mkdir -p " .. q(out .. "/ckpt"))
+    local stub = stub_entry(dir)
+    local runs = sweep.runs(exp, { out = out })
+    local function checkpoint(path, key)
+      al.save(path, { ["model.w"] = al.zeros({ 2 }) },
+        { state = al.json.encode({ key = key, stage = 1, epoch = 1, sched_t = 5, history = {} }) })
+    end
+    -- seed 1 was killed before the experiment's lr was edited; seed 2 after (its checkpoint fits)
+    local old = sweep.load(exp_path); old.schedule.lr = 0.01
+    local function key_of(r) return al.train.config_key(al.train.config((sweep.parse_command(sweep.command(r, HOST, stub))))) end
+    checkpoint(runs[1].checkpoint, key_of(sweep.runs(old, { out = out })[1]))
+    checkpoint(runs[2].checkpoint, key_of(runs[2]))
+    local want = ("sweep: 1 checkpoint(s) in %s were made with a different config than the experiment now gives, e.g. %s " ..
+      "(its checkpoint %s was made with another config); use a new --out folder, or pass --redo-changed to rerun them " ..
+      "(a checkpoint is then set aside and its run starts over)"):format(out, runs[1].name, runs[1].checkpoint)
+    T.eq(T.capture_error(sweep.run, exp, { out = out, entry = stub, log = function() end }), want)
+    T.eq(T.capture_error(sweep.run, exp, { out = out, entry = stub, dry_run = true, log = function() end }), want)
+    local o, e, rc = T.run(("%s %s %s --dry-run --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"), q(exp_path), q(out)))
+    T.eq({ rc, o, e }, { 1, "", "sweep.lua: " .. want:gsub("^sweep: ", "") .. "\n" })
+    T.eq(sh("ls " .. q(out .. "/ckpt")), NAMES[1] .. ".ckpt\n" .. NAMES[3] .. ".ckpt\n", 0, "checkpoints after the refusals")
+    local lines = {}
+    local s = sweep.run(exp, { out = out, entry = stub, workers = 1, redo_changed = true, log = function(l) lines[#lines + 1] = l end })
+    local log = table.concat(lines, "\n")
+    T.eq({ s.done, s.failed }, { 2, 0 }, 0, log)
+    assert(log:find(runs[1].name .. ": checkpoint made with a different config than the experiment now gives; set aside as " ..
+      runs[1].checkpoint .. ".changed-", 1, true), log)
+    assert(log:find("1 resumed from a checkpoint, 1 rerun after a config change", 1, true), log)
+    assert(sh("ls " .. q(out .. "/ckpt")):find("^" .. NAMES[1]:gsub("%p", "%%%0") .. "%.ckpt%.changed%-%d+T%d+Z\n$"), "set aside")
+  end },
+  { name = "--only: spaces around patterns are ignored; a pattern matching no run is refused (topk:0.25 -> topk%-0.25)", fn = function()
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax", "topk:0.25" })
+    local exp = sweep.load(exp_path)
+    T.eq(#sweep.runs(exp, { out = dir, only = " softmax , seed2$ " }), 3)
+    T.eq(#sweep.runs(exp, { out = dir, only = "softmax, ,topk%-0.25" }), 4, 0, "an empty pattern is no pattern")
+    T.raises(function() sweep.runs(exp, { out = dir, only = "softmax,topk:0.25" }) end,
+      "sweep: --only 'topk:0.25' matches no run of 'tiny': record names spell ':' as '-' ('%-' in a pattern), try 'topk%-0.25' " ..
+      "(it matches fashion_mnist__topk-0.25__seed1)")
+    T.raises(function() sweep.runs(exp, { out = dir, only = "seed1$, sofmax" }) end,
+      "sweep: --only 'sofmax' matches no run of 'tiny' (record names look like fashion_mnist__softmax__seed1)")
+    -- through the CLI: one line, exit 1, nothing written
+    local o, e, rc = T.run(("%s %s %s --only 'softmax,topk:0.25' --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"),
+      q(exp_path), q(dir .. "/r")))
+    T.eq({ rc, o, nlines(e) }, { 1, "", 1 }, 0, e)
+    assert(e:find("^sweep%.lua: %-%-only 'topk:0%.25' matches no run"), e)
+    T.eq(select(2, sh("test -e " .. q(dir .. "/r"))), 1, 0, "the results folder was created")
+  end },
+  { name = "from outside the checkout: sweep.lua experiments/... finds the checkout's file; bin/attnlab on an experiment names a command that works there", fn = function()
+    local dir = tmpdir()
+    local o, e, rc = T.run(("%s %s experiments/normalizers/demo.lua --dry-run --out r"):format(q(HOST),
+      q(sweep.root() .. "/scripts/sweep.lua")), { dir = dir })
+    T.eq(rc, 0, 0, o .. e)
+    assert(o:find("^sweep normalizers%-demo: 12 runs"), o)
+    -- the host on a file that only describes a sweep: the command it prints runs from here
+    tiny_experiment(dir, { "softmax" })
+    o, e, rc = T.run(q(HOST) .. " tiny.lua", { dir = dir })
+    T.eq({ rc, o, nlines(e) }, { 1, "", 1 }, 0, e)
+    local cmd = e:match("run it with: (.-) %(%-%-dry%-run lists its runs%)\n$")
+    assert(cmd and cmd:find("^/") and cmd:find(" tiny%.lua$"), e)
+    o, e, rc = T.run(cmd .. " --dry-run --out r", { dir = dir })
+    T.eq(rc, 0, 0, cmd .. ": " .. o .. e)
+    assert(o:find("^sweep tiny: 2 runs"), o)
   end },
 
   -- ---- real sweeps ------------------------------------------------------------------------------

@@ -24,7 +24,9 @@
 -- do not match config.epochs, an unknown normalizer) is listed under "Runs without a result"
 -- with its reason and counted nowhere; a malformed DIR/experiment.json, or a folder without
 -- any finished record, is refused in one line. Table scripts (selection, robustness) refuse an
--- invalid record outright: report.check_loaded.
+-- invalid record outright: report.check_loaded. A record that is valid but not the run its name
+-- stands for in DIR/experiment.json (another normalizer, seed or dataset, another config) is
+-- listed the same way: run_mismatch.
 local al = require "attnlab"
 local util = require "attnlab.util"
 local MD = require "attnlab.report.markdown"
@@ -81,8 +83,9 @@ local function experiment_problem(e)
     { "normalizers", function(v) return list_of(v, str) end, "a list of normalizer names" },
     { "seeds", function(v) return list_of(v, function(x) return math.type(x) == "integer" end) end, "a list of integers" },
     { "datasets", function(v) return list_of(v, function(x)
-        return str(x) or (RECORD.is_object(x) and str(x.name) and (x.study == nil or type(x.study) == "boolean"))
-      end) end, "a list of dataset labels or { name =, study = } objects" },
+        return str(x) or (RECORD.is_object(x) and str(x.name) and (x.study == nil or type(x.study) == "boolean")
+          and (x.overrides == nil or RECORD.is_object(x.overrides)))
+      end) end, "a list of dataset labels or { name =, study =, overrides = } objects" },
     { "families", RECORD.is_list, "a list of family objects" },
     { "schedule", RECORD.is_object, "an object" }, { "overrides", RECORD.is_object, "an object" },
     { "runs", function(v)
@@ -120,6 +123,45 @@ local function load_experiment(dir)
   return e
 end
 
+-- Why a valid finished record in a sweep's folder (one with experiment.json) is not the run its
+-- file name stands for, or nil. The report groups runs by the normalizer and seed inside the
+-- record: a record copied in from another sweep, or edited, would otherwise be counted as
+-- another normalizer's run or another seed (and paired as such), or mix another schedule into
+-- a mean. So the name must be the sweep's record name of the record's own dataset label,
+-- normalizer and seed, and its config the experiment's (schedule, the dataset's own settings,
+-- overrides: the check the sweep makes before it counts a record as done). Folders written
+-- before experiment.json kept the datasets' own settings (an entry without `overrides`) get
+-- the first check only: their runs' configs are not known.
+local function run_mismatch(name, rec, exp)
+  if not exp then return nil end
+  local c = rec.config
+  local listed = type(exp.runs) == "table" and exp.runs[name] or nil
+  local label = listed and listed.dataset or name:match("^(.-)__.-__seed%d+$")
+  if not label then
+    return "its name is not <dataset>__<normalizer>__seed<k>, and experiment.json's runs do not list it"
+  end
+  local want_name = al.sweep.record_name(label, c.normalizer, c.seed)
+  if want_name ~= name then
+    return ("its config (normalizer %s, seed %s) is the run %s, not the one its file name stands for"):format(
+      RECORD.shown(c.normalizer), RECORD.shown(c.seed), want_name)
+  end
+  local entry
+  for _, d in ipairs(exp.datasets or {}) do
+    if type(d) == "table" and d.name == label then entry = d end
+  end
+  if not entry then return nil end
+  if entry.dataset ~= nil and entry.dataset ~= c.dataset then
+    return ("config.dataset is %s, but experiment.json's %s runs on %s"):format(RECORD.shown(c.dataset), label,
+      RECORD.shown(entry.dataset))
+  end
+  local label_overrides = (exp.overrides or {})[label]
+  if entry.overrides == nil or (label_overrides ~= nil and not RECORD.is_object(label_overrides)) then return nil end
+  local want = util.merge(util.merge(exp.schedule, entry.overrides), label_overrides)
+  want.dataset, want.normalizer, want.seed = entry.dataset or label, c.normalizer, c.seed
+  local change = RECORD.config_change(rec, want)
+  if change then return "made with another config than experiment.json's (" .. change .. ")" end
+end
+
 -- Read every record of a results folder. Returns { dir, experiment (or nil), runs = {...},
 -- errors = {...}, unreadable = {...}, duplicates = {...} }; a run is
 -- { name, label, dataset, normalizer, seed, acc, acc_exact, density, density_real, train_s,
@@ -139,7 +181,8 @@ function report.load(dir)
     local name = path:match("([^/]+)%.json$")
     if name ~= "experiment" and not path:find("%.json%.tmp%.") then
       local rec, why = RECORD.read(path)
-      if not rec then
+      if rec and rec.error == nil then why = run_mismatch(name, rec, data.experiment) end
+      if not rec or why then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = why }
       elseif rec.error ~= nil then
         local c = rec.config or {}

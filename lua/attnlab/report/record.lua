@@ -189,6 +189,50 @@ function R.check(rec)
   if r ~= nil and not (math.type(r) == "integer" and r >= 0 and r <= c.epochs) then
     return ("resumed_from_epoch is %s, want an integer in 0..%d"):format(shown(r), c.epochs)
   end
+  -- The final accuracies come from the same model and test set as the last epoch's evaluation
+  -- (run/train.lua), so a finished run's record always has them equal; a difference is an
+  -- edited or spliced record, whose headline accuracy no longer is the run's.
+  local last = rec.epochs[#rec.epochs]
+  for _, k in ipairs({ "test_accuracy", "test_accuracy_exact" }) do
+    if rec[k] ~= nil and last[k] ~= nil and math.abs(rec[k] - last[k]) > 1e-9 then
+      return ("%s %s differs from the last epoch's (epochs[%d].%s = %s)"):format(k, shown(rec[k]), #rec.epochs, k,
+        shown(last[k]))
+    end
+  end
+end
+
+-- ---- a record against the run it should be ---------------------------------------------------
+-- Config keys that do not change a run's result.
+R.IGNORED_KEYS = { out = true, checkpoint = true, threads = true, progress = true, save = true }
+
+-- Recipe keys added after records were first written, with the value every run made
+-- before the key existed used: a record without the key ran with that value (until the
+-- init key, al.train always used timm's initialisation).
+R.LEGACY_KEYS = { init = "timm", embed_std = 0.02, decay_all = false, beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8 }
+
+-- The first config key on which a finished record differs from want, the config its run would
+-- use now ("lr: record has 0.001, experiment has 0.002"), or nil. Keys missing from want are
+-- compared with al.train's defaults; keys missing from the record with R.LEGACY_KEYS. The
+-- sweep asks it before counting a record as done, the report before counting it at all.
+function R.config_change(rec, want)
+  local got = rec.config or {}
+  local defaults = al.train.DEFAULTS
+  local keys = {}
+  for k in pairs(want) do keys[k] = true end
+  for k in pairs(got) do keys[k] = true end
+  for k in pairs(R.LEGACY_KEYS) do keys[k] = true end
+  local sorted = {}
+  for k in pairs(keys) do if not R.IGNORED_KEYS[k] then sorted[#sorted + 1] = k end end
+  table.sort(sorted)
+  for _, k in ipairs(sorted) do
+    local a, b = got[k], want[k]
+    if a == nil and rec.config then a = R.LEGACY_KEYS[k] end
+    if b == nil then b = defaults[k] end
+    if k == "patch" and b == nil then b = a end     -- filled in by train from the dataset
+    if a ~= b and not (type(a) == "number" and type(b) == "number" and a == b) then
+      return ("%s: record has %s, experiment has %s"):format(k, tostring(a), tostring(b))
+    end
+  end
 end
 
 -- read(path) -> rec, or nil, why and kind ("missing" | "unreadable" | "invalid").

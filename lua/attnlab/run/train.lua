@@ -362,6 +362,7 @@ local function config_key(c)
   end
   return fit.config_key(k, { flat = true })
 end
+train.config_key = config_key   -- the sweep compares a left checkpoint's key with its run's
 
 local function median(t)
   if #t == 0 then return nil end

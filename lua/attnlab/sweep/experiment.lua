@@ -383,6 +383,12 @@ return function(sweep, H)
     if not lua then candidates[#candidates + 1] = path .. ".lua" end
     if path:sub(1, 1) ~= "/" then   -- a name under experiments/ (never for absolute paths)
       local root = sweep.root()
+      -- "experiments/normalizers/main.lua" typed outside the checkout: the checkout's (or the
+      -- installed tree's) file, as the host finds "scripts/..." from anywhere
+      if path:match("^experiments/") then
+        candidates[#candidates + 1] = root .. "/" .. path
+        if not lua then candidates[#candidates + 1] = root .. "/" .. path .. ".lua" end
+      end
       candidates[#candidates + 1] = root .. "/experiments/" .. path
       if not lua then candidates[#candidates + 1] = root .. "/experiments/" .. path .. ".lua" end
     end
@@ -427,10 +433,12 @@ return function(sweep, H)
   end
 
   -- Every run of the (resolved) experiment, seed-major. opts: out (folder), threads, only
-  -- (Lua patterns separated by commas, matched against the record name; a run is kept if any
-  -- matches). A malformed pattern ('[', a trailing '%') is refused as such: record names are
-  -- made of letters, digits, '.', '_' and '-', so read as plain text it could match nothing, and
-  -- "no run matches" would hide the typo.
+  -- (Lua patterns separated by commas, spaces around each ignored, matched against the record
+  -- name; a run is kept if any matches). A malformed pattern ('[', a trailing '%') is refused as
+  -- such: record names are made of letters, digits, '.', '_' and '-', so read as plain text it
+  -- could match nothing, and "no run matches" would hide the typo. So is a pattern that matches
+  -- no run ('topk:0.25' for the records' topk-0.25): with others that do, the sweep would run
+  -- fewer runs than asked for without a word.
   function sweep.runs(exp, opts)
     opts = opts or {}
     if type(opts.out) ~= "string" or opts.out == "" then
@@ -439,21 +447,29 @@ return function(sweep, H)
     local dir = abspath(opts.out)
     local threads = opts.threads or 1
     local entries = dataset_entries(exp.datasets)
+    local pats, hits, names = {}, {}, {}
+    if opts.only then
+      for pat in tostring(opts.only):gmatch("[^,]+") do
+        pat = pat:match("^%s*(.-)%s*$")
+        if pat ~= "" then pats[#pats + 1] = pat end   -- ("" would match every run)
+      end
+    end
     local runs = {}
     for _, seed in ipairs(exp.seeds) do
       for _, e in ipairs(entries) do
         for _, norm in ipairs(exp.normalizers) do
           local name = sweep.record_name(e.label, norm, seed)
+          names[#names + 1] = name
           local keep = true
           if opts.only then   -- several patterns separated by commas: a run matching any of them
             keep = false
-            for pat in tostring(opts.only):gmatch("[^,]+") do
+            for i, pat in ipairs(pats) do
               local ok, hit = pcall(string.find, name, pat)
               if not ok then
                 error(("sweep: --only '%s' is not a valid Lua pattern: %s"):format(pat,
                   (tostring(hit):gsub("^bad argument #%d+ to '%w+' %((.*)%)$", "%1"))), 0)
               end
-              keep = keep or hit ~= nil
+              if hit then keep, hits[i] = true, true end
             end
           end
           if keep then
@@ -468,6 +484,25 @@ return function(sweep, H)
             }
           end
         end
+      end
+    end
+    for i, pat in ipairs(pats) do
+      if not hits[i] then
+        -- record names spell a normalizer's ':' as '-' (sweep.sanitize), '%-' in a pattern:
+        -- suggested when that matches
+        local alt, example = pat:gsub(":", "%%-"), nil
+        if alt ~= pat then
+          for _, n in ipairs(names) do
+            local ok, hit = pcall(string.find, n, alt)
+            if ok and hit then example = n break end
+          end
+        end
+        if example then
+          error(("sweep: --only '%s' matches no run of '%s': record names spell ':' as '-' ('%%-' in a pattern), " ..
+            "try '%s' (it matches %s)"):format(pat, tostring(exp.name), alt, example), 0)
+        end
+        error(("sweep: --only '%s' matches no run of '%s' (record names look like %s)"):format(pat,
+          tostring(exp.name), names[1] or "?"), 0)
       end
     end
     return runs

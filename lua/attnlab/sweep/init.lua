@@ -49,15 +49,23 @@
 -- Files in DIR besides the records: experiment.json (the resolved experiment and what each
 -- record name stands for; the report reads it), commands.txt (every command line started,
 -- appended per invocation), ckpt/ (per-run checkpoints, removed when a run finishes),
--- logs/<name>.out|.err, .state/ (pid and exit-status files of running workers), and for
--- Slurm manifest.txt + sweep.sbatch.
+-- logs/<name>.out|.err, .state/ (pid and exit-status files of running workers, and the sweep
+-- lock), and for Slurm manifest.txt + sweep.sbatch.
 -- Stopping: Ctrl-C stops the workers too (their checkpoints stay); a SIGKILL/SIGTERM of the
 -- sweep alone leaves its workers running to the end, and a rerun meanwhile skips them.
--- Two sweeps on one folder at once (or a sweep next to a Slurm array) do not lock runs
--- against each other: records stay whole (atomic writes) but a run may be done twice.
+-- One sweep at a time per folder: sweep.run holds the lock file DIR/.state/sweep.lock
+-- (attnlab.lockfile) from before it looks at the records until it returns or raises, and a
+-- second sweep is refused in one line naming the holder's pid. A lock left by a killed sweep
+-- is taken over (the holder is checked by pid and start time), and that sweep's runs still
+-- going are adopted as below. sweep.write_slurm takes the lock only while it writes the
+-- manifest (not while a local sweep runs them); the array's tasks take none, being the runs
+-- of one sweep. A local sweep started next to a running Slurm array is not excluded: records
+-- stay whole (atomic writes) but a run may be done twice.
 local al = require "attnlab"
 local util = require "attnlab.util"
 local RECORD = require "attnlab.report.record"
+local lockfile = require "attnlab.lockfile"
+local fit = require "attnlab.run.fit"
 
 local sweep = {}
 
@@ -162,37 +170,12 @@ local dataset_entries = H.dataset_entries
 -- one every reader of records applies: what a report would refuse never counts as finished.
 sweep.read_record = RECORD.read
 
--- Config keys that do not change a run's result.
-local IGNORED = { out = true, checkpoint = true, threads = true, progress = true }
+-- Recipe keys added after records were first written (report/record.lua, which also holds
+-- the comparison: the report makes the same check before it counts a record).
+sweep.LEGACY_KEYS = RECORD.LEGACY_KEYS
 
--- Recipe keys added after records were first written, with the value every run made
--- before the key existed used: a record without the key ran with that value (until the
--- init key, al.train always used timm's initialisation).
-sweep.LEGACY_KEYS = { init = "timm", embed_std = 0.02, decay_all = false, beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8 }
-
--- The first config key on which a finished record differs from what the run would use
--- (keys missing from the run config are compared with train's defaults).
-local function config_change(rec, run)
-  local want = run.config
-  local got = rec.config or {}
-  local defaults = al.train.DEFAULTS
-  local keys = {}
-  for k in pairs(want) do keys[k] = true end
-  for k in pairs(got) do keys[k] = true end
-  for k in pairs(sweep.LEGACY_KEYS) do keys[k] = true end
-  local sorted = {}
-  for k in pairs(keys) do if not IGNORED[k] then sorted[#sorted + 1] = k end end
-  table.sort(sorted)
-  for _, k in ipairs(sorted) do
-    local a, b = got[k], want[k]
-    if a == nil and rec.config then a = sweep.LEGACY_KEYS[k] end
-    if b == nil then b = defaults[k] end
-    if k == "patch" and b == nil then b = a end     -- filled in by train from the dataset
-    if a ~= b and not (type(a) == "number" and type(b) == "number" and a == b) then
-      return ("%s: record has %s, experiment has %s"):format(k, tostring(a), tostring(b))
-    end
-  end
-end
+-- The first config key on which a finished record differs from what the run would use.
+local function config_change(rec, run) return RECORD.config_change(rec, run.config) end
 
 -- "done" | "error" | "partial" (a checkpoint exists) | "pending" | "changed" | "invalid" (a file
 -- is there but is no valid record: the run is not finished and runs again, resuming from its
@@ -296,7 +279,9 @@ function sweep.write_experiment(exp, runs, dir)
   local entries = dataset_entries(exp.datasets)
   local ds = {}
   for _, e in ipairs(entries) do
-    ds[#ds + 1] = { name = e.label, dataset = e.dataset, study = e.study, description = e.description }
+    -- the dataset's own settings too: the report checks each record's config against them
+    ds[#ds + 1] = { name = e.label, dataset = e.dataset, study = e.study, description = e.description,
+                    overrides = e.overrides }
   end
   local rmap = type(prev.runs) == "table" and prev.runs or {}
   for _, r in ipairs(runs) do
@@ -337,12 +322,12 @@ end
 local pid_alive = require("attnlab.lockfile").pid_alive
 
 -- Remove what killed sweeps left in DIR/.state: the pid and status files of workers that are
--- gone. Files of a worker that is still alive stay (a run adopted from an earlier sweep, or one of
--- another sweep on the same folder).
+-- gone. Files of a worker that is still alive stay (a run adopted from an earlier sweep), and so
+-- does the sweep lock (this sweep's; attnlab.lockfile takes over a dead holder's itself).
 local function remove_stale_state(state_dir)
   local p = io.popen("ls -1A " .. q(state_dir) .. " 2>/dev/null")
   local files = {}
-  for f in p:lines() do files[#files + 1] = f end
+  for f in p:lines() do if not f:match("^sweep%.lock") then files[#files + 1] = f end end
   p:close()
   for _, f in ipairs(files) do
     local name = f:match("^(.+)%.pid$") or f:match("^(.+)%.rc%.w$") or f:match("^(.+)%.rc$")
@@ -413,6 +398,47 @@ local function describe_result(state, rec)
   return "FAILED: " .. tostring(rec.error)
 end
 
+-- The folder's sweep lock (DIR/.state/sweep.lock), released when the variable holding it
+-- goes out of scope (`local lock <close> = lock_folder(dir)`: on return and on error alike).
+-- Held by a live process: refused in one line saying whose it is and what to do.
+local function lock_folder(dir)
+  local path = dir .. "/.state/sweep.lock"
+  local lock, h = lockfile.acquire(path)
+  if lock then return setmetatable(lock, { __close = function(l) l:release() end }) end
+  if h and h.pid then
+    local here = h.host == lockfile.self().host
+    error(("sweep: another sweep is running on %s (pid %d%s holds %s); wait for it to end, or stop it " ..
+      "(kill %d%s) and run this command again"):format(dir, h.pid, here and "" or (" on " .. h.host), path, h.pid,
+      here and "" or (" on " .. h.host .. ", or remove the lock file if that process is gone")), 0)
+  end
+  error(("sweep: %s is held by %s; remove it if no sweep is running on %s"):format(path, lockfile.describe(h), dir), 0)
+end
+H.lock_folder = lock_folder
+
+-- The key run/train.lua gives the checkpoint of `run`: train.config_key of the config the worker
+-- resolves (its command line read back as train.lua reads it, then train.config), so that a
+-- checkpoint made under another config is known before the run fails on it. nil when that
+-- cannot be said here (a config train refuses: the run fails on that, and says it).
+local function checkpoint_key(run)
+  local key_of = al.train.config_key
+  if not key_of or not run.command then return nil end
+  local ok, c = pcall(function() return al.train.config((sweep.parse_command(run.command))) end)
+  if ok then return key_of(c) end
+end
+
+-- Set aside a checkpoint its run cannot resume from (renamed to <ckpt>.<tag>-<UTC time>, kept for
+-- inspection); the run then starts over. `why` is said in the log line.
+local function set_aside_checkpoint(r, tag, why, dry, log)
+  if dry then
+    log(("%s: checkpoint %s: %s; a real run sets it aside and starts over"):format(r.name, r.checkpoint, why))
+    return
+  end
+  local aside = r.checkpoint .. "." .. tag .. "-" .. os.date("!%Y%m%dT%H%M%SZ")
+  local okr, rerr = os.rename(r.checkpoint, aside)
+  if not okr then error(("sweep: cannot set aside the checkpoint %s: %s"):format(r.checkpoint, rerr), 0) end
+  log(("%s: checkpoint %s; set aside as %s, the run starts over"):format(r.name, why, aside))
+end
+
 -- Run every pending run of `exp` (resolved) on this machine. opts:
 --   out (folder, required), workers (default: cores), threads (per run; default
 --   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
@@ -445,8 +471,12 @@ function sweep.run(exp, opts)
   local state_dir = dir .. "/.state"
   local dry = opts.dry_run
   if not dry then mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir) end
+  -- before the records are looked at: what this sweep sets aside, removes and starts is its own
+  -- (a dry run writes nothing and takes no lock)
+  local lock <close> = not dry and lock_folder(dir) or nil
 
   local todo, changed, orphans, done_before, retry, resume, set_aside, invalid = {}, {}, {}, 0, 0, 0, 0, 0
+  local changed_ckpt = 0
   for _, r in ipairs(runs) do
     local st, _, why = sweep.state(r)
     if st == "done" then
@@ -467,37 +497,48 @@ function sweep.run(exp, opts)
         r.pid, r.rcfile, r.pidfile, r.orphan = pid, state_dir .. "/" .. r.name .. ".rc", state_dir .. "/" .. r.name .. ".pid", true
         orphans[#orphans + 1] = r
       else
-        -- a checkpoint that cannot be read would fail the run identically on every retry:
-        -- it is set aside (renamed, logged) and the run starts over
+        -- a checkpoint that cannot be read (as fit.run reads it), or that was made under another
+        -- config (the experiment was edited after a run was killed), would fail the run
+        -- identically on every retry. An unreadable one is set aside (renamed, logged) and the
+        -- run starts over; one of another config counts as a changed record: refused below,
+        -- set aside under --redo-changed.
+        local refused = false
         if r.checkpoint and file_exists(r.checkpoint) then
-          local ok, e = pcall(al.load, r.checkpoint)
+          local ok, ck = pcall(fit.read_checkpoint, r.checkpoint)
+          local key = ok and ck and type(ck.state.key) == "string" and checkpoint_key(r)
           if not ok then
-            local aside = r.checkpoint .. ".corrupt-" .. os.date("!%Y%m%dT%H%M%SZ")
-            local msg = util.error_text(e)
-            if dry then
-              log(("%s: checkpoint %s is unreadable (%s); a real run sets it aside and starts over"):format(r.name,
-                r.checkpoint, msg))
-            else
-              local okr, rerr = os.rename(r.checkpoint, aside)
-              if not okr then error(("sweep: cannot set aside the unreadable checkpoint %s: %s"):format(r.checkpoint, rerr), 0) end
-              log(("%s: checkpoint unreadable (%s); set aside as %s, the run starts over"):format(r.name, msg, aside))
-            end
+            set_aside_checkpoint(r, "corrupt", ("unreadable (%s)"):format(util.error_text(ck)), dry, log)
             set_aside = set_aside + 1
             if st == "partial" then st = "pending" end
+          elseif key and ck.state.key ~= key then
+            changed[#changed + 1] = r.name .. " (its checkpoint " .. r.checkpoint .. " was made with another config)"
+            changed_ckpt = changed_ckpt + 1
+            if opts.redo_changed then
+              set_aside_checkpoint(r, "changed", "made with a different config than the experiment now gives", dry, log)
+              if st == "partial" then st = "pending" end
+            else
+              refused = true
+            end
           end
         end
-        if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
-        if st == "invalid" then   -- a record a report would refuse is no finished run: said, and run again
-          invalid = invalid + 1
-          log(sweep.invalid_line(r, why, dry))
+        if not refused then   -- (a refused run stops the sweep below, which names it)
+          if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
+          if st == "invalid" then   -- a record a report would refuse is no finished run: said, and run again
+            invalid = invalid + 1
+            log(sweep.invalid_line(r, why, dry))
+          end
+          todo[#todo + 1] = r
         end
-        todo[#todo + 1] = r
       end
     end
   end
   if #changed > 0 and not opts.redo_changed then
-    error(("sweep: %d finished record(s) in %s were made with a different config than the experiment now gives, e.g. %s.\n" ..
-      "Use a new --out folder, or pass --redo-changed to rerun them."):format(#changed, dir, changed[1]), 0)
+    local n_rec = #changed - changed_ckpt
+    local what = (n_rec > 0 and ("%d finished record(s)"):format(n_rec) or "") .. (n_rec > 0 and changed_ckpt > 0 and " and " or "") ..
+      (changed_ckpt > 0 and ("%d checkpoint(s)"):format(changed_ckpt) or "")
+    error(("sweep: %s in %s were made with a different config than the experiment now gives, e.g. %s; " ..
+      "use a new --out folder, or pass --redo-changed to rerun them%s"):format(what, dir, changed[1],
+      changed_ckpt > 0 and " (a checkpoint is then set aside and its run starts over)" or ""), 0)
   end
   if not dry then
     remove_stale_temps(dir, todo)
@@ -516,18 +557,23 @@ function sweep.run(exp, opts)
                     out = dir, workers = workers, threads = threads, orphaned = {} }
   for _, r in ipairs(orphans) do
     log(("%s: still running from an earlier sweep (pid %d); %s"):format(r.name, r.pid,
-      (dry or opts.no_wait) and "not started again" or "waiting for it"))
+      dry and "not started again" or opts.no_wait and "not started again (it takes a worker slot while it runs)"
+      or "waiting for it"))
   end
   if dry then
     for _, r in ipairs(todo) do log(r.command) end
     for _, r in ipairs(orphans) do summary.orphaned[#summary.orphaned + 1] = r.name end
     return summary
   end
+  local busy = {}
   if opts.no_wait then
     -- exit 0 means every run has a record: runs of an earlier sweep that are still going have
-    -- none yet, so the caller reports them (scripts/sweep.lua exits 3)
+    -- none yet, so the caller reports them (scripts/sweep.lua exits 3). Not waited for, they
+    -- still train on this machine: each takes a worker slot until its process ends (polled
+    -- below; its record is not read nor reported as this sweep's), so that at most `workers`
+    -- runs train at once.
     for _, r in ipairs(orphans) do summary.orphaned[#summary.orphaned + 1] = r.name end
-    orphans = {}
+    busy, orphans = orphans, {}
   end
   if #todo == 0 and #orphans == 0 then summary.seconds = 0 return summary end
   local cmds = {}
@@ -543,7 +589,12 @@ function sweep.run(exp, opts)
   local poll = opts.poll or 0.25
   local function loop()
     while next_i <= #todo or #active > 0 do
-      while #active < workers and next_i <= #todo do
+      if #busy > 0 then   -- (--no-wait) an earlier sweep's run that has ended frees its slot
+        local going = {}
+        for _, o in ipairs(busy) do if not poll_rc(o) then going[#going + 1] = o end end
+        busy = going
+      end
+      while #active + #busy < workers and next_i <= #todo do
         local r = todo[next_i]
         next_i = next_i + 1
         r.t0 = al.clock()

@@ -22,7 +22,11 @@ return function(sweep, H)
     local cpus = opts.cpus_per_task or 1
     local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
     local host = opts.host or sweep.host()
-    mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
+    mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(dir .. "/.state")
+    -- a sweep running here on the same folder would have its runs listed as pending: refused.
+    -- The lock is held while the files are written only; the array's tasks take none (they are
+    -- the runs of this one sweep, and sweep.task never locks).
+    local lock <close> = H.lock_folder(dir)
     local pending, changed, notes = {}, 0, {}
     for _, r in ipairs(runs) do
       r.command = sweep.command(r, host, opts.entry)
