@@ -154,8 +154,10 @@ case("bin/attnlab on a sweep experiment, an S2S preset or the S2S study file: on
   T.eq(code, 1, 0, "exit status")
   T.eq(out, "", 0, "stdout")
   T.eq(lines(err), 1, 0, "lines of: " .. err)
-  assert(err:find("describes a sweep experiment", 1, true) and
-         err:find("bin/attnlab scripts/sweep.lua experiments/normalizers/full.lua", 1, true), err)
+  -- the host by its absolute path (the build under test: bin/attnlab, or the sanitizer build)
+  local host = err:match("run it with: (/%S+) scripts/sweep%.lua experiments/normalizers/full%.lua %(")
+  assert(err:find("describes a sweep experiment", 1, true) and host, err)
+  T.eq(T.sh(("test -x %s && echo x"):format(q(host))), "x\n", 0, "the named host is an executable: " .. host)
   out, err, code = run("experiments/s2s/cifar_small.lua")
   T.eq(code, 1, 0, "exit status")
   assert(err:find("is an S2S preset", 1, true) and
