@@ -214,10 +214,40 @@ local function section()
   if p or why then report(p, why) end
   return sec
 end
+-- The files a subcommand writes during or after training ({path, what} pairs): their folders
+-- are made and each path is checked now, so that a path that cannot take its file is said
+-- before the first epoch, not after it (one line naming the file).
+local function writable_outputs(files)
+  local util = require "attnlab.util"
+  for _, f in ipairs(files) do
+    local dir = f[1]:match("^(.*)/[^/]+$")
+    if dir and dir ~= "" and not util.mkdir_p(dir) then die(("%s: cannot create the folder %s"):format(cmd, dir)) end
+    local can, why = util.writable_path(f[1])
+    if not can then cli.die(SPEC, ("%s: cannot write the %s to %s: %s"):format(cmd, f[2], f[1], why), 2) end
+  end
+end
+-- How the dataset in use was chosen, for the messages of s2s.distilling.check_dataset (a teacher
+-- or model trained on another dataset is refused in one line before any data is read), and
+-- whether the user chose it: a model recorded as trained on another dataset of the same images
+-- (KMNIST vs Fashion-MNIST) is their choice when they named the dataset (--dataset, or
+-- --SECTION.dataset), not when it came from the preset or the default. dataset: the name in
+-- use (nil: al.train's default).
+local function dataset_source(dataset)
+  local name = dataset or al.train.DEFAULTS.dataset
+  local sec = SECTION[cmd]
+  local sec_given = sec and type(opts[sec]) == "table" and opts[sec].dataset ~= nil
+  local from
+  if opts.dataset ~= nil then from = "--dataset " .. name
+  elseif sec_given then from = ("--%s.dataset %s"):format(sec, name)
+  elseif dataset ~= nil and opts.preset then from = ("the preset's dataset %s"):format(name)
+  else from = "the default dataset " .. name end
+  return { dataset_from = from, dataset_chosen = opts.dataset ~= nil or sec_given or false }
+end
+
 -- A checkpoint of another configuration: fit's advice names no option of this script, where
 -- the checkpoint's path comes from these.
 local CHECKPOINT_FROM = { teacher = "--out (or --teacher.checkpoint)", avit = "--name or --out", run = "--name or --out" }
-local function pipeline(f, c) return (K.with_checkpoint_advice(CHECKPOINT_FROM[cmd], f, c)) end
+local function pipeline(f, ...) return (K.with_checkpoint_advice(CHECKPOINT_FROM[cmd], f, ...)) end
 
 local function run()
   preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
@@ -265,7 +295,8 @@ local function run()
     c.progress = opts.progress ~= false
     for _, k in ipairs({ "epochs", "lr", "seed", "batch_size", "heads" }) do if opts[k] ~= nil then c[k] = opts[k] end end
     check_config("avit_config", c)
-    local rec = pipeline(s2s.avit, c)
+    writable_outputs({ { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } })
+    local rec = pipeline(s2s.avit, c, dataset_source(c.dataset))
     print(("A-ViT (target keep rate %.2f): accuracy %.4f (dense teacher %.4f), keep rate %.3f, per layer %s")
       :format(kr, rec.test_accuracy, rec.dense_accuracy, rec.mean_keep_rate, fmt_rates(rec.keep_rate)))
     print(("  inference: gathered %.3f ms/img, masked %.3f ms/img, dense %.3f ms/img; record %s")
@@ -289,12 +320,12 @@ local function run()
     local mixer_name = type(c.mixer) == "table" and c.mixer.name or c.mixer or "bimamba"
     local name = opts.name or (((c.strategy or "layers") .. "_" .. mixer_name):gsub("[^%w_.%-]", "_"))
     local dir = out .. "/students"
-    if not require("attnlab.util").mkdir_p(dir) then die(("run: cannot create the folder %s"):format(dir)) end
     c.save = dir .. "/" .. name .. ".safetensors"
     c.out = dir .. "/" .. name .. ".json"
     c.checkpoint = dir .. "/" .. name .. ".ckpt"
     c.progress = opts.progress ~= false
-    local rec = pipeline(s2s.distill, c)
+    writable_outputs({ { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } })
+    local rec = pipeline(s2s.distill, c, dataset_source(c.dataset))
     print(("S2S student %s (layers %s -> %s): accuracy %.4f, teacher %.4f (gap %.4f); keep rate %.3f (teacher %.3f)")
       :format(name, table.concat(rec.layers, ","), mixer_name, rec.test_accuracy, rec.teacher_accuracy, rec.accuracy_gap,
         rec.mean_keep_rate, rec.teacher_mean_keep_rate))
@@ -304,8 +335,18 @@ local function run()
     local path = opts.model or cli.usage_error(SPEC, "eval: --model FILE is required")
     local model, meta = s2s.load_model(path, { heads = opts.heads, image_size = opts.image_size })
     local halting = opts.halting
-    if halting == true then halting = s2s.distilling.file_halting(meta, path) or {} end
-    local c = { dataset = opts.dataset or preset.dataset or "cifar10", test_limit = opts.limit, image_size = model.image_size }
+    if halting == true then
+      -- the file's own halting; a file without one (a dense teacher) would be evaluated
+      -- densely under a --halting the user asked for
+      halting = s2s.distilling.file_halting(meta, path)
+      if not halting then die(("eval: %s has no halting config (not an A-ViT file): pass --halting '{...}'"):format(path)) end
+    end
+    -- the dataset: --dataset, the preset's, else the one the file records it was trained on
+    local dataset = opts.dataset or preset.dataset or s2s.distilling.recorded_dataset(meta) or "cifar10"
+    -- the model must take its images (distilling.check_dataset), before the data are read
+    s2s.distilling.check_dataset(model, meta, dataset, { what = "model", path = path, explicit = opts.dataset ~= nil,
+      dataset_from = (opts.dataset and "--dataset " or preset.dataset and "the preset's dataset " or "the default dataset ") .. dataset })
+    local c = { dataset = dataset, test_limit = opts.limit, image_size = model.image_size }
     local _, te = s2s.distilling.datasets(c)
     local r = s2s.evaluate(model, te, { halting = halting, mode = opts.mode })
     print(("%s on %s (%d examples): accuracy %.4f, keep rate %.3f (per layer %s), %.3f ms/img"):format(path, c.dataset, r.n,

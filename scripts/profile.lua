@@ -91,6 +91,16 @@ if halting == true then
   halting = s2s.distilling.file_halting(meta, path)
   if not halting then die(path .. " has no halting config (not an A-ViT file): pass --halting '{...}'") end
 end
+-- the dataset: --dataset, the preset's, else the one the file records it was trained on; the
+-- model must take its images, and a model recorded as trained on another dataset is profiled
+-- on this one only when --dataset names it (s2s.distilling.check_dataset), before any output
+local dataset = opts.dataset or preset.dataset or s2s.distilling.recorded_dataset(meta) or "cifar10"
+do
+  local from = opts.dataset and ("--dataset " .. dataset)
+    or (preset.dataset and ("the preset's dataset " .. dataset)) or ("the default dataset " .. dataset)
+  s2s.distilling.check_dataset(model, meta, dataset, { what = "model", path = path, dataset_from = from,
+                                                       explicit = opts.dataset ~= nil })
+end
 -- the results are written after the whole profile: a folder that cannot take them is said now
 do
   local util = require "attnlab.util"
@@ -101,7 +111,6 @@ end
 
 do
   local split = opts.split or pp.split or "test"
-  local dataset = opts.dataset or preset.dataset or "cifar10"
   local limit = opts.limit or pp.limit
   local c = { dataset = dataset, image_size = model.image_size }
   if split == "test" then c.test_limit = limit else c.train_limit = limit end

@@ -24,7 +24,10 @@
 --   summary     rebuild <out>/summary.md from the records present
 -- Every step is skipped when its record exists; training runs checkpoint per epoch and
 -- resume, so an interrupted study continues where it stopped. Records: <out>/*.json,
--- <out>/students/*.json; tables: <out>/summary.md.
+-- <out>/students/*.json; tables: <out>/summary.md. A record made with other settings (another
+-- --distill.lr, --train_limit, preset) is refused in one line naming the setting, never
+-- reused: choose a new --out, or pass --redo-changed to move it (and its model and checkpoint)
+-- to <out>/set_aside/<time>/ and redo that step.
 -- This file parses the command line and dispatches: the experiments are
 -- experiments/s2s/study.lua, their cached prerequisites lua/attnlab/s2s/study.lua, the
 -- summary writer lua/attnlab/s2s/summary.lua.
@@ -45,6 +48,7 @@ local SPEC = {
     { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua); required" },
     { "quick", nil, "merge the preset's quick table" },
     { "threads", "N", "threads" },
+    { "redo-changed", nil, "set aside the records made with other settings (to <out>/set_aside/) and redo those steps" },
   },
   more_options = { "  --KEY VALUE, --SECTION.KEY VALUE   override a preset key (e.g. --out DIR, --distill.lr 1e-3,",
                    "      --latency.repeats 9; lua/attnlab/s2s/check.lua lists every key and what it takes)" },
@@ -56,8 +60,20 @@ local function die(msg) cli.die(SPEC, msg) end
 local exp = arg[1]
 if not exp then cli.usage_error(SPEC, "no EXPERIMENT given") end
 if not EXPERIMENTS[exp] then cli.usage_error(SPEC, ("unknown experiment '%s'"):format(exp)) end
-local opts, words = cli.parse_pairs(arg, 2, SPEC)
+-- --redo-changed is the script's flag (cli.parse_pairs takes no dash in a key): taken out first
+local argv, redo_changed = {}, false
+for i = 1, #arg do
+  if arg[i] == "--redo-changed" then redo_changed = true else argv[#argv + 1] = arg[i] end
+end
+local opts, words = cli.parse_pairs(argv, 2, SPEC)
 cli.check_words(SPEC, words)
+if opts.redo_changed ~= nil then   -- (the underscore spelling too)
+  if type(opts.redo_changed) ~= "boolean" then
+    cli.usage_error(SPEC, ("--redo-changed takes no value, got %s"):format(s2s.check.show(opts.redo_changed)))
+  end
+  redo_changed = redo_changed or opts.redo_changed
+  opts.redo_changed = nil
+end
 local K = s2s.check
 -- ---- the command line's values, checked before the preset is read or anything runs --------------
 -- --preset and --quick are the script's, --threads the process's; every other key overrides the
@@ -87,6 +103,23 @@ do   -- (the teacher's keys depend on its init, maybe the preset's: checked once
 end
 local okp, preset = pcall(s2s.load_preset, opts.preset, opts.quick)
 if not okp then die(preset) end
+-- A preset built on another (dofile(...) then its own p.out) inherits that preset's quick.out
+-- ("<its out>_quick") unless it sets its own: --quick would then write into the other
+-- preset's quick folder and mix the two studies' records. The quick folder of a preset is
+-- "<out>_quick" by convention (every preset in experiments/s2s/): a quick.out of that form
+-- made from ANOTHER out is taken as inherited, and this preset's own out wins.
+if opts.quick and overrides.out == nil then
+  local okf, full = pcall(s2s.load_preset, opts.preset, false)
+  local own, qout = okf and full.out, preset.out
+  if type(own) == "string" and type(qout) == "string" and qout ~= own then
+    local stem = qout:match("^(.*)_quick$")
+    if stem and stem ~= own then
+      preset.out = own .. "_quick"
+      print(("[s2s] --quick: the preset's quick.out %s belongs to the out %s of the preset it builds on; writing to %s (set quick.out in %s to choose)")
+        :format(qout, stem, preset.out, opts.preset))
+    end
+  end
+end
 -- the overrides over the preset by the rule of its quick table (util.deep_merge): a section
 -- merges key by key, a list or a value replaces
 if type(overrides.teacher) == "table" then   -- --teacher.init FILE: the checkpoint's shape, not the preset's
@@ -118,6 +151,7 @@ end
 
 -- The study's prerequisites and summary (lua/attnlab/s2s/{study,summary}.lua) and its experiments
 -- (experiments/s2s/study.lua, read from the checkout or the installed share/attnlab).
+opts.redo_changed = redo_changed
 local C = require("attnlab.s2s.study").context(preset, out, opts, die)
 local E = dofile(al.root() .. "/experiments/s2s/study.lua")(C)
 
@@ -145,4 +179,4 @@ local function run_experiment()
     die("unknown experiment '" .. exp .. "'")
   end
 end
-cli.protect(SPEC, function() K.with_checkpoint_advice("--out", run_experiment) end)
+cli.protect(SPEC, function() K.with_checkpoint_advice("--out (or rerun with --redo-changed to set it aside)", run_experiment) end)

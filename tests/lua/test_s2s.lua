@@ -356,6 +356,12 @@ return {
     T.rm_rf(dir)
   end },
 
+  { name = "presets: experiments/s2s/... from outside the checkout is the checkout's file; a missing one names the real folder", fn = function()
+    T.raises(function() s2s.load_preset("experiments/s2s/no_such_preset.lua") end,
+      "s2s: preset experiments/s2s/no_such_preset.lua: no such file (the presets are in " .. al.root() .. "/experiments/s2s/)")
+    -- (from another folder: test_s2s_cli.lua runs distill.lua there)
+  end },
+
   { name = "presets: cifar_2core is depth 6 / 17 tokens, its groups and --quick merge", fn = function()
     local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
     local q = s2s.load_preset("experiments/s2s/cifar_2core.lua", true)
@@ -387,6 +393,69 @@ return {
     T.eq(S.sparsest(prof, 2), { 2, 5 })
     T.eq(S.sparsest(prof, 3), { 2, 4, 5 })
     T.eq(S.select("sparsest:1", 5, prof), { 5 })     -- tie 0.3: the deeper layer
+  end },
+
+  { name = "a sparsity profile of another model (layers, tokens, heads) is refused; the teacher's own is used", fn = function()
+    local dir, tpath = saved_teacher({ depth = 3, dim = 16 })
+    local ds = s2s.synthetic_dataset({ n = 8, size = 16 })
+    local function prof_of(m, name)
+      local pr = s2s.profile(m, m.image_size == 16 and ds or s2s.synthetic_dataset({ n = 8, size = m.image_size }),
+        { limit = 8, batch_size = 8, topk = { 1 } })
+      pr.maps, pr.model = nil, name
+      local path = dir .. "/" .. name .. ".json"
+      s2s.write_json(path, pr)
+      return path
+    end
+    local base = { teacher = tpath, dataset = "synthetic", train_limit = 16, test_limit = 8, batch_size = 8, eval_limit = 8,
+                   strategy = "sparsest:1", stage1 = { epochs = 1 }, stage2 = { epochs = 1 }, teacher_halting = false }
+    local function with(path)
+      local c = {}
+      for k, v in pairs(base) do c[k] = v end
+      c.profile = path
+      return c
+    end
+    local p2 = prof_of(vit({ depth = 2, dim = 16 }), "depth2")
+    T.raises(function() s2s.distill(with(p2)) end,
+      "s2s.distill: profile " .. p2 .. " (of depth2) is of another model: it has 2 layers, teacher " .. tpath .. " has 3")
+    local pt = prof_of(vit({ depth = 3, dim = 16, image_size = 8 }), "tokens5")
+    T.raises(function() s2s.distill(with(pt)) end, "it has 5 tokens, teacher " .. tpath .. " has 17")
+    local ph = prof_of(vit({ depth = 3, dim = 16, heads = 4 }), "heads4")
+    T.raises(function() s2s.distill(with(ph)) end, "its layer 1 has 4 heads, teacher " .. tpath .. " has 2")
+    -- a table profile too (the library's callers)
+    local tbl = s2s.profile(vit({ depth = 2, dim = 16 }), ds, { limit = 8, batch_size = 8, topk = { 1 } })
+    T.raises(function() s2s.distill(with(tbl)) end, "the profile is of another model: it has 2 layers")
+    -- the teacher's own profile chooses its layers
+    local own = prof_of(s2s.load_model(tpath), "own")
+    local rec = s2s.distill(with(own))
+    T.eq(#rec.layers, 1)
+    T.rm_rf(dir)
+  end },
+
+  { name = "a teacher whose images are not the dataset's (channels) is refused before any data is read", fn = function()
+    local dir = T.tmpdir("s2s")
+    local fm = dir .. "/fm.safetensors"
+    s2s.save_model(fm, vit({ channels = 1, depth = 2 }), { train_config = '{"dataset":"fashion_mnist"}' })
+    local plain = dir .. "/plain.safetensors"
+    s2s.save_model(plain, vit({ channels = 1, depth = 2 }))
+    local c = { dataset = "synthetic", train_limit = 16, test_limit = 8, batch_size = 8, layers = { 1 },
+                stage1 = { epochs = 1 }, stage2 = { epochs = 1 }, teacher_halting = false }
+    c.teacher = fm
+    T.raises(function() s2s.distill(c) end,
+      "s2s: teacher " .. fm .. " was trained on fashion_mnist (1 channel); dataset synthetic has 3 channels")
+    c.teacher = plain
+    T.raises(function() s2s.distill(c) end, "s2s: teacher " .. plain .. " takes images of 1 channel; dataset synthetic has 3 channels")
+    T.raises(function() s2s.avit({ teacher = fm, dataset = "synthetic", epochs = 1 }) end,
+      "was trained on fashion_mnist (1 channel); dataset synthetic has 3 channels")
+    -- the rules themselves: another dataset of the same images is the caller's choice only when explicit
+    local m = vit({ channels = 1 })
+    local meta = { train_config = '{"dataset":"fmnist"}' }
+    T.eq(D.recorded_dataset(meta), "fashion_mnist")
+    T.raises(function() D.check_dataset(m, meta, "kmnist", { path = "x" }) end,
+      "s2s: teacher x was trained on fashion_mnist, not kmnist (dataset kmnist): pass --dataset kmnist")
+    D.check_dataset(m, meta, "kmnist", { path = "x", explicit = true })
+    D.check_dataset(m, meta, "fashion_mnist", { path = "x" })
+    D.check_dataset(vit(), {}, "synthetic", {})
+    T.rm_rf(dir)
   end },
 
   -- ---- errors -------------------------------------------------------------------------------------------

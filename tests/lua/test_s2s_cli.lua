@@ -251,6 +251,95 @@ case("distill.lua run end to end on synthetic data; a rerun of another config na
   T.rm_rf(d)
 end)
 
+case("distill.lua avit --out NEWDIR: the folder is made before training and a run writes its files; an unwritable one is refused first", function()
+  local d = T.tmpdir("s2s-cli")
+  s2s.save_model(d .. "/t.safetensors", vit())
+  local o = d .. "/new/deeper"
+  local args = "avit --teacher " .. q(d .. "/t.safetensors") .. " --dataset synthetic --train_limit 16 --test_limit 8 " ..
+    "--batch_size 8 --epochs 1 --keep_rate 0.7 --name a1 --progress false --threads 1 --out " .. q(o)
+  local out, err, rc = T.run_host("scripts/distill.lua " .. args)
+  T.eq(rc, 0, 0, err)
+  T.truthy(out:find("A-ViT (target keep rate 0.70)", 1, true), out)
+  for _, f in ipairs({ "a1.safetensors", "a1.json" }) do T.truthy(T.read_file(o .. "/" .. f), f .. " not written") end
+  -- a folder that cannot be made: said before the teacher is read (it does not exist)
+  refused("distill.lua", "avit --teacher " .. q(d .. "/missing.safetensors") .. " --dataset synthetic --out /proc/attnlab-no/x",
+    1, { "avit: cannot create the folder /proc/attnlab-no/x" })
+  refused("distill.lua", "run --teacher " .. q(d .. "/missing.safetensors") .. " --dataset synthetic --layers 1 " ..
+    "--out /proc/attnlab-no/x", 1, { "run: cannot create the folder /proc/attnlab-no/x/students" })
+  T.rm_rf(d)
+end)
+
+case("distill.lua and profile.lua --preset experiments/s2s/... work from outside the checkout", function()
+  local d = T.tmpdir("s2s-cli")
+  local host = { host = require("attnlab.util").abspath(T.HOST), dir = d, timeout = 120 }
+  local _, err, rc = T.run_host("scripts/distill.lua teacher --preset experiments/s2s/cifar_2core.lua --quick --teacher.bogus 1", host)
+  T.eq(rc, 2, 0, err)
+  T.truthy(err:find("teacher: --teacher.bogus is not a key of the teacher section", 1, true), err)   -- the preset was read
+  _, err, rc = T.run_host("scripts/profile.lua --preset experiments/s2s/cifar_2core.lua --quick --model missing.safetensors", host)
+  T.eq(rc, 1, 0, err)
+  T.truthy(err:find("cannot read model missing.safetensors", 1, true), err)
+  _, err, rc = T.run_host("scripts/distill.lua teacher --preset experiments/s2s/nope.lua", host)
+  T.eq(rc, 1, 0, err)
+  local where = err:match("no such file %(the presets are in (/[^%s]*)/experiments/s2s/%)")   -- the real folder
+  T.truthy(where and T.read_file(where .. "/experiments/s2s/cifar_2core.lua"), err)
+  T.eq(files_in(d), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("distill.lua run --profile of another model is refused in one line, nothing trained", function()
+  local d = T.tmpdir("s2s-cli")
+  s2s.save_model(d .. "/t.safetensors", vit({ depth = 3 }))
+  local prof = s2s.profile(vit({ dim = 32 }), s2s.synthetic_dataset({ n = 8, size = 16 }), { limit = 8, batch_size = 8, topk = { 1 } })
+  prof.maps, prof.model = nil, "other.safetensors"
+  s2s.write_json(d .. "/profile.json", prof)
+  refused("distill.lua", "run --teacher " .. q(d .. "/t.safetensors") .. " --dataset synthetic --strategy sparsest:1 --profile " ..
+    q(d .. "/profile.json") .. " --out " .. q(d .. "/out"), 1,
+    { "profile " .. d .. "/profile.json (of other.safetensors) is of another model: it has 2 layers, teacher " ..
+      d .. "/t.safetensors has 3" })
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("a teacher or model trained on another dataset (channels; a recorded dataset) is refused before any data, in one line", function()
+  local d, p = preset_dir()
+  local fm = d .. "/fm.safetensors"
+  s2s.save_model(fm, vit({ channels = 1 }), { train_config = '{"dataset":"fashion_mnist"}' })
+  local pre = " --preset " .. q(p) .. " --out " .. q(d .. "/out")
+  local want = "s2s: teacher " .. fm .. " was trained on fashion_mnist (1 channel); "
+  refused("distill.lua", "run --teacher " .. q(fm) .. " --layers 1" .. pre, 1, { want .. "the preset's dataset cifar10 has 3 channels" })
+  refused("distill.lua", "run --teacher " .. q(fm) .. " --layers 1 --dataset synthetic" .. pre, 1,
+    { want .. "--dataset synthetic has 3 channels" })
+  refused("distill.lua", "avit --teacher " .. q(fm) .. " --dataset cifar10" .. pre, 1, { want .. "--dataset cifar10 has 3 channels" })
+  refused("distill.lua", "eval --model " .. q(fm) .. " --dataset cifar10", 1,
+    { "s2s: model " .. fm .. " was trained on fashion_mnist (1 channel); --dataset cifar10 has 3 channels" })
+  refused("profile.lua", "--model " .. q(fm) .. " --dataset synthetic --out " .. q(d .. "/prof"), 1,
+    { "s2s: model " .. fm .. " was trained on fashion_mnist (1 channel); --dataset synthetic has 3 channels" })
+  -- the same images, another recorded dataset: refused when the dataset came from the preset, the user's
+  -- choice when --dataset names it
+  local c10 = d .. "/c10.safetensors"
+  s2s.save_model(c10, vit(), { train_config = '{"dataset":"cifar10"}' })
+  T.write_file(d .. "/syn.lua", (PRESET:gsub("OUT", d .. "/out"):gsub('dataset = "cifar10", train_limit', 'dataset = "synthetic", train_limit')))
+  local spre = " --preset " .. q(d .. "/syn.lua")
+  refused("distill.lua", "run --teacher " .. q(c10) .. " --layers 1" .. spre, 1,
+    { "s2s: teacher " .. c10 .. " was trained on cifar10, not synthetic (the preset's dataset synthetic): pass --dataset synthetic" })
+  refused("distill.lua", "eval --model " .. q(c10) .. spre, 1, { "s2s: model " .. c10 .. " was trained on cifar10, not synthetic" })
+  local out, err, rc = T.run_host("scripts/distill.lua eval --model " .. q(c10) .. spre .. " --dataset synthetic --limit 8 --threads 1")
+  T.eq(rc, 0, 0, err)
+  T.truthy(out:find("on synthetic (8 examples)", 1, true), out)
+  T.eq(files_in(d .. "/out") .. files_in(d .. "/prof"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
+case("distill.lua eval --halting true on a file without a halting config is refused, as profile.lua does", function()
+  local d = T.tmpdir("s2s-cli")
+  s2s.save_model(d .. "/t.safetensors", vit())
+  refused("distill.lua", "eval --model " .. q(d .. "/t.safetensors") .. " --dataset synthetic --limit 8 --halting true", 1,
+    { "eval: " .. d .. "/t.safetensors has no halting config (not an A-ViT file): pass --halting '{...}'" })
+  refused("profile.lua", "--model " .. q(d .. "/t.safetensors") .. " --dataset synthetic --limit 8 --halting true --out " ..
+    q(d .. "/prof"), 1, { d .. "/t.safetensors has no halting config (not an A-ViT file)" })
+  T.rm_rf(d)
+end)
+
 case("s2s.check: kinds, nested keys, partial checks, lists of one; the committed presets pass", function()
   T.eq({ K.check("distill", { stage1 = { weights = { mse = "nan" } } }) },
        { "stage1.weights.mse", "needs a finite number >= 0, got 'nan'" })

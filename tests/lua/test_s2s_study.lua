@@ -193,4 +193,52 @@ return {
     T.eq(v(0.6, -1), "**does not agree** (leans the other way, not monotone)")
     T.eq(v(nil, 1), "n/a")
   end },
+  { name = "s2s seeds: a seed given twice is refused in one line (preset, --seeds); a paired difference with no spread is n/a (no variance), never p 0", fn = function()
+    local study = require "attnlab.s2s.study"
+    local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
+    p.seeds = { 1, 2, 1 }
+    T.raises(function() study.context(p, "/tmp/unused", { preset = "p.lua" }, function(m) error(m, 0) end) end,
+      "s2s.study: seeds has 1 twice ('1,2,1'): each seed trains its students once, so a repeated one would count the same runs twice")
+    T.eq(s2s.check.check("preset", { seeds = { 3, 1, 2 } }, { partial = true }), nil)
+    local d = T.tmpdir("s2s-seeds")
+    local code, o = run(("summary --preset experiments/s2s/cifar_2core.lua --seeds 1,1 --out %s"):format(q(d .. "/out")))
+    T.eq(code, 2, 0, o)
+    T.truthy(o:find("--seeds has 1 twice ('1,1')", 1, true), o)
+    T.eq(o:find("traceback", 1, true), nil, 0, o)
+    T.rm_rf(d)
+    -- the summary's paired test (report/paired.lua's rule)
+    local paired = require("attnlab.s2s.summary").paired
+    T.eq(paired({ 0.52, 0.52 }, { 0.50, 0.50 }), "n/a (no variance)")          -- one run counted twice
+    T.eq(paired({ 0.50, 0.61 }, { 0.48, 0.59 }), "n/a (no variance)")          -- both seeds moved by 2 points
+    T.eq(paired({ 0.5 }, { 0.4 }), "n/a")
+    T.eq(paired({ 0.5, 0.6 }, { 0.5, 0.6 }), "identical")
+    T.eq(paired({ 0.5, 0.6 }, { 0.4, 0.5 }, true), "same run")
+    T.eq(paired({ 0 / 0, 0.6 }, { 0.4, 0.5 }), "n/a (non-finite value)")
+    T.truthy(paired({ 0.50, 0.70, 0.60 }, { 0.48, 0.60, 0.61 }):match("^%+%d+%.%d%d %(p [%d%.e%-]+%)$"))
+  end },
+  { name = "s2s teacher --init FILE over a preset that trains its teacher: the preset's heads is not passed as the user's; --heads is", fn = function()
+    local K = s2s.check
+    local base = K.teacher_base({ init = "timm", dataset = "cifar10", dim = 96, depth = 6, heads = 3, patch = 8, epochs = 6, lr = 1e-3 },
+      "ckpt.safetensors")
+    T.eq(base, { init = "timm", dataset = "cifar10", epochs = 6, lr = 1e-3 })   -- (init: the command line's replaces it)
+    T.eq(K.teacher_base({ init = "timm", heads = 3 }, "timm").heads, 3, 0, "a scheme init keeps the preset's model")
+    -- a checkpoint of 2 heads under a preset whose own teacher has 3
+    local d = T.tmpdir("s2s-init")
+    local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 2, heads = 2, seed = 3 })
+    s2s.save_model(d .. "/t0.safetensors", t)
+    T.write_file(d .. "/p.lua", ([[return { name = "p", out = %q, dataset = "synthetic",
+      teacher = { init = "timm", dataset = "synthetic", dim = 24, depth = 2, heads = 3, patch = 4, epochs = 1, batch_size = 32,
+                  lr = 1e-3, image_size = 16 } }]]):format(d .. "/out"))
+    local function teacher(extra)
+      local o, _, code = T.run_host(("scripts/distill.lua teacher --preset %s --init %s --train_limit 32 --test_limit 16 --threads 1 %s")
+        :format(q(d .. "/p.lua"), q(d .. "/t0.safetensors"), extra), { timeout = 120, merge = true })
+      return code, o
+    end
+    local code, o = teacher("")
+    T.eq(code, 0, 0, o)
+    T.truthy(read(d .. "/out/teacher.safetensors"), "the fine-tuned teacher")
+    code, o = teacher("--heads 3")        -- the user's own value is still compared with the file's
+    T.truthy(code ~= 0 and o:find("heads = 3 was passed", 1, true), o)
+    T.rm_rf(d)
+  end },
 }

@@ -97,7 +97,20 @@ local KINDS = {
   pos_resample = enum("bicubic", "bilinear"),
   stage1_train = enum("all", "mixers"),
   posints = posints("positive integers like 224,384"),
-  seeds = posints("positive integers like 1,2,3"),
+  -- a seed given twice would train its students once and count them twice (a paired test
+  -- over copies: "+2.00 (p 0)")
+  seeds = function(v)
+    local why, sub = posints("positive integers like 1,2,3")(v)
+    if why then return why, sub end
+    local seen = {}
+    for _, x in ipairs(type(v) == "table" and v or {}) do
+      if seen[x] then
+        return ("has %d twice (%s): each seed trains its students once, so a repeated one would count the same runs twice")
+          :format(x, show(v))
+      end
+      seen[x] = true
+    end
+  end,
   layers = posints("block numbers (1-based) like 4,5,6 ('[]': none)", true),
   -- one rate, or one per layer: each in (0, 1] (a rate of 9 or 0 would index nothing)
   rates = function(v)
@@ -456,15 +469,21 @@ end
 
 -- A preset's teacher section under a command line that gives a checkpoint to fine-tune (init a
 -- path) where the preset trains its teacher (init a scheme): the preset's keys that describe
--- the model to build (dim, depth, patch, ...) are the checkpoint's in a fine-tune, so they are
--- left out (a copy; its training keys stay), not refused: the preset's recipe is the one
--- the command line replaces. Any other section is returned as it is.
+-- the model to build (dim, depth, patch, heads, ...) are the checkpoint's in a fine-tune, so they
+-- are left out (a copy; its training keys stay), not refused: the preset's recipe is the one
+-- the command line replaces. heads is a fine-tune key too (for a checkpoint whose metadata
+-- lacks it), but the preset's value describes its own from-scratch model, not the file: only a
+-- heads the command line gives is compared with the file's. Any other section is returned as
+-- it is.
+local SHAPE = { heads = true }        -- fine-tune keys that a scheme teacher's section sets for its own model
 function K.teacher_base(section, init)
   if type(section) ~= "table" or not is_scheme(section.init) or is_scheme(init) or type(init) ~= "string" then
     return section
   end
   local t = {}
-  for k, v in pairs(section) do if FINETUNE_KEYS[k] or SCHEMAS.finetune.keys[k] then t[k] = v end end
+  for k, v in pairs(section) do
+    if (FINETUNE_KEYS[k] or SCHEMAS.finetune.keys[k]) and not SHAPE[k] then t[k] = v end
+  end
   return t
 end
 

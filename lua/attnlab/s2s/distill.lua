@@ -417,6 +417,54 @@ function D.resized(ds, S)
   return r
 end
 
+-- The channels of a dataset's images by name (nil: not known here, e.g. a text set), and a
+-- name's canonical spelling (fmnist is fashion_mnist).
+D.DATASET_CHANNELS = { cifar10 = 3, fashion_mnist = 1, kmnist = 1, synthetic = 3 }
+local DATASET_ALIASES = { fmnist = "fashion_mnist" }
+function D.dataset_name(name) return DATASET_ALIASES[name] or name end
+local function channels_text(n) return n == 1 and "1 channel" or ("%d channels"):format(n) end
+
+-- The dataset a model file records that it was trained on (al.train's train_config metadata,
+-- or a plain `dataset` entry), canonically spelled, or nil when it records none (s2s files and
+-- timm checkpoints do not).
+function D.recorded_dataset(meta)
+  if type(meta) ~= "table" then return nil end
+  local name = meta.dataset
+  if name == nil and type(meta.train_config) == "string" then
+    local tc = require("attnlab.util").decode_json(meta.train_config)
+    name = type(tc) == "table" and tc.dataset or nil
+  end
+  return type(name) == "string" and name ~= "" and D.dataset_name(name) or nil
+end
+
+-- A model must take the images of the dataset it is trained, distilled or evaluated on: a
+-- 1-channel (Fashion-MNIST) teacher given CIFAR-10 otherwise fails deep inside the ViT with a
+-- shape error, after the data were read and resized. Raises one line naming the model and the
+-- dataset. opts: what ("teacher", the default; "model"), path (the model's file), dataset_from
+-- (how the dataset was chosen, e.g. "--dataset cifar10"; default "dataset <name>"), explicit
+-- (the user chose this dataset: a model recorded as trained on another dataset with images
+-- of the same shape is then their choice; without it that is refused too, naming the option
+-- that makes it a choice: opts.choose, e.g. "--dataset kmnist").
+function D.check_dataset(model, meta, dataset, opts)
+  opts = opts or {}
+  local name = D.dataset_name(dataset)
+  local want = D.DATASET_CHANNELS[name]
+  local have = type(model) == "table" and model.channels or nil
+  local rec = D.recorded_dataset(meta)
+  local who = ("%s %s"):format(opts.what or "teacher", tostring(opts.path or "(model)"))
+  local from = opts.dataset_from or ("dataset " .. tostring(dataset))
+  if want and have and want ~= have then
+    if rec then
+      error(("s2s: %s was trained on %s (%s); %s has %s"):format(who, rec, channels_text(have), from, channels_text(want)), 0)
+    end
+    error(("s2s: %s takes images of %s; %s has %s"):format(who, channels_text(have), from, channels_text(want)), 0)
+  end
+  if rec and name and rec ~= name and not opts.explicit then
+    error(("s2s: %s was trained on %s, not %s (%s): pass %s to use it on %s anyway"):format(who, rec, name, from,
+      opts.choose or ("--dataset " .. name), name), 0)
+  end
+end
+
 -- Train/test datasets by name ("cifar10", "fashion_mnist", ..., or "synthetic"),
 -- limited to train_limit/test_limit examples.
 function D.datasets(c)

@@ -80,6 +80,11 @@ end
 -- true when a teacher config's init is a scheme (or absent), not a checkpoint path
 function s2s.init_is_scheme(init) return init == nil or init == "timm" or init == "torch" end
 
+-- The recipe of a teacher fine-tuned from a checkpoint (init = file), where c gives no value
+-- (the study compares a cached record's config with it: s2s/study.lua).
+s2s.FINETUNE_DEFAULTS = { epochs = 3, lr = 1e-4, batch_size = 64, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
+                          clip_grad = 1.0, seed = 1 }
+
 function s2s.train_teacher(c)
   K.assert("s2s.train_teacher", "teacher_config", c)       -- every key, before any data is read
   if s2s.init_is_scheme(c.init) then
@@ -93,11 +98,13 @@ function s2s.train_teacher(c)
     end
     return rec, model
   end
-  c = merged({ epochs = 3, lr = 1e-4, batch_size = 64, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6,
-               clip_grad = 1.0, seed = 1 }, c)
+  c = merged(s2s.FINETUNE_DEFAULTS, c)
   local sd, meta = ckpt.read(c.init)
   D.check_finite(c.init, sd)
   local inf = ckpt.infer_config(sd, { heads = c.heads }, meta, c.init)
+  -- its images must be the dataset's (fine-tuning onto another dataset is what --init is for)
+  D.check_dataset({ channels = inf.channels }, meta, c.dataset or al.train.DEFAULTS.dataset,
+    { what = "checkpoint", path = c.init, explicit = true })
   local tr, te = D.datasets(merged(c, { image_size = c.image_size or inf.image_size }))
   local classes = c.num_classes or tr.num_classes
   local dropped = {}
@@ -136,6 +143,19 @@ function s2s.train_teacher(c)
   return rec, model
 end
 
+-- The teacher must take the images of c.dataset, and (unless opts.dataset_chosen is false)
+-- a teacher recorded as trained on another dataset is the caller's choice: D.check_dataset,
+-- before any data is read. opts (s2s.avit's and s2s.distill's second argument, optional):
+-- dataset_from (how the dataset was chosen, for the message: scripts/distill.lua says
+-- "--dataset cifar10" or "the preset's dataset cifar10"), dataset_chosen (false: the dataset
+-- was not the user's choice, e.g. a preset's, so another recorded dataset is refused too).
+local function check_teacher_dataset(model, meta, c, opts)
+  opts = opts or {}
+  D.check_dataset(model, meta, c.dataset or al.train.DEFAULTS.dataset,
+    { path = type(c.teacher) == "string" and c.teacher or nil, dataset_from = opts.dataset_from,
+      explicit = opts.dataset_chosen ~= false })
+end
+
 -- ---- A-ViT teacher ---------------------------------------------------------------------------------------------
 -- A training step under a keep-rate controller (halting.lua; ctl may be nil):
 -- loss_fn(x, y, extra, halting, ponder_weight) gets the controller's current config (hc with
@@ -160,12 +180,13 @@ s2s.AVIT_DEFAULTS = { epochs = 3, lr = 2e-4, batch_size = 128, weight_decay = 0.
 -- keep rate. c: teacher (path or model), dataset, halting (config; keep_rate sets the
 -- target depth), epochs, lr, ..., eval_limit (test examples for the per-epoch check; the
 -- final evaluation uses the whole test split), checkpoint, save, out. Returns the record
--- and the model.
-function s2s.avit(c)
+-- and the model. opts (optional): how c.dataset was chosen (check_teacher_dataset above).
+function s2s.avit(c, opts)
   K.assert("s2s.avit", "avit_config", c)                   -- every key, before the teacher is read
   c = merged(s2s.AVIT_DEFAULTS, c)
-  local model = resolve_model(assert(c.teacher, "s2s.avit: teacher (a model file) is required"), { heads = c.heads })
+  local model, tmeta = resolve_model(assert(c.teacher, "s2s.avit: teacher (a model file) is required"), { heads = c.heads })
   local hc = H.config(c.halting or {}, model.depth)
+  check_teacher_dataset(model, tmeta, c, opts)
   local tr, te = D.datasets(merged(c, { image_size = model.image_size }))
   local rec = { kind = "avit", config = copy(c), halting = hc, started = now(), params = model:num_parameters(),
                 dataset = { name = tr.name, train = tr.n, test = te.n } }
@@ -211,6 +232,32 @@ function s2s.avit(c)
   return rec, model
 end
 
+-- A sparsity profile ranks the layers of the model it measured: one of another model (another
+-- depth, token count or head count) would choose layers of that model, not of the teacher's.
+-- What the profile records of its model (its layers, tokens, each attention layer's heads)
+-- must be the teacher's; else one line naming both. prof: the profile (decoded); given: the
+-- path (or table) the caller passed; teacher: the model; tpath: the teacher as given.
+local function check_profile_model(prof, given, teacher, tpath)
+  local where = type(given) == "string" and ("profile " .. given) or "the profile"
+  if type(prof.model) == "string" then where = ("%s (of %s)"):format(where, prof.model) end
+  local tname = type(tpath) == "string" and ("teacher " .. tpath) or "the teacher"
+  local function refuse(what)
+    error(("s2s.distill: %s is of another model: %s; profile the teacher itself (scripts/profile.lua --model ...)")
+      :format(where, what), 0)
+  end
+  if type(prof.layers) == "table" and #prof.layers ~= teacher.depth then
+    refuse(("it has %d layers, %s has %d"):format(#prof.layers, tname, teacher.depth))
+  end
+  if math.type(prof.tokens) == "integer" and teacher.num_tokens and prof.tokens ~= teacher.num_tokens then
+    refuse(("it has %d tokens, %s has %d"):format(prof.tokens, tname, teacher.num_tokens))
+  end
+  for l, r in ipairs(type(prof.layers) == "table" and prof.layers or {}) do
+    if type(r) == "table" and math.type(r.heads) == "integer" and r.heads ~= teacher.cfg.heads then
+      refuse(("its layer %d has %d heads, %s has %d"):format(l, r.heads, tname, teacher.cfg.heads))
+    end
+  end
+end
+
 -- ---- distillation --------------------------------------------------------------------------------------------
 s2s.DISTILL_DEFAULTS = {
   mixer = "bimamba", batch_size = 128, seed = 1, weight_decay = 0.05, warmup_epochs = 0, min_lr = 1e-6, clip_grad = 1.0,
@@ -234,8 +281,9 @@ s2s.DISTILL_DEFAULTS = {
 --                  a dense student), keep_rate (retargets that config: the student's own keep
 --                  rate, held there when the config has a keep-rate controller)}
 --   checkpoint (resumable), save (student model file), out (JSON record), progress
--- Returns the record and the student.
-function s2s.distill(c)
+-- Returns the record and the student. opts (optional): how c.dataset was chosen
+-- (check_teacher_dataset above).
+function s2s.distill(c, opts)
   K.assert("s2s.distill", "distill_config", c)             -- every key, before anything is read or trained
   c = merged(s2s.DISTILL_DEFAULTS, c)
   c.stage1 = merged(s2s.DISTILL_DEFAULTS.stage1, c.stage1)
@@ -259,6 +307,7 @@ function s2s.distill(c)
     end
     prof = p
   end
+  if prof ~= nil then check_profile_model(prof, c.profile, teacher, c.teacher) end
   if not layers then layers = S.select(c.strategy or "layer_aware:3", teacher.depth, prof) end
   local student = c.student or D.replace(teacher, layers, c.mixer, { seed = c.seed })
   D.check_pair(teacher, student)
@@ -275,6 +324,7 @@ function s2s.distill(c)
     end
     shalt = H.config(base, student.depth)
   end
+  check_teacher_dataset(teacher, tmeta, c, opts)
   local tr, te = D.datasets(merged(c, { image_size = teacher.image_size }))
   local rec = { kind = "s2s", config = copy(c), layers = layers, teacher_halting = thalt, student_halting = shalt,
                 started = now(), dataset = { name = tr.name, train = tr.n, test = te.n },
@@ -478,9 +528,18 @@ s2s.deep_merge = util.deep_merge
 -- `quick` table is merged over it (a minutes-long smoke run of the same pipeline).
 function s2s.load_preset(path, quick)
   if type(path) ~= "string" then error("s2s: --preset needs a file name", 0) end
-  local f = io.open(path, "rb")
-  if not f then error(("s2s: preset %s: no such file (the presets are in experiments/s2s/)"):format(path), 0) end
-  f:close()
+  -- "experiments/s2s/x.lua" typed outside the checkout: the checkout's (or the installed
+  -- tree's) file, as sweeps resolve experiments/... (sweep/experiment.lua)
+  local root = al.root()
+  local found
+  for _, c in ipairs({ path, path:match("^experiments/") and (root .. "/" .. path) or nil }) do
+    local f = io.open(c, "rb")
+    if f then f:close(); found = c; break end
+  end
+  if not found then
+    error(("s2s: preset %s: no such file (the presets are in %s/experiments/s2s/)"):format(path, root), 0)
+  end
+  path = found
   local chunk, err = loadfile(path)
   if not chunk then error("s2s: cannot load preset " .. tostring(path) .. ": " .. tostring(err), 0) end
   local ok, p = pcall(chunk)

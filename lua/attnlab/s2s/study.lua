@@ -1,8 +1,9 @@
 -- attnlab.s2s.study -- the library half of the S2S study (experiments/s2s/study.lua is the
 -- study itself): its prerequisites -- the dense teacher, sparsity profiles, A-ViT teachers at
 -- each keep rate, students at each seed -- each made once by a cached step (a rerun reads
--- the record instead of training again; every training run checkpoints per epoch, so a
--- killed study resumes). The Markdown summary of whatever records exist is
+-- the record instead of training again, when it was made with the settings the rerun would
+-- use: else it is refused, or set aside and redone with opts.redo_changed; every training
+-- run checkpoints per epoch, so a killed study resumes). The Markdown summary of whatever records exist is
 -- s2s/summary.lua. scripts/s2s_strategies.lua builds the context and runs the experiments.
 --
 --   local C = require("attnlab.s2s.study").context(preset, out, opts, die)
@@ -52,9 +53,120 @@ function study.context(preset, out, opts, die)
 
   local function log(fmt, ...) print(("[s2s] " .. fmt):format(...)) io.stdout:flush() end
 
+  -- ---- a record's settings against this command's -------------------------------------------------
+  -- A record names its step (students: layers, teacher, mixer, keep rates, seed), not every
+  -- setting it was made with: before a record is reused, the config it stores (`config`: the
+  -- library's, defaults filled in) is compared with the one this command would train with, so
+  -- that a changed setting (--distill.lr, --train_limit, a preset's quick table) is never
+  -- answered with the old results. Not compared: the keys that do not change results (paths
+  -- under the results folder, progress, threads, stop_after). A key the record lacks although
+  -- the library has a default for it is not compared either: every config the library records
+  -- holds all its defaults, so such a record predates the key (the committed records do).
+  local NOT_RESULTS = { out = true, save = true, checkpoint = true, progress = true, stop_after = true, threads = true,
+                        teacher = true, student = true, profile = true }
+  local LIMITS = { train_limit = true, test_limit = true, eval_limit = true }   -- false and unset: all
+  local TOP = { train_limit = true, test_limit = true, dataset = true }         -- the preset's, not a section's
+  local FINETUNE_DEFAULTS = s2s.FINETUNE_DEFAULTS   -- s2s.train_teacher's fine-tuning recipe
+  local null = al.json and al.json.null
+  local function norm(k, v)
+    if v == null or (LIMITS[k] and v == false) then return nil end
+    return v
+  end
+  local function same(a, b)
+    if type(a) == "number" and type(b) == "number" then     -- (a JSON round trip)
+      return a == b or math.abs(a - b) <= 1e-12 * math.max(1, math.abs(a), math.abs(b))
+    end
+    if type(a) == "table" and type(b) == "table" then
+      for k, v in pairs(a) do if not same(norm(k, v), norm(k, b[k])) then return false end end
+      for k, v in pairs(b) do if a[k] == nil and norm(k, v) ~= nil then return false end end
+      return true
+    end
+    return a == b
+  end
+  -- the first key (in key order) whose values differ: path, the record's value, this command's
+  local function first_diff(want, got, defaults, skip, prefix)
+    local keys, seen = {}, {}
+    for _, t in ipairs({ want, got }) do
+      for k in pairs(t) do if not seen[k] then seen[k] = true; keys[#keys + 1] = k end end
+    end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+    for _, k in ipairs(keys) do
+      if not (skip and skip[k]) then
+        local w, g = norm(k, want[k]), norm(k, got[k])
+        local d
+        if type(defaults) == "table" then d = defaults[k] end
+        if g == nil and d ~= nil then                          -- the record predates the key
+        elseif util.is_object(w) and util.is_object(g) and next(w) and next(g) then
+          local p, a, b = first_diff(w, g, d, nil, prefix .. tostring(k) .. ".")
+          if p then return p, a, b end
+        elseif not same(w, g) then
+          return prefix .. tostring(k), g, w
+        end
+      end
+    end
+  end
+  local function shown(v)
+    if v == nil then return "unset" end
+    if type(v) == "table" then return al.json.encode(v) end
+    if type(v) == "string" then return v end
+    return util.show(v)
+  end
+  -- why the record rec of a step cannot stand for this command's (nil: it can). want: config
+  -- (this command's, defaults filled in), defaults, section (the preset's section, for the
+  -- key's name), skip (top-level keys not compared), layers (the replaced layers), made_from
+  -- (the record of the model the step starts from: a record made before it was (re)made is
+  -- a record of its predecessor).
+  local function stale(rec, want)
+    if not want then return nil end
+    if type(want.config) == "table" and type(rec.config) == "table" then
+      local skip = setmetatable({}, { __index = function(_, k) return NOT_RESULTS[k] or (want.skip or {})[k] end })
+      local p, got, w = first_diff(want.config, rec.config, want.defaults, skip, "")
+      if p then
+        local key = (TOP[p] and want.section ~= "teacher") and p or (want.section .. "." .. p)
+        return ("was made with %s = %s, this command gives %s"):format(key, shown(got), shown(w))
+      end
+    end
+    if want.layers and type(rec.layers) == "table" and not same(rec.layers, want.layers) then
+      return ("replaced layers %s, this command replaces %s"):format(shown(rec.layers), shown(want.layers))
+    end
+    if want.made_from then
+      local pre = read_json(want.made_from)
+      if pre and type(pre.finished) == "string" and type(rec.started) == "string" and rec.started < pre.finished then
+        return ("was made before %s (started %s, that one finished %s): from an earlier model"):format(
+          want.made_from, rec.started, pre.finished)
+      end
+    end
+  end
+  local redo = opts and (opts.redo_changed == true)
+  local function refuse(base, why)
+    return ("s2s: record %s.json %s; use a new --out folder, or --redo-changed to set it aside and redo the step")
+      :format(base, why)
+  end
+  -- Moves base's record, model and checkpoint (and the records `also` names: the profiles of
+  -- that model) into <out>/set_aside/<time>/, keeping their paths under out.
+  local function set_aside(name, also)
+    local dir = out .. "/set_aside/" .. os.date("!%Y%m%dT%H%M%SZ")
+    local moved = 0
+    for _, n in ipairs({ name, table.unpack(also or {}) }) do
+      for _, ext in ipairs({ ".json", ".safetensors", ".ckpt" }) do
+        local from, to = out .. "/" .. n .. ext, dir .. "/" .. n .. ext
+        if exists(from) then
+          if not util.mkdir_p(to:match("^(.*)/[^/]+$")) then error(("s2s: cannot create the folder %s"):format(dir), 0) end
+          local ok, err = os.rename(from, to)
+          if not ok then error(("s2s: cannot move %s to %s: %s"):format(from, to, tostring(err)), 0) end
+          moved = moved + 1
+        end
+      end
+    end
+    log("%s: made with other settings: %d file(s) set aside in %s", name, moved, dir)
+  end
+
   -- ---- the cached step ----------------------------------------------------------------------------------
-  -- The step `name` (a path under out, no extension) is done when <out>/<name>.json exists:
-  -- its record is returned. Otherwise fn(base) runs it (base = <out>/<name>: the step writes
+  -- The step `name` (a path under out, no extension) is done when <out>/<name>.json exists
+  -- and was made with this command's settings (want: see stale above): its record is
+  -- returned. A record of other settings is refused in one line, or with --redo-changed
+  -- (opts.redo_changed) set aside with its model and checkpoint and the step made again.
+  -- Otherwise fn(base) runs it (base = <out>/<name>: the step writes
   -- base .. ".json" last, after its model base .. ".safetensors" and checkpoint base ..
   -- ".ckpt") and its record is returned.
   -- Two drivers may share one results folder (say `groupwise` and `keeprate` at once, one
@@ -63,40 +175,74 @@ function study.context(preset, out, opts, die)
   -- training the same model beside it. A lock left by a killed driver is taken over, and the
   -- step resumes from its checkpoint.
   local poll_s = math.max(0.05, tonumber(os.getenv("ATTNLAB_LOCK_POLL_S")) or 15)
-  local function cached_step(name, fn)
+  local function cached_step(name, fn, want)
     local base = out .. "/" .. name
     local rec = read_json(base .. ".json")
-    if rec then return rec end
+    if rec then
+      local why = stale(rec, want)
+      if not why then return rec end
+      if not redo then error(refuse(base, why), 0) end
+    end
     util.mkdir_p(base:match("^(.*)/[^/]+$") or ".")
+    local function usable()
+      local r = read_json(base .. ".json")
+      return r ~= nil and stale(r, want) == nil
+    end
     local lock
-    repeat   -- until this driver holds the lock with no record yet, or the record is there
+    repeat   -- until this driver holds the lock with no usable record yet, or the record is there
       lock = lockfile.wait(base .. ".lock", {
         poll_s = poll_s,
-        done = function() return util.file_exists(base .. ".json") end,
+        done = usable,
         log = function(msg) log("%s: %s", name, msg) end,
       })
       rec = read_json(base .. ".json")
-      if rec then
+      if rec and not stale(rec, want) then
         if lock then lock:release() end
         return rec
       end
     until lock
+    if rec then   -- a record of other settings (made by another driver while this one waited)
+      local why = stale(rec, want)
+      if not redo then lock:release() error(refuse(base, why), 0) end
+      local ok, err = pcall(set_aside, name, want and want.dependents)
+      if not ok then lock:release() error(err, 0) end
+    end
     log("%s -> %s.json", name, base)
     local ok, r = pcall(fn, base)
+    -- a checkpoint left by a run of other settings (no record yet): set aside too, on request
+    if not ok and redo and type(r) == "string" and r:find("made with a different configuration", 1, true) then
+      local moved = pcall(set_aside, name)
+      if moved then ok, r = pcall(fn, base) end
+    end
     lock:release()
     if not ok then error(r, 0) end
     return r or read_json(base .. ".json")
   end
 
   -- ---- prerequisites ------------------------------------------------------------------------------------
+  -- The config a step would train with, defaults filled in as the library fills them (what
+  -- its record stores as `config`), for cached_step's comparison.
+  local function teacher_want(c)
+    if s2s.init_is_scheme(c.init) then     -- al.train's config (s2s.train_teacher drops save, image_size)
+      local tc = util.copy(c)
+      tc.save, tc.image_size = nil, nil
+      local ok, rc = pcall(al.train.config, tc)
+      if not ok then return nil end          -- a bad preset: the step says so itself
+      return { section = "teacher", config = rc, defaults = al.train.DEFAULTS, dependents = { "profile/profile" } }
+    end
+    return { section = "teacher", config = util.merge(FINETUNE_DEFAULTS, c), defaults = FINETUNE_DEFAULTS,
+             dependents = { "profile/profile" } }
+  end
+
   local function teacher_path()
-    cached_step("teacher", function(base)
-      local c = s2s.deep_merge(preset.teacher or {}, {})
-      c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    local base = out .. "/teacher"
+    local c = s2s.deep_merge(preset.teacher or {}, {})
+    c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    cached_step("teacher", function()
       local rec = s2s.train_teacher(c)
       s2s.write_json(c.out, rec)
       return rec
-    end)
+    end, teacher_want(c))
     return out .. "/teacher.safetensors"
   end
 
@@ -125,15 +271,18 @@ function study.context(preset, out, opts, die)
 
   local function avit_path(kr)
     local name = "avit_k" .. kr
-    local rec = cached_step(name, function(base)
-      local c = s2s.deep_merge(preset.avit or {}, {})
-      c.keep_rates, c.main_keep_rate = nil, nil
-      c.halting = s2s.deep_merge(c.halting or {}, { keep_rate = kr })
-      c.teacher, c.dataset = teacher_path(), preset.dataset
-      c.train_limit, c.test_limit = preset.train_limit, preset.test_limit
-      c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    local base = out .. "/" .. name
+    local c = s2s.deep_merge(preset.avit or {}, {})
+    c.keep_rates, c.main_keep_rate = nil, nil
+    c.halting = s2s.deep_merge(c.halting or {}, { keep_rate = kr })
+    c.teacher, c.dataset = out .. "/teacher.safetensors", preset.dataset
+    c.train_limit, c.test_limit = preset.train_limit, preset.test_limit
+    c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    local rec = cached_step(name, function()
+      teacher_path()
       return (s2s.avit(c))
-    end)
+    end, { section = "avit", config = util.merge(s2s.AVIT_DEFAULTS, c), defaults = s2s.AVIT_DEFAULTS,
+           made_from = out .. "/teacher.json", dependents = { "profile_avit_k" .. kr .. "/profile" } })
     return out .. "/" .. name .. ".safetensors", rec
   end
 
@@ -167,20 +316,27 @@ function study.context(preset, out, opts, die)
     seed = seed or default_seed()
     local c = s2s.deep_merge(preset.distill or {}, extra or {})
     local name = student_name(kr, layers, c, seed)
-    return cached_step("students/" .. name, function(base)
-      c.teacher, c.dataset = teacher, preset.dataset
-      c.train_limit, c.test_limit = preset.train_limit, preset.test_limit
-      c.layers = layers
-      if seed ~= default_seed() then c.seed = seed end
-      if kr == "dense" then
-        c.teacher_halting = false
-        c.stage2 = s2s.deep_merge(c.stage2 or {}, { halting = false })
-      end
-      c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    local base = out .. "/students/" .. name
+    c.teacher, c.dataset = teacher, preset.dataset
+    c.train_limit, c.test_limit = preset.train_limit, preset.test_limit
+    c.layers = layers
+    if seed ~= default_seed() then c.seed = seed end
+    if kr == "dense" then
+      c.teacher_halting = false
+      c.stage2 = s2s.deep_merge(c.stage2 or {}, { halting = false })
+    end
+    c.save, c.out, c.checkpoint, c.progress = base .. ".safetensors", base .. ".json", base .. ".ckpt", true
+    -- s2s.distill's defaults, filled in as it fills them (the stages key by key)
+    local DD = s2s.DISTILL_DEFAULTS
+    local want = util.merge(DD, c)
+    want.stage1, want.stage2 = util.merge(DD.stage1, c.stage1), util.merge(DD.stage2, c.stage2)
+    local from = type(teacher) == "string" and teacher:match("^(.*)%.safetensors$")
+    return cached_step("students/" .. name, function()
       local rec = s2s.distill(c)
       log("%s: accuracy %.4f (teacher %.4f), keep rate %.3f", name, rec.test_accuracy, rec.teacher_accuracy, rec.mean_keep_rate)
       return rec
-    end), name
+    end, { section = "distill", config = want, defaults = DD, skip = { layers = true, strategy = true }, layers = layers,
+           made_from = from and (from .. ".json") or nil }), name
   end
 
   local function depth_of_teacher() return s2s.load_model(teacher_path()).depth end

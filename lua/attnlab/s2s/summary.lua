@@ -33,13 +33,18 @@ end
 M.pm = pm
 
 -- The paired test of a against its control b (same seeds, same order), in points (x100):
--- "+0.52 (p 0.041)"; "same run" when they are one; "n/a" below two seeds.
+-- "+0.52 (p 0.041)"; "same run" when they are one; "n/a" below two seeds; "identical" when
+-- every pair is equal. When no t-test applies the report's rule decides (report/paired.lua,
+-- the classifier reports'): every difference the same nonzero value (a seed listed twice, or
+-- two seeds that moved by exactly as much) has no spread to test against, and ttest_rel's
+-- t = inf, p = 0 is an artefact: "n/a (no variance)"; so is a NaN: "n/a (non-finite value)".
+local P = require "attnlab.report.paired"
 local function paired(a, b, same)
   if same then return "same run" end
   if not a or not b or #a ~= #b or #a < 2 then return "n/a" end
-  local identical = true
-  for i = 1, #a do if a[i] ~= b[i] then identical = false end end
-  if identical then return "identical" end
+  local why = P.why(a, b)
+  if why == "identical samples" then return "identical" end
+  if why then return P.marker(why) end
   local r = al.stats.ttest_rel(a, b)
   return ("%+.2f (p %.3g)"):format(100 * r.mean_diff, r.p)
 end

@@ -1,0 +1,157 @@
+-- tests/lua/test_s2s_reuse.lua -- the S2S study reuses a step's record only when it was made
+-- with the settings the command would use (lua/attnlab/s2s/study.lua, cached_step): a record
+-- of other settings (distill lr and epochs, train_limit) is refused in one line naming the
+-- record, the key and both values; paths, progress and threads do not count (a folder moved
+-- under another --out is reused); --redo-changed sets the record, model and checkpoint aside
+-- and redoes the step; a student made before its teacher was remade is refused too. Also
+-- scripts/s2s_strategies.lua's --redo-changed flag and a derived preset's own out under
+-- --quick. Tiny synthetic runs (16x16 images, 96 training images, one epoch per stage).
+local al = require "attnlab"
+local T = require "harness"
+local s2s = require "attnlab.s2s"
+local study = require "attnlab.s2s.study"
+
+local q, read = T.shquote, T.read_file
+
+-- a tiny preset table whose teacher is fine-tuned from t0.safetensors in the folder d
+local function preset(d)
+  return {
+    name = "s2s-reuse", out = d .. "/out", dataset = "synthetic", train_limit = 96, test_limit = 48,
+    teacher = { init = d .. "/t0.safetensors", dataset = "synthetic", image_size = 16, epochs = 1, batch_size = 32, lr = 1e-3,
+                train_limit = 96, test_limit = 48, seed = 1 },
+    avit = { keep_rates = { 0.8 }, main_keep_rate = 0.8, epochs = 1, lr = 1e-3, batch_size = 32, eval_limit = 48,
+             halting = { gate_scale = 5, gate_center = 1, ponder_weight = 5e-3, distr_weight = 0.1 } },
+    distill = { mixer = "bimamba", lr = 1e-3, batch_size = 32, eval_limit = 48,
+                stage1 = { epochs = 1, weights = { mse = 1.0, halt = 0.1, ce = 1.0 } },
+                stage2 = { epochs = 1, weights = { ce = 1.0, mse = 0.0 } } },
+  }
+end
+
+local function fixture()
+  local d = T.tmpdir("s2s-reuse")
+  local t = al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2, seed = 3 })
+  s2s.save_model(d .. "/t0.safetensors", t)
+  return d
+end
+
+local function die(m) error(m, 0) end
+local function ctx(p, out, redo) return study.context(p, out, { preset = "p.lua", redo_changed = redo }, die) end
+
+-- f() with s2s.distill / s2s.avit replaced by a stub that fails the test: the step must be read
+local function no_training(f)
+  local d0, a0 = s2s.distill, s2s.avit
+  s2s.distill = function() error("trained a student again", 0) end
+  s2s.avit = function() error("trained an A-ViT again", 0) end
+  local ok, r = pcall(f)
+  s2s.distill, s2s.avit = d0, a0
+  if not ok then error(r, 0) end
+  return r
+end
+
+local function one_line(msg) T.eq(msg:find("\n"), nil, 0, "one line: " .. msg) T.eq(msg:find("traceback"), nil, 0, msg) end
+
+return {
+  { name = "s2s reuse: a student record of other settings is refused (record, key, both values); another --out with the same settings reuses it; --redo-changed sets it aside and redoes it", fn = function()
+    local d = fixture()
+    local p = preset(d)
+    local out = d .. "/out"
+    local C = ctx(p, out)
+    local tp = d .. "/t0.safetensors"
+    local rec, name = C.student(tp, "dense", { 3 })
+    T.eq(name, "L3_dense_bimamba")
+    T.close(rec.config.lr, 1e-3, 1e-15)
+    -- the same settings: read, not trained (threads and progress are no setting of a result)
+    al.set_num_threads(1)
+    no_training(function() return ctx(preset(d), out).student(tp, "dense", { 3 }) end)
+    -- the records moved to another folder (every path in them differs): still the same runs
+    os.execute(("cp -r %s %s"):format(q(out), q(d .. "/moved")))
+    no_training(function() return ctx(preset(d), d .. "/moved").student(tp, "dense", { 3 }) end)
+    -- other settings: refused in one line naming the record, the first differing key, both values
+    local p2 = preset(d)
+    p2.distill.lr, p2.distill.stage2.epochs = 0.01, 3
+    local msg = T.raises(function() no_training(function() return ctx(p2, out).student(tp, "dense", { 3 }) end) end,
+      "s2s: record " .. out .. "/students/L3_dense_bimamba.json was made with distill.lr = 0.001, this command gives 0.01; " ..
+      "use a new --out folder, or --redo-changed to set it aside and redo the step")
+    one_line(msg)
+    local p3 = preset(d)
+    p3.distill.stage2.epochs = 3
+    T.raises(function() ctx(p3, out).student(tp, "dense", { 3 }) end, "was made with distill.stage2.epochs = 1, this command gives 3")
+    local p4 = preset(d)
+    p4.train_limit = 64
+    T.raises(function() ctx(p4, out).student(tp, "dense", { 3 }) end, "was made with train_limit = 96, this command gives 64")
+    local p5 = preset(d)
+    p5.distill.stage1.weights = { mse = 1.0, halt = 0.1 }
+    T.raises(function() ctx(p5, out).student(tp, "dense", { 3 }) end, "was made with distill.stage1.weights.ce = 1.0, this command gives unset")
+    -- --redo-changed: the old record, model and checkpoint set aside, the student trained again
+    local rec2 = ctx(p3, out, true).student(tp, "dense", { 3 })
+    T.eq(rec2.config.stage2.epochs, 3)
+    T.eq(al.json.decode(read(out .. "/students/L3_dense_bimamba.json")).config.stage2.epochs, 3)
+    local p = io.popen("cd " .. q(out) .. " && find set_aside -type f | sort")
+    local moved = p:read("a")
+    p:close()
+    for _, ext in ipairs({ "json", "safetensors", "ckpt" }) do
+      T.truthy(moved:find("students/L3_dense_bimamba." .. ext, 1, true), "set aside ." .. ext .. ":\n" .. moved)
+    end
+    -- and the redone record stands for those settings now
+    no_training(function() return ctx(p3, out).student(tp, "dense", { 3 }) end)
+    T.rm_rf(d)
+  end },
+
+  { name = "s2s reuse: an A-ViT of another train_limit is refused; a student made before its A-ViT was remade is refused", fn = function()
+    local d = fixture()
+    local out = d .. "/out"
+    local C = ctx(preset(d), out)
+    local ap = C.avit_path(0.8)
+    C.student(ap, 0.8, { 3 })
+    no_training(function() return ctx(preset(d), out).avit_path(0.8) end)
+    local p2 = preset(d)
+    p2.train_limit = 64
+    one_line(T.raises(function() ctx(p2, out).avit_path(0.8) end,
+      "s2s: record " .. out .. "/avit_k0.8.json was made with train_limit = 96, this command gives 64"))
+    p2 = preset(d)
+    p2.avit.epochs = 2
+    T.raises(function() ctx(p2, out).avit_path(0.8) end, "avit_k0.8.json was made with avit.epochs = 1, this command gives 2")
+    p2 = preset(d)
+    p2.teacher.lr = 5e-3
+    T.raises(function() ctx(p2, out).teacher_path() end, "teacher.json was made with teacher.lr = 0.001, this command gives 0.005")
+    -- the A-ViT remade after its student (its record finishes later than the student started)
+    local a = al.json.decode(read(out .. "/avit_k0.8.json"))
+    a.finished = "2999-01-01T00:00:00Z"
+    s2s.write_json(out .. "/avit_k0.8.json", a)
+    T.raises(function() ctx(preset(d), out).student(ap, 0.8, { 3 }) end,
+      "students/L3_k0.8_bimamba.json was made before " .. out .. "/avit_k0.8.json")
+    T.rm_rf(d)
+  end },
+
+  { name = "s2s reuse: s2s_strategies.lua takes --redo-changed; under --quick a preset built on another writes to its own <out>_quick", fn = function()
+    local d = fixture()
+    -- a parent preset (its quick folder <out>_quick) and a child that dofile's it with its own out
+    local parent = ([[
+return { name = "parent", out = %q, dataset = "synthetic", train_limit = 96, test_limit = 48,
+  quick = { out = %q, train_limit = 64 } }
+]]):format(d .. "/parent", d .. "/parent_quick")
+    T.write_file(d .. "/parent.lua", parent)
+    T.write_file(d .. "/child.lua", ("local p = dofile(%q)\np.out = %q\nreturn p\n"):format(d .. "/parent.lua", d .. "/child"))
+    local o, _, code = T.run_host(("scripts/s2s_strategies.lua summary --preset %s --quick --redo-changed --threads 1")
+      :format(q(d .. "/child.lua")), { timeout = 120, merge = true })
+    T.eq(code, 0, 0, o)
+    T.truthy(o:find("writing to " .. d .. "/child_quick", 1, true), o)
+    T.truthy(read(d .. "/child_quick/summary.md"), "the child's quick folder")
+    T.eq(read(d .. "/parent_quick/summary.md"), nil, 0, "nothing in the parent's quick folder")
+    -- the parent itself keeps its quick folder; --out still chooses
+    o, _, code = T.run_host(("scripts/s2s_strategies.lua summary --preset %s --quick --threads 1"):format(q(d .. "/parent.lua")),
+      { timeout = 120, merge = true })
+    T.eq(code, 0, 0, o)
+    T.truthy(read(d .. "/parent_quick/summary.md"), "the parent's quick folder")
+    o, _, code = T.run_host(("scripts/s2s_strategies.lua summary --preset %s --quick --out %s --threads 1")
+      :format(q(d .. "/child.lua"), q(d .. "/elsewhere")), { timeout = 120, merge = true })
+    T.eq(code, 0, 0, o)
+    T.truthy(read(d .. "/elsewhere/summary.md"), "--out wins")
+    -- --redo-changed takes no value
+    o, _, code = T.run_host(("scripts/s2s_strategies.lua summary --preset %s --redo_changed 3"):format(q(d .. "/child.lua")),
+      { timeout = 120, merge = true })
+    T.eq(code, 2, 0, o)
+    T.truthy(o:find("--redo-changed takes no value, got '3'", 1, true), o)
+    T.rm_rf(d)
+  end },
+}
