@@ -535,5 +535,41 @@ case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss do
   assert(canon:find('"path":"test_batch.bin.gz"', 1, true) and canon:find('"sha256":"ec28"', 1, true), canon)
   T.rm_rf(dir)
 end)
+case("record_hash.lua: S2S experiments and profiles hash without their timings and folders; a keep rate one ulp off does not", function()
+  local dir = T.tmpdir("cli")
+  -- an experiment 3 row (timings per repeat, a model path under the results folder, a load average)
+  local function exp(root, ms, keep)
+    return ('{"images":500,"loadavg_before":"%s","rows":[{"accuracy":0.524,"keep_rate":%s,"mode":"gather",' ..
+      '"model":"%s/avit_k0.6.safetensors","ms":%s,"ms_repeats":[%s,1.2],"records":["%s/students/a.json"]}],"threads":1}')
+      :format(ms, keep, root, ms, ms, root)
+  end
+  -- a profile (layers, tokens, the model it measured, its model file by SHA-256)
+  local function prof(root, k90)
+    return ('{"layers":[{"heads":2,"k90":[%s,3.5]}],"model":"%s/teacher.safetensors","tokens":17,' ..
+      '"model_file":{"path":"%s/teacher.safetensors","sha256":"ab12","size":9},"machine":{"host":"%s"}}'):format(k90, root, root, root)
+  end
+  T.write_file(dir .. "/e1.json", exp("results/s2s/a", "1.31", "0.61141176470588243"))
+  T.write_file(dir .. "/e2.json", exp("/work/x/results/s2s/b", "1.52", "0.61141176470588243"))
+  T.write_file(dir .. "/e3.json", exp("results/s2s/a", "1.31", "0.61141176470588254"))   -- the next double up
+  T.write_file(dir .. "/p1.json", prof("/work/main/out", "14.422882352941176"))
+  T.write_file(dir .. "/p2.json", prof("/tmp/elsewhere", "14.422882352941176"))
+  T.write_file(dir .. "/p3.json", prof("/work/main/out", "14.422882352941178"))
+  local names = { "e1", "e2", "e3", "p1", "p2", "p3" }
+  local args = {}
+  for i, n in ipairs(names) do args[i] = q(dir .. "/" .. n .. ".json") end
+  local out, err, code = run("scripts/record_hash.lua " .. table.concat(args, " "))
+  T.eq(code, 0, 0, err)
+  local h = {}
+  for hash in out:gmatch("(%x+)  ") do h[#h + 1] = hash end
+  T.eq(#h, 6, 0, out)
+  T.eq(h[1], h[2], 0, "ms, load average and the results folder are not results")
+  assert(h[1] ~= h[3], "a one-ulp keep rate must change the hash")
+  T.eq(h[4], h[5], 0, "the profile's folders and machine are not results")
+  assert(h[4] ~= h[6], "a one-ulp k90 must change the hash")
+  local canon = run("scripts/record_hash.lua --canon " .. q(dir .. "/e2.json"))
+  assert(canon:find('"model":"avit_k0.6.safetensors"', 1, true) and canon:find('"records":["a.json"]', 1, true)
+         and not canon:find('"ms', 1, true) and not canon:find("loadavg", 1, true), canon)
+  T.rm_rf(dir)
+end)
 
 return cases

@@ -131,6 +131,38 @@ case("a run record lists the files read, with size and SHA-256 (computed once, c
   T.eq(n, 2, 0, "cached digests")
   print(("#   %s %d bytes sha256 %s"):format(files[1].path, files[1].size, files[1].sha256))
 end)
+case("a fingerprint follows the file: rewritten at the same size within the second, or with its mtime put back, it is hashed again", function()
+  local d = tmpdir()
+  local f = d .. "/model.bin"
+  -- one host, so that the rewrites fall within one second; the cache in the folder
+  local code = ([[
+    local al = require "attnlab"
+    local f = %q
+    local function put(s) local h = assert(io.open(f, "wb")) h:write(s) h:close() end
+    local function fp() return al.data.fingerprints({ f })[1].sha256 end
+    put(("a"):rep(4096)); local a = fp()
+    assert(fp() == a)                                    -- cached: the same answer
+    put(("b"):rep(4096)); local b = fp()                 -- in place, same size, same second
+    local t = io.popen("stat -c %%Y " .. f):read("l")
+    os.execute("sleep 0.05")
+    put(("c"):rep(4096)); os.execute("touch -m -d @" .. t .. " " .. f)   -- cp -p / rsync -t keep the mtime
+    local c = fp()
+    assert(al.write_atomic(f, ("d"):rep(4096)))          -- a new file renamed in (save_model's way)
+    local e = fp()
+    print(a, b, c, e)
+  ]]):format(f)
+  local out, err, rc = T.run_host("-e " .. q(code), { env = "XDG_CACHE_HOME=" .. q(d .. "/cache"), unset = { "LUA_INIT" } })
+  T.eq(rc, 0, 0, out .. err)
+  local got = {}
+  for h in out:gmatch("%x+") do got[#got + 1] = h end
+  T.eq(got, { al.sha256(("a"):rep(4096)), al.sha256(("b"):rep(4096)), al.sha256(("c"):rep(4096)),
+              al.sha256(("d"):rep(4096)) })
+  -- one cache entry per file: the older keys of the rewritten file are gone
+  local cache = al.json.decode(T.read_file(d .. "/cache/attnlab/sha256.json"))
+  local n = 0
+  for k in pairs(cache) do n = n + 1; T.truthy(k:sub(1, #f + 1) == f .. "|", k) end
+  T.eq(n, 1, 0, "entries")
+end)
 case("(cleanup of the temporary folders)", function()
   for _, d in ipairs(TMP) do T.rm_rf(d) end
 end)

@@ -3,7 +3,8 @@
 -- of other settings (distill lr and epochs, train_limit) is refused in one line naming the
 -- record, the key and both values; paths, progress and threads do not count (a folder moved
 -- under another --out is reused); --redo-changed sets the record, model and checkpoint aside
--- and redoes the step; a student made before its teacher was remade is refused too. Also
+-- and redoes the step; a student made before its teacher was remade is refused too, and so is
+-- a record whose model file (by the SHA-256 the record stores) was replaced by hand. Also
 -- scripts/s2s_strategies.lua's --redo-changed flag and a derived preset's own out under
 -- --quick. Tiny synthetic runs (16x16 images, 96 training images, one epoch per stage).
 local al = require "attnlab"
@@ -120,6 +121,61 @@ return {
     s2s.write_json(out .. "/avit_k0.8.json", a)
     T.raises(function() ctx(preset(d), out).student(ap, 0.8, { 3 }) end,
       "students/L3_k0.8_bimamba.json was made before " .. out .. "/avit_k0.8.json")
+    T.rm_rf(d)
+  end },
+
+  { name = "s2s reuse: records name the model files they started from by SHA-256 (and their data files, machine, revision); a model file replaced by hand since is refused, and redone under --redo-changed", fn = function()
+    local d = fixture()
+    local out = d .. "/out"
+    local C = ctx(preset(d), out)
+    local tp = C.teacher_path()
+    local ap = C.avit_path(0.8)
+    C.student(ap, 0.8, { 3 })
+    C.profile_of(tp, "profile", nil)
+    local function rec_of(name) return al.json.decode(read(out .. "/" .. name .. ".json")) end
+    local function sha(path) return (al.sha256_file(path)) end
+    -- each record's source file, by path, size and SHA-256 of the file as it was read
+    local teacher, avit = rec_of("teacher"), rec_of("avit_k0.8")
+    local student, prof = rec_of("students/L3_k0.8_bimamba"), rec_of("profile/profile")
+    T.eq(teacher.init_file.sha256, sha(d .. "/t0.safetensors"))
+    T.eq(teacher.init_file.path, d .. "/t0.safetensors")
+    T.eq(avit.teacher_file.sha256, sha(tp))
+    T.eq(avit.teacher_file.size, #read(tp))
+    T.eq(student.teacher_file.sha256, sha(ap))
+    T.eq(prof.model_file.sha256, sha(tp))
+    for name, r in pairs({ teacher = teacher, avit = avit, student = student, profile = prof }) do
+      T.eq(type(r.git_revision), "string", 0, name)
+      T.eq(type(r.machine), "table", 0, name)
+      T.truthy(r.machine.cpu ~= nil and r.machine.blas ~= nil, name .. ": the machine")
+    end
+    T.eq(type(avit.dataset.files), "table", 0, "the data files it read (none for the synthetic set)")
+    T.eq(type(prof.data_files), "table")
+    -- the teacher file replaced by hand with another model: the A-ViT and the profile made
+    -- from the old one are refused (one line: record, file, both hashes), the student too
+    local old = sha(tp)
+    s2s.save_model(tp, al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3,
+                                   heads = 2, seed = 9 }))
+    local now = sha(tp)
+    T.truthy(now ~= old, "the file changed")
+    local msg = T.raises(function() no_training(function() return ctx(preset(d), out).avit_path(0.8) end) end,
+      ("s2s: record %s/avit_k0.8.json was made from %s with SHA-256 %s..., the file is now %s...: it was replaced since; " ..
+       "use a new --out folder, or --redo-changed to set it aside and redo the step"):format(out, tp, old:sub(1, 12), now:sub(1, 12)))
+    one_line(msg)
+    T.raises(function() ctx(preset(d), out).profile_of(tp, "profile", nil) end,
+      ("profile/profile.json was made from %s with SHA-256 %s"):format(tp, old:sub(1, 12)))
+    -- a record made before records named their files (the committed ones) is not compared
+    local legacy = rec_of("avit_k0.8")
+    legacy.teacher_file = nil
+    s2s.write_json(out .. "/avit_k0.8.json", legacy)
+    no_training(function() return ctx(preset(d), out).avit_path(0.8) end)
+    s2s.write_json(out .. "/avit_k0.8.json", avit)
+    -- --redo-changed: the A-ViT is set aside and made again from the file as it is now
+    local _, redone = ctx(preset(d), out, true).avit_path(0.8)
+    T.eq(redone.teacher_file.sha256, now)
+    T.eq(rec_of("avit_k0.8").teacher_file.sha256, now)
+    no_training(function() return ctx(preset(d), out).avit_path(0.8) end)
+    -- the student's A-ViT file was remade: its record is refused too (made before, and another file)
+    T.raises(function() ctx(preset(d), out).student(ap, 0.8, { 3 }) end, "students/L3_k0.8_bimamba.json was made")
     T.rm_rf(d)
   end },
 

@@ -140,8 +140,12 @@ data.CANONICAL = {
   newsgroups20 = { train = 11314, test = 7532 },
 }
 
--- Size and SHA-256 of each file a run read, computed once per (path, size, mtime) and cached in
--- $XDG_CACHE_HOME/attnlab/sha256.json (default ~/.cache/attnlab), so a sweep hashes each once.
+-- Size and SHA-256 of each file a run read, computed once per (path, size, mtime, ctime, inode)
+-- and cached in $XDG_CACHE_HOME/attnlab/sha256.json (default ~/.cache/attnlab), so a sweep
+-- hashes each once. The times are to the nanosecond and the inode is in the key, because a
+-- model file is rewritten within a second at the same size (a study's teacher replaced by
+-- hand, or a saved model: write_atomic renames a new file in), and a copy that keeps the
+-- mtime (cp -p, rsync -t) still changes the ctime: a key of seconds would answer the old hash.
 local function cache_path()
   local base = os.getenv("XDG_CACHE_HOME")
   if not base or base == "" then
@@ -159,11 +163,11 @@ function data.fingerprints(paths)
   local quoted = {}
   for i, p in ipairs(paths) do quoted[i] = shq(p) end
   local st = {}
-  local pipe = io.popen("stat -L -c '%s %Y %n' " .. table.concat(quoted, " ") .. " 2>/dev/null")
+  local pipe = io.popen("stat -L -c '%s %.9Y %.9Z %i %n' " .. table.concat(quoted, " ") .. " 2>/dev/null")
   if pipe then
     for l in pipe:lines() do
-      local size, mtime, name = l:match("^(%d+) (%d+) (.*)$")
-      if name then st[name] = { size = math.tointeger(tonumber(size)), mtime = math.tointeger(tonumber(mtime)) } end
+      local size, stamp, name = l:match("^(%d+) ([%d.]+ [%d.]+ %d+) (.*)$")
+      if name then st[name] = { size = math.tointeger(tonumber(size)), stamp = stamp } end
     end
     pipe:close()
   end
@@ -178,13 +182,22 @@ function data.fingerprints(paths)
   local out, dirty = {}, false
   for _, p in ipairs(paths) do
     local s = st[p] or {}
-    local key = ("%s|%s|%s"):format(p, tostring(s.size), tostring(s.mtime))
+    local key = ("%s|%s|%s"):format(p, tostring(s.size), tostring(s.stamp))
     local hex, size = cache[key], s.size
     if type(hex) ~= "string" or not size then
       local h, sz = al.sha256_file(p)
       if not h then error("data: cannot fingerprint " .. tostring(sz), 0) end
       hex, size = h, sz
-      if s.size then cache[key], dirty = hex, true end
+      if s.size then
+        -- the file's older entries go (another content, or an older attnlab's key): keys
+        -- "<p>|<size>|<stamp>", so one "|" after the prefix (not a path "<p>|x" of its own)
+        local prefix = p .. "|"
+        for k in pairs(cache) do
+          local rest = k:sub(1, #prefix) == prefix and k:sub(#prefix + 1)
+          if rest and select(2, rest:gsub("|", "")) == 1 then cache[k] = nil end
+        end
+        cache[key], dirty = hex, true
+      end
     end
     out[#out + 1] = { path = p, size = size, sha256 = hex }
   end

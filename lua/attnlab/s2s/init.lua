@@ -57,6 +57,28 @@ s2s.write_json = write_json
 
 local function now() return os.date("!%Y-%m-%dT%H:%M:%SZ") end
 
+-- ---- provenance ------------------------------------------------------------------------------------------
+-- Where a record came from, as al.train's records say it: the git revision and the machine,
+-- the data files it read (path, size, SHA-256: al.data.fingerprints, cached), and each model
+-- file it started from (`<what>_file` = { path, size, sha256 }). A record then names the exact
+-- teacher it was made from, and a study can tell that the file was replaced since
+-- (s2s/study.lua). A model given as a table (no file) gets no entry.
+function s2s.file_fingerprint(path)
+  if type(path) ~= "string" then return nil end
+  return al.data.fingerprints({ path })[1]
+end
+
+-- rec: the record (its `dataset` table gets `files`; a record whose dataset is a name gets
+-- `data_files`); datasets: the datasets read ({ train, test }); models: { key = path, ... }.
+function s2s.provenance(rec, datasets, models)
+  rec.git_revision, rec.machine = al.train.git_revision(), al.train.machine()
+  local files = al.train.data_files(table.unpack(datasets))
+  if type(rec.dataset) == "table" then rec.dataset.files = files else rec.data_files = files end
+  for key, path in pairs(models or {}) do rec[key] = s2s.file_fingerprint(path) end
+  return rec
+end
+local provenance = s2s.provenance
+
 local function resolve_model(m, opts)
   if type(m) == "string" then
     local model, meta = D.load_model(m, opts)
@@ -123,6 +145,7 @@ function s2s.train_teacher(c)
   end
   local rec = { kind = "teacher", init = c.init, load_report = rep, reinitialised = dropped, config = copy(c),
                 dataset = { name = tr.name, train = tr.n, test = te.n, image_size = model.image_size }, started = now() }
+  provenance(rec, { tr, te }, { init_file = c.init })
   local stage = { name = "finetune", epochs = c.epochs, lr = c.lr,
                   step = function(x, y, extra)
                     local logits = H.forward(model, x, { key_mask = extra and extra.key_mask })
@@ -190,6 +213,7 @@ function s2s.avit(c, opts)
   local tr, te = D.datasets(merged(c, { image_size = model.image_size }))
   local rec = { kind = "avit", config = copy(c), halting = hc, started = now(), params = model:num_parameters(),
                 dataset = { name = tr.name, train = tr.n, test = te.n } }
+  provenance(rec, { tr, te }, { teacher_file = c.teacher })
   rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
   local before = D.evaluate(model, te, { limit = c.test_limit })
   rec.dense_accuracy = before.accuracy
@@ -329,6 +353,7 @@ function s2s.distill(c, opts)
   local rec = { kind = "s2s", config = copy(c), layers = layers, teacher_halting = thalt, student_halting = shalt,
                 started = now(), dataset = { name = tr.name, train = tr.n, test = te.n },
                 teacher_params = teacher:num_parameters(), student_params = student:num_parameters() }
+  provenance(rec, { tr, te }, { teacher_file = c.teacher, profile_file = c.profile })
   rec.config.teacher = type(c.teacher) == "string" and c.teacher or "(model)"
   rec.config.student = nil
   rec.config.profile = type(c.profile) == "string" and c.profile or (c.profile and "(table)") or nil
@@ -454,7 +479,9 @@ function s2s.resolution_bench(c)
   end
   local layers = c.layers or S.layer_aware(L, math.min(3, L))
   local out = { keep_rates = rates, layers = layers, mixer = c.mixer or "bimamba", rows = {}, threads = al.get_num_threads(),
-                batch = c.batch or 4, schedule_from = c.schedule_from, dim = base.cfg.dim, depth = L, heads = base.cfg.heads }
+                batch = c.batch or 4, schedule_from = c.schedule_from, dim = base.cfg.dim, depth = L, heads = base.cfg.heads,
+                git_revision = al.train.git_revision(), machine = al.train.machine(),   -- speed: which machine and tree
+                model_file = s2s.file_fingerprint(c.model) }
   for _, S_ in ipairs(c.sizes or { 224, 384 }) do
     local m = D.clone(base, { image_size = S_ })
     local st = D.replace(m, layers, c.mixer or "bimamba", { seed = 1 })

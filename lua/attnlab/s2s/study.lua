@@ -116,6 +116,8 @@ function study.context(preset, out, opts, die)
   -- key's name), skip (top-level keys not compared), layers (the replaced layers), made_from
   -- (the record of the model the step starts from: a record made before it was (re)made is
   -- a record of its predecessor).
+  -- source = { key = "teacher_file", path = FILE }: the model file the step starts from, by
+  -- the SHA-256 its record stores under that key.
   local function stale(rec, want)
     if not want then return nil end
     if type(want.config) == "table" and type(rec.config) == "table" then
@@ -128,6 +130,18 @@ function study.context(preset, out, opts, die)
     end
     if want.layers and type(rec.layers) == "table" and not same(rec.layers, want.layers) then
       return ("replaced layers %s, this command replaces %s"):format(shown(rec.layers), shown(want.layers))
+    end
+    -- the model file the step started from (its record's `<what>_file`: s2s.provenance) was
+    -- replaced since, by hand or by a run elsewhere: the record stands for the old file. A
+    -- record made before records named their files is not compared (the committed ones).
+    local src = want.source
+    local fp = src and rec[src.key]
+    if type(fp) == "table" and type(fp.sha256) == "string" and exists(src.path) then
+      local cur = s2s.file_fingerprint(src.path)
+      if cur.sha256 ~= fp.sha256 then
+        return ("was made from %s with SHA-256 %s..., the file is now %s...: it was replaced since"):format(
+          src.path, fp.sha256:sub(1, 12), cur.sha256:sub(1, 12))
+      end
     end
     if want.made_from then
       local pre = read_json(want.made_from)
@@ -231,7 +245,7 @@ function study.context(preset, out, opts, die)
       return { section = "teacher", config = rc, defaults = al.train.DEFAULTS, dependents = { "profile/profile" } }
     end
     return { section = "teacher", config = util.merge(FINETUNE_DEFAULTS, c), defaults = FINETUNE_DEFAULTS,
-             dependents = { "profile/profile" } }
+             dependents = { "profile/profile" }, source = { key = "init_file", path = c.init } }
   end
 
   local function teacher_path()
@@ -258,6 +272,7 @@ function study.context(preset, out, opts, die)
       local _, te = s2s.distilling.datasets(c)
       local prof = s2s.profile(model, te, { limit = pp.limit, batch_size = pp.batch_size, topk = pp.topk, halting = halting })
       prof.model = model_path
+      s2s.provenance(prof, { te }, { model_file = model_path })
       print(s2s.format_profile(prof))
       if not require("attnlab.util").mkdir_p(dir) then error(("s2s: cannot create the folder %s"):format(dir), 0) end
       s2s.write_heatmaps(prof, dir, {})
@@ -266,7 +281,7 @@ function study.context(preset, out, opts, die)
       local f = io.open(dir .. "/profile.txt", "w")
       if f then f:write(s2s.format_profile(prof), "\n") f:close() end
       return prof
-    end)
+    end, { source = { key = "model_file", path = model_path } })
   end
 
   local function avit_path(kr)
@@ -282,7 +297,8 @@ function study.context(preset, out, opts, die)
       teacher_path()
       return (s2s.avit(c))
     end, { section = "avit", config = util.merge(s2s.AVIT_DEFAULTS, c), defaults = s2s.AVIT_DEFAULTS,
-           made_from = out .. "/teacher.json", dependents = { "profile_avit_k" .. kr .. "/profile" } })
+           made_from = out .. "/teacher.json", dependents = { "profile_avit_k" .. kr .. "/profile" },
+           source = { key = "teacher_file", path = c.teacher } })
     return out .. "/" .. name .. ".safetensors", rec
   end
 
@@ -336,7 +352,8 @@ function study.context(preset, out, opts, die)
       log("%s: accuracy %.4f (teacher %.4f), keep rate %.3f", name, rec.test_accuracy, rec.teacher_accuracy, rec.mean_keep_rate)
       return rec
     end, { section = "distill", config = want, defaults = DD, skip = { layers = true, strategy = true }, layers = layers,
-           made_from = from and (from .. ".json") or nil }), name
+           made_from = from and (from .. ".json") or nil,
+           source = type(teacher) == "string" and { key = "teacher_file", path = teacher } or nil }), name
   end
 
   local function depth_of_teacher() return s2s.load_model(teacher_path()).depth end
