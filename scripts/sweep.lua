@@ -40,7 +40,7 @@ local SPEC = {
     { "out", "DIR", "results folder (default results/<name>[-quick])" },
     { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches (several Lua patterns: comma-separated, any matches; each must match some run)" },
     { "redo-changed", nil, "rerun finished records (and set aside checkpoints) whose config differs from the experiment" },
-    { "dry-run", nil, "list what would run; writes nothing" },
+    { "dry-run", nil, "list what would run (with --slurm: what the manifest would list); writes nothing" },
     { "no-wait", nil, "do not wait for runs still going from an earlier, killed sweep: exit 3 instead (they keep their worker slots while they run)" },
     { "slurm", nil, "write a Slurm job array (DIR/sweep.sbatch) instead of running here" },
     { "submit", nil, "with --slurm: sbatch it" },
@@ -69,10 +69,17 @@ local function main(argv)
   if not exp_path then usage("no EXPERIMENT given") end
   if (opts.submit or opts.wait) and not opts.slurm then usage("--submit and --wait go with --slurm") end
   if opts.wait and not opts.submit then usage("--wait goes with --submit (it waits for the submitted array)") end
+  if opts.submit and opts.dry_run then usage("--dry-run writes no job array for --submit to submit") end
   for _, k in ipairs({ "cpus_per_task", "max_parallel" }) do
     if opts[k] and not opts.slurm then usage(("--%s goes with --slurm"):format(k:gsub("_", "-"))) end
   end
   if #sbatch > 0 and not opts.slurm then usage("--sbatch goes with --slurm") end
+  -- the local sweep's own options would be ignored by a job array: refused, naming what to use
+  local LOCAL_ONLY = { workers = "--max-parallel K limits the tasks at once", threads = "--cpus-per-task T sets each task's threads",
+                       no_wait = "the array's tasks are Slurm's to wait for" }
+  for _, k in ipairs({ "workers", "threads", "no_wait" }) do
+    if opts[k] and opts.slurm then usage(("--%s does not go with --slurm (%s)"):format(k:gsub("_", "-"), LOCAL_ONLY[k])) end
+  end
   opts.sbatch = sbatch
 
   local exp = al.sweep.resolve(al.sweep.load(exp_path), { quick = opts.quick })
@@ -96,8 +103,17 @@ local function main(argv)
   end
 
   if opts.slurm then
-    local res = al.sweep.write_slurm(exp, opts)
+    -- write_slurm refuses options it does not read: only its own are passed
+    local slurm_opts = {}
+    for _, k in ipairs(al.sweep.SLURM_OPTIONS) do slurm_opts[k] = opts[k] end
+    local res = al.sweep.write_slurm(exp, slurm_opts)
     for _, note in ipairs(res.notes) do print(note) end
+    if res.dry_run then
+      print(("sweep %s (dry run, nothing written): %d of %d runs pending; the manifest %s would list:"):format(exp.name,
+        res.n, res.total, res.manifest))
+      for _, l in ipairs(res.commands) do print("  " .. l) end
+      return 0
+    end
     if res.n == 0 then
       print(("sweep %s: all %d runs have records in %s; nothing to submit"):format(exp.name, res.total, al.sweep.abspath(opts.out)))
       return 0

@@ -336,7 +336,14 @@ return {
       full.history[2].loss, full.history[3].loss, full.test_accuracy, full.mean_keep_rate))
     -- a different configuration refuses the checkpoint
     T.raises(function() s2s.distill(cfg({ checkpoint = dir .. "/b.ckpt", lr = 1e-2 })) end, "different configuration")
+    -- so does another teacher file at the same path (the key holds its SHA-256): interrupted
+    -- again, the teacher replaced, the run is not resumed under the new teacher
+    s2s.distill(cfg({ checkpoint = dir .. "/c.ckpt", stop_after = 2 }))
+    local _, tpath2 = saved_teacher({ depth = 3, dim = 16, seed = 9 })
+    os.execute(("cp %s %s"):format(T.shquote(tpath2), T.shquote(tpath)))
+    T.raises(function() s2s.distill(cfg({ checkpoint = dir .. "/c.ckpt" })) end, "different configuration")
     T.rm_rf(dir)
+    T.rm_rf((tpath2:match("^(.*)/[^/]+$")))
   end },
 
   { name = "no-replacement control: layers = {} trains the teacher itself (stage-1 MSE 0)", fn = function()

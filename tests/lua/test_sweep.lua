@@ -114,6 +114,17 @@ end
 
 local function nlines(s) return select(2, s:gsub("\n", "")) end
 
+-- A training checkpoint as fit.run writes it (one tensor; state key, stage 1, epoch 1), made under
+-- the config whose key is `key`; and the key run/train.lua gives the checkpoint of `run` when its
+-- program is `entry` (the key of the config its command line resolves to, as the sweep computes it).
+local function fake_checkpoint(path, key)
+  al.save(path, { ["model.w"] = al.zeros({ 2 }) },
+    { state = al.json.encode({ key = key, stage = 1, epoch = 1, sched_t = 5, history = {} }) })
+end
+local function checkpoint_key_of(run, entry)
+  return al.train.config_key(al.train.config((sweep.parse_command(sweep.command(run, HOST, entry)))))
+end
+
 -- A finished record of `run` as train.lua writes it (its resolved config, config.epochs epochs);
 -- mutate(rec) makes it corrupt or degenerate (or returns the file's text). Returns the path written.
 local function fake_record(run, mutate)
@@ -576,6 +587,129 @@ local cases = {
     assert(log:find("1 resumed from a checkpoint, 1 rerun after a config change", 1, true), log)
     assert(sh("ls " .. q(out .. "/ckpt")):find("^" .. NAMES[1]:gsub("%p", "%%%0") .. "%.ckpt%.changed%-%d+T%d+Z\n$"), "set aside")
   end },
+  { name = "--slurm: a checkpoint (or record) made under another config is refused as by a local sweep, before the manifest; --redo-changed sets it aside and lists the run", fn = function()
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax" })
+    local exp = sweep.load(exp_path)
+    local out = sweep.abspath(dir .. "/r")
+    sh("mkdir -p " .. q(out .. "/ckpt"))
+    local stub = stub_entry(dir)
+    local runs = sweep.runs(exp, { out = out })
+    -- seed 1 was stopped before the experiment's lr was edited; seed 2 after (its checkpoint fits)
+    local old = sweep.load(exp_path); old.schedule.lr = 0.01
+    fake_checkpoint(runs[1].checkpoint, checkpoint_key_of(sweep.runs(old, { out = out })[1], stub))
+    fake_checkpoint(runs[2].checkpoint, checkpoint_key_of(runs[2], stub))
+    local ck2 = read(runs[2].checkpoint)
+    local want = ("sweep: 1 checkpoint(s) in %s were made with a different config than the experiment now gives, e.g. %s " ..
+      "(its checkpoint %s was made with another config); use a new --out folder, or pass --redo-changed to rerun them " ..
+      "(a checkpoint is then set aside and its run starts over)"):format(out, runs[1].name, runs[1].checkpoint)
+    T.eq(T.capture_error(sweep.write_slurm, exp, { out = out, entry = stub }), want)
+    -- the local sweep says the very same line
+    T.eq(T.capture_error(sweep.run, exp, { out = out, entry = stub, dry_run = true, log = function() end }), want)
+    -- through the CLI: one line on stderr, exit 1, no manifest nor job array
+    local o, e, rc = T.run(("%s %s %s --slurm --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"), q(exp_path), q(out)))
+    T.eq({ rc, o, e }, { 1, "", "sweep.lua: " .. want:gsub("^sweep: ", "") .. "\n" })
+    T.eq({ exists(out .. "/manifest.txt"), exists(out .. "/sweep.sbatch") }, { false, false }, 0, "files after the refusals")
+    T.eq(sh("ls " .. q(out .. "/ckpt")), NAMES[1] .. ".ckpt\n" .. NAMES[3] .. ".ckpt\n", 0, "checkpoints after the refusals")
+    -- --redo-changed: the stale checkpoint set aside (said in a note), the fitting one kept; both runs listed
+    local res = sweep.write_slurm(exp, { out = out, entry = stub, redo_changed = true })
+    T.eq({ res.n, res.total, #res.notes }, { 2, 2, 1 }, 0, table.concat(res.notes, "\n"))
+    local prefix = runs[1].name .. ": checkpoint made with a different config than the experiment now gives; set aside as " ..
+      runs[1].checkpoint .. ".changed-"
+    T.eq(res.notes[1]:sub(1, #prefix), prefix, 0, "the note")
+    local aside = res.notes[1]:match("set aside as (%S+), the run starts over$")
+    T.truthy(aside and aside:find("%.changed%-%d+T%d+Z$"), "the note names no set-aside file: " .. res.notes[1])
+    T.eq(sh("ls " .. q(out .. "/ckpt")), aside:match("[^/]+$") .. "\n" .. NAMES[3] .. ".ckpt\n", 0, "checkpoints after --redo-changed")
+    T.eq({ exists(runs[1].checkpoint), exists(aside), read(runs[2].checkpoint) == ck2 }, { false, true, true })
+    T.eq({ (sweep.state(runs[1])), (sweep.state(runs[2])) }, { "pending", "partial" }, 0, "states after --redo-changed")
+    local man = read(res.manifest)
+    T.eq(nlines(man), 2, 0, man)
+    assert(man:find("--seed 1 ", 1, true) and man:find("--seed 2 ", 1, true), man)
+    -- a finished record of another config: refused in the same words (naming the run and why; seed 2's
+    -- checkpoint, of epochs = 1, is now stale too); with --redo-changed both runs are listed again, the
+    -- checkpoint left next to the record dropped and seed 2's set aside
+    fake_record(runs[1])
+    local changed_exp = sweep.load(exp_path); changed_exp.schedule.epochs = 2
+    local changed_runs = sweep.runs(changed_exp, { out = out })
+    fake_checkpoint(runs[1].checkpoint, checkpoint_key_of(changed_runs[1], stub))
+    T.eq(T.capture_error(sweep.write_slurm, changed_exp, { out = out, entry = stub }),
+      ("sweep: 1 finished record(s) and 1 checkpoint(s) in %s were made with a different config than the experiment now gives, " ..
+       "e.g. %s (epochs: record has 1, experiment has 2); use a new --out folder, or pass --redo-changed to rerun them " ..
+       "(a checkpoint is then set aside and its run starts over)"):format(out, runs[1].name))
+    res = sweep.write_slurm(changed_exp, { out = out, entry = stub, redo_changed = true })
+    T.eq({ res.n, exists(runs[1].checkpoint), exists(runs[2].checkpoint) }, { 2, false, false }, 0, table.concat(res.notes, "\n"))
+    T.eq(#res.notes, 1, 0, table.concat(res.notes, "\n"))
+    assert(res.notes[1]:find(runs[2].name .. ": checkpoint made with a different config", 1, true), res.notes[1])
+    assert(read(res.manifest):find("--epochs 2 ", 1, true), read(res.manifest))
+  end },
+  { name = "--slurm: an unreadable checkpoint is set aside (renamed, said in a note) and its run is pending; one that fits is kept and its run resumes", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
+    local out = sweep.abspath(dir .. "/r")
+    sh("mkdir -p " .. q(out .. "/ckpt"))
+    local stub = stub_entry(dir)
+    local runs = sweep.runs(exp, { out = out })
+    write(runs[1].checkpoint, string.pack("<I8", 64) .. '{"model.w": ')   -- truncated
+    fake_checkpoint(runs[2].checkpoint, checkpoint_key_of(runs[2], stub))
+    local ck2 = read(runs[2].checkpoint)
+    T.eq({ (sweep.state(runs[1])), (sweep.state(runs[2])) }, { "partial", "partial" }, 0, "states before")
+    local res = sweep.write_slurm(exp, { out = out, entry = stub })
+    T.eq({ res.n, res.total, #res.notes }, { 2, 2, 1 }, 0, table.concat(res.notes, "\n"))
+    local aside = res.notes[1]:match("^" .. runs[1].name .. ": checkpoint unreadable %(.+%); set aside as (%S+), the run starts over$")
+    T.truthy(aside, "the note: " .. res.notes[1])
+    T.eq(aside:sub(1, #runs[1].checkpoint + 9), runs[1].checkpoint .. ".corrupt-", 0, "the set-aside name")
+    T.eq({ exists(runs[1].checkpoint), exists(aside) }, { false, true }, 0, "the unreadable checkpoint moved")
+    T.eq((sweep.state(runs[1])), "pending", 0, "the run of the unreadable checkpoint")
+    -- the fitting checkpoint is left as it was, and the manifest line of its run resumes from it
+    T.eq({ read(runs[2].checkpoint) == ck2, (sweep.state(runs[2])) }, { true, "partial" }, 0, "the fitting checkpoint")
+    local lines = {}
+    for l in read(res.manifest):gmatch("[^\n]+") do lines[#lines + 1] = l end
+    T.eq(#lines, 2, 0, "manifest lines")
+    T.eq(sweep.run_from_command(lines[2]).checkpoint, runs[2].checkpoint, 0, "the checkpoint of manifest line 2")
+    T.eq(sweep.run_from_command(lines[1]).checkpoint, runs[1].checkpoint, 0, "the checkpoint of manifest line 1")
+    -- nothing left to set aside: a second write_slurm says nothing and lists the same runs
+    local again = sweep.write_slurm(exp, { out = out, entry = stub })
+    T.eq({ again.n, #again.notes }, { 2, 0 }, 0, table.concat(again.notes, "\n"))
+  end },
+  { name = "--slurm --dry-run writes nothing and sets nothing aside (it lists the manifest's lines and what it would set aside); a misspelt write_slurm option and local-only CLI options are refused", fn = function()
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax" })
+    local exp = sweep.load(exp_path)
+    local out = sweep.abspath(dir .. "/r")
+    sh("mkdir -p " .. q(out .. "/ckpt"))
+    local stub = stub_entry(dir)
+    local runs = sweep.runs(exp, { out = out })
+    fake_record(runs[1])
+    write(runs[2].checkpoint, "garbage")   -- unreadable
+    local before = sh("cd " .. q(out) .. " && find . | sort")
+    local res = sweep.write_slurm(exp, { out = out, entry = stub, dry_run = true })
+    T.eq({ res.n, res.total, #res.commands, res.dry_run }, { 1, 2, 1, true })
+    T.eq(sweep.run_from_command(res.commands[1]).name, runs[2].name)
+    T.eq(#res.notes, 1, 0, table.concat(res.notes, "\n"))
+    assert(res.notes[1]:find(runs[2].name .. ": checkpoint " .. runs[2].checkpoint .. ": unreadable", 1, true) and
+           res.notes[1]:find("a real run sets it aside", 1, true), res.notes[1])
+    T.eq(sh("cd " .. q(out) .. " && find . | sort"), before, 0, "the folder is as it was")
+    T.eq(read(runs[2].checkpoint), "garbage", 0, "the checkpoint stays")
+    -- through the CLI: the lines, exit 0, still nothing written
+    local o, e, rc = T.run(("%s %s %s --slurm --dry-run --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"),
+      q(exp_path), q(out)))
+    T.eq(rc, 0, 0, o .. e)
+    assert(o:find("(dry run, nothing written): 1 of 2 runs pending", 1, true) and o:find(runs[2].name, 1, true), o)
+    T.eq(sh("cd " .. q(out) .. " && find . | sort"), before, 0, "the folder is as it was (CLI)")
+    -- options: a misspelt one is refused naming it; the local sweep's own do not go with --slurm
+    T.raises(function() sweep.write_slurm(exp, { out = out, cpus_per_tsk = 4 }) end,
+      "sweep.write_slurm: unknown option 'cpus_per_tsk' (known: ")
+    for _, c in ipairs({ { "--workers 2", "--workers does not go with --slurm (--max-parallel K limits the tasks at once)" },
+                         { "--threads 2", "--threads does not go with --slurm (--cpus-per-task T sets each task's threads)" },
+                         { "--no-wait", "--no-wait does not go with --slurm" },
+                         { "--dry-run --submit", "--dry-run writes no job array for --submit to submit" } }) do
+      o, e, rc = T.run(("%s %s %s --slurm %s --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"), q(exp_path),
+        c[1], q(out)))
+      T.eq({ rc, o }, { 2, "" }, 0, c[1] .. ": " .. e)
+      assert(e:match("^[^\n]*"):find("sweep.lua: " .. c[2], 1, true), e)   -- the first line names it (then the usage)
+    end
+    T.eq(sh("cd " .. q(out) .. " && find . | sort"), before, 0, "the folder is as it was (refused options)")
+  end },
   { name = "--only: spaces around patterns are ignored; a pattern matching no run is refused (topk:0.25 -> topk%-0.25)", fn = function()
     local dir = tmpdir()
     local exp_path = tiny_experiment(dir, { "softmax", "topk:0.25" })
@@ -830,6 +964,35 @@ local cases = {
     assert(out:find("record already there; skipped", 1, true), out)
     out, rc = sh(("%s scripts/sweep.lua %s --workers 0"):format(q(HOST), q(A_DIR .. "/../tiny.lua")))
     T.eq(rc, 2, 0, "usage error status: " .. out)
+  end },
+  { name = "a Slurm task whose checkpoint was made under another config does not resume: train.lua refuses, an error record; the next --slurm refuses it", fn = function()
+    if not have_fmnist() then T.skip("Fashion-MNIST not found") end
+    local dir = tmpdir()
+    local exp_path = tiny_experiment(dir, { "softmax" })
+    local exp = sweep.load(exp_path)
+    local out = sweep.abspath(dir .. "/r")
+    local entry = sweep.root() .. "/scripts/train.lua"
+    local only = "seed1$"
+    local res = sweep.write_slurm(exp, { out = out, only = only, entry = entry })
+    T.eq(res.n, 1)
+    -- after the manifest was written, a checkpoint of another config appeared (a local sweep of the
+    -- edited experiment, stopped): the task must not train on from it
+    local run = sweep.runs(exp, { out = out, only = only })[1]
+    local old = sweep.load(exp_path); old.schedule.lr = 0.01
+    fake_checkpoint(run.checkpoint, checkpoint_key_of(sweep.runs(old, { out = out, only = only })[1], entry))
+    local ck = read(run.checkpoint)
+    local st = sweep.task(res.manifest, 1)
+    T.eq(st, "error", 0, "the task's state")
+    local rec = al.json.decode(read(run.out))
+    assert(rec.error:find("checkpoint " .. run.checkpoint .. " was made with a different configuration", 1, true), rec.error)
+    T.eq({ rec.exit_status, rec.epochs }, { 1, nil }, 0, "the error record")
+    T.eq(read(run.checkpoint) == ck, true, 0, "the checkpoint is left as it was (not resumed from, not set aside)")
+    -- the next --slurm says what to do, and --redo-changed sets the checkpoint aside
+    local msg = T.capture_error(sweep.write_slurm, exp, { out = out, only = only, entry = entry })
+    assert(msg:find("^sweep: 1 checkpoint%(s%) in ") and msg:find("e.g. " .. run.name .. " (its checkpoint", 1, true) and
+      msg:find("pass --redo-changed", 1, true), msg)
+    res = sweep.write_slurm(exp, { out = out, only = only, entry = entry, redo_changed = true })
+    T.eq({ res.n, exists(run.checkpoint), (sweep.state(run)) }, { 1, false, "error" }, 0, table.concat(res.notes, "\n"))
   end },
   { name = "Slurm for real: one-node cluster, job array, records equal the local ones", fn = function()
     if os.getenv("ATTNLAB_SLURM_TEST") ~= "1" then

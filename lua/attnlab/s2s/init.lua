@@ -234,6 +234,8 @@ function s2s.avit(c, opts)
                                              local k = copy(rec.config)
                                              k.out, k.save, k.checkpoint, k.progress = nil, nil, nil, nil
                                              k.stop_after = nil
+                                             -- a checkpoint of another teacher file at the same path is not resumed
+                                             k.teacher_sha256 = rec.teacher_file and rec.teacher_file.sha256
                                              return k end)(), hc }),
                                            progress = c.progress, stop_after = c.stop_after,
                                            extra_state = ctl and function() return { controller = ctl:state() } end,
@@ -397,6 +399,9 @@ function s2s.distill(c, opts)
   }
   local key_cfg = copy(rec.config)
   key_cfg.out, key_cfg.save, key_cfg.checkpoint, key_cfg.progress, key_cfg.stop_after = nil, nil, nil, nil, nil
+  -- the teacher distils through both stages: a checkpoint made under another teacher file at
+  -- the same path is not resumed (fit refuses it; the study sets it aside under --redo-changed)
+  key_cfg.teacher_sha256 = rec.teacher_file and rec.teacher_file.sha256
   local hist, stopped = fit.run(student, stages, { name = "s2s", train = tr, batch_size = c.batch_size, seed = c.seed,
     weight_decay = c.weight_decay, warmup_epochs = c.warmup_epochs, min_lr = c.min_lr, clip_grad = c.clip_grad,
     checkpoint = c.checkpoint, key = fit.config_key({ "s2s", key_cfg, layers }), progress = c.progress,

@@ -439,6 +439,68 @@ local function set_aside_checkpoint(r, tag, why, dry, log)
   log(("%s: checkpoint %s; set aside as %s, the run starts over"):format(r.name, why, aside))
 end
 
+-- ---- what a sweep does with a changed record or a left checkpoint ----------------------------------
+-- sweep.run (before it starts a run) and sweep.write_slurm (before it lists one in the manifest)
+-- make the same examination, so that a local and a Slurm sweep agree; a stale or unreadable
+-- checkpoint would otherwise be found only when the run fails on it (on the cluster: after
+-- queueing). One examination per sweep:
+--   local ex = new_examination(opts.redo_changed, dry, log)
+--   for each run r not finished (st, why = sweep.state(r); st ~= "done"):
+--     st = examine_run(ex, r, st, why)    -- nil: not to run (changed, and no --redo-changed)
+--   refuse_changed(ex, dir)               -- if any were refused: raises the one line naming the first
+-- ex = { changed = { "<name> (<why>)", ... }, changed_ckpt = how many of them are checkpoints,
+--        set_aside = unreadable checkpoints set aside }.
+local function new_examination(redo_changed, dry, log)
+  return { redo = redo_changed, dry = dry, log = log, changed = {}, changed_ckpt = 0, set_aside = 0 }
+end
+
+-- The state the run of state `st` (not "done") is started with: st, or "pending" for a "partial"
+-- run whose checkpoint was set aside; nil when it is refused (a changed record or checkpoint
+-- without --redo-changed; refuse_changed then names it). A changed record under --redo-changed
+-- drops its run's checkpoint (if any). Otherwise a checkpoint that cannot be read (as fit.run
+-- reads it), or that was made under another config (the experiment was edited after a run was
+-- killed), would fail the run identically on every retry. An unreadable one is set aside
+-- (renamed, logged) and the run starts over; one of another config counts as a changed record:
+-- refused, set aside under --redo-changed.
+local function examine_run(ex, r, st, why)
+  local dry, log = ex.dry, ex.log
+  if st == "changed" then
+    ex.changed[#ex.changed + 1] = r.name .. " (" .. why .. ")"
+    if not ex.redo then return nil end
+    if not dry then os.remove(r.checkpoint) end
+    return st
+  end
+  if r.checkpoint and file_exists(r.checkpoint) then
+    local ok, ck = pcall(fit.read_checkpoint, r.checkpoint)
+    local key = ok and ck and type(ck.state.key) == "string" and checkpoint_key(r)
+    if not ok then
+      set_aside_checkpoint(r, "corrupt", ("unreadable (%s)"):format(util.error_text(ck)), dry, log)
+      ex.set_aside = ex.set_aside + 1
+      if st == "partial" then st = "pending" end
+    elseif key and ck.state.key ~= key then
+      ex.changed[#ex.changed + 1] = r.name .. " (its checkpoint " .. r.checkpoint .. " was made with another config)"
+      ex.changed_ckpt = ex.changed_ckpt + 1
+      if not ex.redo then return nil end
+      set_aside_checkpoint(r, "changed", "made with a different config than the experiment now gives", dry, log)
+      if st == "partial" then st = "pending" end
+    end
+  end
+  return st
+end
+
+-- The one-line refusal of a sweep over changed records or checkpoints (without --redo-changed).
+local function refuse_changed(ex, dir)
+  local changed, changed_ckpt = ex.changed, ex.changed_ckpt
+  if #changed == 0 or ex.redo then return end
+  local n_rec = #changed - changed_ckpt
+  local what = (n_rec > 0 and ("%d finished record(s)"):format(n_rec) or "") .. (n_rec > 0 and changed_ckpt > 0 and " and " or "") ..
+    (changed_ckpt > 0 and ("%d checkpoint(s)"):format(changed_ckpt) or "")
+  error(("sweep: %s in %s were made with a different config than the experiment now gives, e.g. %s; " ..
+    "use a new --out folder, or pass --redo-changed to rerun them%s"):format(what, dir, changed[1],
+    changed_ckpt > 0 and " (a checkpoint is then set aside and its run starts over)" or ""), 0)
+end
+H.new_examination, H.examine_run, H.refuse_changed = new_examination, examine_run, refuse_changed
+
 -- Run every pending run of `exp` (resolved) on this machine. opts:
 --   out (folder, required), workers (default: cores), threads (per run; default
 --   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
@@ -475,18 +537,15 @@ function sweep.run(exp, opts)
   -- (a dry run writes nothing and takes no lock)
   local lock <close> = not dry and lock_folder(dir) or nil
 
-  local todo, changed, orphans, done_before, retry, resume, set_aside, invalid = {}, {}, {}, 0, 0, 0, 0, 0
-  local changed_ckpt = 0
+  local todo, orphans, done_before, retry, resume, invalid = {}, {}, 0, 0, 0, 0
+  -- changed records and left checkpoints: examined as sweep.write_slurm does (examine_run)
+  local ex = new_examination(opts.redo_changed, dry, log)
   for _, r in ipairs(runs) do
     local st, _, why = sweep.state(r)
     if st == "done" then
       done_before = done_before + 1
     elseif st == "changed" then
-      changed[#changed + 1] = r.name .. " (" .. why .. ")"
-      if opts.redo_changed then
-        if not dry then os.remove(r.checkpoint) end
-        todo[#todo + 1] = r
-      end
+      if examine_run(ex, r, st, why) then todo[#todo + 1] = r end
     else
       -- a run still going from an earlier, killed sweep: not started twice; this sweep waits
       -- for it (adopts it) and then keeps its record or retries it like any other run
@@ -497,31 +556,8 @@ function sweep.run(exp, opts)
         r.pid, r.rcfile, r.pidfile, r.orphan = pid, state_dir .. "/" .. r.name .. ".rc", state_dir .. "/" .. r.name .. ".pid", true
         orphans[#orphans + 1] = r
       else
-        -- a checkpoint that cannot be read (as fit.run reads it), or that was made under another
-        -- config (the experiment was edited after a run was killed), would fail the run
-        -- identically on every retry. An unreadable one is set aside (renamed, logged) and the
-        -- run starts over; one of another config counts as a changed record: refused below,
-        -- set aside under --redo-changed.
-        local refused = false
-        if r.checkpoint and file_exists(r.checkpoint) then
-          local ok, ck = pcall(fit.read_checkpoint, r.checkpoint)
-          local key = ok and ck and type(ck.state.key) == "string" and checkpoint_key(r)
-          if not ok then
-            set_aside_checkpoint(r, "corrupt", ("unreadable (%s)"):format(util.error_text(ck)), dry, log)
-            set_aside = set_aside + 1
-            if st == "partial" then st = "pending" end
-          elseif key and ck.state.key ~= key then
-            changed[#changed + 1] = r.name .. " (its checkpoint " .. r.checkpoint .. " was made with another config)"
-            changed_ckpt = changed_ckpt + 1
-            if opts.redo_changed then
-              set_aside_checkpoint(r, "changed", "made with a different config than the experiment now gives", dry, log)
-              if st == "partial" then st = "pending" end
-            else
-              refused = true
-            end
-          end
-        end
-        if not refused then   -- (a refused run stops the sweep below, which names it)
+        st = examine_run(ex, r, st, why)
+        if st then   -- (nil: a refused run, which stops the sweep below, naming it)
           if st == "error" then retry = retry + 1 elseif st == "partial" then resume = resume + 1 end
           if st == "invalid" then   -- a record a report would refuse is no finished run: said, and run again
             invalid = invalid + 1
@@ -532,14 +568,8 @@ function sweep.run(exp, opts)
       end
     end
   end
-  if #changed > 0 and not opts.redo_changed then
-    local n_rec = #changed - changed_ckpt
-    local what = (n_rec > 0 and ("%d finished record(s)"):format(n_rec) or "") .. (n_rec > 0 and changed_ckpt > 0 and " and " or "") ..
-      (changed_ckpt > 0 and ("%d checkpoint(s)"):format(changed_ckpt) or "")
-    error(("sweep: %s in %s were made with a different config than the experiment now gives, e.g. %s; " ..
-      "use a new --out folder, or pass --redo-changed to rerun them%s"):format(what, dir, changed[1],
-      changed_ckpt > 0 and " (a checkpoint is then set aside and its run starts over)" or ""), 0)
-  end
+  refuse_changed(ex, dir)
+  local changed, set_aside = ex.changed, ex.set_aside
   if not dry then
     remove_stale_temps(dir, todo)
     remove_stale_state(state_dir)

@@ -13,43 +13,58 @@ return function(sweep, H)
   -- 1), max_parallel (the %N throttle of --array), only, sbatch = { "--partition=x", ... },
   -- entry (each run's program, default sweep.entry()), task_entry (the program a task runs with
   -- --task MANIFEST INDEX, default sweep.task_entry()).
-  -- Returns { sbatch =, manifest =, n =, total =, notes = {...} } (n = 0: nothing pending, no script
-  -- written); notes: the lines to show, one per run whose record file is no valid record (it is
-  -- pending again) and one if experiment.json had to be written anew.
+  -- redo_changed (list runs whose record or checkpoint was made under another config, their
+  -- checkpoints set aside; without it such runs are refused in one line, as by sweep.run),
+  -- dry_run (write nothing, set nothing aside: res.commands lists the manifest's lines and the
+  -- notes say what a real call would set aside).
+  -- Returns { sbatch =, manifest =, n =, total =, notes = {...}, commands = {...} } (n = 0: nothing
+  -- pending, no script written); notes: the lines to show, one per run whose record file is no
+  -- valid record (it is pending again), one per checkpoint set aside (unreadable, or changed
+  -- under redo_changed; the run starts over) and one if experiment.json had to be written anew.
+  sweep.SLURM_OPTIONS = { "out", "cpus_per_task", "max_parallel", "only", "sbatch", "entry", "task_entry", "host",
+                          "redo_changed", "dry_run" }
   function sweep.write_slurm(exp, opts)
+    if opts ~= nil and type(opts) ~= "table" then
+      error(("sweep.write_slurm: options must be a table {out = ..., ...}, got %s"):format(type(opts)), 0)
+    end
     opts = opts or {}
+    -- a misspelt option (cpus_per_tsk = 4, dryrun = true) would be ignored: the array would be
+    -- written with the defaults
+    local bad = require("attnlab.util").unknown_keys(opts, sweep.SLURM_OPTIONS)
+    if bad then error("sweep.write_slurm: " .. bad, 0) end
+    local dry = opts.dry_run
     local dir = out_dir(opts.out, "sweep")
     local cpus = opts.cpus_per_task or 1
     local runs = sweep.runs(exp, { out = dir, threads = cpus, only = opts.only })
     local host = opts.host or sweep.host()
-    mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(dir .. "/.state")
+    if not dry then mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(dir .. "/.state") end
     -- a sweep running here on the same folder would have its runs listed as pending: refused.
     -- The lock is held while the files are written only; the array's tasks take none (they are
-    -- the runs of this one sweep, and sweep.task never locks).
-    local lock <close> = H.lock_folder(dir)
-    local pending, changed, notes = {}, 0, {}
+    -- the runs of this one sweep, and sweep.task never locks). A dry run takes none.
+    local lock <close> = not dry and H.lock_folder(dir) or nil
+    local pending, notes = {}, {}
+    -- changed records and left checkpoints are examined as a local sweep does (init.lua's
+    -- examine_run, with its messages), before the manifest is written, so that no run is queued
+    -- to fail on an unreadable checkpoint or one made under another config. A set-aside's line
+    -- is one of the notes (a dry run's says what a real call would do).
+    local ex = H.new_examination(opts.redo_changed, dry, function(l) notes[#notes + 1] = l end)
     for _, r in ipairs(runs) do
       r.command = sweep.command(r, host, opts.entry)
       local st, _, why = sweep.state(r)
-      if st == "invalid" then notes[#notes + 1] = sweep.invalid_line(r, why) end
-      if st == "changed" then
-        changed = changed + 1
-        if opts.redo_changed then pending[#pending + 1] = r end
-      elseif st ~= "done" then
+      if st ~= "done" and H.examine_run(ex, r, st, why) then
+        if st == "invalid" then notes[#notes + 1] = sweep.invalid_line(r, why, dry) end
         pending[#pending + 1] = r
       end
     end
-    if changed > 0 and not opts.redo_changed then
-      error(("sweep: %d finished record(s) in %s were made with a different config; use a new --out folder or --redo-changed")
-        :format(changed, dir), 0)
-    end
-    local _, note = sweep.write_experiment(exp, runs, dir)
-    if note then notes[#notes + 1] = note end
-    local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs,
-                  notes = notes }
-    if #pending == 0 then return res end
+    H.refuse_changed(ex, dir)
     local lines = {}
     for i, r in ipairs(pending) do lines[i] = r.command end
+    local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs,
+                  notes = notes, commands = lines, dry_run = dry or nil }
+    if dry then return res end
+    local _, note = sweep.write_experiment(exp, runs, dir)
+    if note then notes[#notes + 1] = note end
+    if #pending == 0 then return res end
     local ok, err = al.write_atomic(res.manifest, table.concat(lines, "\n") .. "\n")
     if not ok then error("sweep: cannot write " .. res.manifest .. ": " .. err, 0) end
     append_commands(dir, ("%s  %s: %d runs as Slurm array tasks (%s)"):format(os.date("!%Y-%m-%dT%H:%M:%SZ"), exp.name,
@@ -101,6 +116,12 @@ return function(sweep, H)
 
   -- One Slurm array task: run line `index` of the manifest, then keep its record or write an
   -- error record. Returns the run's state ("done", "error", "skipped").
+  -- Its checkpoint is not examined here: write_slurm did that before queueing, and one that is
+  -- stale or unreadable by now (a local sweep of an edited experiment ran on the folder since) is
+  -- refused by train.lua itself (fit.run compares the config keys before its first step), so
+  -- the run is never resumed from another config's checkpoint; it ends as an error record saying
+  -- so, the checkpoint untouched, and the next `sweep.lua --slurm` refuses the run in one line or,
+  -- with --redo-changed, sets the checkpoint aside. An unattended task does not set it aside itself.
   function sweep.task(manifest, index)
     local s = read_all(manifest)
     if not s then error("sweep: cannot read the manifest " .. manifest, 0) end
