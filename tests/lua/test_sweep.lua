@@ -710,6 +710,26 @@ local cases = {
     end
     T.eq(sh("cd " .. q(out) .. " && find . | sort"), before, 0, "the folder is as it was (refused options)")
   end },
+  { name = "--slurm: a refusal changes nothing (an unreadable checkpoint of another run is not set aside by a call that refuses)", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
+    local out = sweep.abspath(dir .. "/r")
+    sh("mkdir -p " .. q(out .. "/ckpt"))
+    local stub = stub_entry(dir)
+    local runs = sweep.runs(exp, { out = out })
+    write(runs[1].checkpoint, "garbage")                          -- unreadable
+    fake_checkpoint(runs[2].checkpoint, "{another=config}")       -- made under another config
+    local before = sh("cd " .. q(out) .. " && find ckpt | sort")
+    T.raises(function() sweep.write_slurm(exp, { out = out, entry = stub }) end,
+      "sweep: 1 checkpoint(s) in " .. out .. " were made with a different config")
+    T.eq(sh("cd " .. q(out) .. " && find ckpt | sort"), before, 0, "the checkpoints are as they were")
+    T.eq(read(out .. "/manifest.txt"), nil, 0, "no manifest")
+    T.eq(read(runs[1].checkpoint), "garbage", 0, "the unreadable checkpoint stays where it was")
+    -- with --redo-changed both are set aside, each said in a note
+    local res = sweep.write_slurm(exp, { out = out, entry = stub, redo_changed = true })
+    T.eq({ res.n, #res.notes, exists(runs[1].checkpoint), exists(runs[2].checkpoint) }, { 2, 2, false, false }, 0,
+      table.concat(res.notes, "\n"))
+  end },
   { name = "--only: spaces around patterns are ignored; a pattern matching no run is refused (topk:0.25 -> topk%-0.25)", fn = function()
     local dir = tmpdir()
     local exp_path = tiny_experiment(dir, { "softmax", "topk:0.25" })

@@ -47,16 +47,26 @@ return function(sweep, H)
     -- examine_run, with its messages), before the manifest is written, so that no run is queued
     -- to fail on an unreadable checkpoint or one made under another config. A set-aside's line
     -- is one of the notes (a dry run's says what a real call would do).
-    local ex = H.new_examination(opts.redo_changed, dry, function(l) notes[#notes + 1] = l end)
-    for _, r in ipairs(runs) do
-      r.command = sweep.command(r, host, opts.entry)
+    -- A refusal changes nothing: the runs are first examined as a dry run would (nothing set
+    -- aside), so that an unreadable checkpoint is not renamed by a call that then refuses
+    -- another run (its note would be lost with the call).
+    local states = {}
+    local probe = H.new_examination(opts.redo_changed, true, function() end)
+    for i, r in ipairs(runs) do
+      r.command = sweep.command(r, host, opts.entry)   -- (a checkpoint's key is its command's config's)
       local st, _, why = sweep.state(r)
+      states[i] = { st, why }
+      if st ~= "done" then H.examine_run(probe, r, st, why) end
+    end
+    H.refuse_changed(probe, dir)
+    local ex = H.new_examination(opts.redo_changed, dry, function(l) notes[#notes + 1] = l end)
+    for i, r in ipairs(runs) do
+      local st, why = states[i][1], states[i][2]
       if st ~= "done" and H.examine_run(ex, r, st, why) then
         if st == "invalid" then notes[#notes + 1] = sweep.invalid_line(r, why, dry) end
         pending[#pending + 1] = r
       end
     end
-    H.refuse_changed(ex, dir)
     local lines = {}
     for i, r in ipairs(pending) do lines[i] = r.command end
     local res = { manifest = dir .. "/manifest.txt", sbatch = dir .. "/sweep.sbatch", n = #pending, total = #runs,
