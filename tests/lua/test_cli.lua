@@ -514,6 +514,17 @@ case("ATTNLAB_NUM_THREADS=1000 and al.set_num_threads(1000): clamped to the core
   T.eq(al.get_num_threads(), prev)
 end)
 
+-- record_hash.lua over <dir>/<name>.json for each name: the hashes, in order (one per file, exit 0)
+local function record_hashes(dir, names)
+  local args = {}
+  for i, n in ipairs(names) do args[i] = q(dir .. "/" .. n .. ".json") end
+  local out, err, code = run("scripts/record_hash.lua " .. table.concat(args, " "))
+  T.eq(code, 0, 0, err)
+  local h = {}
+  for hash in out:gmatch("(%x+)  ") do h[#h + 1] = hash end
+  T.eq(#h, #names, 0, out)
+  return h
+end
 case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss does not", function()
   local dir = T.tmpdir("cli")
   local function record(root, loss, secs)
@@ -524,11 +535,7 @@ case("record_hash.lua: two checkouts' runs hash the same; one ulp of one loss do
   T.write_file(dir .. "/a.json", record("/work/main", "0.90006464641571049", "11.2"))
   T.write_file(dir .. "/b.json", record("/work/wt-head", "0.90006464641571049", "15.1"))
   T.write_file(dir .. "/c.json", record("/work/main", "0.90006464641571060", "11.2"))   -- the next double up
-  local out, err, code = run("scripts/record_hash.lua " .. q(dir .. "/a.json") .. " " .. q(dir .. "/b.json") .. " " .. q(dir .. "/c.json"))
-  T.eq(code, 0, 0, err)
-  local h = {}
-  for hash in out:gmatch("(%x+)  ") do h[#h + 1] = hash end
-  T.eq(#h, 3, 0, out)
+  local h = record_hashes(dir, { "a", "b", "c" })
   T.eq(h[1], h[2], 0, "checkout folder, timing and machine are not results")
   assert(h[1] ~= h[3], "a one-ulp loss difference must change the hash")
   local canon = run("scripts/record_hash.lua --canon " .. q(dir .. "/b.json"))
@@ -554,14 +561,7 @@ case("record_hash.lua: S2S experiments and profiles hash without their timings a
   T.write_file(dir .. "/p1.json", prof("/work/main/out", "14.422882352941176"))
   T.write_file(dir .. "/p2.json", prof("/tmp/elsewhere", "14.422882352941176"))
   T.write_file(dir .. "/p3.json", prof("/work/main/out", "14.422882352941178"))
-  local names = { "e1", "e2", "e3", "p1", "p2", "p3" }
-  local args = {}
-  for i, n in ipairs(names) do args[i] = q(dir .. "/" .. n .. ".json") end
-  local out, err, code = run("scripts/record_hash.lua " .. table.concat(args, " "))
-  T.eq(code, 0, 0, err)
-  local h = {}
-  for hash in out:gmatch("(%x+)  ") do h[#h + 1] = hash end
-  T.eq(#h, 6, 0, out)
+  local h = record_hashes(dir, { "e1", "e2", "e3", "p1", "p2", "p3" })
   T.eq(h[1], h[2], 0, "ms, load average and the results folder are not results")
   assert(h[1] ~= h[3], "a one-ulp keep rate must change the hash")
   T.eq(h[4], h[5], 0, "the profile's folders and machine are not results")

@@ -149,6 +149,17 @@ local BAD_RECORDS = {
   { function(r) return al.json.encode(r):sub(1, 60) end, "not JSON (truncated?): " },
 }
 
+-- The set-up of the checkpoint cases: a tiny softmax experiment (two seeds), its results folder
+-- <dir>/r (absolute, with ckpt/), a stub entry and the runs. Returns dir, exp_path, exp, out, stub, runs.
+local function checkpoint_fixture()
+  local dir = tmpdir()
+  local exp_path = tiny_experiment(dir, { "softmax" })
+  local exp = sweep.load(exp_path)
+  local out = sweep.abspath(dir .. "/r")
+  sh("mkdir -p " .. q(out .. "/ckpt"))
+  return dir, exp_path, exp, out, stub_entry(dir), sweep.runs(exp, { out = out })
+end
+
 local cases = {
   -- ---- experiments and names (no training) ----------------------------------------------------
   { "sanitize ':' in names", sweep.sanitize, { "topk:0.25" }, "topk-0.25" },
@@ -554,22 +565,11 @@ local cases = {
     T.eq(exists(runs[1].out), false, 0, "the orphan's run is not run again by this sweep")
   end },
   { name = "a checkpoint made under another config is refused like a changed record; --redo-changed sets it aside", fn = function()
-    local dir = tmpdir()
-    local exp_path = tiny_experiment(dir, { "softmax" })
-    local exp = sweep.load(exp_path)
-    local out = sweep.abspath(dir .. "/r")
-    sh("mkdir -p " .. q(out .. "/ckpt"))
-    local stub = stub_entry(dir)
-    local runs = sweep.runs(exp, { out = out })
-    local function checkpoint(path, key)
-      al.save(path, { ["model.w"] = al.zeros({ 2 }) },
-        { state = al.json.encode({ key = key, stage = 1, epoch = 1, sched_t = 5, history = {} }) })
-    end
+    local _, exp_path, exp, out, stub, runs = checkpoint_fixture()
     -- seed 1 was killed before the experiment's lr was edited; seed 2 after (its checkpoint fits)
     local old = sweep.load(exp_path); old.schedule.lr = 0.01
-    local function key_of(r) return al.train.config_key(al.train.config((sweep.parse_command(sweep.command(r, HOST, stub))))) end
-    checkpoint(runs[1].checkpoint, key_of(sweep.runs(old, { out = out })[1]))
-    checkpoint(runs[2].checkpoint, key_of(runs[2]))
+    fake_checkpoint(runs[1].checkpoint, checkpoint_key_of(sweep.runs(old, { out = out })[1], stub))
+    fake_checkpoint(runs[2].checkpoint, checkpoint_key_of(runs[2], stub))
     local want = ("sweep: 1 checkpoint(s) in %s were made with a different config than the experiment now gives, e.g. %s " ..
       "(its checkpoint %s was made with another config); use a new --out folder, or pass --redo-changed to rerun them " ..
       "(a checkpoint is then set aside and its run starts over)"):format(out, runs[1].name, runs[1].checkpoint)
@@ -588,13 +588,7 @@ local cases = {
     assert(sh("ls " .. q(out .. "/ckpt")):find("^" .. NAMES[1]:gsub("%p", "%%%0") .. "%.ckpt%.changed%-%d+T%d+Z\n$"), "set aside")
   end },
   { name = "--slurm: a checkpoint (or record) made under another config is refused as by a local sweep, before the manifest; --redo-changed sets it aside and lists the run", fn = function()
-    local dir = tmpdir()
-    local exp_path = tiny_experiment(dir, { "softmax" })
-    local exp = sweep.load(exp_path)
-    local out = sweep.abspath(dir .. "/r")
-    sh("mkdir -p " .. q(out .. "/ckpt"))
-    local stub = stub_entry(dir)
-    local runs = sweep.runs(exp, { out = out })
+    local _, exp_path, exp, out, stub, runs = checkpoint_fixture()
     -- seed 1 was stopped before the experiment's lr was edited; seed 2 after (its checkpoint fits)
     local old = sweep.load(exp_path); old.schedule.lr = 0.01
     fake_checkpoint(runs[1].checkpoint, checkpoint_key_of(sweep.runs(old, { out = out })[1], stub))
@@ -643,12 +637,7 @@ local cases = {
     assert(read(res.manifest):find("--epochs 2 ", 1, true), read(res.manifest))
   end },
   { name = "--slurm: an unreadable checkpoint is set aside (renamed, said in a note) and its run is pending; one that fits is kept and its run resumes", fn = function()
-    local dir = tmpdir()
-    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
-    local out = sweep.abspath(dir .. "/r")
-    sh("mkdir -p " .. q(out .. "/ckpt"))
-    local stub = stub_entry(dir)
-    local runs = sweep.runs(exp, { out = out })
+    local _, _, exp, out, stub, runs = checkpoint_fixture()
     write(runs[1].checkpoint, string.pack("<I8", 64) .. '{"model.w": ')   -- truncated
     fake_checkpoint(runs[2].checkpoint, checkpoint_key_of(runs[2], stub))
     local ck2 = read(runs[2].checkpoint)
@@ -672,13 +661,7 @@ local cases = {
     T.eq({ again.n, #again.notes }, { 2, 0 }, 0, table.concat(again.notes, "\n"))
   end },
   { name = "--slurm --dry-run writes nothing and sets nothing aside (it lists the manifest's lines and what it would set aside); a misspelt write_slurm option and local-only CLI options are refused", fn = function()
-    local dir = tmpdir()
-    local exp_path = tiny_experiment(dir, { "softmax" })
-    local exp = sweep.load(exp_path)
-    local out = sweep.abspath(dir .. "/r")
-    sh("mkdir -p " .. q(out .. "/ckpt"))
-    local stub = stub_entry(dir)
-    local runs = sweep.runs(exp, { out = out })
+    local _, exp_path, exp, out, stub, runs = checkpoint_fixture()
     fake_record(runs[1])
     write(runs[2].checkpoint, "garbage")   -- unreadable
     local before = sh("cd " .. q(out) .. " && find . | sort")
@@ -711,12 +694,7 @@ local cases = {
     T.eq(sh("cd " .. q(out) .. " && find . | sort"), before, 0, "the folder is as it was (refused options)")
   end },
   { name = "--slurm: a refusal changes nothing (an unreadable checkpoint of another run is not set aside by a call that refuses)", fn = function()
-    local dir = tmpdir()
-    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
-    local out = sweep.abspath(dir .. "/r")
-    sh("mkdir -p " .. q(out .. "/ckpt"))
-    local stub = stub_entry(dir)
-    local runs = sweep.runs(exp, { out = out })
+    local _, _, exp, out, stub, runs = checkpoint_fixture()
     write(runs[1].checkpoint, "garbage")                          -- unreadable
     fake_checkpoint(runs[2].checkpoint, "{another=config}")       -- made under another config
     local before = sh("cd " .. q(out) .. " && find ckpt | sort")
