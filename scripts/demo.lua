@@ -9,13 +9,13 @@
 -- Records go to results/normalizers-demo/ (a rerun resumes and then only redoes the report;
 -- delete the folder to start over); the report is results/normalizers-demo/REPORT.md, the
 -- plots are in results/normalizers-demo/plots/.
--- Measured here (2-core Xeon VM, Debian 12, `make demo` with the packages installed):
---   sweep + report: 2 min 49 s wall (12 runs of 20-37 s each, 2 workers x 1 thread), with
---   other engineers' jobs on the machine (load average 2-3.5); the build from a clean
---   folder adds 30 s. Heavier sharing slows it: an earlier try at load 4-5 (and 15,000
---   images) took 11 min 51 s, so the 10-minute budget assumes the 2 cores are mostly ours.
---   Result of that run: topk:0.25 +1.66 pp over softmax (Holm p 0.011), entmax15 +1.48 pp,
---   hae +1.53 pp (Holm p 0.073 each), hae vs entmax15 +0.05 pp (p 0.76).
+-- Measured 2026-12-04 on a 2-core AMD EPYC VM (Debian 12, OPENBLAS_CORETYPE=Haswell pinned by
+-- the machine; `bin/attnlab scripts/demo.lua --out /tmp/demo-check`, the build done, gnuplot
+-- installed by the script itself): sweep + report 1 min 02 s wall (12 runs of 7-11 s each, 2
+-- workers x 1 thread; load average 1.1-1.9). The runs are seeded, and a seed gives the same
+-- record on every machine and thread count, so the result is the same everywhere: topk:0.25
+-- +2.65 pp over softmax (Holm p 0.036), entmax15 +1.89 pp, hae +1.79 pp (Holm p 0.139 each),
+-- hae vs entmax15 -0.10 pp (p 0.70).
 local al = require "attnlab"
 
 local t0 = al.clock()

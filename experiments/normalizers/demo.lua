@@ -6,8 +6,8 @@
 --   bin/attnlab scripts/sweep.lua experiments/normalizers/demo.lua --workers 2
 --   bin/attnlab scripts/analyze.lua results/normalizers-demo
 --
--- Wall time here (2 cores): 2 min 49 s for the sweep and the report, measured with other jobs
--- on the machine (details in scripts/demo.lua's header).
+-- Wall time (2 cores): about 1 minute for the sweep and the report (the machine and the
+-- result are in scripts/demo.lua's header).
 return {
   name = "normalizers-demo",
   description = "Fashion-MNIST, 4 normalizers, 3 seeds, short schedule",
