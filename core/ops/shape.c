@@ -215,6 +215,12 @@ al_status al_expand(al_tensor **out, al_tensor *x, int ndim, const int64_t *shap
       else return al_seterr(AL_EINVAL, "expand: cannot expand %s to %s (dim %d: %lld to %lld)", al_shape_str(x, b1, sizeof b1), al_dims_str(ndim, shape_in, b2, sizeof b2), i + 1, (long long)have, (long long)want);
     }
   }
+  /* a view of (2^62,4) elements: its numel wraps, and every op over it would loop on a
+   * wrong count (al.ones{1,3}:expand{2^62,3}); refused as reshape refuses it */
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++)
+    if (__builtin_mul_overflow(n, shape[i], &n))
+      return al_seterr(AL_EINVAL, "expand: %s has more elements than an int64 counts", al_dims_str(ndim, shape_in, b2, sizeof b2));
   al_tensor *o = new_view(x, ndim, shape, stride, x->offset);
   if (!o) return AL_ENOMEM;
   al_status st = record1(o, x, "expand", expand_view_bwd, NULL);
@@ -267,7 +273,9 @@ al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim) {
   shape[dim] = 0;
   for (int i = 0; i < n; i++) {
     const al_tensor *x = xs[i];
-    int bad = x->ndim != x0->ndim || x->dtype != x0->dtype;
+    if (x->dtype != x0->dtype)   /* said as such: "all dims but 1 must match" sent one to the shapes */
+      return al_seterr(AL_EINVAL, "cat: tensor %d is %s, tensor 1 is %s (all must have one dtype)", i + 1, al_shape_str(x, b1, sizeof b1), al_shape_str(x0, b2, sizeof b2));
+    int bad = x->ndim != x0->ndim;
     for (int d = 0; d < x0->ndim && !bad; d++) if (d != dim && x->shape[d] != x0->shape[d]) bad = 1;
     if (bad) return al_seterr(AL_EINVAL, "cat: tensor %d is %s, tensor 1 is %s (all dims but %d must match)", i + 1, al_shape_str(x, b1, sizeof b1), al_shape_str(x0, b2, sizeof b2), dim + 1);
     shape[dim] += x->shape[dim];
@@ -301,9 +309,9 @@ al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim) {
   if (!us) return al_seterr(AL_ENOMEM, "stack: out of memory");
   al_status st = AL_OK;
   for (int i = 0; i < n && !st; i++) {
-    if (xs[i]->ndim != xs[0]->ndim || !al_same_shape(xs[i], xs[0])) {
+    if (xs[i]->ndim != xs[0]->ndim || !al_same_shape(xs[i], xs[0]) || xs[i]->dtype != xs[0]->dtype) {
       char b1[128], b2[128];
-      st = al_seterr(AL_EINVAL, "stack: tensor %d is %s, tensor 1 is %s (all must match)", i + 1, al_shape_str(xs[i], b1, sizeof b1), al_shape_str(xs[0], b2, sizeof b2));
+      st = al_seterr(AL_EINVAL, "stack: tensor %d is %s, tensor 1 is %s (all must match in shape and dtype)", i + 1, al_shape_str(xs[i], b1, sizeof b1), al_shape_str(xs[0], b2, sizeof b2));
       break;
     }
     st = al_unsqueeze(&us[i], xs[i], dim);

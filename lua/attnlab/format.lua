@@ -223,8 +223,18 @@ local function is_floating(dtype)
   return dtype:find("float", 1, true) ~= nil or dtype == "half" or dtype == "double"
 end
 
+-- Whether t offers what is read of it (a tensor, or a table with its methods).
+local function tensor_like(t)
+  if type(t) ~= "table" and type(t) ~= "userdata" then return false end
+  local ok, f = pcall(function() return t.shape end)
+  return ok and type(f) == "function"
+end
+
 -- format(t [, opts]) -> string
 return function(t, opts)
+  if not tensor_like(t) then   -- else "format.lua:241: attempt to index a number value"
+    error("attnlab.format: bad argument #1 (expected a tensor, got " .. type(t) .. ")", 2)
+  end
   local o = {}
   for k, v in pairs(DEFAULTS) do o[k] = v end
   if opts ~= nil then

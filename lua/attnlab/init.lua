@@ -45,8 +45,18 @@ function al.torch_program(name)
   return dir .. "/torch/" .. name
 end
 
+-- fn of al.no_grad / al.enable_grad: a function (or a callable), checked before recording is
+-- switched ("attempt to call a number value" came from inside the pcall).
+local function check_callable(who, fn)
+  local mt = getmetatable(fn)
+  if type(fn) ~= "function" and not (type(mt) == "table" and mt.__call) then
+    error(("attnlab.%s: expects a function to run, got %s"):format(who, type(fn)), 3)
+  end
+end
+
 -- Run fn with autograd recording off (evaluation, optimizer updates).
 function al.no_grad(fn, ...)
+  check_callable("no_grad", fn)
   local prev = core.set_grad_enabled(false)
   local r = table.pack(pcall(fn, ...))
   core.set_grad_enabled(prev)
@@ -55,6 +65,7 @@ function al.no_grad(fn, ...)
 end
 
 function al.enable_grad(fn, ...)
+  check_callable("enable_grad", fn)
   local prev = core.set_grad_enabled(true)
   local r = table.pack(pcall(fn, ...))
   core.set_grad_enabled(prev)
@@ -62,10 +73,22 @@ function al.enable_grad(fn, ...)
   return table.unpack(r, 2, r.n)
 end
 
-function al.zeros_like(t, opts) return al.zeros(t:shape(), opts or { dtype = t:dtype() }) end
-function al.ones_like(t, opts) return al.ones(t:shape(), opts or { dtype = t:dtype() }) end
-function al.randn_like(t, opts) return al.randn(t:shape(), opts) end
-function al.full_like(t, v) return al.full(t:shape(), v, { dtype = t:dtype() }) end
+-- t of the *_like functions: a tensor ("init.lua:76: attempt to index a number value" otherwise),
+-- and opts a table (al.zeros ignored a number there).
+local function check_like(who, t, opts)
+  if not al.is_tensor(t) then error(("attnlab.%s: expects a tensor, got %s"):format(who, type(t)), 3) end
+  if opts ~= nil and type(opts) ~= "table" then
+    error(("attnlab.%s: options must be a table {dtype =, requires_grad =}, got %s"):format(who, type(opts)), 3)
+  end
+end
+function al.zeros_like(t, opts) check_like("zeros_like", t, opts) return al.zeros(t:shape(), opts or { dtype = t:dtype() }) end
+function al.ones_like(t, opts) check_like("ones_like", t, opts) return al.ones(t:shape(), opts or { dtype = t:dtype() }) end
+function al.randn_like(t, opts) check_like("randn_like", t, opts) return al.randn(t:shape(), opts) end
+function al.full_like(t, v)
+  check_like("full_like", t)
+  if type(v) ~= "number" then error(("attnlab.full_like: the fill value must be a number, got %s"):format(type(v)), 2) end
+  return al.full(t:shape(), v, { dtype = t:dtype() })
+end
 function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.Tensor"] end
 
 -- tostring(t) pretty-prints through attnlab.format (loaded on first use). The binding
@@ -74,7 +97,13 @@ function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.
 debug.getregistry()["attnlab.Tensor.formatter"] = function(t) return require("attnlab.format")(t) end
 
 -- std over a dim (or all), from var.
-function al.std(t, dim, keepdim, opts) return al.sqrt(al.var(t, dim, keepdim, opts)) end
+-- var's errors (a dim of one element, a misspelt option) are raised as std's, from the caller's
+-- line: called from here they carried this file's position.
+function al.std(t, dim, keepdim, opts)
+  local ok, v = pcall(al.var, t, dim, keepdim, opts)
+  if not ok then error((tostring(v):gsub("^attnlab%.var", "attnlab.std"):gsub(" to '[%w%.%?]*'", " to 'std'")), 2) end
+  return al.sqrt(v)
+end
 al.Tensor.std = al.std
 
 -- Numerically check d(sum(w * fn(inputs...)))/d(input) against central differences.
@@ -82,12 +111,43 @@ al.Tensor.std = al.std
 -- opts: eps (1e-3), atol (1e-3), rtol (1e-2), seed. Returns true, or false and a report.
 -- float32 finite differences are noisy; the defaults reject a wrong gradient (errors of
 -- 10% and more) while tolerating rounding. The loss is accumulated in double in Lua.
+local GRADCHECK_OPTS = { eps = true, atol = true, rtol = true, seed = true }
 function al.gradcheck(fn, inputs, opts)
+  -- the arguments, checked first: a misspelt option (esp) or eps = 0 ran a check that passes
+  -- whatever the gradient, and the other mistakes failed inside this function
+  local function bad(msg) error("attnlab.gradcheck: " .. msg, 3) end
+  if type(fn) ~= "function" and not (type(getmetatable(fn)) == "table" and getmetatable(fn).__call) then
+    bad(("fn must be a function, got %s"):format(type(fn)))
+  end
+  if type(inputs) ~= "table" or al.is_tensor(inputs) then
+    bad(("inputs must be a list of tensors {x, ...}, got %s"):format(al.is_tensor(inputs) and "a tensor" or type(inputs)))
+  end
+  local checked = 0
+  for i, x in ipairs(inputs) do
+    if al.is_tensor(x) and x.requires_grad then checked = checked + 1 end
+  end
+  if checked == 0 then bad("no input has requires_grad = true: there is no gradient to check") end
+  if opts ~= nil and type(opts) ~= "table" then bad(("opts must be a table {eps =, atol =, rtol =, seed =}, got %s"):format(type(opts))) end
   opts = opts or {}
+  for k in pairs(opts) do
+    if not GRADCHECK_OPTS[k] then bad(("unknown option '%s' (known: atol, eps, rtol, seed)"):format(tostring(k))) end
+  end
+  for _, k in ipairs({ "eps", "atol", "rtol" }) do
+    local v = opts[k]
+    if v ~= nil and not (type(v) == "number" and v >= 0 and v < math.huge and (k ~= "eps" or v > 0)) then
+      bad(("%s must be a finite number %s, got %s"):format(k, k == "eps" and "> 0" or ">= 0", v ~= v and "nan" or tostring(v)))
+    end
+  end
   local eps, atol, rtol = opts.eps or 1e-3, opts.atol or 1e-3, opts.rtol or 1e-2
   local gen = al.Generator(opts.seed or 7)
   local out = fn(table.unpack(inputs))
   local outs = al.is_tensor(out) and { out } or out
+  if type(outs) ~= "table" or #outs == 0 then
+    bad(("fn must return a tensor or a list of tensors, got %s"):format(type(out)))
+  end
+  for i, o in ipairs(outs) do
+    if not al.is_tensor(o) then bad(("fn's result %d is a %s, not a tensor"):format(i, type(o))) end
+  end
   local weights = {}
   for i, o in ipairs(outs) do weights[i] = al.randn(o:shape(), { generator = gen }) end
   local function loss()

@@ -13,6 +13,15 @@ int l_raise(lua_State *L, const char *name) {
   return luaL_error(L, "attnlab.%s: %s", name, msg);
 }
 
+void l_check_writable(lua_State *L, const al_tensor *t, const char *fname) {
+  for (int d = 0; d < t->ndim; d++)
+    if (t->stride[d] == 0 && t->shape[d] > 1) {
+      char b[128];
+      luaL_error(L, "attnlab.%s: cannot write into %s, a view whose elements share memory (an expand); "
+                    "write into a clone() or into the tensor it was expanded from", fname, al_shape_str(t, b, sizeof b));
+    }
+}
+
 void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known) {
   idx = lua_absindex(L, idx);
   lua_pushnil(L);

@@ -30,6 +30,11 @@ int l_raise(lua_State *L, const char *name);
 /* v as a value to store in a tensor of dtype dt: any number for float32; for int64 an
  * integer in int64's range (2.5, NaN or 1e30 would be truncated or undefined: raised). */
 double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fname);
+/* Raises "attnlab.<fname>: cannot write into <shape>, a view whose elements share memory (an
+ * expand): ..." when t has a dim of size > 1 and stride 0: an in-place write there lands on one
+ * element several times (copy_ keeps the last row, add_ adds once per alias, t[1] = v writes
+ * every row). A shape check only, once per call. */
+void l_check_writable(lua_State *L, const al_tensor *t, const char *fname);
 /* The options table at idx may hold only the keys in known (NULL-terminated): a mistyped
  * key ({dtyp = "int64"}, {lable_smoothing = 0.1}) would otherwise be ignored and a different
  * computation run. Raises "attnlab.<fname>: unknown option 'k' (known: ...)". */

@@ -44,6 +44,8 @@ static int l_get_num_threads(lua_State *L) { lua_pushinteger(L, al_get_num_threa
 
 static int l_set_grad_enabled(lua_State *L) {
   int prev = al_grad_enabled();
+  /* set_grad_enabled() turned recording off and ("no") on: only true or false */
+  if (!lua_isboolean(L, 1)) return luaL_error(L, "attnlab.set_grad_enabled: expects true or false, got %s", luaL_typename(L, 1));
   al_set_grad_enabled(lua_toboolean(L, 1));
   lua_pushboolean(L, prev);
   return 1;

@@ -115,10 +115,10 @@ static int l_var(lua_State *L) {
   int unbiased = 1, keep = 0, has_dim = 0, d = 0;
   int top = lua_gettop(L);
   for (int i = 2; i <= top && i <= 4; i++) {
-    if (lua_istable(L, i)) {
-      lua_getfield(L, i, "unbiased");
-      if (!lua_isnil(L, -1)) unbiased = lua_toboolean(L, -1);
-      lua_pop(L, 1);
+    if (lua_istable(L, i)) {   /* {unbaised = false} was ignored: the unbiased variance */
+      static const char *const keys[] = {"unbiased", NULL};
+      l_check_keys(L, i, "var", keys);
+      unbiased = l_optbool_field(L, i, "unbiased", unbiased, "var");
     } else if (i == 2 && !lua_isnil(L, 2)) {
       d = l_checkdim(L, 2, "var");
       has_dim = 1;
@@ -176,10 +176,21 @@ static int l_cross_entropy(lua_State *L) {
   if (lua_istable(L, 3)) {
     static const char *const keys[] = {"label_smoothing", "ignore_index", NULL};
     l_check_keys(L, 3, "cross_entropy", keys);
+    /* named here: luaL_checknumber on the field said "bad argument #-1" */
     lua_getfield(L, 3, "label_smoothing");
+    if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)
+      return luaL_error(L, "attnlab.cross_entropy: option label_smoothing: number expected (in [0,1]), got a %s", luaL_typename(L, -1));
     eps = luaL_optnumber(L, -1, 0);
     lua_getfield(L, 3, "ignore_index");
-    if (!lua_isnil(L, -1)) ignore = luaL_checkinteger(L, -1) - 1;
+    if (!lua_isnil(L, -1)) {
+      if (!lua_isinteger(L, -1))
+        return luaL_error(L, "attnlab.cross_entropy: ignore_index must be an integer (a 1-based label), got %s",
+                          lua_type(L, -1) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, -1)) : luaL_typename(L, -1));
+      lua_Integer ii = lua_tointeger(L, -1);
+      if (ii == LUA_MININTEGER)   /* ii - 1 would overflow */
+        return luaL_error(L, "attnlab.cross_entropy: ignore_index %I is out of range", (LUAI_UACINT)ii);
+      ignore = ii - 1;
+    }
     lua_pop(L, 2);
   }
   al_tensor *y0 = l_index_to0(L, y, "cross_entropy");
@@ -199,6 +210,11 @@ static int l_dropout(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
   double p = luaL_checknumber(L, 2);
   int training = lua_isnoneornil(L, 3) ? 1 : lua_toboolean(L, 3);
+  /* the core checks p when it drops; in eval mode a NaN p passed unnoticed (said as the core says it) */
+  if (!(p >= 0 && p < 1)) {
+    al_seterr(AL_EINVAL, "dropout: p must be in [0, 1), got %g", p);
+    return l_raise(L, "dropout");
+  }
   if (!training) { lua_settop(L, 1); return 1; }
   L_TRY(L, "dropout", al_dropout(&o, x, p, l_optrng(L, 4)));
   return l_pushtensor(L, o);
@@ -235,6 +251,9 @@ static int l_stack(lua_State *L) {
   if (!lua_isnoneornil(L, 2)) {
     lua_Integer v = luaL_checkinteger(L, 2);
     if (v == 0) return luaL_argerror(L, 2, "dim 0 is invalid: dims are 1-based");
+    /* before the cast to int: 2^40 became dim 0, a silent stack along dim 1 */
+    if (v > AL_MAXDIM || v < -AL_MAXDIM)
+      return luaL_error(L, "attnlab.stack: dim %I out of range (tensors have at most %d dims)", (LUAI_UACINT)v, AL_MAXDIM);
     d = v > 0 ? (int)v - 1 : (int)v;
   }
   al_tensor **xs = tensor_list(L, 1, &n, "stack"), *o = NULL;
@@ -361,6 +380,8 @@ static int l_attention(lua_State *L) {
   if (!lua_isinteger(L, -1)) return luaL_argerror(L, 2, "opts.heads must be an integer");
   op.heads = lua_tointeger(L, -1);
   lua_getfield(L, 2, "scale");
+  if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)   /* luaL_optnumber said "bad argument #-1" */
+    return luaL_error(L, "attnlab.attention: scale must be a number, got a %s", luaL_typename(L, -1));
   int64_t D = qkv->ndim == 3 ? qkv->shape[2] / 3 : 0;
   op.scale = luaL_optnumber(L, -1, op.heads > 0 && D > 0 ? 1.0 / sqrt((double)D / (double)op.heads) : 1.0);
   lua_getfield(L, 2, "normalizer");

@@ -23,6 +23,9 @@ static al_rng *default_rng(lua_State *L) {
 al_rng *l_optrng(lua_State *L, int idx) {
   al_rng *g = luaL_testudata(L, idx, GEN_MT);
   if (g) return g;
+  /* a seed or a string where the Generator goes fell back to the default stream, silently */
+  if (!lua_isnoneornil(L, idx) && !lua_istable(L, idx))
+    luaL_error(L, "attnlab: expected an al.Generator (or an options table {generator =}), got a %s", luaL_typename(L, idx));
   if (lua_istable(L, idx)) {
     lua_getfield(L, idx, "generator");
     g = luaL_testudata(L, -1, GEN_MT);
@@ -126,7 +129,9 @@ static int l_randint(lua_State *L) {
   if ((uint64_t)hi - (uint64_t)lo >= (uint64_t)INT64_MAX) return luaL_argerror(L, 2, "the range lo..hi holds more than 2^63 - 1 values");
   int64_t shape[AL_MAXDIM];
   int nd = l_checkshape(L, 3, shape, "randint");
-  al_rng *g = l_optrng(L, lua_gettop(L));
+  /* the Generator or options follow the sizes; sizes given as numbers end at the top */
+  int top = lua_gettop(L);
+  al_rng *g = l_optrng(L, top > 3 && lua_type(L, top) != LUA_TNUMBER ? top : top + 1);
   al_tensor *t = al_tensor_new(AL_I64, nd, shape);
   if (!t) return l_raise(L, "randint");
   int64_t n = al_numel(t), *p = al_i64(t);

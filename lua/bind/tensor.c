@@ -153,6 +153,7 @@ static int mt_index(lua_State *L) {
   }
   al_tensor *t = l_checktensor(L, 1);
   if (lua_type(L, 2) == LUA_TNUMBER) {   /* t[i] = t:select(1, i) */
+    if (!lua_isinteger(L, 2)) return luaL_error(L, "attnlab.index: t[i] needs an integer i, got %s", l_numstr(L, lua_tonumber(L, 2)));
     lua_Integer i = luaL_checkinteger(L, 2);
     al_tensor *o = NULL;
     if (i == 0) return luaL_error(L, "attnlab: index 0 is invalid: indices are 1-based");
@@ -180,9 +181,14 @@ static int mt_index(lua_State *L) {
 static int mt_newindex(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   if (lua_type(L, 2) == LUA_TNUMBER) {   /* t[i] = v or tensor: copy into select(1, i) */
+    if (!lua_isinteger(L, 2)) return luaL_error(L, "attnlab.index: t[i] needs an integer i, got %s", l_numstr(L, lua_tonumber(L, 2)));
     lua_Integer i = luaL_checkinteger(L, 2);
     al_tensor *v = NULL;
     if (i == 0) return luaL_error(L, "attnlab: index 0 is invalid: indices are 1-based");
+    /* else "bad argument #3 to 'newindex'", a function the user did not call */
+    if (lua_type(L, 3) != LUA_TNUMBER && !lua_istable(L, 3) && !l_totensor(L, 3))
+      return luaL_error(L, "attnlab.index: t[%I] = v needs a number, a tensor or a nested table, got a %s", (LUAI_UACINT)i, luaL_typename(L, 3));
+    l_check_writable(L, t, "index");   /* t[1] = v on an expand would write every row */
     /* checked before the select: v is not anchored yet */
     if (lua_type(L, 3) == LUA_TNUMBER) l_check_store_value(L, lua_tonumber(L, 3), t->dtype, "index");
     L_TRY(L, "index", al_select(&v, t, 0, i > 0 ? i - 1 : i));
@@ -211,6 +217,8 @@ static int mt_newindex(lua_State *L) {
   const char *k = luaL_checkstring(L, 2);
   if (!strcmp(k, "grad")) {
     if (lua_isnil(L, 3)) { al_tensor_release(t->grad); t->grad = NULL; return 0; }
+    if (!l_totensor(L, 3))   /* else "bad argument #3 to 'newindex'" */
+      return luaL_error(L, "attnlab: t.grad must be a float32 tensor of the tensor's shape, or nil; got a %s", luaL_typename(L, 3));
     al_tensor *g = l_checktensor(L, 3);
     if (!al_same_shape(g, t) || g->dtype != AL_F32) {
       char a[128], b[128];

@@ -9,6 +9,7 @@
 
 static int m_copy_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *s = l_checktensor(L, 2);
+  l_check_writable(L, t, "copy_");
   if (!al_same_shape(t, s) && al_numel(t) != al_numel(s)) {
     char a[128], b[128];
     return luaL_error(L, "attnlab.copy_: shapes differ: %s vs %s", al_shape_str(t, a, sizeof a), al_shape_str(s, b, sizeof b));
@@ -40,6 +41,7 @@ static int m_add_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   double alpha = luaL_optnumber(L, 3, 1.0);
   if (t->dtype != AL_F32) return luaL_error(L, "attnlab.add_: float32 tensors only");
+  l_check_writable(L, t, "add_");
   al_tensor *s = l_checktensorish(L, 2), *sf = NULL, *sc = NULL, *e = NULL;
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
@@ -94,6 +96,7 @@ static int random_fill(lua_State *L, const char *name, random_fill_fn fill) {
     char sb[128];
     return luaL_error(L, "attnlab.%s: float32 tensors only, got %s", name, al_shape_str(t, sb, sizeof sb));
   }
+  l_check_writable(L, t, name);
   al_tensor *tmp = al_tensor_new_like(t);
   if (!tmp) return l_raise(L, name);
   fill(g, al_f32(tmp), al_numel(tmp), (float)p1, (float)p2);

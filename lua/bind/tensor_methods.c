@@ -98,7 +98,7 @@ static int m_permute(lua_State *L) {
   int perm[AL_MAXDIM];
   for (int i = 0; i < nd; i++) {
     int64_t v = p[i];
-    if (v == 0 || v > nd || v < -nd) return luaL_error(L, "attnlab.permute: dim %d out of range (1-based)", (int)v);
+    if (v == 0 || v > nd || v < -nd) return luaL_error(L, "attnlab.permute: dim %I out of range (1-based)", (LUAI_UACINT)v);
     perm[i] = v > 0 ? (int)v - 1 : (int)v + nd;
   }
   L_TRY(L, "permute", al_permute(&o, t, perm));
@@ -134,6 +134,9 @@ static int m_unsqueeze(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *o = NULL;
   lua_Integer d = luaL_checkinteger(L, 2);
   if (d == 0) return luaL_argerror(L, 2, "dim 0 is invalid: dims are 1-based");
+  /* before the cast to int: 2^40 became dim 0, a silent unsqueeze at the front */
+  if (d > AL_MAXDIM + 1 || d < -(AL_MAXDIM + 1))
+    return luaL_error(L, "attnlab.unsqueeze: dim %I out of range (tensors have at most %d dims)", (LUAI_UACINT)d, AL_MAXDIM);
   L_TRY(L, "unsqueeze", al_unsqueeze(&o, t, d > 0 ? (int)d - 1 : (int)d));
   return l_pushtensor(L, o);
 }
@@ -164,6 +167,9 @@ static int m_long(lua_State *L) { return m_to(L, AL_I64); }
 
 int l_tensor_requires_grad_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
+  /* t.requires_grad = "no" turned it on: only true, false (or nothing: true) */
+  if (!lua_isnone(L, 2) && !lua_isboolean(L, 2))
+    return luaL_error(L, "attnlab.requires_grad_: expects true or false, got %s", luaL_typename(L, 2));
   int on = lua_isnone(L, 2) ? 1 : lua_toboolean(L, 2);
   if (on && t->dtype != AL_F32) return luaL_error(L, "attnlab.requires_grad_: only float32 tensors can require grad");
   if (!on && t->grad_fn) return luaL_error(L, "attnlab.requires_grad_: cannot turn off requires_grad of a non-leaf tensor; use detach()");
@@ -181,7 +187,11 @@ static int m_backward(lua_State *L) {
     if (!lua_isnoneornil(L, 2)) g = l_checktensor(L, 2);
     if (lua_istable(L, 3)) opts = 3;
   }
-  if (opts) { lua_getfield(L, opts, "retain_graph"); retain = lua_toboolean(L, -1); lua_pop(L, 1); }
+  if (opts) {   /* {retain=true} was ignored: the graph was freed, and the next backward failed */
+    static const char *const keys[] = {"retain_graph", NULL};
+    l_check_keys(L, opts, "backward", keys);
+    retain = l_optbool_field(L, opts, "retain_graph", 0, "backward");
+  }
   if (g && g->dtype != AL_F32) {
     char b[128];
     return luaL_error(L, "attnlab.backward: the gradient must be float32, got %s", al_shape_str(g, b, sizeof b));

@@ -32,7 +32,7 @@ static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t
       if (t->dtype == AL_I64) {
         lua_Integer v = isnum ? lua_tointegerx(L, -1, &isnum) : 0;
         if (!isnum && lua_type(L, -1) == LUA_TNUMBER)
-          luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %f at position %d", lua_tonumber(L, -1), (int)*pos + 1);
+          luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %s at position %d", l_numstr(L, lua_tonumber(L, -1)), (int)*pos + 1);
         if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
         al_i64(t)[(*pos)++] = v;
       } else {
@@ -103,6 +103,9 @@ al_tensor *l_checktensorish(lua_State *L, int idx) {
 }
 
 static int l_tensor_new(lua_State *L) {
+  /* al.tensor(t, "int64") made a float32 tensor: anything but an options table is refused */
+  if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
+    return luaL_error(L, "attnlab.tensor: options must be a table {dtype =, requires_grad =}, got a %s", luaL_typename(L, 2));
   al_dtype dt = opt_dtype(L, 2, AL_F32);
   al_tensor *t;
   if (lua_type(L, 1) == LUA_TNUMBER) {
@@ -166,7 +169,7 @@ static int l_arange(lua_State *L) {
                       !isfinite(a) ? "start" : !isfinite(b) ? "end" : "step", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
   }
   const double count = floor((b - a) / step + 1e-9) + 1;
-  if (count > (double)(INT64_MAX / 8)) return luaL_error(L, "attnlab.arange: %.0f elements is too many", count);
+  if (count > (double)(INT64_MAX / 8)) return luaL_error(L, "attnlab.arange: %f elements is too many", count);
   int64_t n = count < 0 ? 0 : (int64_t)count;
   int allint = lua_isinteger(L, 1) && (lua_gettop(L) == 1 || lua_istable(L, 2) || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
   int opts = lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;

@@ -21,6 +21,29 @@ local function fake_dataset(n)
            subset = function(self, idx) return { n = idx:numel(), split = self.split } end }
 end
 
+-- ---- optimizers: a parameter listed twice, a schedule's step -------------------------------------
+err("AdamW({p, p}): a parameter listed twice", function()
+  local ps = params()
+  return al.optim.AdamW({ ps[1], ps[2], ps[1] })
+end, "AdamW: group 1 entry 3 is the same tensor as group 1 entry 1", "updated twice per step")
+err("SGD with a parameter in two groups", function()
+  local ps = params()
+  return al.optim.SGD({ { params = { ps[1] } }, { params = { ps[2], ps[1] }, lr = 0.1 } }, { lr = 0.01 })
+end, "SGD: group 2 entry 2 is the same tensor as group 1 entry 1")
+for _, t in ipairs({ { "x", "got a string" }, { 0 / 0, "got nan" }, { -5, "got -5" }, { math.huge, "got inf" } }) do
+  err(("CosineWarmup:lr_at(%s)"):format(tostring(t[1])), function()
+    local sched = al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmup = 2 })
+    return sched:lr_at(t[1])
+  end, "CosineWarmup:lr_at: t must be a step count >= 0", t[2])
+end
+cases[#cases + 1] = { name = "a parameter listed once per group is fine; lr_at of a step count is the schedule's", fn = function()
+  local ps = params()
+  local opt = al.optim.AdamW({ { params = { ps[1] } }, { params = { ps[2] }, weight_decay = 0 } }, { lr = 1e-3 })
+  local sched = al.optim.CosineWarmup(opt, { total = 10, warmup = 2 })
+  T.close(sched:lr_at(0), 5e-4, 1e-15)
+  T.close(sched:lr_at(10), 0, 1e-15)
+end }
+
 -- ---- load_state_dict ------------------------------------------------------------------------
 err("Module:load_state_dict of a number", function() return al.nn.Linear(2, 2):load_state_dict(5) end,
   "load_state_dict", "state dict must be a table", "got number")
@@ -397,6 +420,202 @@ end, "attnlab.stats.ttest_rel: unknown option 'alternate'", "alternative")
 err("stats.wilcoxon with a misspelt option (zero_metod)", function()
   return al.stats.wilcoxon({ 1, 2, 3, 4 }, { 1, 2.5, 4, 3.5 }, { zero_metod = "pratt" })
 end, "attnlab.stats.wilcoxon: unknown option 'zero_metod'", "zero_method")
+
+-- ---- tensor, autograd and nn API at the REPL (the audit of al.*, t:*, al.nn, gradcheck, format) ---
+-- errp: as err, and the message carries no position inside the library ("lua/attnlab/nn/init.lua:372:
+-- attnlab.linear: ...", which a layer's forward or al.std got from the C op it called)
+local function errp(name, fn, ...)
+  cases[#cases + 1] = T.error_case(name, fn, { ... }, { "attempt to", "-nan", "lua/attnlab/", "to '?'" })
+end
+local function I(t) return al.tensor(t, { dtype = "int64" }) end
+
+-- sizes and dims beyond int: cast to int they became dim 0 (a silent unsqueeze/stack at the front),
+-- and an expand past int64 elements made a view whose numel wrapped
+err("unsqueeze(2^40)", function() return al.ones { 2, 3 }:unsqueeze(1 << 40) end,
+  "attnlab.unsqueeze: dim 1099511627776 out of range")
+err("unsqueeze(mininteger)", function() return al.ones { 2, 3 }:unsqueeze(math.mininteger) end, "attnlab.unsqueeze: dim -9223372036854775808")
+err("stack along dim 2^40", function() return al.stack({ al.ones { 2 }, al.ones { 2 } }, 1 << 40) end,
+  "attnlab.stack: dim 1099511627776 out of range")
+err("permute with a dim of 2^40 names it", function() return al.ones { 2, 3 }:permute { 1, 1 << 40 } end,
+  "attnlab.permute: dim 1099511627776 out of range")
+err("expand to more elements than int64 counts", function() return al.ones { 1, 3 }:expand { 1 << 62, 3 } end,
+  "attnlab.expand: (4611686018427387904,3) has more elements than an int64 counts")
+err("arange of 2^62 elements", function() return al.arange(1, 2 ^ 62) end, "attnlab.arange:", "elements is too many")
+err("an int64 tensor of NaN says nan", function() return al.tensor({ 0 / 0 }, { dtype = "int64" }) end,
+  "attnlab.tensor: int64 tensor needs integers, got NaN at position 1")
+
+-- options and flags that were ignored or read as truthy: another computation ran, silently
+err("al.tensor with a dtype string for options", function() return al.tensor({ 1 }, "int64") end,
+  "attnlab.tensor: options must be a table", "got a string")
+err("var with a misspelt option (unbaised)", function() return al.var(al.ones { 3 }, { unbaised = false }) end,
+  "attnlab.var: unknown option 'unbaised'", "unbiased")
+err("backward with a misspelt option (retain)", function()
+  local x = al.randn({ 3 }, { requires_grad = true })
+  al.sum(x * 2):backward({ retain = true })
+end, "attnlab.backward: unknown option 'retain'", "retain_graph")
+err("requires_grad = 'no'", function() local x = al.zeros { 3 }; x.requires_grad = "no" end,
+  "attnlab.requires_grad_: expects true or false, got string")
+err("set_grad_enabled()", function() return al.set_grad_enabled() end, "attnlab.set_grad_enabled: expects true or false")
+err("normal_ with a string where the Generator goes", function() return al.zeros { 2 }:normal_(0, 1, "x") end,
+  "expected an al.Generator", "got a string")
+err("randperm with a seed where the Generator goes", function() return al.randperm(4, 42) end,
+  "expected an al.Generator", "got a number")
+err("dropout with p = NaN in eval mode", function() return al.dropout(al.ones { 4 }, 0 / 0, false) end,
+  "attnlab.dropout: p must be in [0, 1), got nan")
+err("cross_entropy ignore_index = 1.5", function()
+  return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { ignore_index = 1.5 })
+end, "attnlab.cross_entropy: ignore_index must be an integer", "got 1.5")
+err("cross_entropy ignore_index = mininteger", function()
+  return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { ignore_index = math.mininteger })
+end, "attnlab.cross_entropy: ignore_index -9223372036854775808 is out of range")
+err("cross_entropy label_smoothing = 'x' names the option", function()
+  return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { label_smoothing = "x" })
+end, "attnlab.cross_entropy: option label_smoothing", "got a string")
+err("attention scale = 'x' names the option", function() return al.attention(al.ones { 1, 2, 6 }, { heads = 1, scale = "x" }) end,
+  "attnlab.attention: scale must be a number, got a string")
+err("cat of float32 and int64 names the dtype", function() return al.cat({ al.ones { 2 }, I { 1 } }) end,
+  "attnlab.cat: tensor 2 is int64 (1), tensor 1 is float32 (2) (all must have one dtype)")
+err("stack of float32 and int64 names the dtype", function() return al.stack({ al.ones { 1 }, I { 1 } }) end,
+  "attnlab.stack: tensor 2 is int64 (1), tensor 1 is float32 (1) (all must match in shape and dtype)")
+
+-- indexing: no "bad argument #3 to 'newindex'" for a call the user did not write
+err("t[1.5]", function() return al.ones { 2 }[1.5] end, "attnlab.index: t[i] needs an integer i, got 1.5")
+err("t[1] = 'x'", function() local t = al.ones { 2, 3 }; t[1] = "x" end,
+  "attnlab.index: t[1] = v needs a number, a tensor or a nested table, got a string")
+err("t.grad = 5", function() local t = al.zeros({ 3 }, { requires_grad = true }); t.grad = 5 end,
+  "attnlab: t.grad must be a float32 tensor", "got a number")
+
+-- in-place writes into an expand: the elements share memory, so copy_ kept the last row and
+-- add_ added once per alias
+err("copy_ into an expand", function()
+  return al.zeros { 1, 3 }:expand { 2, 3 }:copy_(al.ones { 2, 3 })
+end, "attnlab.copy_: cannot write into float32 (2,3), a view whose elements share memory (an expand)")
+err("add_ into an expand", function() return al.zeros { 1, 3 }:expand { 2, 3 }:add_(1) end, "attnlab.add_: cannot write into")
+err("uniform_ into an expand", function() return al.zeros { 1, 3 }:expand { 2, 3 }:uniform_() end, "attnlab.uniform_: cannot write into")
+err("t[1] = v into an expand", function() local t = al.zeros { 1, 3 }:expand { 2, 3 }; t[1] = 5 end,
+  "attnlab.index: cannot write into")
+cases[#cases + 1] = { name = "tensor: a refused write into an expand leaves the base; fill_, clones and views still write", fn = function()
+  local base = al.zeros { 1, 3 }
+  local e = base:expand { 2, 3 }
+  T.raises(function() e:add_(1) end, "share memory")
+  T.eq(base:totable(), { { 0, 0, 0 } })
+  e:fill_(2)                                        -- one value for every alias: allowed
+  T.eq(base:totable(), { { 2, 2, 2 } })
+  local c = e:clone():add_(1)
+  T.eq(c:totable(), { { 3, 3, 3 }, { 3, 3, 3 } })
+  local v = al.zeros { 2, 3 }
+  v:narrow(2, 2, 1):copy_(al.ones { 2, 1 })       -- a strided view without aliases
+  T.eq(v:totable(), { { 0, 1, 0 }, { 0, 1, 0 } })
+  v[2] = al.tensor { 7, 8, 9 }
+  T.eq(v[2]:totable(), { 7, 8, 9 })
+  T.eq(al.stack({ al.ones { 2 }, al.zeros { 2 } }, -1):shape(), { 2, 2 })
+  T.eq(al.ones { 2, 3 }:unsqueeze(-1):shape(), { 2, 3, 1 })
+  T.eq(al.randint(1, 5, 3, 2):shape(), { 3, 2 })      -- sizes as numbers: no Generator expected
+  T.eq(al.randint(1, 5, { 3 }, al.Generator(1)):shape(), { 3 })
+end }
+
+-- autograd helpers
+err("no_grad of a number", function() return al.no_grad(5) end, "attnlab.no_grad: expects a function to run, got number")
+err("enable_grad of nil", function() return al.enable_grad() end, "attnlab.enable_grad: expects a function to run, got nil")
+cases[#cases + 1] = { name = "no_grad: a refused call leaves recording on", fn = function()
+  T.raises(function() al.no_grad("x") end, "expects a function")
+  T.truthy(al.is_grad_enabled())
+end }
+errp("std of one element (raised as std's, not from init.lua)", function() return al.std(al.ones { 1 }) end,
+  "attnlab.std: need at least 2 elements along dim 1")
+errp("gradcheck of a number", function() return al.gradcheck(5, { al.randn({ 2 }, { requires_grad = true }) }) end,
+  "attnlab.gradcheck: fn must be a function, got number")
+errp("gradcheck with no input requiring grad", function() return al.gradcheck(al.exp, { al.randn { 2 } }) end,
+  "attnlab.gradcheck: no input has requires_grad = true")
+errp("gradcheck with a misspelt option (esp)", function()
+  return al.gradcheck(al.exp, { al.randn({ 2 }, { requires_grad = true }) }, { esp = 1e-3 })
+end, "attnlab.gradcheck: unknown option 'esp'")
+errp("gradcheck with eps = 0 (every gradient passed)", function()
+  return al.gradcheck(al.exp, { al.randn({ 2 }, { requires_grad = true }) }, { eps = 0 })
+end, "attnlab.gradcheck: eps must be a finite number > 0, got 0")
+errp("gradcheck with eps = NaN", function()
+  return al.gradcheck(al.exp, { al.randn({ 2 }, { requires_grad = true }) }, { eps = 0 / 0 })
+end, "attnlab.gradcheck: eps", "got nan")
+errp("gradcheck of a fn returning nil", function()
+  return al.gradcheck(function() end, { al.randn({ 2 }, { requires_grad = true }) })
+end, "attnlab.gradcheck: fn must return a tensor or a list of tensors, got nil")
+cases[#cases + 1] = { name = "gradcheck: good calls still pass, and a wrong gradient still fails", fn = function()
+  T.truthy(al.gradcheck(al.exp, { al.randn({ 3 }, { requires_grad = true }) }, { eps = 1e-3, seed = 2 }))
+  local ok, why = al.gradcheck(function(x) return x * 2 + 0 * al.exp(x) end, { al.randn({ 2 }, { requires_grad = true }) })
+  T.truthy(ok, why)
+  T.eq(select(1, al.gradcheck(function(x) return al.tanh(x):detach() + x end, { al.randn({ 3 }, { requires_grad = true }) })), false)
+end }
+errp("zeros_like of a number", function() return al.zeros_like(5) end, "attnlab.zeros_like: expects a tensor, got number")
+errp("zeros_like with options that are a number (ignored)", function() return al.zeros_like(al.ones { 2 }, 5) end,
+  "attnlab.zeros_like: options must be a table", "got number")
+errp("full_like without a value", function() return al.full_like(al.ones { 2 }) end,
+  "attnlab.full_like: the fill value must be a number, got nil")
+errp("t:std(0) says std", function() return al.ones { 3 }:std(0) end, "bad argument #2 to 'std' (dim 0 is invalid")
+errp("al.format of a number", function() return al.format(5) end, "attnlab.format: bad argument #1 (expected a tensor, got number)")
+
+-- nn: a layer called with the wrong input names it, without a position inside the library
+errp("Linear forward of nil", function() return al.nn.Linear(2, 3)(nil) end,
+  "Linear: forward(x) expects x, a float32 tensor (..., 2), got nil")
+errp("Linear forward of the wrong width", function() return al.nn.Linear(2, 3)(al.ones { 4, 5 }) end,
+  "attnlab.linear: input float32 (4,5) does not match weight float32 (3,2)")
+errp("Linear forward of int64", function() return al.nn.Linear(2, 3)(al.zeros({ 4, 2 }, { dtype = "int64" })) end,
+  "attnlab.linear: expected float32 tensors")
+errp("Linear(2^40, 2^40)", function() return al.nn.Linear(1 << 40, 1 << 40) end, "Linear(1099511627776, 1099511627776): cannot make the weight")
+errp("LayerNorm forward of the wrong width", function() return al.nn.LayerNorm(4)(al.ones { 2, 3 }) end,
+  "LayerNorm: expected x (..., 4), got float32 (2,3)")
+errp("LayerNorm without weights, forward of the wrong width (normalized any width)", function()
+  return al.nn.LayerNorm(4, { affine = false })(al.ones { 2, 3 })
+end, "LayerNorm: expected x (..., 4), got float32 (2,3)")
+errp("Embedding forward of an id out of range", function() return al.nn.Embedding(5, 2)(I { 6 }) end,
+  "attnlab.embedding: id 6 (element 1) out of range 1..5")
+errp("Embedding forward of nil", function() return al.nn.Embedding(5, 2)(nil) end, "Embedding: forward(ids) expects ids", "got nil")
+errp("Dropout(2)", function() return al.nn.Dropout(2) end, "Dropout: p must be a number in [0, 1), got 2")
+errp("Dropout with a misspelt option (generater)", function() return al.nn.Dropout(0.5, { generater = al.Generator(1) }) end,
+  "Dropout: unknown option 'generater'")
+errp("Dropout forward of nil", function() return al.nn.Dropout(0.5)(nil) end, "Dropout: forward(x) expects x", "got nil")
+errp("MLP forward of the wrong width", function() return al.nn.MLP { dim = 4 }(al.ones { 2, 3 }) end,
+  "attnlab.linear: input float32 (2,3) does not match weight float32 (16,4)")
+errp("EncoderBlock forward of the wrong width names the block", function()
+  return al.nn.EncoderBlock { dim = 8, heads = 2 }(al.ones { 1, 3, 4 })
+end, "EncoderBlock: expected x (B,N,8), got (1,3,4)")
+errp("EncoderBlock forward of nil", function() return al.nn.EncoderBlock { dim = 8, heads = 2 }(nil) end,
+  "EncoderBlock: forward(x", "got nil")
+errp("MultiHeadAttention with an unknown normalizer", function()
+  return al.nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "foo" }
+end, "unknown normalizer 'foo'; valid:")
+errp("Normalizer forward of a number", function() return al.nn.Normalizer { name = "softmax" }(5) end,
+  "Normalizer: forward(scores [, mask]) expects scores", "got 5")
+errp("ViT forward of images of the wrong size", function() return al.nn.ViT(vit_opts({}))(al.ones { 1, 3, 16, 16 }) end,
+  "ViT: expected images (B,3,8,8), got (1,3,16,16)")
+errp("ViT forward of int64 images", function() return al.nn.ViT(vit_opts({}))(al.zeros({ 1, 3, 8, 8 }, { dtype = "int64" })) end,
+  "ViT: expected images float32 (B,3,8,8), got int64 (1,3,8,8)")
+errp("ViT (text) forward of an id out of range", function()
+  return al.nn.ViT { vocab_size = 5, seq_len = 4, num_classes = 2, dim = 8, heads = 2 }(I { { 1, 2, 3, 9 } })
+end, "attnlab.embedding: id 9 (element 4) out of range 1..5")
+errp("ViT (text) forward of ids of the wrong length", function()
+  return al.nn.ViT { vocab_size = 5, seq_len = 4, num_classes = 2, dim = 8, heads = 2 }(I { { 1, 2, 3 } })
+end, "ViT: expected token ids int64 (B,4), got int64 (1,3)")
+errp("Sequential(5)", function() return al.nn.Sequential(5) end, "Sequential: layer 1 must be a module", "got number")
+errp("Module:add of a number", function() return al.nn.Module():add("c", 5) end, "Module:add: the child c must be a module")
+errp("Module:train('no')", function() return al.nn.Linear(2, 2):train("no") end, "Linear:train: expects true or false, got string")
+errp("Module:apply(5)", function() return al.nn.Linear(2, 2):apply(5) end, "Linear:apply: expects a function, got number")
+errp("a module without forward, called", function() return al.nn.Module()(al.ones { 2 }) end,
+  "Module: the module has no forward method")
+cases[#cases + 1] = { name = "nn: the checked layers still compute what they did", fn = function()
+  local g = al.Generator(4)
+  local lin = al.nn.Linear(3, 2, { generator = g })
+  local x = al.randn({ 4, 3 }, { generator = g })
+  T.close(lin(x):totable(), al.linear(x, lin.weight, lin.bias):totable(), 0, 0)
+  local ln = al.nn.LayerNorm(3, { affine = false })
+  T.close(ln(x):totable(), al.layer_norm(x, nil, nil, 1e-5):totable(), 0, 0)
+  local emb = al.nn.Embedding(5, 2, { generator = g })
+  T.close(emb(I { 5, 1 }):totable(), al.embedding(emb.weight, I { 5, 1 }):totable(), 0, 0)
+  local d = al.nn.Dropout(0.5, { generator = al.Generator(1) })
+  T.eq(d(x):shape(), { 4, 3 })
+  T.truthy(d:eval()(x) == x)
+  T.eq(al.nn.Sequential(al.nn.Linear(3, 4), al.nn.ReLU())(x):shape(), { 4, 4 })
+  T.eq(al.nn.EncoderBlock { dim = 8, heads = 2 }(al.ones { 1, 3, 8 }):shape(), { 1, 3, 8 })
+end }
 
 -- sweep
 err("sweep.run with a misspelt option (wokers)", function()

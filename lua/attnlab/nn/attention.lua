@@ -39,7 +39,7 @@ local PARAM_OK = {
 function Normalizer.parse(name)
   local function bad(why)
     error(("unknown normalizer '%s'%s; valid: %s"):format(tostring(name), why or "",
-      table.concat(Normalizer.NAMES, ", ")), 3)
+      table.concat(Normalizer.NAMES, ", ")), 0)   -- a user's name: no position in this library
   end
   if type(name) ~= "string" then bad(" (not a string)") end
   local row = ROWS[name]
@@ -49,7 +49,7 @@ function Normalizer.parse(name)
   if row and row.param and row.spec == spec then
     local v, ok = tonumber(value), PARAM_OK[row.param]
     if not v or not ok[1](v) then
-      error(("normalizer '%s': the %s of %s:<%s> %s, got '%s'"):format(name, row.param, spec, row.param, ok[2], value), 3)
+      error(("normalizer '%s': the %s of %s:<%s> %s, got '%s'"):format(name, row.param, spec, row.param, ok[2], value), 0)
     end
     return { kind = spec, [row.param] = v }
   end
@@ -88,6 +88,9 @@ end
 
 -- scores (B,H,N,N); mask: nil or broadcastable to scores, nonzero = keep.
 function Normalizer:forward(scores, mask)
+  if not al.is_tensor(scores) then   -- else "bad argument #1 to '?'" from the C normalizer
+    error(("Normalizer: forward(scores [, mask]) expects scores, a float32 tensor (B,H,N,N), got %s"):format(nn.show(scores)), 0)
+  end
   local k = self.spec.kind
   local row = ROWS[k]
   if not row.param then return al[row.name](scores, mask and { mask = mask } or nil) end
@@ -330,6 +333,9 @@ end
 
 -- Returns the new x, and the mixer's output (the distillation target in S2S).
 function EncoderBlock:forward(x, opts)
+  -- x is checked here, naming the block: its first use is norm1, whose error named a LayerNorm
+  if not al.is_tensor(x) then MHA.check_forward("EncoderBlock", x, nil, ("a float32 tensor (B,N,%d)"):format(self.dim)) end
+  MHA.check_input("EncoderBlock", x, self.dim)
   local mixed = self:call_child("attn", self.norm1(x), opts)
   local keep = opts and opts.keep
   local kk = keep and keep:reshape({ keep:shape()[1], keep:shape()[2], 1 })

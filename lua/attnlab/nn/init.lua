@@ -14,7 +14,11 @@ function nn.class(name, parent)
   local cls = {}
   cls.__name = name
   cls.__index = cls
-  cls.__call = function(self, ...) return self:forward(...) end
+  cls.__call = function(self, ...)
+    local f = self.forward   -- nn.Module()(x) said "attempt to call a nil value (method 'forward')"
+    if not f then error(("%s: the module has no forward method"):format(self.__name or "Module"), 2) end
+    return f(self, ...)
+  end
   cls.__tostring = function(self) return self:tree() end
   if parent then setmetatable(cls, { __index = parent, __call = function(c, ...) return c.new(...) end })
   else setmetatable(cls, { __call = function(c, ...) return c.new(...) end }) end
@@ -33,7 +37,9 @@ nn.Module = Module
 
 -- Register a parameter (a float32 tensor, made a leaf that requires grad).
 function Module:param(name, t)
-  assert(al.is_tensor(t), "param: expected a tensor for " .. name)
+  if not al.is_tensor(t) then   -- a module author's mistake: the position is their init
+    error(("param: expected a tensor for %s, got %s"):format(tostring(name), type(t)), 2)
+  end
   t = t:detach()
   t:requires_grad_(true)
   if self._params[name] == nil then table.insert(self._param_names, name) end
@@ -52,6 +58,10 @@ end
 
 -- Register (or replace) a child module.
 function Module:add(name, m)
+  if not nn.is_module(m) then   -- a number child was taken, and broke modules(), tree() and forward later
+    error(("%s:add: the child %s must be a module (an nn.Module instance), got %s"):format(self.__name or "Module",
+      tostring(name), type(m)), 0)
+  end
   name = tostring(name)
   if self._children[name] == nil then table.insert(self._child_names, name) end
   self._children[name] = m
@@ -177,6 +187,9 @@ end
 
 function Module:train(on)
   if on == nil then on = true end
+  if type(on) ~= "boolean" then   -- train("no") set training to "no", which reads as true
+    error(("%s:train: expects true or false, got %s"):format(self.__name or "Module", type(on)), 2)
+  end
   for _, pm in ipairs(self:modules()) do pm[2].training = on end
   return self
 end
@@ -188,6 +201,7 @@ function Module:zero_grad()
 end
 
 function Module:apply(fn)
+  if type(fn) ~= "function" then error(("%s:apply: expects a function, got %s"):format(self.__name or "Module", type(fn)), 2) end
   for _, pm in ipairs(self:modules()) do fn(pm[2], pm[1]) end
   return self
 end
@@ -358,6 +372,34 @@ end
 local Linear = nn.class("Linear", Module)
 nn.Linear = Linear
 local LINEAR_OPTS = keyset({ "bias", "generator" })
+
+-- A leaf layer's input, checked at forward: a tensor (else "bad argument #1 to 'linear'"), and for
+-- check_last_dim one whose last dim is the layer's width (LayerNorm without weights normalized
+-- any width, silently; Linear's op names the weight's shape itself).
+-- Called on every forward: nothing is formatted unless a check fails.
+local TENSOR_MT = debug.getregistry()["attnlab.Tensor"]
+local function check_tensor(who, x, d)
+  if getmetatable(x) ~= TENSOR_MT then
+    local want = d and ("a float32 tensor (..., %d)"):format(d) or "a float32 tensor"
+    error(("%s: forward(x) expects x, %s, got %s"):format(who, want, show(x)), 0)
+  end
+end
+local function check_last_dim(who, x, d)
+  check_tensor(who, x, d)
+  local s = x:shape()
+  if s[#s] ~= d then
+    error(("%s: expected x (..., %d), got %s (%s)"):format(who, d, x:dtype(), table.concat(s, ",")), 0)
+  end
+end
+-- fn(...) for a layer's forward: an error of the C op (a shape or dtype it refuses) without this
+-- file's position ("nn/init.lua:372: attnlab.linear: ..."), which luaL_error adds and which points
+-- at the library, not at the caller's mistake.
+local function op_call(fn, ...)
+  local ok, r = pcall(fn, ...)
+  if not ok then error(r, 0) end
+  return r
+end
+nn.op_call = op_call
 function Linear:init(i, o, opts)
   opts = nn.check_opts("Linear", opts, LINEAR_OPTS)
   if math.type(i) ~= "integer" or i < 1 or math.type(o) ~= "integer" or o < 1 then
@@ -365,11 +407,16 @@ function Linear:init(i, o, opts)
   end
   nn.check_bool("Linear", "bias", opts.bias)
   self.in_features, self.out_features = i, o
-  self:param("weight", al.empty({ o, i }))
+  local ok, w = pcall(al.empty, { o, i })   -- Linear(2^40, 2^40): the size overflows, or no memory
+  if not ok then error(("Linear(%d, %d): cannot make the weight (%d,%d): %s"):format(i, o, o, i, w), 0) end
+  self:param("weight", w)
   if opts.bias ~= false then self:param("bias", al.zeros({ o })) end
   nn.init.linear_default_(self.weight, self.bias, opts.generator)
 end
-function Linear:forward(x) return al.linear(x, self.weight, self.bias) end
+function Linear:forward(x)
+  check_tensor("Linear", x, self.in_features)
+  return op_call(al.linear, x, self.weight, self.bias)
+end
 function Linear:extra_repr()
   return ("%d -> %d%s"):format(self.in_features, self.out_features, self.bias and "" or ", no bias")
 end
@@ -388,7 +435,10 @@ function LayerNorm:init(d, opts)
     self:param("bias", al.zeros({ d }))
   end
 end
-function LayerNorm:forward(x) return al.layer_norm(x, self.weight, self.bias, self.eps) end
+function LayerNorm:forward(x)
+  check_last_dim("LayerNorm", x, self.dim)
+  return op_call(al.layer_norm, x, self.weight, self.bias, self.eps)
+end
 function LayerNorm:extra_repr() return ("%d, eps=%g"):format(self.dim, self.eps) end
 
 local Embedding = nn.class("Embedding", Module)
@@ -401,20 +451,30 @@ function Embedding:init(n, d, opts)
   self.num, self.dim = n, d
   self:param("weight", al.randn({ n, d }, { generator = opts.generator }))
 end
-function Embedding:forward(ids) return al.embedding(self.weight, ids) end
+function Embedding:forward(ids)
+  if not al.is_tensor(ids) then
+    error(("Embedding: forward(ids) expects ids, an int64 tensor of 1-based ids in 1..%d, got %s"):format(self.num, show(ids)), 0)
+  end
+  return op_call(al.embedding, self.weight, ids)   -- an id out of 1..num is named by the op
+end
 function Embedding:extra_repr() return ("%d, %d"):format(self.num, self.dim) end
 
 local Dropout = nn.class("Dropout", Module)
 nn.Dropout = Dropout
+local DROPOUT_OPTS = keyset({ "generator" })
 function Dropout:init(p, opts)
+  opts = nn.check_opts("Dropout", opts, DROPOUT_OPTS)   -- {generater = g} was ignored
   p = p or 0.5
-  assert(type(p) == "number" and p >= 0 and p < 1, "Dropout: p must be in [0, 1)")
+  if type(p) ~= "number" or not (p >= 0 and p < 1) then
+    error(("Dropout: p must be a number in [0, 1), got %s"):format(show(p)), 0)
+  end
   self.p = p
-  self.generator = opts and opts.generator
+  self.generator = opts.generator
 end
 function Dropout:forward(x)
+  check_tensor("Dropout", x)
   if not self.training or self.p == 0 then return x end
-  return al.dropout(x, self.p, true, self.generator)
+  return op_call(al.dropout, x, self.p, true, self.generator)
 end
 function Dropout:extra_repr() return ("p=%g"):format(self.p) end
 
@@ -441,7 +501,10 @@ nn.Sequential = Sequential
 function Sequential:init(...)
   local ms = { ... }
   if #ms == 1 and getmetatable(ms[1]) == nil and type(ms[1]) == "table" then ms = ms[1] end
-  for i, m in ipairs(ms) do self:add(tostring(i - 1), m) end
+  for i, m in ipairs(ms) do   -- named by its 1-based position, as seq:get(i) counts
+    if not nn.is_module(m) then error(("Sequential: layer %d must be a module (an nn.Module instance), got %s"):format(i, type(m)), 0) end
+    self:add(tostring(i - 1), m)
+  end
 end
 function Sequential:append(m) return self:add(tostring(#self._child_names), m) end
 function Sequential:get(i) return self._children[tostring(i - 1)] end

@@ -194,7 +194,11 @@ function ViT:embed_patches(x)
   local P = self.patch_size
   if #s ~= 4 or C ~= self.channels or H ~= self.image_size or W ~= self.image_size then
     error(("ViT: expected images (B,%d,%d,%d), got (%s)"):format(self.channels, self.image_size, self.image_size,
-      table.concat(s, ",")), 3)
+      table.concat(s, ",")), 0)
+  end
+  if x:dtype() ~= "float32" then   -- else refused inside the patch matmul, as "attnlab.linear: ... (B,4,48)"
+    error(("ViT: expected images float32 (B,%d,%d,%d), got %s (%s)"):format(self.channels, self.image_size,
+      self.image_size, x:dtype(), table.concat(s, ",")), 0)
   end
   local g = self.grid
   local patches = x:reshape({ B, C, g, P, g, P }):permute({ 1, 3, 5, 2, 4, 6 }):reshape({ B, g * g, C * P * P })
@@ -214,7 +218,7 @@ function ViT:embed(x)
   if self.text then
     local s = x:shape()
     if #s ~= 2 or s[2] ~= self.seq_len or x:dtype() ~= "int64" then
-      error(("ViT: expected token ids int64 (B,%d), got %s (%s)"):format(self.seq_len, x:dtype(), table.concat(s, ",")), 3)
+      error(("ViT: expected token ids int64 (B,%d), got %s (%s)"):format(self.seq_len, x:dtype(), table.concat(s, ",")), 0)
     end
     tokens = self.tok_embed(x)
   else

@@ -70,6 +70,20 @@ local function make_groups(who, params, defaults)
       if p:dtype() ~= "float32" then error(("%s: group %d entry %d is not float32"):format(who, gi, i), 0) end
     end
   end
+  -- a tensor listed twice would be updated twice per step (its moments too), silently: refused,
+  -- as PyTorch refuses a parameter in two groups ({p, p}, or model:parameters() concatenated
+  -- with a list that repeats one of them)
+  local seen = {}
+  for gi, g in ipairs(groups) do
+    for i, p in ipairs(g.params) do
+      local first = seen[p]
+      if first then
+        error(("%s: group %d entry %d is the same tensor as group %d entry %d: a parameter listed twice would be " ..
+          "updated twice per step"):format(who, gi, i, first[1], first[2]), 0)
+      end
+      seen[p] = { gi, i }
+    end
+  end
   -- only an optimizer with nothing at all to train is refused (see above)
   local any = false
   for _, g in ipairs(groups) do any = any or g.params[1] ~= nil end
@@ -216,6 +230,11 @@ function CosineWarmup.new(opt, opts)
 end
 
 function CosineWarmup:lr_at(t)
+  -- a step count: "x" failed inside, NaN gave min_lr and -5 a negative lr
+  if type(t) ~= "number" or not (t >= 0 and t < math.huge) then
+    error(("CosineWarmup:lr_at: t must be a step count >= 0, got %s"):format(
+      type(t) == "number" and require("attnlab.util").show(t) or what(t)), 2)
+  end
   if t < self.warmup then return self.base * (t + 1) / self.warmup end
   local span = math.max(1, self.total - self.warmup)
   local q = math.min(1, (t - self.warmup) / span)

@@ -43,13 +43,12 @@ return function(sweep, H)
     -- the runs of this one sweep, and sweep.task never locks). A dry run takes none.
     local lock <close> = not dry and H.lock_folder(dir) or nil
     local pending, notes = {}, {}
-    -- changed records and left checkpoints are examined as a local sweep does (init.lua's
+    -- Changed records and left checkpoints are examined as a local sweep does (init.lua's
     -- examine_run, with its messages), before the manifest is written, so that no run is queued
     -- to fail on an unreadable checkpoint or one made under another config. A set-aside's line
-    -- is one of the notes (a dry run's says what a real call would do).
-    -- A refusal changes nothing: the runs are first examined as a dry run would (nothing set
-    -- aside), so that an unreadable checkpoint is not renamed by a call that then refuses
-    -- another run (its note would be lost with the call).
+    -- is one of the notes (a dry run's says what a real call would do). A refusal changes
+    -- nothing: the runs are first examined as a dry run (the probe), so that an unreadable
+    -- checkpoint is not renamed by a call that then refuses another run (the note would be lost).
     local states = {}
     local probe = H.new_examination(opts.redo_changed, true, function() end)
     for i, r in ipairs(runs) do
