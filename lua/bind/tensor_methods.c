@@ -82,6 +82,21 @@ static int to_shape(lua_State *L, const char *name, shape_op op) {
 
 static int m_reshape(lua_State *L) { return to_shape(L, "reshape", al_reshape); }
 
+/* t:view(...): reshape that never copies. reshape copies a non-contiguous tensor (a transpose,
+ * a narrow), and a "view" that is a copy loses every write made through it, silently (as in
+ * PyTorch, view refuses instead; this refuses every non-contiguous tensor, a few views PyTorch
+ * would allow included). A layout check only, once per call. */
+static int m_view(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1);
+  if (!al_is_contiguous(t)) {
+    char b[128];
+    return luaL_error(L, "attnlab.view: %s is not contiguous (a transpose, permute, narrow or expand of another "
+                         "tensor), and a view cannot reshape it; use reshape (which copies) or contiguous():view",
+                      al_shape_str(t, b, sizeof b));
+  }
+  return to_shape(L, "view", al_reshape);
+}
+
 static int m_transpose(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *o = NULL;
   int d1 = lua_isnoneornil(L, 2) ? -2 : l_checkdim(L, 2, "transpose"), d2 = lua_isnoneornil(L, 3) ? -1 : l_checkdim(L, 3, "transpose");
@@ -203,7 +218,7 @@ static int m_backward(lua_State *L) {
 const luaL_Reg l_tensor_view_methods[] = {
   {"shape", m_shape}, {"size", m_size}, {"stride", m_stride}, {"dim", m_dim}, {"numel", m_numel},
   {"dtype", m_dtype}, {"is_contiguous", m_is_contiguous}, {"totable", m_totable}, {"item", m_item},
-  {"reshape", m_reshape}, {"view", m_reshape}, {"transpose", m_transpose}, {"permute", m_permute},
+  {"reshape", m_reshape}, {"view", m_view}, {"transpose", m_transpose}, {"permute", m_permute},
   {"narrow", m_narrow}, {"select", m_select}, {"squeeze", m_squeeze}, {"unsqueeze", m_unsqueeze},
   {"expand", m_expand}, {"contiguous", m_contiguous}, {"clone", m_clone}, {"detach", m_detach},
   {"float", m_float}, {"long", m_long}, {"requires_grad_", l_tensor_requires_grad_}, {"backward", m_backward},

@@ -21,6 +21,21 @@ local function fake_dataset(n)
            subset = function(self, idx) return { n = idx:numel(), split = self.split } end }
 end
 
+-- ---- view: never a copy -------------------------------------------------------------------------
+-- reshape copies a non-contiguous tensor; a view that was a copy lost the writes made through it
+err("view of a transpose", function() return al.randn({ 2, 3 }):transpose(1, 2):view({ 6 }) end,
+  "attnlab.view: float32 (3,2) is not contiguous", "use reshape (which copies) or contiguous():view")
+err("view of an expand", function() return al.ones({ 1, 3 }):expand({ 2, 3 }):view({ 6 }) end,
+  "attnlab.view: float32 (2,3) is not contiguous")
+cases[#cases + 1] = { name = "view of a contiguous tensor shares its memory; reshape of a transpose copies", fn = function()
+  local t = al.arange(1, 6):reshape({ 2, 3 })
+  local v = t:view({ 3, 2 })
+  v[1] = 0
+  T.eq(t:totable(), { { 0, 0, 3 }, { 4, 5, 6 } }, 0, "a write through the view")
+  T.eq(t:transpose(1, 2):reshape({ 6 }):totable(), { 0, 4, 0, 5, 3, 6 })
+  T.eq(t:transpose(1, 2):contiguous():view({ 6 }):totable(), { 0, 4, 0, 5, 3, 6 })
+end }
+
 -- ---- optimizers: a parameter listed twice, a schedule's step -------------------------------------
 err("AdamW({p, p}): a parameter listed twice", function()
   local ps = params()
