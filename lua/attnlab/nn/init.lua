@@ -399,7 +399,6 @@ local function op_call(fn, ...)
   if not ok then error(r, 0) end
   return r
 end
-nn.op_call = op_call
 function Linear:init(i, o, opts)
   opts = nn.check_opts("Linear", opts, LINEAR_OPTS)
   if math.type(i) ~= "integer" or i < 1 or math.type(o) ~= "integer" or o < 1 then
