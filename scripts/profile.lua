@@ -126,13 +126,12 @@ do
   os.execute("mkdir -p '" .. base .. "'")
   local txt = s2s.format_profile(prof)
   print(txt)
+  local ok, err = al.write_atomic(base .. "/profile.txt", txt .. "\n")
+  if not ok then error(("cannot write %s/profile.txt: %s"):format(base, tostring(err)), 0) end
   local maps = prof.maps
   prof.maps = nil                                  -- heatmaps go to images, not the JSON
   s2s.write_json(base .. "/profile.json", prof)
   prof.maps = maps
-  local f = assert(io.open(base .. "/profile.txt", "w"))
-  f:write(txt, "\n")
-  f:close()
   local files = s2s.write_heatmaps(prof, base, { png = opts.png ~= false })
   print(("wrote %s/profile.json, profile.txt and %d heatmap files (%.1f s)"):format(base, #files, prof.seconds))
 end

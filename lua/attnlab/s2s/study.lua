@@ -277,9 +277,10 @@ function study.context(preset, out, opts, die)
       if not require("attnlab.util").mkdir_p(dir) then error(("s2s: cannot create the folder %s"):format(dir), 0) end
       s2s.write_heatmaps(prof, dir, {})
       prof.maps = nil
+      -- the text first, the record last (a killed step leaves no record, and is made again)
+      local ok, err = al.write_atomic(dir .. "/profile.txt", s2s.format_profile(prof) .. "\n")
+      if not ok then error(("s2s: cannot write %s/profile.txt: %s"):format(dir, tostring(err)), 0) end
       s2s.write_json(base .. ".json", prof)
-      local f = io.open(dir .. "/profile.txt", "w")
-      if f then f:write(s2s.format_profile(prof), "\n") f:close() end
       return prof
     end, { source = { key = "model_file", path = model_path } })
   end
