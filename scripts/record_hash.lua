@@ -8,7 +8,8 @@
 -- What a rerun legitimately changes is dropped first, at any depth: wall-clock times
 -- (started, finished, seconds, step times, throughput, the S2S experiments' ms, ms_repeats,
 -- ms_seeds, img_per_s, measured speedups and load averages), the machine and git revision,
--- and output paths (out, checkpoint, save, saved, record), and the folders of input files (a
+-- and outputs (out, checkpoint, save, saved, record; saved_file, the fingerprint of the model
+-- a step saved, whose weights the record's numbers already stand for), and the folders of input files (a
 -- dataset or model file's path is its name; its sha256 and size stay; so do the teacher,
 -- profile, model and record names the S2S records and experiments give), so runs made from
 -- two checkouts into two folders compare. Everything else -- config values, losses,
@@ -22,7 +23,7 @@ local DROP = {
   started = true, finished = true, seconds = true, git_revision = true, machine = true,
   step_times = true, train_s_per_step = true, train_img_per_s = true, infer_s_per_example = true,
   s_per_example = true, s_per_example_masked = true, dense_s_per_example = true,
-  teacher_s_per_example = true, out = true, checkpoint = true, save = true, saved = true, record = true,
+  teacher_s_per_example = true, out = true, checkpoint = true, save = true, saved = true, saved_file = true, record = true,
   ms = true, ms_repeats = true, ms_seeds = true, img_per_s = true, speedup_measured = true,
   loadavg_before = true, loadavg_after = true,
 }

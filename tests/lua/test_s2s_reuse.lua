@@ -3,8 +3,9 @@
 -- of other settings (distill lr and epochs, train_limit) is refused in one line naming the
 -- record, the key and both values; paths, progress and threads do not count (a folder moved
 -- under another --out is reused); --redo-changed sets the record, model and checkpoint aside
--- and redoes the step; a student made before its teacher was remade is refused too, and so is
--- a record whose model file (by the SHA-256 the record stores) was replaced by hand. Also
+-- and redoes the step; a record whose model file (by the SHA-256 the record stores: the one it
+-- started from, or the one it saved) was replaced since is refused too, and one that names no
+-- file is refused when it was made before its model was remade. Also
 -- scripts/s2s_strategies.lua's --redo-changed flag and a derived preset's own out under
 -- --quick. Tiny synthetic runs (16x16 images, 96 training images, one epoch per stage).
 local al = require "attnlab"
@@ -98,7 +99,7 @@ return {
     T.rm_rf(d)
   end },
 
-  { name = "s2s reuse: an A-ViT of another train_limit is refused; a student made before its A-ViT was remade is refused", fn = function()
+  { name = "s2s reuse: an A-ViT of another train_limit is refused; a student made before its A-ViT was remade is refused when it names no file (else its file decides)", fn = function()
     local d = fixture()
     local out = d .. "/out"
     local C = ctx(preset(d), out)
@@ -115,10 +116,17 @@ return {
     p2 = preset(d)
     p2.teacher.lr = 5e-3
     T.raises(function() ctx(p2, out).teacher_path() end, "teacher.json was made with teacher.lr = 0.001, this command gives 0.005")
-    -- the A-ViT remade after its student (its record finishes later than the student started)
+    -- the A-ViT's record finishes later than the student started (it was remade): a student
+    -- record that names its A-ViT file by SHA-256 is judged by the file, which is the same here
     local a = al.json.decode(read(out .. "/avit_k0.8.json"))
     a.finished = "2999-01-01T00:00:00Z"
     s2s.write_json(out .. "/avit_k0.8.json", a)
+    no_training(function() return ctx(preset(d), out).student(ap, 0.8, { 3 }) end)
+    -- one made before records named their files is judged by the clock: refused
+    local spath = out .. "/students/L3_k0.8_bimamba.json"
+    local srec = al.json.decode(read(spath))
+    srec.teacher_file = nil
+    s2s.write_json(spath, srec)
     T.raises(function() ctx(preset(d), out).student(ap, 0.8, { 3 }) end,
       "students/L3_k0.8_bimamba.json was made before " .. out .. "/avit_k0.8.json")
     T.rm_rf(d)
@@ -151,7 +159,8 @@ return {
     T.eq(type(avit.dataset.files), "table", 0, "the data files it read (none for the synthetic set)")
     T.eq(type(prof.data_files), "table")
     -- the teacher file replaced by hand with another model: the A-ViT and the profile made
-    -- from the old one are refused (one line: record, file, both hashes), the student too
+    -- from the old one are refused (one line: record, file, both hashes), and the teacher's
+    -- own record (it saved another model)
     local old = sha(tp)
     s2s.save_model(tp, al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3,
                                    heads = 2, seed = 9 }))
@@ -169,13 +178,36 @@ return {
     s2s.write_json(out .. "/avit_k0.8.json", legacy)
     no_training(function() return ctx(preset(d), out).avit_path(0.8) end)
     s2s.write_json(out .. "/avit_k0.8.json", avit)
-    -- --redo-changed: the A-ViT is set aside and made again from the file as it is now
+    -- the teacher's own record no longer stands for its file either (it names the model it saved)
+    T.eq(teacher.saved_file.sha256, old, 0, "the teacher record names the model it saved")
+    one_line(T.raises(function() ctx(preset(d), out).teacher_path() end,
+      ("s2s: record %s/teacher.json saved the model %s with SHA-256 %s..., the file is now %s...: it was replaced since")
+        :format(out, tp, old:sub(1, 12), now:sub(1, 12))))
+    -- --redo-changed: the A-ViT is set aside, and so is the hand-made teacher file (with the
+    -- teacher's record); the teacher is made again (the same seed: the same bytes as before the
+    -- replacement) and the A-ViT from it
     local _, redone = ctx(preset(d), out, true).avit_path(0.8)
-    T.eq(redone.teacher_file.sha256, now)
-    T.eq(rec_of("avit_k0.8").teacher_file.sha256, now)
+    T.eq(redone.teacher_file.sha256, old, 0, "the A-ViT redone from the remade teacher")
+    T.eq({ sha(tp), rec_of("teacher").saved_file.sha256 }, { old, old }, 0, "the remade teacher")
+    local p = io.popen("cd " .. q(out) .. " && find set_aside -name teacher.safetensors")
+    local aside = p:read("a"):match("^(%S+)")
+    p:close()
+    T.truthy(aside, "the hand-made teacher file is set aside")
+    T.eq(sha(out .. "/" .. aside), now, 0, "the set-aside teacher is the hand-made one")
     no_training(function() return ctx(preset(d), out).avit_path(0.8) end)
-    -- the student's A-ViT file was remade: its record is refused too (made before, and another file)
-    T.raises(function() ctx(preset(d), out).student(ap, 0.8, { 3 }) end, "students/L3_k0.8_bimamba.json was made")
+    -- the A-ViT was remade bit for bit (the same teacher bytes, seed and settings): the student
+    -- made from it still stands for the file there (its SHA-256 matches; the clock is not asked)
+    T.eq(sha(ap), student.teacher_file.sha256, 0, "the remade A-ViT is the same file")
+    no_training(function() return ctx(preset(d), out).student(ap, 0.8, { 3 }) end)
+    -- a step's own model replaced by hand: its record (whose saved_file names the model it saved)
+    -- no longer stands for the file, and the steps made from the file would use the other model
+    T.eq(rec_of("avit_k0.8").saved_file.sha256, sha(ap))
+    local before = sha(ap)
+    s2s.save_model(ap, al.nn.ViT({ image_size = 16, patch_size = 4, channels = 3, num_classes = 5, dim = 16, depth = 3,
+                                   heads = 2, seed = 11 }))
+    one_line(T.raises(function() no_training(function() return ctx(preset(d), out).avit_path(0.8) end) end,
+      ("s2s: record %s/avit_k0.8.json saved the model %s with SHA-256 %s..., the file is now %s...: it was replaced since")
+        :format(out, ap, before:sub(1, 12), sha(ap):sub(1, 12))))
     T.rm_rf(d)
   end },
 

@@ -79,6 +79,12 @@ function s2s.provenance(rec, datasets, models)
 end
 local provenance = s2s.provenance
 
+-- The model file a step saved, named in its record with its SHA-256 (`saved_file`), so that a
+-- study can tell that the file was replaced since by another model (s2s/study.lua).
+local function note_saved(rec, path)
+  rec.saved, rec.saved_file = path, s2s.file_fingerprint(path)
+end
+
 local function resolve_model(m, opts)
   if type(m) == "string" then
     local model, meta = D.load_model(m, opts)
@@ -116,7 +122,7 @@ function s2s.train_teacher(c)
     local rec, model = al.train.run(tc)
     if save then
       D.save_model(save, model, { kind = "teacher", test_accuracy = tostring(rec.test_accuracy) })
-      rec.saved = save
+      note_saved(rec, save)
     end
     return rec, model
   end
@@ -161,7 +167,7 @@ function s2s.train_teacher(c)
   local ev = D.evaluate(model, te, {})
   rec.test_accuracy, rec.s_per_example, rec.params = ev.accuracy, ev.s_per_example, model:num_parameters()
   rec.finished = now()
-  if c.save then D.save_model(c.save, model, { kind = "teacher", test_accuracy = tostring(ev.accuracy) }); rec.saved = c.save end
+  if c.save then D.save_model(c.save, model, { kind = "teacher", test_accuracy = tostring(ev.accuracy) }); note_saved(rec, c.save) end
   write_json(c.out, rec)
   return rec, model
 end
@@ -253,7 +259,7 @@ function s2s.avit(c, opts)
   rec.s_per_example_masked = masked.s_per_example
   rec.dense_s_per_example = D.evaluate(model, te, { limit = math.min(te.n, 500) }).s_per_example
   rec.finished = now()
-  if c.save then D.save_model(c.save, model, { kind = "avit", halting = hc, test_accuracy = tostring(ev.accuracy) }); rec.saved = c.save end
+  if c.save then D.save_model(c.save, model, { kind = "avit", halting = hc, test_accuracy = tostring(ev.accuracy) }); note_saved(rec, c.save) end
   write_json(c.out, rec)
   return rec, model
 end
@@ -424,7 +430,7 @@ function s2s.distill(c, opts)
   rec.finished = now()
   if c.save then
     D.save_model(c.save, student, { kind = "s2s", halting = shalt, test_accuracy = tostring(sev.accuracy) })
-    rec.saved = c.save
+    note_saved(rec, c.save)
   end
   write_json(c.out, rec)
   return rec, student

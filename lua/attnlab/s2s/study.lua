@@ -117,8 +117,20 @@ function study.context(preset, out, opts, die)
   -- (the record of the model the step starts from: a record made before it was (re)made is
   -- a record of its predecessor).
   -- source = { key = "teacher_file", path = FILE }: the model file the step starts from, by
-  -- the SHA-256 its record stores under that key.
-  local function stale(rec, want)
+  -- the SHA-256 its record stores under that key. base: the step's path without extension.
+  local function stale(rec, want, base)
+    -- the step's own model file <base>.safetensors, replaced since by another model (by hand):
+    -- the record's numbers are not that model's, and the steps made from it would use the
+    -- other one. Its record names it by SHA-256 (`saved_file`; records made before do not).
+    local own = rec.saved_file
+    local model = base and (base .. ".safetensors")
+    if type(own) == "table" and type(own.sha256) == "string" and model and exists(model) then
+      local cur = s2s.file_fingerprint(model)
+      if cur.sha256 ~= own.sha256 then
+        return ("saved the model %s with SHA-256 %s..., the file is now %s...: it was replaced since"):format(
+          model, own.sha256:sub(1, 12), cur.sha256:sub(1, 12))
+      end
+    end
     if not want then return nil end
     if type(want.config) == "table" and type(rec.config) == "table" then
       local skip = setmetatable({}, { __index = function(_, k) return NOT_RESULTS[k] or (want.skip or {})[k] end })
@@ -136,14 +148,18 @@ function study.context(preset, out, opts, die)
     -- record made before records named their files is not compared (the committed ones).
     local src = want.source
     local fp = src and rec[src.key]
+    local same_file = false   -- made from exactly the file there now (by its SHA-256)
     if type(fp) == "table" and type(fp.sha256) == "string" and exists(src.path) then
       local cur = s2s.file_fingerprint(src.path)
       if cur.sha256 ~= fp.sha256 then
         return ("was made from %s with SHA-256 %s..., the file is now %s...: it was replaced since"):format(
           src.path, fp.sha256:sub(1, 12), cur.sha256:sub(1, 12))
       end
+      same_file = true
     end
-    if want.made_from then
+    -- by the clock (records that name no file): made before its model was last (re)made. A
+    -- model remade bit for bit (the same seed and settings) is the same file: no refusal then.
+    if want.made_from and not same_file then
       local pre = read_json(want.made_from)
       if pre and type(pre.finished) == "string" and type(rec.started) == "string" and rec.started < pre.finished then
         return ("was made before %s (started %s, that one finished %s): from an earlier model"):format(
@@ -193,14 +209,14 @@ function study.context(preset, out, opts, die)
     local base = out .. "/" .. name
     local rec = read_json(base .. ".json")
     if rec then
-      local why = stale(rec, want)
+      local why = stale(rec, want, base)
       if not why then return rec end
       if not redo then error(refuse(base, why), 0) end
     end
     util.mkdir_p(base:match("^(.*)/[^/]+$") or ".")
     local function usable()
       local r = read_json(base .. ".json")
-      return r ~= nil and stale(r, want) == nil
+      return r ~= nil and stale(r, want, base) == nil
     end
     local lock
     repeat   -- until this driver holds the lock with no usable record yet, or the record is there
@@ -210,13 +226,13 @@ function study.context(preset, out, opts, die)
         log = function(msg) log("%s: %s", name, msg) end,
       })
       rec = read_json(base .. ".json")
-      if rec and not stale(rec, want) then
+      if rec and not stale(rec, want, base) then
         if lock then lock:release() end
         return rec
       end
     until lock
     if rec then   -- a record of other settings (made by another driver while this one waited)
-      local why = stale(rec, want)
+      local why = stale(rec, want, base)
       if not redo then lock:release() error(refuse(base, why), 0) end
       local ok, err = pcall(set_aside, name, want and want.dependents)
       if not ok then lock:release() error(err, 0) end
