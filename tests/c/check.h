@@ -12,6 +12,10 @@
 
 static int check_failures = 0;
 
+/* Whether the program runs under valgrind (tests/valgrind.sh sets ATTNLAB_VALGRIND): a test then
+ * shrinks work that is slow under instrumentation and adds nothing to a memory check. */
+static inline int under_valgrind(void) { return getenv("ATTNLAB_VALGRIND") != NULL; }
+
 static inline void check_report(int ok, const char *name, const char *fmt, ...) {
   if (ok) {
     printf("PASS: %s\n", name);

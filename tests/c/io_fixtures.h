@@ -151,10 +151,8 @@ static inline char *find_data(const char *rel, char *buf, size_t cap) {
   return NULL;
 }
 
-/* Under valgrind (tests/valgrind.sh sets ATTNLAB_VALGRIND) the ~300 MB of real data would
- * take minutes: the biggest files are skipped there, and wall-clock limits only apply to
- * uninstrumented builds. */
-static inline int under_valgrind(void) { return getenv("ATTNLAB_VALGRIND") != NULL; }
+/* Under valgrind (under_valgrind(), check.h) the ~300 MB of real data would take minutes: the
+ * biggest files are skipped there, and wall-clock limits only apply to uninstrumented builds. */
 static inline int instrumented(void) {
 #if defined(__SANITIZE_ADDRESS__)
   return 1;

@@ -120,8 +120,8 @@ static inline int64_t jint(const cJSON *o, const char *k) {
   return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
 }
 
-/* The central difference of loss() w.r.t. v[i] with step h = eps (1 + |v[i]|), the step actually
- * taken (v[i] +- h rounded to float). */
+/* The central difference of loss() w.r.t. v[i] at step h, divided by the step actually taken
+ * (v[i] +- h rounded to float). */
 typedef double (*loss_fn)(void *ctx);
 static inline double fd_central(float *v, int64_t i, double h, loss_fn loss, void *ctx) {
   const float v0 = v[i], vp = v0 + (float)h, vm = v0 - (float)h;

@@ -247,7 +247,7 @@ static void test_mamba_reference(int masked) {
    * are evaluated: the samples run only this file's double reference, never the library, and
    * the other runs (make test, asan, every CPU level) take all 10. All 10 are still drawn, so
    * the tests after this one see the same random numbers. */
-  const int64_t per = getenv("ATTNLAB_VALGRIND") ? 2 : 10;
+  const int64_t per = under_valgrind() ? 2 : 10;
   for (int j = 0; j < nt; j++) {
     int64_t cnt = t[j].n < 10 ? t[j].n : 10;
     double worst = 0, wfd = 0, wan = 0;

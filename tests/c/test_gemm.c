@@ -228,7 +228,7 @@ static void test_threads(int path, const char *label) {
   static const int64_t shapes[][3] = {{1088, 192, 64}, {2176, 64, 256}, {64, 192, 2176}, {2176, 256, 64}, {200, 300, 100}};
   /* under valgrind (tests/valgrind.sh sets ATTNLAB_VALGRIND) an eighth of the rows: still
    * large enough to be split over the threads */
-  int64_t mdiv = getenv("ATTNLAB_VALGRIND") ? 8 : 1;
+  int64_t mdiv = under_valgrind() ? 8 : 1;
   al_sgemm_force_path(path);
   for (int s = 0; s < 5; s++) {
     int same = 1;
@@ -355,7 +355,7 @@ static void test_bias(void) {
    * odd sizes; K = 0 */
   static const int64_t shapes[][3] = {{2176, 192, 64}, {48, 700, 64}, {301, 65, 17}, {33, 70, 0}};
   static const int paths[3] = {AL_SGEMM_AUTO, AL_SGEMM_OWN, AL_SGEMM_BLAS};
-  int64_t mdiv = getenv("ATTNLAB_VALGRIND") ? 8 : 1;
+  int64_t mdiv = under_valgrind() ? 8 : 1;
   for (int pi = 0; pi < 3; pi++) {
     al_sgemm_force_path(paths[pi]);
     int same = 1;

@@ -13,7 +13,7 @@
 /* Under valgrind (tests/valgrind.sh sets ATTNLAB_VALGRIND) the edge-row tests below keep only
  * rows of n <= 100 (16, 17, 65): their double references (a pow per entry and bisection step)
  * take minutes there. The native and sanitizer builds run every length. */
-static int valgrind_light(long n) { return n > 100 && getenv("ATTNLAB_VALGRIND") != NULL; }
+static int valgrind_light(long n) { return n > 100 && under_valgrind(); }
 
 /* One row on the edge of an entmax start bound, in units y = (alpha-1)(x - max): j equal maxima
  * (y = 0, s* = j^(1-alpha)); the rest at the support edge y = -s* + d (layout 0), or, in layout
