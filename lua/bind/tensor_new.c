@@ -18,9 +18,32 @@ static void table_shape(lua_State *L, int idx, int depth, int *ndim, int64_t *sh
   }
 }
 
+/* A table of data holds its entries at the keys 1..n (n = its length) and nothing else: any
+ * other key -- al.tensor{1, 2, x = 3}, or {1, 2, [4] = 4}, whose length is 2 -- would be
+ * dropped without a word, so it is refused, by name. */
+static void check_only_entries(lua_State *L, int idx, lua_Integer n, int depth) {
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    lua_pop(L, 1);
+    if (lua_isinteger(L, -1)) {
+      lua_Integer k = lua_tointeger(L, -1);
+      if (k >= 1 && k <= n) continue;
+    }
+    const char *key = lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "'%s'", lua_tostring(L, -1))
+                      : lua_isinteger(L, -1) ? lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, -1))
+                      : lua_type(L, -1) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, -1))
+                      : lua_pushfstring(L, "of type %s", luaL_typename(L, -1));
+    const char *entries = n == 0 ? "and no entries" : n == 1 ? "beside its entry 1"
+                          : lua_pushfstring(L, "beside its entries 1..%I", (LUAI_UACINT)n);
+    luaL_error(L, "attnlab.tensor: the table at depth %d has a key %s %s: data is a list of numbers "
+               "(or of lists), and that key would be dropped", depth + 1, key, entries);
+  }
+}
+
 static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t *shape, al_tensor *t, int64_t *pos) {
   lua_Integer n = luaL_len(L, idx);
   if (n != shape[depth]) luaL_error(L, "attnlab.tensor: ragged nested table (dim %d has %d and %d entries)", depth + 1, (int)shape[depth], (int)n);
+  check_only_entries(L, idx, n, depth);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_geti(L, idx, i);
     if (depth + 1 < ndim) {
