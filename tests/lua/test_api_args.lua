@@ -51,6 +51,37 @@ for _, t in ipairs({ { "x", "got a string" }, { 0 / 0, "got nan" }, { -5, "got -
     return sched:lr_at(t[1])
   end, "CosineWarmup:lr_at: t must be a step count >= 0", t[2])
 end
+-- PyTorch's arguments to step and zero_grad would be ignored here without a word
+err("AdamW:step(closure)", function()
+  local opt = al.optim.AdamW(params())
+  return opt:step(function() return 1 end)
+end, "AdamW:step takes no argument, got function", "a closure is not run", "before opt:step()")
+err("SGD:step(closure)", function() return al.optim.SGD(params()):step(print) end,
+  "SGD:step takes no argument, got function")
+err("AdamW:zero_grad(false)", function() return al.optim.AdamW(params()):zero_grad(false) end,
+  "AdamW:zero_grad takes no argument, got boolean", "set_to_none=True")
+err("Module:zero_grad(false)", function() return al.nn.Linear(2, 2):zero_grad(false) end,
+  "Linear:zero_grad: takes no argument, got boolean", "set_to_none=True")
+err("CosineWarmup:step(epoch)", function()
+  local sched = al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmup = 2 })
+  return sched:step(3)
+end, "CosineWarmup:step takes no argument, got 3", "lr_at(t)")
+cases[#cases + 1] = { name = "step, zero_grad and a schedule's step without arguments", fn = function()
+  local m = al.nn.Linear(2, 2, { generator = al.Generator(1) })
+  local opt = al.optim.SGD(m:parameters(), { lr = 0.5 })
+  local sched = al.optim.CosineWarmup(opt, { total = 10, warmup = 2 })
+  al.sum(m:forward(al.ones { 1, 2 })):backward()
+  local w0 = m:parameters()[1]:clone()
+  opt:step()
+  T.truthy(al.max(al.abs(m:parameters()[1] - w0)):item() > 0, "the step moved the weight")
+  T.eq(opt.steps, 1)
+  opt:zero_grad()
+  T.truthy(m:parameters()[1].grad == nil, "zero_grad set the grad to nil")
+  al.sum(m:forward(al.ones { 1, 2 })):backward()
+  m:zero_grad()
+  T.truthy(m:parameters()[1].grad == nil, "Module:zero_grad set the grad to nil")
+  T.close(sched:step(), sched:lr_at(1), 1e-15)
+end }
 cases[#cases + 1] = { name = "a parameter listed once per group is fine; lr_at of a step count is the schedule's", fn = function()
   local ps = params()
   local opt = al.optim.AdamW({ { params = { ps[1] } }, { params = { ps[2] }, weight_decay = 0 } }, { lr = 1e-3 })

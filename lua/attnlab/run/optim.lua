@@ -94,7 +94,8 @@ end
 local Optimizer = {}
 Optimizer.__index = Optimizer
 
-function Optimizer:zero_grad()
+function Optimizer:zero_grad(...)
+  check.no_argument(self.name .. ":zero_grad", "zero_grad", select("#", ...), ...)
   for _, g in ipairs(self.param_groups) do for _, p in ipairs(g.params) do p.grad = nil end end
 end
 
@@ -167,7 +168,8 @@ function AdamW:_state(p)
   return st
 end
 
-function AdamW:step()
+function AdamW:step(...)
+  check.no_argument("AdamW:step", "step", select("#", ...), ...)
   self.steps = self.steps + 1
   for _, g in ipairs(self.param_groups) do
     local b1, b2 = g.betas[1], g.betas[2]
@@ -199,7 +201,8 @@ function SGD:_state(p)
   return st
 end
 
-function SGD:step()
+function SGD:step(...)
+  check.no_argument("SGD:step", "step", select("#", ...), ...)
   self.steps = self.steps + 1
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do
@@ -241,7 +244,8 @@ function CosineWarmup:lr_at(t)
   return self.min_lr + 0.5 * (self.base - self.min_lr) * (1 + math.cos(math.pi * q))
 end
 
-function CosineWarmup:step()
+function CosineWarmup:step(...)
+  check.no_argument("CosineWarmup:step", "schedule_step", select("#", ...), ...)
   self.t = self.t + 1
   self.opt:set_lr(self:lr_at(self.t))
   return self.opt.lr
