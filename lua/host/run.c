@@ -34,6 +34,15 @@ int host_report(lua_State *L, int st) {
   return st;
 }
 
+/* A method called with '.' instead of ':' -- opt.step(), model.parameters(), what a Python
+ * hand writes first -- runs with self = nil (or with its first argument as self), and Lua's
+ * message names only 'self', deep in the library. The likely mistake is said on the same line. */
+static const char *with_method_call_hint(lua_State *L, const char *msg) {
+  if (!strstr(msg, "attempt to") || !strstr(msg, "value (local 'self')")) return msg;
+  return lua_pushfstring(L, "%s -- a method called with '.' instead of ':'? (write opt:step(), "
+                            "model:parameters(), not opt.step())", msg);
+}
+
 /* Message handler: turns any error value into a string and appends a traceback. */
 static int traceback_handler(lua_State *L) {
   const char *msg = lua_tostring(L, 1);
@@ -41,6 +50,7 @@ static int traceback_handler(lua_State *L) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
+  msg = with_method_call_hint(L, msg);
   luaL_traceback(L, L, msg, 1);
   return 1;
 }

@@ -135,6 +135,19 @@ case("host: script error -> exit 1, 'attnlab: <msg>' and traceback on stderr", f
   os.remove(script)
 end)
 
+case("host: a method called with '.' is named as the likely mistake, on the error's own line", function()
+  local script = tmpscript("local opt = al.optim.AdamW(al.nn.Linear(2, 2):parameters())\nopt.step()\n")
+  local _, err, code = host(q(script))
+  T.eq(code, 1, nil, "exit status")
+  has(err, "attempt to index a nil value (local 'self') -- a method called with '.' instead of ':'? "
+    .. "(write opt:step(), model:parameters(), not opt.step())\nstack traceback:\n", "dot call")
+  has(err, script .. ":2: in main chunk", "the user's line in the traceback")
+  os.remove(script)
+  -- another error that names a local of another name keeps Lua's message as it is
+  _, err = host([[-e "local t; t.x = 1"]])
+  has(err, "attempt to index a nil value (local 't')\nstack traceback:", "no hint")
+end)
+
 case("host: syntax error, missing file, non-string error object, os.exit code", function()
   local script = tmpscript("x = = 1\n")
   local _, err, code = host(q(script))
