@@ -249,6 +249,38 @@ return {
     end
     assert(md:find("](plots/acc_vs_density_synth.", 1, true), "plot links relative to the report")
     if not gp then print("# gnuplot not installed: only the SVG writer was exercised") end
+    T.eq(sh(("ls %s/plots | grep -c '\\.tmp$'"):format(DIR)):gsub("%s+$", ""), "0", nil, "no temporary plot left")
+  end },
+  { name = "a failed gnuplot leaves the previous plots whole and no temporary file", fn = function()
+    if os.execute("command -v gnuplot >/dev/null 2>&1") ~= true then
+      T.skip("gnuplot not installed: its failure path is not exercised")
+    end
+    -- a stand-in gnuplot that writes half a file where it was told to, then fails
+    local fake = DIR .. "/fakebin"
+    os.execute("mkdir -p " .. fake)
+    local f = assert(io.open(fake .. "/gnuplot", "w"))
+    -- (as gnuplot does with its first `set output`: the temporary name given by -e, or the
+    -- script's own output as the report wrote it before its plots were atomic)
+    f:write([[#!/bin/sh
+if [ "$1" = "-e" ]; then out=$(printf '%s' "$2" | sed -n "s/^svg_out = '\(.*\)'; png_out.*/\1/p")
+else out=$(sed -n "s/^set output '\(.*\)'$/\1/p" "$1" | head -1); fi
+printf '<svg half' > "$out"
+echo 'gnuplot: killed' >&2
+exit 1
+]])
+    f:close()
+    os.execute("chmod +x " .. fake .. "/gnuplot")
+    local plot = DIR .. "/plots/runtime.svg"
+    local before = read(plot)
+    assert(before and before:find("</svg>", 1, true), "the plot of the run before")
+    local host = al.sweep.host()
+    local out, rc = sh(("PATH=%s:$PATH %s scripts/analyze.lua %s --out %s/R.md"):format(al.sweep.shquote(fake),
+      al.sweep.shquote(host), DIR, DIR))
+    T.truthy(rc ~= 0, "analyze fails with gnuplot: " .. out)
+    T.truthy(out:find("gnuplot failed on", 1, true) and out:find("gnuplot: killed", 1, true), out)
+    T.eq(read(plot), before, nil, "runtime.svg untouched")
+    T.eq(read(DIR .. "/plots/acc_vs_density_synth.svg"):find("<svg half", 1, true), nil, "no half plot")
+    T.eq(sh(("ls %s/plots | grep -c '\\.tmp$'"):format(DIR)):gsub("%s+$", ""), "0", nil, "no temporary plot left")
   end },
   { name = "SVG writer (no gnuplot): scatter and bars are well-formed", fn = function()
     local p = report.plots(analysis(), DIR .. "/svg", { tool = "svg" })

@@ -169,21 +169,36 @@ local function svg_bars(path, p)
   write_file(path, table.concat(parts, "\n") .. "\n")
 end
 
-local function run_gnuplot(script_path, script)
+-- The script is kept next to its plots (edit and rerun it: `gnuplot base.gp` writes base.svg and
+-- base.png). Here gnuplot writes to temporary names, given as svg_out and png_out, which are
+-- renamed once it has succeeded: a failed or killed run leaves the previous plots whole, never
+-- a half-written file.
+local function run_gnuplot(base, script)
+  local script_path, tmp = base .. ".gp", { svg = base .. ".svg.tmp", png = base .. ".png.tmp" }
   write_file(script_path, script)
-  local p = io.popen("gnuplot " .. q(script_path) .. " 2>&1")
+  local vars = ("svg_out = %s; png_out = %s"):format(gp_str(tmp.svg), gp_str(tmp.png))
+  local p = io.popen("gnuplot -e " .. q(vars) .. " " .. q(script_path) .. " 2>&1")
   local out = p:read("a")
   local ok = p:close()
-  if not ok then error("report: gnuplot failed on " .. script_path .. ": " .. out, 0) end
+  if not ok then
+    os.remove(tmp.svg); os.remove(tmp.png)
+    error("report: gnuplot failed on " .. script_path .. ": " .. out, 0)
+  end
+  for ext, t in pairs(tmp) do
+    local moved, err = os.rename(t, base .. "." .. ext)
+    if not moved then error("report: cannot write " .. base .. "." .. ext .. ": " .. tostring(err), 0) end
+  end
   return out
 end
 
 local function gp_terminals(base, body)
   return table.concat({
+    "if (!exists('svg_out')) svg_out = " .. gp_str(base .. ".svg"),
+    "if (!exists('png_out')) png_out = " .. gp_str(base .. ".png"),
     "set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'",
-    "set output " .. gp_str(base .. ".svg"), body, "unset output",
+    "set output svg_out", body, "unset output",
     "set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'",
-    "set output " .. gp_str(base .. ".png"), body, "unset output" }, "\n")
+    "set output png_out", body, "unset output" }, "\n")
 end
 
 -- Points of normalizers with the same density (every dense one sits at 1.0) would hide
@@ -253,7 +268,7 @@ function P.plots(A, dir, opts)
           pl[#pl + 1] = ("$m%d using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '%s' notitle"):format(i, se.color)
         end
         body[#body + 1] = "plot " .. table.concat(pl, ", \\\n     ")
-        run_gnuplot(base .. ".gp", table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
+        run_gnuplot(base, table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
         res.by_dataset[d] = { svg = base .. ".svg", png = base .. ".png", gp = base .. ".gp" }
         res.files[#res.files + 1] = base .. ".png"
         res.files[#res.files + 1] = base .. ".svg"
@@ -302,7 +317,7 @@ function P.plots(A, dir, opts)
             gp_str(("%s (%d seed%s)"):format(se.name, se.seeds, se.seeds == 1 and "" or "s")))
         end
         body[#body + 1] = "plot " .. table.concat(pl, ", \\\n     ")
-        run_gnuplot(base .. ".gp", table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
+        run_gnuplot(base, table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
         res.curves[d] = { svg = base .. ".svg", png = base .. ".png", gp = base .. ".gp" }
         res.files[#res.files + 1] = base .. ".png"
         res.files[#res.files + 1] = base .. ".svg"
@@ -392,7 +407,7 @@ function P.plots(A, dir, opts)
         body[#body + 1] = "plot " .. table.concat(pl, ", \\\n     ")
       end
       body[#body + 1] = "unset multiplot"
-      run_gnuplot(base .. ".gp", table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
+      run_gnuplot(base, table.concat(g, "\n") .. "\n" .. gp_terminals(base, table.concat(body, "\n")) .. "\n")
       res.runtime = { svg = base .. ".svg", png = base .. ".png", gp = base .. ".gp" }
       res.files[#res.files + 1] = base .. ".png"
       res.files[#res.files + 1] = base .. ".svg"

@@ -103,8 +103,10 @@ EOD
 $m7 << EOD
 0.52315461 20.305 0.583309523
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/plots/acc_vs_density_marker.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/plots/acc_vs_density_marker.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/plots/acc_vs_density_marker.svg'
+set output svg_out
 set title 'marker: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'
@@ -128,7 +130,7 @@ plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m7 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#e377c2' notitle
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/plots/acc_vs_density_marker.png'
+set output png_out
 set title 'marker: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.018'
 set ylabel 'test accuracy (%)'

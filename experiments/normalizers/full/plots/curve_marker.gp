@@ -82,8 +82,10 @@ $c7 << EOD
 9 20.255 19.8093731 20.7006269
 10 20.305 19.7216905 20.8883095
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/plots/curve_marker.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/plots/curve_marker.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/plots/curve_marker.svg'
+set output svg_out
 set title 'marker: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -107,7 +109,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/plots/curve_marker.png'
+set output png_out
 set title 'marker: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'

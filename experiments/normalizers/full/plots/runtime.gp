@@ -15,8 +15,10 @@ dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.
 "marker" 1 0.986275 0.957338 1.13063 0.972231 0.982056 0.987501
 "newsgroups20_masked" 1 1.05916 1.16437 1.21724 0.887757 0.960242 0.931156
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/plots/runtime.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/plots/runtime.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/plots/runtime.svg'
+set output svg_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1
@@ -49,7 +51,7 @@ plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
 unset multiplot
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/plots/runtime.png'
+set output png_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1

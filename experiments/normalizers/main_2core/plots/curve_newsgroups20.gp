@@ -26,8 +26,10 @@ $c7 << EOD
 1 9.56 8.35727162 10.7627284
 2 17.75 13.6501355 21.8498645
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/main_2core/plots/curve_newsgroups20.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/main_2core/plots/curve_newsgroups20.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/main_2core/plots/curve_newsgroups20.svg'
+set output svg_out
 set title 'newsgroups20: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -51,7 +53,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/main_2core/plots/curve_newsgroups20.png'
+set output png_out
 set title 'newsgroups20: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'

@@ -58,8 +58,10 @@ EOD
 $m4 << EOD
 0.303117659 54.924 0.50671491
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.svg'
+set output svg_out
 set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
 set ylabel 'test accuracy (%)'
@@ -77,7 +79,7 @@ plot $s1 using 1:2 with points pt 7 ps 0.8 lc rgb '#1f77b4' title 'softmax', \
      $m4 using 1:2:3 with yerrorbars pt 4 ps 2 lw 2 lc rgb '#8c564b' notitle
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/acc_vs_density_cifar10.png'
+set output png_out
 set title 'cifar10: test accuracy vs attention support density (10 seeds; squares: mean ± sd)'
 set xlabel 'support density (share of keys with nonzero weight; 1 = dense); normalizers offset by up to ±0.009'
 set ylabel 'test accuracy (%)'

@@ -46,8 +46,10 @@ $c4 << EOD
 9 54.67 54.1172091 55.2227909
 10 54.924 54.4172851 55.4307149
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/init_timm/plots/curve_cifar10.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/init_timm/plots/curve_cifar10.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/curve_cifar10.svg'
+set output svg_out
 set title 'cifar10: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -65,7 +67,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/curve_cifar10.png'
+set output png_out
 set title 'cifar10: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'

@@ -46,8 +46,10 @@ $c4 << EOD
 9 87.618 87.260018 87.975982
 10 87.64 87.3173719 87.9626281
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/init_timm/plots/curve_fashion_mnist.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/init_timm/plots/curve_fashion_mnist.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/curve_fashion_mnist.svg'
+set output svg_out
 set title 'fashion_mnist: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -65,7 +67,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c4 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#8c564b' title 'topk:0.25 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/curve_fashion_mnist.png'
+set output png_out
 set title 'fashion_mnist: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'

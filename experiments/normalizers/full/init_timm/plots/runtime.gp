@@ -9,8 +9,10 @@ dataset "softmax" "entmax15" "topk:0.125" "topk:0.25"
 "cifar10" 1 1.03099 0.951725 1.01719
 "fashion_mnist" 1 1.0988 1.0774 1.10448
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/init_timm/plots/runtime.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/init_timm/plots/runtime.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/runtime.svg'
+set output svg_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1
@@ -37,7 +39,7 @@ plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
 unset multiplot
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/init_timm/plots/runtime.png'
+set output png_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1

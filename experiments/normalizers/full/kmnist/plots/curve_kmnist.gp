@@ -152,8 +152,10 @@ $c7 << EOD
 19 80.16 78.896891 81.423109
 20 80.085 78.8013312 81.3686688
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/kmnist/plots/curve_kmnist.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/kmnist/plots/curve_kmnist.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/kmnist/plots/curve_kmnist.svg'
+set output svg_out
 set title 'kmnist: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'
@@ -177,7 +179,7 @@ plot $c1 using 1:3:4 with filledcurves fs transparent solid 0.12 noborder lc rgb
      $c7 using 1:2 with linespoints pt 7 ps 0.6 lw 2 lc rgb '#e377c2' title 'topk:0.5 (10 seeds)'
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/kmnist/plots/curve_kmnist.png'
+set output png_out
 set title 'kmnist: test accuracy per epoch (mean, band ± sd over seeds)'
 set xlabel 'epoch'
 set ylabel 'test accuracy (%)'

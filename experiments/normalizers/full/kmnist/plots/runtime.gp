@@ -7,8 +7,10 @@ $rt2 << EOD
 dataset "softmax" "sparsemax" "entmax15" "hae" "topk:0.125" "topk:0.25" "topk:0.5"
 "kmnist" 1 0.62624 0.681699 0.655339 0.667135 1.08545 0.620467
 EOD
+if (!exists('svg_out')) svg_out = 'experiments/normalizers/full/kmnist/plots/runtime.svg'
+if (!exists('png_out')) png_out = 'experiments/normalizers/full/kmnist/plots/runtime.png'
 set terminal svg size 880,560 dynamic noenhanced font 'Sans,12' background rgb 'white'
-set output 'experiments/normalizers/full/kmnist/plots/runtime.svg'
+set output svg_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1
@@ -41,7 +43,7 @@ plot $rt2 using 2:xtic(1) lc rgb '#1f77b4' title columnheader(2), \
 unset multiplot
 unset output
 set terminal pngcairo size 880,560 noenhanced font 'Sans,10' background rgb 'white'
-set output 'experiments/normalizers/full/kmnist/plots/runtime.png'
+set output png_out
 set multiplot layout 2,1
 set style data histograms
 set style histogram clustered gap 1
