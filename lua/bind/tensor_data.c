@@ -10,11 +10,23 @@
 static int m_copy_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *s = l_checktensor(L, 2);
   l_check_writable(L, t, "copy_");
-  if (!al_same_shape(t, s) && al_numel(t) != al_numel(s)) {
-    char a[128], b[128];
-    return luaL_error(L, "attnlab.copy_: shapes differ: %s vs %s", al_shape_str(t, a, sizeof a), al_shape_str(s, b, sizeof b));
+  if (al_same_shape(t, s)) {
+    L_TRY(L, "copy_", al_copy_into(t, s));
+  } else {
+    /* PyTorch's rule: the source broadcasts to the destination's shape. Copying in flat order
+     * between shapes of one count -- an (in, out) weight into an (out, in) one -- was
+     * garbage without a word. */
+    al_tensor *e = NULL;
+    if (al_expand(&e, s, t->ndim, t->shape) != AL_OK) {
+      char a[128], b[128];
+      return luaL_error(L, "attnlab.copy_: shapes differ: the source %s does not broadcast to the destination %s "
+                        "(copy_ broadcasts, as in PyTorch; for a copy in flat order, reshape the source first)",
+                        al_shape_str(s, b, sizeof b), al_shape_str(t, a, sizeof a));
+    }
+    al_status st = al_copy_into(t, e);
+    al_tensor_release(e);
+    L_TRY(L, "copy_", st);
   }
-  L_TRY(L, "copy_", al_copy_into(t, s));
   al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;

@@ -318,6 +318,15 @@ case("copy_ into a strided view, fill_ and zero_ of non-contiguous views", funct
   i:copy_(al.tensor { 3.9, -1.2 })
   T.eq(i:totable(), { 3, -1 })
   T.raises(function() t:copy_(al.zeros { 4 }) end, "shapes differ")
+  -- the source broadcasts to the destination, as in PyTorch; one of the same count but another
+  -- shape (a transposed weight) is refused, not copied in flat order
+  T.raises(function() t:copy_(al.zeros { 3, 2 }) end, "the source float32 (3,2) does not broadcast to the destination float32 (2,3)")
+  T.raises(function() t:copy_(al.zeros { 6 }) end, "reshape the source first")
+  T.raises(function() t:copy_(al.zeros { 1, 2, 3 }) end, "does not broadcast")
+  t:copy_(al.tensor { 7, 8, 9 })
+  T.eq(t:totable(), { { 7, 8, 9 }, { 7, 8, 9 } })
+  t:copy_(al.tensor { { 1 }, { 2 } })
+  T.eq(t:totable(), { { 1, 1, 1 }, { 2, 2, 2 } })
   local r = t:copy_(al.ones { 2, 3 })
   T.eq(r:storage_id(), t:storage_id())   -- returns self
 end)
