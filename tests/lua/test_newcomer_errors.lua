@@ -229,4 +229,29 @@ err("BiMamba without dim", function() return nn.BiMamba { heads = 3 } end, "BiMa
 err("BiMamba: inner width not divisible by heads", function() return nn.BiMamba { dim = 9, heads = 2, expand = 1 } end,
   "BiMamba: the inner width expand * dim = 9 is not divisible by heads = 2")
 
+-- ---- m.forward(x), what a PyTorch hand writes: the dot passes x as the module ----------------------
+for _, m in ipairs({ { "Linear", function() return nn.Linear(2, 2) end, { 1, 2 } },
+                     { "LayerNorm", function() return nn.LayerNorm(4) end, { 1, 4 } },
+                     { "MultiHeadAttention", function() return nn.MultiHeadAttention { dim = 8, heads = 2 } end, { 1, 3, 8 } },
+                     { "BiLSTM", function() return nn.BiLSTM { dim = 8, heads = 2 } end, { 1, 3, 8 } },
+                     { "ViT", function() return vit() end, { 1, 1, 28, 28 } } }) do
+  err(m[1] .. ".forward(x) called with '.'", function() local mod = m[2](); return mod.forward(al.ones(m[3])) end,
+    m[1] .. ".forward called with '.'", "write m:forward(x) or m(x)")
+end
+case("a user's module: m.forward(x) is named too; errors inside forward keep their levels", function()
+  local Mine = nn.class("Mine", nn.Module)
+  function Mine:forward(x)
+    if x == nil then error("Mine: no x", 2) end   -- level 2: the caller of forward
+    return x * 2
+  end
+  local m = Mine()
+  T.eq(m:forward(al.ones { 2 }):totable(), { 2, 2 })
+  T.eq(m(al.ones { 2 }):totable(), { 2, 2 })
+  local ok, e = pcall(function() return m.forward(al.ones { 2 }) end)
+  T.truthy(not ok and e:find("Mine.forward called with '.'", 1, true), tostring(e))
+  local line = debug.getinfo(1, "l").currentline + 1
+  ok, e = pcall(function() local y = m:forward() return y end)   -- (not a tail call: its line stays)
+  T.truthy(not ok and e:find(("test_newcomer_errors.lua:%d: Mine: no x"):format(line), 1, true), tostring(e))
+end)
+
 return cases

@@ -20,8 +20,25 @@ function nn.class(name, parent)
     return f(self, ...)
   end
   cls.__tostring = function(self) return self:tree() end
-  if parent then setmetatable(cls, { __index = parent, __call = function(c, ...) return c.new(...) end })
-  else setmetatable(cls, { __call = function(c, ...) return c.new(...) end }) end
+  -- A forward defined on the class (function C:forward(x)) is guarded against m.forward(x), what
+  -- a PyTorch hand writes: the dot passes x as the module, and the forward then failed deep
+  -- inside ("attempt to call a nil value (method 'forward_features')"). The guard's call is a
+  -- tail call, so error levels and tracebacks inside forward are as without it.
+  local function guard_forward(c, k, v)
+    if k == "forward" and type(v) == "function" then
+      local f = v
+      v = function(self, ...)
+        if type(self) ~= "table" then
+          error(("%s.forward called with '.': m.forward(x) passes x as the module; write m:forward(x) or m(x)")
+            :format(name), 2)
+        end
+        return f(self, ...)
+      end
+    end
+    rawset(c, k, v)
+  end
+  if parent then setmetatable(cls, { __index = parent, __newindex = guard_forward, __call = function(c, ...) return c.new(...) end })
+  else setmetatable(cls, { __newindex = guard_forward, __call = function(c, ...) return c.new(...) end }) end
   cls.new = function(...)
     local self = setmetatable({ _param_names = {}, _params = {}, _child_names = {}, _children = {},
                                 _buffer_names = {}, _buffers = {}, training = true }, cls)
