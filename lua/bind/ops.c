@@ -21,8 +21,33 @@ UNARY(rsqrt, AL_RSQRT) UNARY(log1p, AL_LOG1P) UNARY(sign, AL_SIGN) UNARY(floor, 
 UNARY(round, AL_ROUND) UNARY(erf, AL_ERF)
 
 /* ---- binary ----------------------------------------------------------------------- */
+/* Operand idx of a binary op. A Lua number beside an int64 tensor is an int64 scalar when it
+ * is a whole number, as in `i + 1` (the metamethod) and in PyTorch (int tensor + int scalar):
+ * al.add(i, 1) was float32 while i + 1 was int64, and a float32 scalar cannot hold an id above
+ * 2^24 exactly (al.eq(ids, 16777217)). Any other number is a float32 scalar, as before. */
+static al_tensor *operand(lua_State *L, int idx, int other_idx) {
+  if (lua_type(L, idx) == LUA_TNUMBER) {
+    al_tensor *other = l_totensor(L, other_idx);
+    int whole = lua_isinteger(L, idx);
+    lua_Integer v = whole ? lua_tointeger(L, idx) : 0;
+    if (!whole) {
+      double d = lua_tonumber(L, idx);
+      whole = d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+      if (whole) v = (lua_Integer)d;
+    }
+    if (other && other->dtype == AL_I64 && whole) {
+      al_tensor *t = al_tensor_new(AL_I64, 0, NULL);
+      if (!t) l_raise(L, "tensor");
+      al_i64(t)[0] = v;
+      l_pushtensor(L, t);
+      return t;
+    }
+  }
+  return l_checktensorish(L, idx);
+}
+
 static int binary(lua_State *L, al_binop op, const char *name) {
-  al_tensor *a = l_checktensorish(L, 1), *b = l_checktensorish(L, 2), *o = NULL;   /* borrowed */
+  al_tensor *a = operand(L, 1, 2), *b = operand(L, 2, 1), *o = NULL;   /* borrowed */
   L_TRY(L, name, al_binary(&o, op, a, b));
   return l_pushtensor(L, o);
 }

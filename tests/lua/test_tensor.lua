@@ -331,6 +331,27 @@ case("copy_ into a strided view, fill_ and zero_ of non-contiguous views", funct
   T.eq(r:storage_id(), t:storage_id())   -- returns self
 end)
 
+case("a whole number beside an int64 tensor is an int64 scalar, in al.add & co. as in i + 1", function()
+  local i = al.tensor({ 1, 2, 16777217 }, { dtype = "int64" })
+  T.eq((i + 1):dtype(), "int64")
+  for _, c in ipairs({ { "add", { 2, 3, 16777218 } }, { "sub", { 0, 1, 16777216 } }, { "mul", { 1, 2, 16777217 } },
+                       { "maximum", { 1, 2, 16777217 } }, { "minimum", { 1, 1, 1 } } }) do
+    local r = al[c[1]](i, 1)
+    T.eq(r:dtype(), "int64", nil, c[1] .. "(i, 1)")
+    T.eq(r:totable(), c[2], 0, c[1] .. "(i, 1)")
+    T.eq(al[c[1]](1, i):dtype(), "int64", nil, c[1] .. "(1, i)")
+  end
+  T.eq(al.sub(10, i):totable(), { 9, 8, -16777207 })
+  T.eq(al.add(i, 2.0):dtype(), "int64", nil, "a whole float, as i + 2.0")
+  T.eq(al.add(i, 0.5):dtype(), "float32", nil, "a fraction promotes")
+  T.eq(al.div(al.tensor({ 1, 2, 7 }, { dtype = "int64" }), 2):totable(), { 0.5, 1, 3.5 }, 0, "division stays true division")
+  -- exact where float32 is not: 16777217 is not a float32
+  T.eq(al.eq(i, 16777216):totable(), { 0, 0, 0 })
+  T.eq(al.eq(i, 16777217):totable(), { 0, 0, 1 })
+  T.eq(al.gt(i, 16777216):totable(), { 0, 0, 1 })
+  T.eq(al.add(al.ones { 2 }, 1):dtype(), "float32", nil, "float32 tensors are unchanged")
+end)
+
 case("add_ (broadcast, alpha, int64 source) and mul_", function()
   local t = al.ones { 2, 3 }
   t:add_(al.tensor { 1, 2, 3 })
