@@ -530,6 +530,8 @@ end
 -- ---- text datasets (lua/attnlab/data/text.lua) ------------------------------------------
 function data.newsgroups20(opts) return require("attnlab.data.text").newsgroups20(opts) end
 function data.marker(opts) return require("attnlab.data.text").marker(opts) end
+-- a dataset of your own tensors x (N, ...) and int64 labels y (N): data/tensors.lua
+function data.from_tensors(x, y, opts) return require("attnlab.data.tensors").from_tensors(x, y, opts) end
 
 -- By name, for configs: "cifar10", "fashion_mnist", "kmnist", "newsgroups20", "marker".
 data.by_name = { cifar10 = data.cifar10, fashion_mnist = data.fashion_mnist, fmnist = data.fashion_mnist,
