@@ -290,7 +290,7 @@ al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b)
   st = al_broadcast_shape_(&nd, shape, cond, &tmp, "where");
   if (st) return st;
   /* cond as float 0/1 expanded to the output shape */
-  al_tensor *cf = NULL, *ones = NULL, *zero_a = NULL, *cb = NULL;
+  al_tensor *cf = NULL, *ones = NULL, *cb = NULL;
   st = al_to_dtype(&cf, cond, AL_F32);
   if (st) return st;
   float *pc = al_f32(cf);
@@ -305,6 +305,28 @@ al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b)
   if (st) return st;
   /* out = b + c * (a - b) would turn inf*0 into NaN: select elementwise instead */
   al_tensor *ab = NULL, *bb = NULL;
+  if (a->dtype == AL_I64 && b->dtype == AL_I64) {
+    /* two int64 operands give int64, exactly, as in PyTorch (through float32 an id above 2^24
+     * was rounded); a and b are broadcast by adding them to int64 zeros. No autograd. */
+    al_tensor *zi = al_tensor_zeros(AL_I64, nd, shape);
+    al_tensor *oi = al_tensor_new(AL_I64, nd, shape);
+    st = zi && oi ? al_add(&ab, zi, a) : AL_ENOMEM;
+    if (!st) st = al_add(&bb, zi, b);
+    al_tensor_release(zi);
+    if (!st) {
+      int64_t n = al_numel(oi);
+      const float *c = al_f32(cb);
+      const int64_t *pa = al_i64(ab), *pb = al_i64(bb);
+      int64_t *po = al_i64(oi);
+      for (int64_t i = 0; i < n; i++) po[i] = c[i] != 0 ? pa[i] : pb[i];
+    }
+    al_tensor_release(ab);
+    al_tensor_release(bb);
+    al_tensor_release(cb);
+    if (st) { al_tensor_release(oi); return st; }
+    *out = oi;
+    return AL_OK;
+  }
   al_tensor *o = al_tensor_new(AL_F32, nd, shape);
   if (!o) { al_tensor_release(cb); return AL_ENOMEM; }
   int was = al_grad_enabled();
@@ -314,7 +336,6 @@ al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b)
   if (!st) st = al_add(&bb, z, b);
   al_set_grad_enabled(was);
   al_tensor_release(z);
-  (void)zero_a;
   if (st) { al_tensor_release(o); al_tensor_release(cb); al_tensor_release(ab); al_tensor_release(bb); return st; }
   int64_t n = al_numel(o);
   const float *c = al_f32(cb), *pa = al_f32(ab), *pb = al_f32(bb);

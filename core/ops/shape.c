@@ -1,6 +1,7 @@
 /* core/ops/shape.c -- views (reshape, permute, narrow, select, expand, squeeze),
  * copies (contiguous, clone, cat, stack) and indexing (index_select, gather,
  * embedding, masked_fill), each with its backward. Views share storage. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -486,9 +487,13 @@ al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double 
     char b1[128], b2[128];
     return al_seterr(AL_EINVAL, "masked_fill: mask %s does not broadcast to x %s", al_shape_str(mask, b1, sizeof b1), al_shape_str(x, b2, sizeof b2));
   }
-  al_tensor *v = al_tensor_new(AL_F32, 0, NULL);
+  /* an int64 x filled with a whole number stays int64 (al_where of two int64s), as in PyTorch */
+  int whole = x->dtype == AL_I64 && value == floor(value) && value >= -9223372036854775808.0 &&
+              value < 9223372036854775808.0;
+  al_tensor *v = al_tensor_new(whole ? AL_I64 : AL_F32, 0, NULL);
   if (!v) return AL_ENOMEM;
-  al_f32(v)[0] = (float)value;
+  if (whole) al_i64(v)[0] = (int64_t)value;
+  else al_f32(v)[0] = (float)value;
   al_status st = al_where(out, mask, v, x);
   al_tensor_release(v);
   return st;

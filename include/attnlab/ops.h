@@ -32,8 +32,10 @@ al_status al_unary(al_tensor **out, al_unop op, al_tensor *x);
 al_status al_affine(al_tensor **out, al_tensor *x, double scale, double shift);
 al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p);      /* x^p */
 al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x */
-al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi); /* +-inf = no bound */
-/* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. */
+/* +-inf = no bound. An int64 x with whole-number bounds gives int64; otherwise float32. */
+al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi);
+/* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. Two int64 operands
+ * give int64 (no autograd); otherwise float32. */
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b);
 /* Conversion (a new contiguous tensor, or a new reference when x is already contiguous
  * and of dtype dt). float -> int64 truncates toward zero; NaN, inf and |v| >= 2^63 are
@@ -73,7 +75,8 @@ al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx
 al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
 /* weight (V,D), ids int64 any shape (0-based) -> (..., D). */
 al_status al_embedding(al_tensor **out, al_tensor *weight, al_tensor *ids);
-/* x with mask (broadcastable to x's shape; nonzero = fill) set to value; x's shape. */
+/* x with mask (broadcastable to x's shape; nonzero = fill) set to value; x's shape. An int64 x
+ * and a whole value give int64; otherwise float32. */
 al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double value);
 
 /* ---- linear algebra -------------------------------------------------------- */

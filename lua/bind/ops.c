@@ -70,7 +70,7 @@ static int l_clamp(lua_State *L) {
 }
 
 static int l_where(lua_State *L) {
-  al_tensor *c = l_checktensor(L, 1), *a = l_checktensorish(L, 2), *b = l_checktensorish(L, 3), *o = NULL;
+  al_tensor *c = l_checktensor(L, 1), *a = operand(L, 2, 3), *b = operand(L, 3, 2), *o = NULL;
   L_TRY(L, "where", al_where(&o, c, a, b));
   return l_pushtensor(L, o);
 }

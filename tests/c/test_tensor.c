@@ -467,6 +467,47 @@ static void test_empty(void) {
   CHECK("empty tensor tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 }
 
+/* ------------------------------ int64 clamp, where and masked_fill: int64 out, exactly */
+/* 2^24 + 1 has no float32: through float32 (as both ops went before) it came back as 2^24. */
+static void test_int64_select(void) {
+  size_t m0 = al_mem_live();
+  int64_t s4[1] = {4}, big = (1LL << 24) + 1;
+  al_tensor *i = al_tensor_new(AL_I64, 1, s4), *o = NULL;
+  int64_t *pi = al_i64(i);
+  pi[0] = -3; pi[1] = 1; pi[2] = 2; pi[3] = big;
+  al_status st = al_clamp(&o, i, 1, INFINITY);
+  CHECK("clamp: int64 with whole bounds is int64, exact above 2^24",
+        !st && o->dtype == AL_I64 && al_i64(o)[0] == 1 && al_i64(o)[2] == 2 && al_i64(o)[3] == big, "status %d", (int)st);
+  al_tensor_release(o);
+  st = al_clamp(&o, i, -1e300, 0);
+  CHECK("clamp: a bound beyond int64 clamps nothing on its side",
+        !st && o->dtype == AL_I64 && al_i64(o)[0] == -3 && al_i64(o)[3] == 0, "status %d", (int)st);
+  al_tensor_release(o);
+  st = al_clamp(&o, i, 0.5, INFINITY);
+  CHECK("clamp: a fractional bound gives float32", !st && o->dtype == AL_F32 && al_f32(o)[0] == 0.5f, "status %d", (int)st);
+  al_tensor_release(o);
+  al_tensor *cond = al_tensor_zeros(AL_F32, 1, s4), *zero = al_tensor_zeros(AL_I64, 0, NULL);
+  al_f32(cond)[3] = 1;
+  al_f32(cond)[1] = 2;
+  st = al_where(&o, cond, i, zero);
+  CHECK("where: two int64 operands (one broadcast) give int64, exact above 2^24",
+        !st && o->dtype == AL_I64 && al_i64(o)[0] == 0 && al_i64(o)[1] == 1 && al_i64(o)[2] == 0 && al_i64(o)[3] == big,
+        "status %d", (int)st);
+  al_tensor_release(o);
+  al_tensor *fzero = al_tensor_zeros(AL_F32, 0, NULL);
+  st = al_where(&o, cond, i, fzero);
+  CHECK("where: an int64 and a float32 operand give float32", !st && o->dtype == AL_F32 && al_f32(o)[1] == 1.0f,
+        "status %d", (int)st);
+  al_tensor_release(o);
+  st = al_masked_fill(&o, i, cond, -1);
+  CHECK("masked_fill: an int64 x and a whole value give int64",
+        !st && o->dtype == AL_I64 && al_i64(o)[0] == -3 && al_i64(o)[1] == -1 && al_i64(o)[2] == 2 && al_i64(o)[3] == -1,
+        "status %d", (int)st);
+  al_tensor_release(o);
+  al_tensor_release(fzero); al_tensor_release(zero); al_tensor_release(cond); al_tensor_release(i);
+  CHECK("int64 clamp, where and masked_fill leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
 /* ------------------------------------------------- bad arguments of the C API (a probe's finds) */
 /* Each used to return OK with a view past its storage, write past shape[], read a float's bits
  * as an int64, divide by zero, or copy through overlapping memory; now an error naming it, or
@@ -535,5 +576,6 @@ int main(void) {
   test_broadcast();
   test_backward();
   test_empty();
+  test_int64_select();
   CHECK_EXIT();
 }

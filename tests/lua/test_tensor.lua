@@ -352,6 +352,30 @@ case("a whole number beside an int64 tensor is an int64 scalar, in al.add & co. 
   T.eq(al.add(al.ones { 2 }, 1):dtype(), "float32", nil, "float32 tensors are unchanged")
 end)
 
+case("clamp, where and masked_fill of int64 tensors stay int64, exactly; a fraction or a float32 operand promotes", function()
+  local I = function(t) return al.tensor(t, { dtype = "int64" }) end
+  local i = I { -3, 1, 2, 16777217 }
+  local c = al.clamp(i, 1, 16777216)
+  T.eq(c:dtype(), "int64")
+  T.eq(c:totable(), { 1, 1, 2, 16777216 })
+  T.eq(i:clamp(2):totable(), { 2, 2, 2, 16777217 }, 0, "min only")
+  T.eq(al.clamp(i, -math.huge, 0):totable(), { -3, 0, 0, 0 }, 0, "max only")
+  T.eq(al.clamp(i, -1e300, 1e300):totable(), i:totable(), 0, "bounds beyond int64 clamp nothing")
+  T.eq(al.clamp(i, 0.5):dtype(), "float32")
+  T.eq(al.clamp(i, 0.5):totable(), { 0.5, 1, 2, 16777216 }, 0)
+  local w = al.where(al.gt(i, 1), i, 0)
+  T.eq(w:dtype(), "int64")
+  T.eq(w:totable(), { 0, 0, 2, 16777217 })
+  T.eq(al.where(I { 1, 0 }, I { { 5 }, { 6 } }, I { 7, 8 }):totable(), { { 5, 8 }, { 6, 8 } }, 0, "broadcast")
+  T.eq(al.where(al.gt(i, 1), i, 0.5):dtype(), "float32")
+  T.eq(al.where(al.gt(i, 1), i, al.zeros { 4 }):dtype(), "float32")
+  local m = al.masked_fill(i, al.gt(i, 1), -1)
+  T.eq(m:dtype(), "int64")
+  T.eq(m:totable(), { -3, 1, -1, -1 })
+  T.eq(al.masked_fill(I { 16777217, 1 }, I { 0, 1 }, 0):totable(), { 16777217, 0 }, 0, "masked_fill keeps ids above 2^24")
+  T.eq(al.masked_fill(i, al.gt(i, 1), 0.5):dtype(), "float32")
+end)
+
 case("add_ (broadcast, alpha, int64 source) and mul_", function()
   local t = al.ones { 2, 3 }
   t:add_(al.tensor { 1, 2, 3 })
