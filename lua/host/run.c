@@ -34,13 +34,18 @@ int host_report(lua_State *L, int st) {
   return st;
 }
 
-/* A method called with '.' instead of ':' -- opt.step(), model.parameters(), what a Python
- * hand writes first -- runs with self = nil (or with its first argument as self), and Lua's
- * message names only 'self', deep in the library. The likely mistake is said on the same line. */
-static const char *with_method_call_hint(lua_State *L, const char *msg) {
-  if (!strstr(msg, "attempt to") || !strstr(msg, "value (local 'self')")) return msg;
-  return lua_pushfstring(L, "%s -- a method called with '.' instead of ':'? (write opt:step(), "
-                            "model:parameters(), not opt.step())", msg);
+/* Two mistakes a Python hand makes first, said on the error's own line:
+ * - a method called with '.' instead of ':' (opt.step(), model.parameters()) runs with
+ *   self = nil, and Lua's message names only 'self', deep in the library;
+ * - a function or method attnlab does not have (x:numpy(), model:cuda(), al.foo()) is "attempt
+ *   to call a nil value (method 'numpy')", which does not say where the API is listed. */
+static const char *with_call_hint(lua_State *L, const char *msg) {
+  if (strstr(msg, "attempt to") && strstr(msg, "value (local 'self')"))
+    return lua_pushfstring(L, "%s -- a method called with '.' instead of ':'? (write opt:step(), "
+                              "model:parameters(), not opt.step())", msg);
+  if (strstr(msg, "attempt to call a nil value (method '") || strstr(msg, "attempt to call a nil value (field '"))
+    return lua_pushfstring(L, "%s -- no function of that name (al.help() lists attnlab's API)", msg);
+  return msg;
 }
 
 /* Message handler: turns any error value into a string and appends a traceback. */
@@ -50,7 +55,7 @@ static int traceback_handler(lua_State *L) {
     if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING) return 1;
     msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
   }
-  msg = with_method_call_hint(L, msg);
+  msg = with_call_hint(L, msg);
   luaL_traceback(L, L, msg, 1);
   return 1;
 }

@@ -135,7 +135,7 @@ case("host: script error -> exit 1, 'attnlab: <msg>' and traceback on stderr", f
   os.remove(script)
 end)
 
-case("host: a method called with '.' is named as the likely mistake, on the error's own line", function()
+case("host: a method called with '.', or one attnlab does not have, is named as such on the error's own line", function()
   local script = tmpscript("local opt = al.optim.AdamW(al.nn.Linear(2, 2):parameters())\nopt.step()\n")
   local _, err, code = host(q(script))
   T.eq(code, 1, nil, "exit status")
@@ -143,6 +143,12 @@ case("host: a method called with '.' is named as the likely mistake, on the erro
     .. "(write opt:step(), model:parameters(), not opt.step())\nstack traceback:\n", "dot call")
   has(err, script .. ":2: in main chunk", "the user's line in the traceback")
   os.remove(script)
+  -- a function attnlab does not have says where the API is listed
+  _, err = host([[-e "al.ones{2}:numpy()"]])
+  has(err, "attempt to call a nil value (method 'numpy') -- no function of that name (al.help() lists attnlab's API)\n",
+    "unknown method")
+  _, err = host([[-e "al.foo()"]])
+  has(err, "(field 'foo') -- no function of that name", "unknown function")
   -- another error that names a local of another name keeps Lua's message as it is
   _, err = host([[-e "local t; t.x = 1"]])
   has(err, "attempt to index a nil value (local 't')\nstack traceback:", "no hint")
