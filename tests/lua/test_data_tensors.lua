@@ -1,7 +1,8 @@
 -- tests/lua/test_data_tensors.lua -- al.data.from_tensors (lua/attnlab/data/tensors.lua): a
 -- dataset of the user's own tensors gives back exactly its rows through batch, subset,
 -- train_val_split, Loader and the fit loop, and a wrong pair of tensors or a bad option is one
--- line naming it when the dataset is made.
+-- line naming it when the dataset is made. Also the Loader's epochs: iter() without one takes
+-- the next, so each pass is shuffled anew.
 local al = require "attnlab"
 local T = require "harness"
 
@@ -68,6 +69,31 @@ case("subset, train_val_split and a shuffled Loader cover every example once, wi
   local sub = ds:subset({ 5, 1 })
   T.eq(al.max(sub:batch(al.tensor({ 1, 2 }, { dtype = "int64" })), 2):totable(), { 5, 1 })
 end)
+
+-- the example numbers of one pass, in order
+local function pass(it)
+  local ids = {}
+  for xb in it do for _, v in ipairs(al.max(xb, 2):totable()) do ids[#ids + 1] = math.tointeger(v) end end
+  return table.concat(ids, ",")
+end
+
+case("Loader:iter() without an epoch shuffles every pass anew: passes 1, 2, 3 as iter(1), iter(2), iter(3)", function()
+  local ds = al.data.from_tensors(numbered(20, 2))
+  local opts = { batch_size = 6, shuffle = true, seed = 4 }
+  local a, b = al.data.Loader(ds, opts), al.data.Loader(ds, opts)
+  local p1, p2, p3 = pass(a:iter()), pass(a:iter()), pass(a:iter())
+  T.truthy(p1 ~= p2 and p2 ~= p3, "three passes, three orders")
+  T.eq({ p1, p2, p3 }, { pass(b:iter(1)), pass(b:iter(2)), pass(b:iter(3)) })
+  T.eq(pass(a:iter(2)), p2, nil, "an explicit epoch is that epoch's order")
+  T.eq(pass(a:iter()), p3, nil, "and the next pass follows it")
+  local plain = al.data.Loader(ds, { batch_size = 6 })
+  T.eq(pass(plain:iter()), pass(plain:iter()), nil, "no shuffle: one order")
+end)
+for _, e in ipairs({ 0, 1.5, "2", -1 }) do
+  err(("Loader:iter(%s)"):format(tostring(e)), function()
+    return al.data.Loader(al.data.from_tensors(numbered(4, 1)), { shuffle = true }):iter(e)
+  end, "Loader:iter: epoch must be an integer >= 1 (or nil: the next epoch)")
+end
 
 case("the fit loop trains a model on it (the loss goes down on a learnable task)", function()
   -- two classes told apart by the sign of the first feature

@@ -3,6 +3,7 @@
 --   local train = al.data.fashion_mnist{split = "train"}     -- finds the files itself
 --   local loader = al.data.Loader(train, {batch_size = 128, shuffle = true, seed = 1})
 --   for x, y in loader:iter(epoch) do ... end                -- x (B,1,28,28), y (B) 1..10
+--   (loader:iter() without an epoch takes the next one: each pass is shuffled anew)
 --
 -- Files are looked up in ATTNLAB_DATA (folders separated by ':'), then in the
 -- checkout's ../shared/data (only when running from a checkout, not from an installed
@@ -582,17 +583,32 @@ function Loader:num_batches()
   return self.drop_last and n // self.batch_size or (n + self.batch_size - 1) // self.batch_size
 end
 
+-- The epoch an order is drawn for: the one given (an integer >= 1), else the one after the
+-- last this loader iterated (1 first). A shuffled loader iterated as loader:iter() on every pass
+-- gave epoch 1's order every time, where PyTorch's DataLoader draws a new one per pass.
+local function epoch_of(self, epoch, who)
+  if epoch == nil then return (self.last_epoch or 0) + 1 end
+  if math.type(epoch) ~= "integer" or epoch < 1 then
+    error(("Loader:%s: epoch must be an integer >= 1 (or nil: the next epoch), got %s"):format(who, show(epoch)), 3)
+  end
+  return epoch
+end
+
 function Loader:order(epoch)
+  epoch = epoch_of(self, epoch, "order")
   local n = self.ds.n
   if self.shuffle then
-    return al.randperm(n, al.Generator(self.seed * 1000003 + (epoch or 1)))
+    return al.randperm(n, al.Generator(self.seed * 1000003 + epoch))
   end
   return al.arange(n)
 end
 
 -- for x, y, b, extra in loader:iter(epoch) do ... end  (b = batch number, 1-based;
--- extra = {key_mask = ...} for masked text, else nil)
+-- extra = {key_mask = ...} for masked text, else nil). Without an epoch: the next one, so that
+-- calling loader:iter() on every pass shuffles every pass anew (and as reproducibly).
 function Loader:iter(epoch)
+  epoch = epoch_of(self, epoch, "iter")
+  self.last_epoch = epoch
   local order = self:order(epoch)
   local n = self.limit and math.min(self.limit, self.ds.n) or self.ds.n
   local nb = self:num_batches()
