@@ -36,13 +36,17 @@ int host_report(lua_State *L, int st) {
 
 /* Two mistakes a Python hand makes first, said on the error's own line:
  * - a method called with '.' instead of ':' (opt.step(), model.parameters()) runs with
- *   self = nil, and Lua's message names only 'self', deep in the library;
+ *   self = nil, and Lua's message names only 'self', deep in the library; a tensor's method so
+ *   called (y.backward()) says only that its argument #1 is not a tensor;
  * - a function or method attnlab does not have (x:numpy(), model:cuda(), al.foo()) is "attempt
  *   to call a nil value (method 'numpy')", which does not say where the API is listed. */
 static const char *with_call_hint(lua_State *L, const char *msg) {
   if (strstr(msg, "attempt to") && strstr(msg, "value (local 'self')"))
     return lua_pushfstring(L, "%s -- a method called with '.' instead of ':'? (write opt:step(), "
                               "model:parameters(), not opt.step())", msg);
+  if (strstr(msg, "bad argument #1 to '") && strstr(msg, "(attnlab tensor expected, got "))   /* y.backward() */
+    return lua_pushfstring(L, "%s -- a tensor method called with '.' instead of ':'? (write y:backward(), "
+                              "x:reshape{...}, not y.backward())", msg);
   if (strstr(msg, "attempt to call a nil value (method '") || strstr(msg, "attempt to call a nil value (field '"))
     return lua_pushfstring(L, "%s -- no function of that name (al.help() lists attnlab's API)", msg);
   return msg;

@@ -143,6 +143,9 @@ case("host: a method called with '.', or one attnlab does not have, is named as 
     .. "(write opt:step(), model:parameters(), not opt.step())\nstack traceback:\n", "dot call")
   has(err, script .. ":2: in main chunk", "the user's line in the traceback")
   os.remove(script)
+  _, err = host([[-e "local y = al.ones{2}:sum() y.backward()"]])
+  has(err, "bad argument #1 to 'backward' (attnlab tensor expected, got no value) -- a tensor method called with '.' "
+    .. "instead of ':'?", "tensor method")
   -- a function attnlab does not have says where the API is listed
   _, err = host([[-e "al.ones{2}:numpy()"]])
   has(err, "attempt to call a nil value (method 'numpy') -- no function of that name (al.help() lists attnlab's API)\n",
