@@ -61,7 +61,7 @@ err("SGD:step(closure)", function() return al.optim.SGD(params()):step(print) en
 err("AdamW:zero_grad(false)", function() return al.optim.AdamW(params()):zero_grad(false) end,
   "AdamW:zero_grad takes no argument, got boolean", "set_to_none=True")
 err("Module:zero_grad(false)", function() return al.nn.Linear(2, 2):zero_grad(false) end,
-  "Linear:zero_grad: takes no argument, got boolean", "set_to_none=True")
+  "Linear:zero_grad takes no argument, got boolean", "set_to_none=True")
 err("CosineWarmup:step(epoch)", function()
   local sched = al.optim.CosineWarmup(al.optim.AdamW(params()), { total = 10, warmup = 2 })
   return sched:step(3)
