@@ -303,46 +303,35 @@ al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b)
   al_tensor_release(ones);
   al_tensor_release(cf);
   if (st) return st;
-  /* out = b + c * (a - b) would turn inf*0 into NaN: select elementwise instead */
+  /* out = b + c * (a - b) would turn inf*0 into NaN: select elementwise instead. a and b are
+   * broadcast by adding them to zeros of the output's dtype: int64 when both are (exactly, as in
+   * PyTorch; through float32 an id above 2^24 was rounded), else float32. */
+  const al_dtype dt = a->dtype == AL_I64 && b->dtype == AL_I64 ? AL_I64 : AL_F32;
   al_tensor *ab = NULL, *bb = NULL;
-  if (a->dtype == AL_I64 && b->dtype == AL_I64) {
-    /* two int64 operands give int64, exactly, as in PyTorch (through float32 an id above 2^24
-     * was rounded); a and b are broadcast by adding them to int64 zeros. No autograd. */
-    al_tensor *zi = al_tensor_zeros(AL_I64, nd, shape);
-    al_tensor *oi = al_tensor_new(AL_I64, nd, shape);
-    st = zi && oi ? al_add(&ab, zi, a) : AL_ENOMEM;
-    if (!st) st = al_add(&bb, zi, b);
-    al_tensor_release(zi);
-    if (!st) {
-      int64_t n = al_numel(oi);
-      const float *c = al_f32(cb);
-      const int64_t *pa = al_i64(ab), *pb = al_i64(bb);
-      int64_t *po = al_i64(oi);
-      for (int64_t i = 0; i < n; i++) po[i] = c[i] != 0 ? pa[i] : pb[i];
-    }
-    al_tensor_release(ab);
-    al_tensor_release(bb);
-    al_tensor_release(cb);
-    if (st) { al_tensor_release(oi); return st; }
-    *out = oi;
-    return AL_OK;
-  }
-  al_tensor *o = al_tensor_new(AL_F32, nd, shape);
+  al_tensor *o = al_tensor_new(dt, nd, shape);
   if (!o) { al_tensor_release(cb); return AL_ENOMEM; }
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
-  al_tensor *z = al_tensor_zeros(AL_F32, nd, shape);
+  al_tensor *z = al_tensor_zeros(dt, nd, shape);
   st = z ? al_add(&ab, z, a) : AL_ENOMEM;
   if (!st) st = al_add(&bb, z, b);
   al_set_grad_enabled(was);
   al_tensor_release(z);
   if (st) { al_tensor_release(o); al_tensor_release(cb); al_tensor_release(ab); al_tensor_release(bb); return st; }
   int64_t n = al_numel(o);
-  const float *c = al_f32(cb), *pa = al_f32(ab), *pb = al_f32(bb);
-  float *po = al_f32(o);
-  for (int64_t i = 0; i < n; i++) po[i] = c[i] != 0 ? pa[i] : pb[i];
+  const float *c = al_f32(cb);
+  if (dt == AL_I64) {
+    const int64_t *pa = al_i64(ab), *pb = al_i64(bb);
+    int64_t *po = al_i64(o);
+    for (int64_t i = 0; i < n; i++) po[i] = c[i] != 0 ? pa[i] : pb[i];
+  } else {
+    const float *pa = al_f32(ab), *pb = al_f32(bb);
+    float *po = al_f32(o);
+    for (int64_t i = 0; i < n; i++) po[i] = c[i] != 0 ? pa[i] : pb[i];
+  }
   al_tensor_release(ab);
   al_tensor_release(bb);
+  /* (no node for two int64 operands: none of them requires grad) */
   al_tensor *ins[3] = {cond, a, b};
   al_node *node = al_node_new("where", where_bwd, 3, ins, &st);
   if (st) { al_tensor_release(o); al_tensor_release(cb); return st; }

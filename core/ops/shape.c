@@ -1,7 +1,6 @@
 /* core/ops/shape.c -- views (reshape, permute, narrow, select, expand, squeeze),
  * copies (contiguous, clone, cat, stack) and indexing (index_select, gather,
  * embedding, masked_fill), each with its backward. Views share storage. */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -488,8 +487,7 @@ al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double 
     return al_seterr(AL_EINVAL, "masked_fill: mask %s does not broadcast to x %s", al_shape_str(mask, b1, sizeof b1), al_shape_str(x, b2, sizeof b2));
   }
   /* an int64 x filled with a whole number stays int64 (al_where of two int64s), as in PyTorch */
-  int whole = x->dtype == AL_I64 && value == floor(value) && value >= -9223372036854775808.0 &&
-              value < 9223372036854775808.0;
+  int whole = x->dtype == AL_I64 && al_whole_i64_(value);
   al_tensor *v = al_tensor_new(whole ? AL_I64 : AL_F32, 0, NULL);
   if (!v) return AL_ENOMEM;
   if (whole) al_i64(v)[0] = (int64_t)value;

@@ -11,6 +11,7 @@
 #include "attnlab/ops.h"
 #include "attnlab/threads.h"
 #include "../simd/fastmath.h"
+#include "internal.h"
 
 /* ---- unary ------------------------------------------------------------------ */
 static const char *unop_names[AL_UNARY_COUNT] = {
@@ -328,22 +329,16 @@ static al_status clamp_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   return AL_OK;
 }
 
-/* int64 clamp for whole-number bounds (or none): int64 out, exactly, as in PyTorch. Through
- * float32 a label or id above 2^24 was rounded and the result was float32. A bound beyond
- * int64's range clamps nothing on its side. */
-static int whole_or_inf(double v) { return v == floor(v) || v == INFINITY || v == -INFINITY; }
-static int64_t bound_i64(double v) {
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  if (v >= 9223372036854775808.0) return INT64_MAX;
-  return (int64_t)v;
-}
+/* int64 clamp for whole-number bounds (or none: +-inf is whole too, floor(inf) = inf): int64
+ * out, exactly, as in PyTorch. Through float32 a label or id above 2^24 was rounded and the
+ * result was float32. A bound beyond int64's range clamps nothing on its side. */
 static al_status clamp_i64(al_tensor **out, al_tensor *x, double lo, double hi) {
   al_tensor *xc = NULL;
   al_status st = al_contiguous_ref(&xc, x);
   if (st) return st;
   al_tensor *o = al_tensor_new(AL_I64, x->ndim, x->shape);
   if (!o) { al_tensor_release(xc); return AL_ENOMEM; }
-  const int64_t l = bound_i64(lo), h = bound_i64(hi), *px = al_i64(xc);
+  const int64_t l = al_i64_saturating_(lo), h = al_i64_saturating_(hi), *px = al_i64(xc);
   int64_t *po = al_i64(o), n = al_numel(o);
   for (int64_t i = 0; i < n; i++) { int64_t v = px[i]; po[i] = v < l ? l : (v > h ? h : v); }
   al_tensor_release(xc);
@@ -354,7 +349,7 @@ static al_status clamp_i64(al_tensor **out, al_tensor *x, double lo, double hi) 
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi) {
   if (lo != lo || hi != hi) return al_seterr(AL_EINVAL, "clamp: a bound is NaN (min %g, max %g)", lo, hi);
   if (lo > hi) return al_seterr(AL_EINVAL, "clamp: min %g is greater than max %g", lo, hi);
-  if (x->dtype == AL_I64 && whole_or_inf(lo) && whole_or_inf(hi)) return clamp_i64(out, x, lo, hi);
+  if (x->dtype == AL_I64 && lo == floor(lo) && hi == floor(hi)) return clamp_i64(out, x, lo, hi);
   al_tensor *xc = NULL;
   al_status st = x->dtype == AL_F32 ? al_contiguous_ref(&xc, x) : al_to_dtype(&xc, x, AL_F32);
   if (st) return st;

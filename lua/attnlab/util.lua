@@ -32,6 +32,19 @@ function util.show(v)
   return tostring(v)
 end
 
+-- A method that takes no argument, given one: PyTorch's step(closure), zero_grad(False) and
+-- scheduler.step(epoch) take theirs, and here it would be ignored without a word (the closure
+-- never run, the gradients set to nil all the same). Raises "<who> takes no argument, got
+-- <shown>: <why>" at `level` as error() counts it from the function that calls this one.
+local NO_ARGUMENT_BECAUSE = {
+  step = "a closure is not run (PyTorch's step(closure)): compute the loss and call loss:backward() before opt:step()",
+  zero_grad = "it sets every gradient to nil, as PyTorch's zero_grad(set_to_none=True) does; there is no other mode",
+  schedule_step = "it advances the schedule one step; CosineWarmup:lr_at(t) gives the lr at step t",
+}
+function util.no_argument(who, why, shown, level)
+  error(("%s takes no argument, got %s: %s"):format(who, shown, NO_ARGUMENT_BECAUSE[why]), level + 1)
+end
+
 -- A finite number (not NaN, not +-inf).
 function util.finite(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge end
 

@@ -58,8 +58,12 @@ const char *l_numstr(lua_State *L, double v) {
   return v != v ? "NaN" : lua_pushfstring(L, "%f", v);
 }
 
+int l_whole_i64(double v) {
+  return v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+}
+
 double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fname) {
-  if (dt == AL_I64 && !(v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+  if (dt == AL_I64 && !l_whole_i64(v))
     luaL_error(L, "attnlab.%s: an int64 tensor holds integers, got %s", fname, l_numstr(L, v));
   return v;
 }

@@ -43,6 +43,8 @@ void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *k
 int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char *fname);
 /* v as text for an error message: "NaN" (printf would say "-nan" or "nan"), else Lua's %f. */
 const char *l_numstr(lua_State *L, double v);
+/* Whether v is a whole number an int64 holds (NaN and +-inf are not). */
+int l_whole_i64(double v);
 /* 1-based (negative from the end) Lua dim -> 0-based-or-negative core dim. */
 int l_checkdim(lua_State *L, int idx, const char *fname);
 int l_optdim(lua_State *L, int idx, int def, const char *fname);

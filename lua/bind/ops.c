@@ -26,22 +26,13 @@ UNARY(round, AL_ROUND) UNARY(erf, AL_ERF)
  * al.add(i, 1) was float32 while i + 1 was int64, and a float32 scalar cannot hold an id above
  * 2^24 exactly (al.eq(ids, 16777217)). Any other number is a float32 scalar, as before. */
 static al_tensor *operand(lua_State *L, int idx, int other_idx) {
-  if (lua_type(L, idx) == LUA_TNUMBER) {
-    al_tensor *other = l_totensor(L, other_idx);
-    int whole = lua_isinteger(L, idx);
-    lua_Integer v = whole ? lua_tointeger(L, idx) : 0;
-    if (!whole) {
-      double d = lua_tonumber(L, idx);
-      whole = d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
-      if (whole) v = (lua_Integer)d;
-    }
-    if (other && other->dtype == AL_I64 && whole) {
-      al_tensor *t = al_tensor_new(AL_I64, 0, NULL);
-      if (!t) l_raise(L, "tensor");
-      al_i64(t)[0] = v;
-      l_pushtensor(L, t);
-      return t;
-    }
+  al_tensor *other = lua_type(L, idx) == LUA_TNUMBER ? l_totensor(L, other_idx) : NULL;
+  if (other && other->dtype == AL_I64 && (lua_isinteger(L, idx) || l_whole_i64(lua_tonumber(L, idx)))) {
+    al_tensor *t = al_tensor_new(AL_I64, 0, NULL);
+    if (!t) l_raise(L, "tensor");
+    al_i64(t)[0] = lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) : (int64_t)lua_tonumber(L, idx);
+    l_pushtensor(L, t);
+    return t;
   }
   return l_checktensorish(L, idx);
 }

@@ -594,8 +594,7 @@ local function epoch_of(self, epoch, who)
   return epoch
 end
 
-function Loader:order(epoch)
-  epoch = epoch_of(self, epoch, "order")
+local function order_of(self, epoch)
   local n = self.ds.n
   if self.shuffle then
     return al.randperm(n, al.Generator(self.seed * 1000003 + epoch))
@@ -603,13 +602,15 @@ function Loader:order(epoch)
   return al.arange(n)
 end
 
+function Loader:order(epoch) return order_of(self, epoch_of(self, epoch, "order")) end
+
 -- for x, y, b, extra in loader:iter(epoch) do ... end  (b = batch number, 1-based;
 -- extra = {key_mask = ...} for masked text, else nil). Without an epoch: the next one, so that
 -- calling loader:iter() on every pass shuffles every pass anew (and as reproducibly).
 function Loader:iter(epoch)
   epoch = epoch_of(self, epoch, "iter")
   self.last_epoch = epoch
-  local order = self:order(epoch)
+  local order = order_of(self, epoch)
   local n = self.limit and math.min(self.limit, self.ds.n) or self.ds.n
   local nb = self:num_batches()
   local b = 0

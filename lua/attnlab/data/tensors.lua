@@ -21,12 +21,10 @@ local util = require "attnlab.util"
 local M = {}
 
 local OPTS = { "num_classes", "classes", "name", "split" }
-local function show(v) return al.is_tensor(v) and ("a tensor %s (%s)"):format(v:dtype(), table.concat(v:shape(), ","))
-  or util.show(v) end
+local function shape_str(t) return ("%s (%s)"):format(t:dtype(), table.concat(t:shape(), ",")) end
+local function show(v) return al.is_tensor(v) and "a tensor " .. shape_str(v) or util.show(v) end
 
 local function fail(fmt, ...) error("al.data.from_tensors: " .. fmt:format(...), 0) end
-
-local function shape_str(t) return ("%s (%s)"):format(t:dtype(), table.concat(t:shape(), ",")) end
 
 -- x (B, ...), y (B) for base example numbers idx.
 local function make_batch(self, idx)

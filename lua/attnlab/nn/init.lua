@@ -215,10 +215,7 @@ function Module:eval() return self:train(false) end
 
 function Module:zero_grad(...)
   -- PyTorch's zero_grad(set_to_none=False) zeroes instead; an argument here would be ignored
-  if select("#", ...) > 0 then
-    error(("%s:zero_grad takes no argument, got %s: it sets every gradient to nil, as PyTorch's "
-           .. "zero_grad(set_to_none=True) does; there is no other mode"):format(self.__name or "Module", type((...))), 2)
-  end
+  if select("#", ...) > 0 then util.no_argument((self.__name or "Module") .. ":zero_grad", "zero_grad", type((...)), 2) end
   for _, p in ipairs(self:parameters()) do p.grad = nil end
 end
 

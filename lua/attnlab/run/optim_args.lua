@@ -188,18 +188,10 @@ function A.cosine(opt, opts)
   end
 end
 
--- opt:step(closure), opt:zero_grad(false), sched:step(epoch): PyTorch takes such arguments, and
--- here they would be ignored without a word (the closure never run, the gradients set to nil
--- all the same). n = select("#", ...) of the method's arguments after self.
-local NO_ARGUMENT_BECAUSE = {
-  step = "a closure is not run (PyTorch's step(closure)): compute the loss and call loss:backward() before opt:step()",
-  zero_grad = "it sets every gradient to nil, as PyTorch's zero_grad(set_to_none=True) does; there is no other mode",
-  schedule_step = "it advances the schedule one step; CosineWarmup:lr_at(t) gives the lr at step t",
-}
+-- opt:step(closure), opt:zero_grad(false), sched:step(epoch) (util.no_argument says why each
+-- is refused). n = select("#", ...) of the method's arguments after self.
 function A.no_argument(who, why, n, first)
-  if n > 0 then
-    error(("%s takes no argument, got %s: %s"):format(who, show(first), NO_ARGUMENT_BECAUSE[why]), 3)
-  end
+  if n > 0 then util.no_argument(who, why, show(first), 3) end
 end
 
 -- clip_grad_norm(params, max_norm)
