@@ -304,6 +304,13 @@ al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim) {
 
 al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim) {
   if (n < 1) return al_seterr(AL_EINVAL, "stack: need at least one tensor");
+  /* wrapped here and checked: al_unsqueeze would wrap a negative dim a second time, so -4 on
+   * a 2-dim tensor landed at dim 3 instead of being refused */
+  if (dim < -(xs[0]->ndim + 1) || dim > xs[0]->ndim) {
+    char b[128];
+    return al_seterr(AL_EINVAL, "stack: dim out of range for tensors %s (dims are 1..%d or -%d..-1)",
+                     al_shape_str(xs[0], b, sizeof b), xs[0]->ndim + 1, xs[0]->ndim + 1);
+  }
   if (dim < 0) dim += xs[0]->ndim + 1;
   al_tensor **us = calloc((size_t)n, sizeof *us);
   if (!us) return al_seterr(AL_ENOMEM, "stack: out of memory");

@@ -334,6 +334,21 @@ static int64_t to_i64_saturating(double v) {
   return (int64_t)v;
 }
 
+void al_fill_i64(al_tensor *t, int64_t v) {
+  if (t->dtype != AL_I64) { al_fill(t, (double)v); return; }
+  int64_t n = al_numel(t);
+  if (al_is_contiguous(t)) {
+    int64_t *p = al_i64(t);
+    for (int64_t i = 0; i < n; i++) p[i] = v;
+    return;
+  }
+  al_tensor *c = al_tensor_new_like(t);
+  if (!c) return;
+  al_fill_i64(c, v);
+  al_copy_into(t, c);
+  al_tensor_release(c);
+}
+
 void al_fill(al_tensor *t, double v) {
   int64_t n = al_numel(t);
   if (al_is_contiguous(t)) {

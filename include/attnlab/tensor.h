@@ -75,6 +75,9 @@ al_status al_contiguous_ref(al_tensor **out, al_tensor *t);
  * dtypes; float -> int64 truncates toward zero and saturates (NaN -> 0). */
 al_status al_copy_into(al_tensor *dst, const al_tensor *src);
 void al_fill(al_tensor *t, double v);
+/* al_fill with an integer: exact into an int64 tensor whatever its size (a double holds
+ * integers exactly only up to 2^53), rounded to float into a float32 one. */
+void al_fill_i64(al_tensor *t, int64_t v);
 /* Record that t's data was changed in place (t.copy_, fill_, add_, mul_, t[i] = v, an
  * optimizer step...): every API entry point that overwrites the data of a tensor the caller
  * already holds calls this once, after the write. C callers that write into a tensor that

@@ -83,7 +83,11 @@ local function check_like(who, t, opts)
 end
 function al.zeros_like(t, opts) check_like("zeros_like", t, opts) return al.zeros(t:shape(), opts or { dtype = t:dtype() }) end
 function al.ones_like(t, opts) check_like("ones_like", t, opts) return al.ones(t:shape(), opts or { dtype = t:dtype() }) end
-function al.randn_like(t, opts) check_like("randn_like", t, opts) return al.randn(t:shape(), opts) end
+function al.randn_like(t, opts)   -- (randn refuses an explicit nil where its options go)
+  check_like("randn_like", t, opts)
+  if opts == nil then return al.randn(t:shape()) end
+  return al.randn(t:shape(), opts)
+end
 function al.full_like(t, v)
   check_like("full_like", t)
   if type(v) ~= "number" then error(("attnlab.full_like: the fill value must be a number, got %s"):format(type(v)), 2) end
@@ -102,7 +106,11 @@ debug.getregistry()["attnlab.Tensor.formatter"] = function(t) return require("at
 function al.std(t, dim, keepdim, opts)
   local ok, v = pcall(al.var, t, dim, keepdim, opts)
   if not ok then error((tostring(v):gsub("^attnlab%.var", "attnlab.std"):gsub(" to '[%w%.%?]*'", " to 'std'")), 2) end
-  return al.sqrt(v)
+  -- where the variance is 0 (a constant row) sqrt's derivative is inf, and inf * 0 made the
+  -- gradient NaN; PyTorch's std gives 0 there. The same values (NaN stays NaN): sqrt of v, and
+  -- 0 where v is 0, reached through a branch without sqrt.
+  local zero = al.eq(v, 0)
+  return al.where(zero, 0, al.sqrt(al.where(zero, 1, v)))
 end
 al.Tensor.std = al.std
 
@@ -127,6 +135,18 @@ function al.gradcheck(fn, inputs, opts)
     if al.is_tensor(x) and x.requires_grad then checked = checked + 1 end
   end
   if checked == 0 then bad("no input has requires_grad = true: there is no gradient to check") end
+  -- an expanded input's elements share memory: one perturbation moves several of them (torch's
+  -- gradcheck refuses it too)
+  for i, x in ipairs(inputs) do
+    if al.is_tensor(x) and x.requires_grad then
+      local shape, stride = x:shape(), x:stride()
+      for d = 1, #shape do
+        if stride[d] == 0 and shape[d] > 1 then
+          bad(("input %d is an expanded view (its elements share memory): pass x:contiguous()"):format(i))
+        end
+      end
+    end
+  end
   if opts ~= nil and type(opts) ~= "table" then bad(("opts must be a table {eps =, atol =, rtol =, seed =}, got %s"):format(type(opts))) end
   opts = opts or {}
   for k in pairs(opts) do
@@ -166,22 +186,40 @@ function al.gradcheck(fn, inputs, opts)
     local l = al.sum(o * weights[i])
     total = total and (total + l) or l
   end
+  if not total.requires_grad then
+    bad("fn's result does not require grad: it depends on no input that requires grad, or only through an op " ..
+      "without a gradient (argmax, a comparison, an int64 result)")
+  end
   total:backward()
   local report, ok = {}, true
   for k, x in ipairs(inputs) do
     if al.is_tensor(x) and x.requires_grad then
-      local flat = x:reshape({ -1 })
       local n = x:numel()
       local g = x.grad and x.grad:reshape({ -1 }):totable() or {}
       local worst, wi, wa, wn = 0, 0, 0, 0
+      -- element j (row-major, as the gradient's order) as a 0-dim view of x itself: a reshape
+      -- of a non-contiguous x (a transposed leaf) was a copy, so the perturbation never reached
+      -- fn and every numeric gradient was 0
+      local shape = x:shape()
+      local function element(j)
+        local e, r = x, j - 1
+        for d = 1, #shape do
+          local below = 1
+          for d2 = d + 1, #shape do below = below * shape[d2] end
+          e = e:select(1, r // below + 1)
+          r = r % below
+        end
+        return e
+      end
       al.no_grad(function()
         for j = 1, n do
-          local v = flat[j]:item()
-          flat[j] = v + eps
+          local e = element(j)
+          local v = e:item()
+          e:fill_(v + eps)
           local lp = loss()
-          flat[j] = v - eps
+          e:fill_(v - eps)
           local lm = loss()
-          flat[j] = v
+          e:fill_(v)
           local num = (lp - lm) / (2 * eps)
           local ana = g[j] or 0
           local err = math.abs(num - ana) / (atol + rtol * math.abs(num))

@@ -24,11 +24,17 @@ function util.unknown_keys(t, known)
 end
 
 -- A value as an error message shows it: strings quoted, NaN as "nan" (tostring gives "-nan" for
--- 0/0 on x86), tables by type. (al.cli.show is this function.)
+-- 0/0 on x86), tables by type, a tensor by dtype and shape ("a float32 tensor (2,5)": its
+-- tostring is the whole printout, many lines in a one-line message). (al.cli.show is this
+-- function.)
 function util.show(v)
   if type(v) == "string" then return ("'%s'"):format(v) end
   if type(v) == "number" and v ~= v then return "nan" end
   if type(v) == "table" then return "a table" end
+  local al = type(v) == "userdata" and package.loaded.attnlab
+  if al and al.is_tensor(v) then
+    return ("a %s tensor (%s)"):format(v:dtype(), table.concat(v:shape(), ","))
+  end
   return tostring(v)
 end
 

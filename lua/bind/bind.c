@@ -22,6 +22,19 @@ void l_check_writable(lua_State *L, const al_tensor *t, const char *fname) {
     }
 }
 
+void l_check_inplace_grad(lua_State *L, const al_tensor *t, const al_tensor *src, const char *fname) {
+  if (!al_grad_enabled()) return;
+  if (t->grad_fn)
+    luaL_error(L, "attnlab.%s: the tensor is the result of an op autograd recorded (grad_fn=<%s>), and in-place "
+                  "changes are not recorded, so its backward would not see this one: write the change as an op "
+                  "(y = y * s, y = al.where(m, v, y)) to keep the gradients right, or make it under al.no_grad "
+                  "if the backward should ignore it",
+               fname, t->grad_fn->name);
+  if (src && (src->requires_grad || src->grad_fn))
+    luaL_error(L, "attnlab.%s: the source requires grad, and in-place changes are not recorded, so its gradient "
+                  "would be lost: write t = t + s (or al.cat/al.where) to keep it, or pass s:detach()", fname);
+}
+
 void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known) {
   idx = lua_absindex(L, idx);
   lua_pushnil(L);
@@ -60,6 +73,24 @@ const char *l_numstr(lua_State *L, double v) {
 
 int l_whole_i64(double v) {
   return v == floor(v) && v >= -9223372036854775808.0 && v < 9223372036854775808.0;
+}
+
+void l_fill_number(lua_State *L, al_tensor *t, int idx, const char *fname) {
+  double v = l_check_store_value(L, luaL_checknumber(L, idx), t->dtype, fname);
+  if (t->dtype == AL_I64 && lua_isinteger(L, idx)) al_fill_i64(t, (int64_t)lua_tointeger(L, idx));
+  else al_fill(t, v);
+}
+
+al_tensor *l_operand(lua_State *L, int idx, int other_idx) {
+  al_tensor *other = lua_type(L, idx) == LUA_TNUMBER ? l_totensor(L, other_idx) : NULL;
+  if (other && other->dtype == AL_I64 && (lua_isinteger(L, idx) || l_whole_i64(lua_tonumber(L, idx)))) {
+    al_tensor *t = al_tensor_new(AL_I64, 0, NULL);
+    if (!t) l_raise(L, "tensor");
+    al_i64(t)[0] = lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) : (int64_t)lua_tonumber(L, idx);
+    l_pushtensor(L, t);
+    return t;
+  }
+  return l_checktensorish(L, idx);
 }
 
 double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fname) {

@@ -35,6 +35,13 @@ double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fnam
  * element several times (copy_ keeps the last row, add_ adds once per alias, t[1] = v writes
  * every row). A shape check only, once per call. */
 void l_check_writable(lua_State *L, const al_tensor *t, const char *fname);
+/* In-place writes (copy_, fill_, zero_, add_, mul_, normal_, uniform_, t[i] = v) are not
+ * recorded by autograd. While grad mode is on, refused when t is the result of a recorded op
+ * (it has a grad_fn) or src (may be NULL) requires grad: the backward would not see the write,
+ * and the gradients of what came before would be silently wrong (PyTorch records the op). A
+ * leaf -- a parameter being initialised or loaded -- may be written: nothing recorded depends
+ * on its old values except through saved tensors, which the version counter guards. */
+void l_check_inplace_grad(lua_State *L, const al_tensor *t, const al_tensor *src, const char *fname);
 /* The options table at idx may hold only the keys in known (NULL-terminated): a mistyped
  * key ({dtyp = "int64"}, {lable_smoothing = 0.1}) would otherwise be ignored and a different
  * computation run. Raises "attnlab.<fname>: unknown option 'k' (known: ...)". */
@@ -45,6 +52,14 @@ int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char
 const char *l_numstr(lua_State *L, double v);
 /* Whether v is a whole number an int64 holds (NaN and +-inf are not). */
 int l_whole_i64(double v);
+/* Writes the number at idx into every element of t (fill_, t[i] = n, al.full): checked by
+ * l_check_store_value, and a Lua integer into an int64 tensor goes in exactly (through a
+ * double, integers above 2^53 were rounded). */
+void l_fill_number(lua_State *L, al_tensor *t, int idx, const char *fname);
+/* Operand idx of a binary op: a tensor, or a number as a 0-dim tensor (anchored on the stack):
+ * an int64 scalar, exact, when the tensor at other_idx is int64 and the number is whole, as in
+ * PyTorch (int tensor + int scalar); else a float32 scalar. */
+al_tensor *l_operand(lua_State *L, int idx, int other_idx);
 /* 1-based (negative from the end) Lua dim -> 0-based-or-negative core dim. */
 int l_checkdim(lua_State *L, int idx, const char *fname);
 int l_optdim(lua_State *L, int idx, int def, const char *fname);

@@ -21,24 +21,8 @@ UNARY(rsqrt, AL_RSQRT) UNARY(log1p, AL_LOG1P) UNARY(sign, AL_SIGN) UNARY(floor, 
 UNARY(round, AL_ROUND) UNARY(erf, AL_ERF)
 
 /* ---- binary ----------------------------------------------------------------------- */
-/* Operand idx of a binary op. A Lua number beside an int64 tensor is an int64 scalar when it
- * is a whole number, as in `i + 1` (the metamethod) and in PyTorch (int tensor + int scalar):
- * al.add(i, 1) was float32 while i + 1 was int64, and a float32 scalar cannot hold an id above
- * 2^24 exactly (al.eq(ids, 16777217)). Any other number is a float32 scalar, as before. */
-static al_tensor *operand(lua_State *L, int idx, int other_idx) {
-  al_tensor *other = lua_type(L, idx) == LUA_TNUMBER ? l_totensor(L, other_idx) : NULL;
-  if (other && other->dtype == AL_I64 && (lua_isinteger(L, idx) || l_whole_i64(lua_tonumber(L, idx)))) {
-    al_tensor *t = al_tensor_new(AL_I64, 0, NULL);
-    if (!t) l_raise(L, "tensor");
-    al_i64(t)[0] = lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) : (int64_t)lua_tonumber(L, idx);
-    l_pushtensor(L, t);
-    return t;
-  }
-  return l_checktensorish(L, idx);
-}
-
 static int binary(lua_State *L, al_binop op, const char *name) {
-  al_tensor *a = operand(L, 1, 2), *b = operand(L, 2, 1), *o = NULL;   /* borrowed */
+  al_tensor *a = l_operand(L, 1, 2), *b = l_operand(L, 2, 1), *o = NULL;   /* borrowed */
   L_TRY(L, name, al_binary(&o, op, a, b));
   return l_pushtensor(L, o);
 }
@@ -61,13 +45,20 @@ static int l_clamp(lua_State *L) {
 }
 
 static int l_where(lua_State *L) {
-  al_tensor *c = l_checktensor(L, 1), *a = operand(L, 2, 3), *b = operand(L, 3, 2), *o = NULL;
+  al_tensor *c = l_checktensor(L, 1), *a = l_operand(L, 2, 3), *b = l_operand(L, 3, 2), *o = NULL;
   L_TRY(L, "where", al_where(&o, c, a, b));
   return l_pushtensor(L, o);
 }
 
 static int l_masked_fill(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *m = l_checktensor(L, 2), *o = NULL;
+  /* the value reaches the op as a double, which holds integers exactly up to 2^53 only */
+  if (x->dtype == AL_I64 && lua_isinteger(L, 3)) {
+    lua_Integer v = lua_tointeger(L, 3), lim = (lua_Integer)1 << 53;
+    if (v > lim || v < -lim)
+      return luaL_error(L, "attnlab.masked_fill: %I is beyond 2^53, which masked_fill cannot write into int64 exactly: "
+                        "al.where(m, al.full(x:shape(), v, {dtype = \"int64\"}), x) can", (LUAI_UACINT)v);
+  }
   L_TRY(L, "masked_fill", al_masked_fill(&o, x, m, luaL_checknumber(L, 3)));
   return l_pushtensor(L, o);
 }
@@ -168,10 +159,13 @@ static int l_linear(lua_State *L) {
   return l_pushtensor(L, o);
 }
 
+/* al.layer_norm(x [, weight [, bias [, eps]]]) over the last dim. eps defaults to 1e-5, as
+ * PyTorch's F.layer_norm and al.nn.LayerNorm (it was 1e-6: timm's ViT value, which nn.ViT
+ * passes itself); it matters for rows of small spread. */
 static int l_layer_norm(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1);
   al_tensor *w = lua_isnoneornil(L, 2) ? NULL : l_checktensor(L, 2), *b = lua_isnoneornil(L, 3) ? NULL : l_checktensor(L, 3), *o = NULL;
-  double eps = luaL_optnumber(L, 4, 1e-6);
+  double eps = luaL_optnumber(L, 4, 1e-5);
   L_TRY(L, "layer_norm", al_layer_norm(&o, x, w, b, eps));
   return l_pushtensor(L, o);
 }

@@ -95,6 +95,10 @@ static int arith(lua_State *L, al_binop op, const char *name) {
   al_tensor *a = l_totensor(L, 1), *b = l_totensor(L, 2), *o = NULL;
   al_status st;
   if (a && b) st = al_binary(&o, op, a, b);
+  /* an int64 tensor and a whole number: int64 arithmetic, exact (affine goes through a
+   * double, which rounded integers above 2^53); as al.add/sub/mul */
+  else if (((a && a->dtype == AL_I64) || (b && b->dtype == AL_I64)) && op != AL_DIV)
+    st = al_binary(&o, op, l_operand(L, 1, 2), l_operand(L, 2, 1));
   else if (a && lua_type(L, 2) == LUA_TNUMBER) {
     double v = lua_tonumber(L, 2);
     switch (op) {   /* x / v is a true division (x * (1/v) can differ in the last bit) */
@@ -189,11 +193,12 @@ static int mt_newindex(lua_State *L) {
     if (lua_type(L, 3) != LUA_TNUMBER && !lua_istable(L, 3) && !l_totensor(L, 3))
       return luaL_error(L, "attnlab.index: t[%I] = v needs a number, a tensor or a nested table, got a %s", (LUAI_UACINT)i, luaL_typename(L, 3));
     l_check_writable(L, t, "index");   /* t[1] = v on an expand would write every row */
+    l_check_inplace_grad(L, t, l_totensor(L, 3), "index");
     /* checked before the select: v is not anchored yet */
     if (lua_type(L, 3) == LUA_TNUMBER) l_check_store_value(L, lua_tonumber(L, 3), t->dtype, "index");
     L_TRY(L, "index", al_select(&v, t, 0, i > 0 ? i - 1 : i));
     al_status st;
-    if (lua_type(L, 3) == LUA_TNUMBER) { al_fill(v, lua_tonumber(L, 3)); st = AL_OK; }
+    if (lua_type(L, 3) == LUA_TNUMBER) { l_fill_number(L, v, 3, "index"); st = AL_OK; }
     else {
       al_tensor *s = NULL, *e = NULL;
       l_tensor *anchor = lua_newuserdatauv(L, sizeof *anchor, 0);   /* v must not leak if the value is bad */

@@ -10,6 +10,7 @@
 static int m_copy_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *s = l_checktensor(L, 2);
   l_check_writable(L, t, "copy_");
+  l_check_inplace_grad(L, t, s, "copy_");
   if (al_same_shape(t, s)) {
     L_TRY(L, "copy_", al_copy_into(t, s));
   } else {
@@ -34,7 +35,8 @@ static int m_copy_(lua_State *L) {
 
 static int m_fill_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
-  al_fill(t, l_check_store_value(L, luaL_checknumber(L, 2), t->dtype, "fill_"));
+  l_check_inplace_grad(L, t, NULL, "fill_");
+  l_fill_number(L, t, 2, "fill_");
   al_tensor_mark_modified(t);
   lua_settop(L, 1);
   return 1;
@@ -42,6 +44,7 @@ static int m_fill_(lua_State *L) {
 
 static int m_zero_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
+  l_check_inplace_grad(L, t, NULL, "zero_");
   al_fill(t, 0);
   al_tensor_mark_modified(t);
   lua_settop(L, 1);
@@ -55,6 +58,7 @@ static int m_add_(lua_State *L) {
   if (t->dtype != AL_F32) return luaL_error(L, "attnlab.add_: float32 tensors only");
   l_check_writable(L, t, "add_");
   al_tensor *s = l_checktensorish(L, 2), *sf = NULL, *sc = NULL, *e = NULL;
+  l_check_inplace_grad(L, t, s, "add_");
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
   al_status st = al_to_dtype(&sf, s, AL_F32);   /* int64 sources too: the sum is float */
@@ -79,6 +83,7 @@ static int m_mul_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *o = NULL;
   double s = luaL_checknumber(L, 2);
   l_check_store_value(L, s, t->dtype, "mul_");   /* an int64 tensor by an integer only */
+  l_check_inplace_grad(L, t, NULL, "mul_");
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
   al_status st = al_affine(&o, t, s, 0);
@@ -109,6 +114,7 @@ static int random_fill(lua_State *L, const char *name, random_fill_fn fill) {
     return luaL_error(L, "attnlab.%s: float32 tensors only, got %s", name, al_shape_str(t, sb, sizeof sb));
   }
   l_check_writable(L, t, name);
+  l_check_inplace_grad(L, t, NULL, name);
   al_tensor *tmp = al_tensor_new_like(t);
   if (!tmp) return l_raise(L, name);
   fill(g, al_f32(tmp), al_numel(tmp), (float)p1, (float)p2);

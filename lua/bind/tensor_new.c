@@ -154,7 +154,9 @@ static int l_tensor_new(lua_State *L) {
   return 1;
 }
 
-static int make_filled(lua_State *L, double v, const char *fname) {
+/* exact: a Lua integer for v (al.full), written exactly into an int64 tensor (through a double,
+ * integers above 2^53 were rounded); NULL for a plain number */
+static int make_filled(lua_State *L, double v, const lua_Integer *exact, const char *fname) {
   int64_t shape[AL_MAXDIM];
   int nd = l_checkshape(L, 1, shape, fname);
   int opts = lua_gettop(L);
@@ -163,19 +165,22 @@ static int make_filled(lua_State *L, double v, const char *fname) {
   l_check_store_value(L, v, dt, fname);
   al_tensor *t = al_tensor_new(dt, nd, shape);
   if (!t) return l_raise(L, fname);
-  al_fill(t, v);
+  if (exact && dt == AL_I64) al_fill_i64(t, (int64_t)*exact);
+  else al_fill(t, v);
   l_pushtensor(L, t);
   if (opts) opt_requires_grad(L, opts, t);
   return 1;
 }
 
-static int l_zeros(lua_State *L) { return make_filled(L, 0, "zeros"); }
-static int l_ones(lua_State *L) { return make_filled(L, 1, "ones"); }
-static int l_empty(lua_State *L) { return make_filled(L, 0, "empty"); }
+static int l_zeros(lua_State *L) { return make_filled(L, 0, NULL, "zeros"); }
+static int l_ones(lua_State *L) { return make_filled(L, 1, NULL, "ones"); }
+static int l_empty(lua_State *L) { return make_filled(L, 0, NULL, "empty"); }
 static int l_full(lua_State *L) {
   double v = luaL_checknumber(L, 2);
+  lua_Integer iv = lua_isinteger(L, 2) ? lua_tointeger(L, 2) : 0;
+  int is_int = lua_isinteger(L, 2);
   lua_remove(L, 2);
-  return make_filled(L, v, "full");
+  return make_filled(L, v, is_int ? &iv : NULL, "full");
 }
 
 static int l_arange(lua_State *L) {

@@ -506,6 +506,21 @@ static void test_int64_select(void) {
   al_tensor_release(o);
   al_tensor_release(fzero); al_tensor_release(zero); al_tensor_release(cond); al_tensor_release(i);
   CHECK("int64 clamp, where and masked_fill leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+
+  /* al_fill_i64: exact beyond 2^53 (al_fill's double rounds 2^53 + 1 to 2^53), into a strided
+   * view too; into float32 it rounds as a float */
+  int64_t s23[2] = {2, 3}, huge = (1LL << 53) + 1;
+  al_tensor *m = al_tensor_zeros(AL_I64, 2, s23), *col = NULL, *f = al_tensor_zeros(AL_F32, 1, s4);
+  al_fill_i64(m, huge);
+  st = al_narrow(&col, m, 1, 1, 1);
+  if (!st) al_fill_i64(col, -huge);
+  CHECK("fill_i64: exact beyond 2^53, contiguous and strided",
+        !st && al_i64(m)[0] == huge && al_i64(m)[1] == -huge && al_i64(m)[4] == -huge && al_i64(m)[5] == huge,
+        "status %d, %lld %lld", (int)st, (long long)al_i64(m)[0], (long long)al_i64(m)[1]);
+  al_fill_i64(f, 3);
+  CHECK("fill_i64 into float32", al_f32(f)[0] == 3.0f && al_f32(f)[3] == 3.0f, "%g", al_f32(f)[0]);
+  al_tensor_release(col); al_tensor_release(m); al_tensor_release(f);
+  CHECK("fill_i64 leaves no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 }
 
 /* ------------------------------------------------- bad arguments of the C API (a probe's finds) */

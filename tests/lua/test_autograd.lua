@@ -135,7 +135,8 @@ case("changing a saved tensor in place after its use: backward refuses, names th
     ["normal_"] = function(x) x:normal_(0, 1) end,
     ["t[i] = v"] = function(x) x[1] = 7 end,
     ["through a detached alias"] = function(x) x:detach()[2] = 7 end,
-    ["through a view"] = function(x) x:narrow(1, 2, 1):fill_(7) end,
+    -- (a view made with grad on has a grad_fn: changing it is refused at once, see below)
+    ["through a view"] = function(x) al.no_grad(function() x:narrow(1, 2, 1):fill_(7) end) end,
     ["an optimizer step"] = function(x) x.grad = al.ones { 2 }; al.optim.SGD({ x }, { lr = 0.1 }):step(); x.grad = nil end,
   }
   for what, change in pairs(changes) do
@@ -164,9 +165,50 @@ case("in-place changes that leave what a backward needs intact are allowed", fun
   T.eq(a.grad:totable(), { 2, 4 })
   local o = al.softmax(P { 0, 1 })      -- softmax saves its output: a clone may change
   local c = o:clone()
-  c:fill_(0)
+  al.no_grad(function() c:fill_(0) end)
   local s = (o * o):sum()
   s:backward()
+end)
+
+-- In-place ops are not recorded. Writing into the result of a recorded op, or from a source that
+-- requires grad, left the backward blind to the write: y = a * 2; y:mul_(3) gave a.grad = 2, not
+-- 6 (PyTorch records the op), and k:add_(w) gave w no gradient at all. Refused at the write
+-- while grad mode is on; a leaf may be written (initialisers, loaders, optimizers).
+case("in-place writes autograd would not see are refused; leaves and no_grad writes are allowed", function()
+  local function fresh() local a = P { 1, 2 }; return a, a * 2 end
+  local writes = {
+    mul_ = function(y) y:mul_(3) end, add_ = function(y) y:add_(1) end, fill_ = function(y) y:fill_(0) end,
+    zero_ = function(y) y:zero_() end, copy_ = function(y) y:copy_(al.ones { 2 }) end,
+    normal_ = function(y) y:normal_(0, 1) end, uniform_ = function(y) y:uniform_(0, 1) end,
+    index = function(y) y[1] = 5 end,
+    ["a view's"] = function(y) y:narrow(1, 1, 1):fill_(0) end,
+  }
+  for what, write in pairs(writes) do
+    local _, y = fresh()
+    local err = T.raises(function() write(y) end, "in-place changes are not recorded")
+    T.truthy(err:find("grad_fn=<", 1, true), what .. ": " .. err)
+  end
+  -- a leaf's view made with grad on is an op's result too (PyTorch refuses it as well)
+  T.raises(function() P { 1, 2 }:narrow(1, 1, 1):fill_(0) end, "grad_fn=<narrow>")
+  -- a source that requires grad: its gradient would be lost
+  local w = P { 1, 1 }
+  for what, write in pairs({ add_ = function(t) t:add_(w) end, copy_ = function(t) t:copy_(w) end,
+                             index = function(t) t[1] = w[1] end }) do
+    local err = T.raises(function() write(al.zeros { 2 }) end, "the source requires grad")
+    T.truthy(err:find("attnlab." .. what, 1, true), err)
+  end
+  -- allowed: a leaf (as an initialiser writes a parameter), a detached source, and anything
+  -- under no_grad (the backward then ignores the write, as PyTorch's does)
+  local leaf = P { 1, 2 }
+  leaf:mul_(3); leaf:copy_(al.ones { 2 }); leaf[1] = 4; leaf:add_(al.ones { 2 })
+  T.eq(leaf:totable(), { 5, 2 })
+  local t = al.zeros { 2 }
+  t:add_(w:detach()); t:copy_(w:detach())
+  local a, y = fresh()
+  al.no_grad(function() y:mul_(3) end)
+  al.sum(y):backward()
+  T.eq(a.grad:totable(), { 2, 2 })
+  T.eq(y:totable(), { 6, 12 })
 end)
 
 case("retain_graph: a change between two backward passes is refused on the second", function()

@@ -98,6 +98,62 @@ return {
     T.close(n, 5, 1e-6)
     T.close(math.sqrt(a.grad:sumsq() + b.grad:sumsq()), 1.0, 1e-5)
   end },
+  { name = "clip_grad_norm with norm_type 1, 3 and inf is that p-norm of all gradients together", fn = function()
+    local function grads() local a, b = al.zeros({ 2 }), al.zeros({ 1 }); a.grad, b.grad = al.tensor({ 3, 0 }), al.tensor({ -4 }); return a, b end
+    local a, b = grads()
+    T.close(al.optim.clip_grad_norm({ a, b }, 100, 1), 7, 1e-6)
+    T.eq(a.grad:totable(), { 3, 0 }, 0, "below max_norm: not scaled")
+    a, b = grads()
+    T.close(al.optim.clip_grad_norm({ a, b }, 100, 3), (27 + 64) ^ (1 / 3), 1e-6)
+    a, b = grads()
+    T.close(al.optim.clip_grad_norm({ a, b }, 1, math.huge), 4, 0)
+    T.close({ a.grad:totable()[1], b.grad:totable()[1] }, { 0.75, -1 }, 1e-6)   -- largest |g| now 1
+    a, b = grads()
+    T.close(al.optim.clip_grad_norm({ a, b }, 1, 2), al.optim.clip_grad_norm({ grads() }, 1), 0)   -- 2: the default
+  end },
+  { name = "a schedule scales each group's own lr; lr_scale applies from the start", fn = function()
+    local a, b, c = al.zeros({ 2 }), al.zeros({ 2 }), al.zeros({ 2 })
+    local opt = al.optim.AdamW({ { params = { a }, lr = 0.1 }, { params = { b } }, { params = { c }, lr_scale = 0.5 } },
+      { lr = 0.01 })
+    T.close({ opt.param_groups[1].lr, opt.param_groups[2].lr, opt.param_groups[3].lr }, { 0.1, 0.01, 0.005 }, 1e-15)
+    local s = al.optim.CosineWarmup(opt, { warmup = 2, total = 10 })
+    -- as torch.optim.lr_scheduler.LambdaLR with the same factor: [0.05, 0.005, 0.0025], then x2
+    T.close({ opt.param_groups[1].lr, opt.param_groups[2].lr, opt.param_groups[3].lr }, { 0.05, 0.005, 0.0025 }, 1e-15)
+    s:step()
+    T.close({ opt.param_groups[1].lr, opt.param_groups[2].lr, opt.param_groups[3].lr }, { 0.1, 0.01, 0.005 }, 1e-15)
+    T.eq(opt.param_groups[2].lr, opt.lr, 0, "a group with neither lr nor lr_scale takes the schedule's lr exactly")
+  end },
+  { name = "AdamW counts steps per parameter, as torch.optim.AdamW", fn = function()
+    -- b has no gradient at step 1: its first update is a first step's (bias corrections at t = 1),
+    -- |lr| = 0.1 from 1; one count per optimizer gave 0.925586 (torch: a 0.8, b 0.9)
+    local a, b = al.tensor({ 1.0 }), al.tensor({ 1.0 })
+    local opt = al.optim.AdamW({ a, b }, { lr = 0.1, weight_decay = 0 })
+    a.grad = al.tensor({ 1.0 }); opt:step()
+    a.grad = al.tensor({ 1.0 }); b.grad = al.tensor({ 1.0 }); opt:step()
+    T.close({ a:item(), b:item() }, { 0.8, 0.9 }, 1e-6)
+    T.eq(opt.state[a].step, 2); T.eq(opt.state[b].step, 1); T.eq(opt.steps, 2)
+  end },
+  { name = "optimizer state round trip: a parameter without state stays without; resumed = uninterrupted", fn = function()
+    local function run(make, resume, old_format)
+      local a, b = al.tensor({ 1.0, 2.0 }), al.tensor({ -1.0 })
+      local opt = make({ a, b })
+      a.grad = al.tensor({ 1.0, -0.5 }); opt:step()               -- b: no gradient yet
+      if resume then
+        local sd = opt:state_dict()
+        T.eq(sd["state.2.momentum_buffer"] == nil and sd["state.2.exp_avg"] == nil, true, 0, "b saved no state")
+        if old_format then sd["state.1.step"] = nil end           -- written before steps were per parameter
+        opt = make({ a, b }); opt:load_state_dict(sd)
+        T.eq(opt.state[b] == nil, true, 0, "b has no state after the load")
+      end
+      for _ = 1, 2 do a.grad = al.tensor({ 0.5, 0.25 }); b.grad = al.tensor({ 2.0 }); opt:step() end
+      return { a:totable()[1], a:totable()[2], b:item() }
+    end
+    local sgd = function(ps) return al.optim.SGD(ps, { lr = 0.1, momentum = 0.9, dampening = 0.5 }) end
+    local adamw = function(ps) return al.optim.AdamW(ps, { lr = 0.1 }) end
+    T.eq(run(sgd, true), run(sgd, false), 0, "SGD with dampening")
+    T.eq(run(adamw, true), run(adamw, false), 0, "AdamW")
+    T.eq(run(adamw, true, true), run(adamw, false), 0, "AdamW, a state dict without per-parameter steps")
+  end },
   { name = "optimizer rejects bad options", fn = function()
     T.raises(function() al.optim.AdamW({ al.zeros({ 1 }) }, { lr = -1 }) end, "lr must be a number")
     T.raises(function() al.optim.SGD({ 1, 2 }) end, "not a tensor")

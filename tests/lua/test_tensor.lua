@@ -34,6 +34,51 @@ case("tensor from nested tables (int64), exact beyond 2^53", function()
   T.eq(al.tensor({ 1, 2 }, { dtype = "long" }):dtype(), "int64")
 end)
 
+-- Integers above 2^53 went through a double on the way into an int64 tensor (the arithmetic
+-- metamethods, fill_, t[i] = n, al.full) and were rounded: z + 9007199254740993 gave ...992.
+case("int64 stays exact beyond 2^53 in arithmetic with numbers, fill_, t[i] = n and al.full", function()
+  local big = 9007199254740993   -- 2^53 + 1: no double holds it
+  local z = al.tensor({ 0, 5 }, { dtype = "int64" })
+  T.eq((z + big):totable(), { big, big + 5 })
+  T.eq((big + z):totable(), { big, big + 5 })
+  T.eq((z - (-big)):totable(), { big, big + 5 })
+  T.eq((big - z):totable(), { big, big - 5 })
+  T.eq(((z + 1) * big):totable(), { big, 6 * big })
+  T.eq((z + 1):dtype(), "int64")
+  T.eq((z + 1.5):dtype(), "float32")                 -- a fraction promotes, as al.add
+  T.eq((z / 2):totable(), { 0, 2.5 })                -- true division
+  local f = al.zeros({ 3 }, { dtype = "int64" })
+  f:fill_(big)
+  f[2] = big + 2
+  f:narrow(1, 3, 1):fill_(-big)                      -- a view: through the non-contiguous path too
+  T.eq(f:totable(), { big, big + 2, -big })
+  T.eq(al.full({ 2 }, big, { dtype = "int64" }):totable(), { big, big })
+  T.eq(al.full({ 1 }, 2.5):totable(), { 2.5 })
+  T.raises(function() al.masked_fill(z, al.tensor { 1, 0 }, big) end,
+    "attnlab.masked_fill: 9007199254740993 is beyond 2^53")
+  T.eq(al.masked_fill(z, al.tensor { 1, 0 }, 7):totable(), { 7, 5 })
+end)
+
+-- stack wrapped a negative dim twice: -4 on (3,4) stacked at dim 3 instead of being refused.
+case("stack: dims -(ndim+1)..ndim+1, others refused", function()
+  local x = al.randn { 3, 4 }
+  T.eq(al.stack({ x, x }, -1):shape(), { 3, 4, 2 })
+  T.eq(al.stack({ x, x }, -3):shape(), { 2, 3, 4 })
+  T.eq(al.stack({ x, x }, 3):shape(), { 3, 4, 2 })
+  for _, d in ipairs({ -4, -5, 4 }) do
+    T.raises(function() al.stack({ x, x }, d) end, "stack: dim out of range for tensors float32 (3,4) (dims are 1..3 or -3..-1)")
+  end
+end)
+
+case("randn_like without options; layer_norm's default eps is PyTorch's 1e-5", function()
+  T.eq(al.randn_like(al.zeros { 2, 3 }):shape(), { 2, 3 })
+  local x = al.tensor { { 0.001, -0.001, 0.002, -0.002 } }
+  T.eq(al.layer_norm(x):totable(), al.nn.LayerNorm(4)(x):totable())
+  T.eq(al.layer_norm(x):totable(), al.layer_norm(x, nil, nil, 1e-5):totable())
+  -- F.layer_norm(x, (4,)) = [0.2828, -0.2828, 0.5657, -0.5657]; with 1e-6: 0.5345 ...
+  T.close(al.layer_norm(x):totable()[1], { 0.28284, -0.28284, 0.56569, -0.56569 }, 1e-4)
+end)
+
 case("tensor of a number is 0-dim; of a tensor is a copy", function()
   local s = al.tensor(2.5)
   T.eq(s:dim(), 0)

@@ -91,6 +91,10 @@ function Normalizer:forward(scores, mask)
   if not al.is_tensor(scores) then   -- else "bad argument #1 to '?'" from the C normalizer
     error(("Normalizer: forward(scores [, mask]) expects scores, a float32 tensor (B,H,N,N), got %s"):format(nn.show(scores)), 0)
   end
+  if mask ~= nil and not al.is_tensor(mask) then   -- else "bad argument #3 to '?'" at this line
+    error(("Normalizer: forward(scores [, mask]) expects mask, a tensor broadcastable to scores (nonzero = keep), got %s")
+      :format(nn.show(mask)), 0)
+  end
   local k = self.spec.kind
   local row = ROWS[k]
   if not row.param then return al[row.name](scores, mask and { mask = mask } or nil) end
@@ -162,6 +166,12 @@ function MHA.check_forward(who, x, opts, want)
     error(("%s: forward(x [, {key_mask =, keep =}]) expects x, %s, got %s"):format(who, want, nn.show(x)), 0)
   end
   if opts == nil then return end
+  -- m(x, mask), the mask given where the options table goes: "bad argument #1 to 'for
+  -- iterator'" from deep inside before
+  if type(opts) ~= "table" or getmetatable(opts) ~= nil then
+    error(("%s: forward options must be a table {key_mask =, keep =}, got %s%s"):format(who, nn.show(opts),
+      al.is_tensor(opts) and " (pass a mask as {key_mask = m} or {keep = m})" or ""), 0)
+  end
   for k in pairs(opts) do
     if not FORWARD_OPTS[k] then nn.check_opts(who .. ": forward", opts, FORWARD_OPTS) end   -- raises, naming k
   end

@@ -151,7 +151,17 @@ function Module:load_state_dict(sd, opts)
       al.is_tensor(sd) and "a tensor" or type(sd)), 2)
   end
   if opts ~= nil and type(opts) ~= "table" then
-    error(("load_state_dict: options must be a table {strict = ...}, got %s"):format(type(opts)), 2)
+    error(("load_state_dict: options must be a table {strict = ...}, got %s%s"):format(type(opts),
+      type(opts) == "boolean" and (" (PyTorch's strict=%s is {strict = %s})"):format(opts, opts) or ""), 2)
+  end
+  -- {strcit = false} ran strict and failed on missing keys without naming the typo, and
+  -- {strict = "no"} was taken as strict
+  if opts then
+    local bad = util.unknown_keys(opts, { "strict" })
+    if bad then error("load_state_dict: " .. bad, 2) end
+    if opts.strict ~= nil and type(opts.strict) ~= "boolean" then
+      error(("load_state_dict: strict must be true or false, got %s"):format(util.show(opts.strict)), 2)
+    end
   end
   local strict = not (opts and opts.strict == false)
   local own = self:state_dict()

@@ -53,6 +53,14 @@ local function make_groups(who, params, defaults)
       local grp = {}
       for k, v in pairs(defaults) do grp[k] = v end
       for k, v in pairs(g) do grp[k] = v end
+      -- A group's lr is its own lr (else the optimizer's) times its lr_scale; lr_scale is then
+      -- kept as the group's lr relative to the optimizer's, which set_lr (and so a schedule)
+      -- multiplies, as PyTorch's LambdaLR scales each group's own initial lr. A group with
+      -- neither keeps lr_scale nil and takes set_lr's lr exactly.
+      if g.lr ~= nil or g.lr_scale ~= nil then
+        grp.lr = (g.lr or defaults.lr) * (g.lr_scale or 1)
+        grp.lr_scale = grp.lr / defaults.lr
+      end
       groups[#groups + 1] = grp
     end
   else
@@ -106,6 +114,9 @@ function Optimizer:set_lr(lr)
   self.lr = lr
 end
 
+-- "step": the number of opt:step() calls; "state.<i>.<name>": parameter i's state (i counts
+-- the parameters across groups in order; the names are the class's STATE_KEYS). A parameter
+-- that has no state yet (no gradient so far) has no entry.
 function Optimizer:state_dict()
   local sd = { ["step"] = al.tensor(self.steps, { dtype = "int64" }) }
   local i = 0
@@ -113,12 +124,21 @@ function Optimizer:state_dict()
     for _, p in ipairs(g.params) do
       i = i + 1
       local st = self.state[p]
-      if st then for k, v in pairs(st) do if al.is_tensor(v) then sd[("state.%d.%s"):format(i, k)] = v end end end
+      if st then
+        for _, k in ipairs(self.STATE_KEYS) do
+          local v = st[k]
+          if math.type(v) == "integer" then v = al.tensor(v, { dtype = "int64" }) end
+          sd[("state.%d.%s"):format(i, k)] = v
+        end
+      end
     end
   end
   return sd
 end
 
+-- Replaces the whole state, as PyTorch's does: a parameter without an entry in sd has no state
+-- afterwards (its first step is a first step: SGD's momentum buffer starts as its gradient,
+-- AdamW's bias correction counts from 1). sd is checked whole first (check.state_dict).
 function Optimizer:load_state_dict(sd)
   check.state_dict(self, sd, self.name .. ":load_state_dict")
   self.steps = sd.step and sd.step:item() or 0
@@ -126,12 +146,7 @@ function Optimizer:load_state_dict(sd)
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do
       i = i + 1
-      local st = self:_state(p)
-      for k, v in pairs(st) do
-        local saved = sd[("state.%d.%s"):format(i, k)]
-        if al.is_tensor(v) and saved then v:copy_(saved) end
-      end
-      st.initialized = true
+      self.state[p] = self:_state_from(sd, ("state.%d."):format(i))
     end
   end
 end
@@ -159,13 +174,29 @@ function AdamW.new(params, opts)
   return self
 end
 
+-- Per parameter: the two moments and its own step count, which the bias correction uses. A
+-- parameter without a gradient at some steps (frozen for a while, unused by a stage's loss)
+-- counts only the steps that updated it, as PyTorch's AdamW does; one count per optimizer made
+-- its first update after k skipped steps too small (36% at k = 2).
+AdamW.STATE_KEYS = { "exp_avg", "exp_avg_sq", "step" }
+
 function AdamW:_state(p)
   local st = self.state[p]
   if not st then
-    st = { exp_avg = al.zeros(p:shape()), exp_avg_sq = al.zeros(p:shape()) }
+    st = { exp_avg = al.zeros(p:shape()), exp_avg_sq = al.zeros(p:shape()), step = 0 }
     self.state[p] = st
   end
   return st
+end
+
+-- A saved state "<prefix>exp_avg", "exp_avg_sq" (and "step"; a state dict written before the
+-- count was per parameter has only the optimizer's "step", which then stood for every
+-- parameter's), or nil.
+function AdamW:_state_from(sd, prefix)
+  local m, v = sd[prefix .. "exp_avg"], sd[prefix .. "exp_avg_sq"]
+  if not m then return nil end
+  local step = sd[prefix .. "step"] or sd.step
+  return { exp_avg = m:float():clone(), exp_avg_sq = v:float():clone(), step = step and step:item() or 0 }
 end
 
 function AdamW:step(...)
@@ -177,7 +208,8 @@ function AdamW:step(...)
       local grad = p.grad
       if grad then
         local st = self:_state(p)
-        al.adamw_step(p, grad:contiguous(), st.exp_avg, st.exp_avg_sq, g.lr, b1, b2, g.eps, g.weight_decay, self.steps)
+        st.step = st.step + 1
+        al.adamw_step(p, grad:contiguous(), st.exp_avg, st.exp_avg_sq, g.lr, b1, b2, g.eps, g.weight_decay, st.step)
       end
     end
   end
@@ -195,10 +227,12 @@ function SGD.new(params, opts)
   return setmetatable({ param_groups = make_groups("SGD", params, defaults), state = {}, steps = 0, lr = defaults.lr }, SGD)
 end
 
-function SGD:_state(p)
-  local st = self.state[p]
-  if not st then st = { momentum_buffer = al.zeros(p:shape()) }; self.state[p] = st end
-  return st
+-- Per parameter: the momentum buffer, made at its first gradient (which it then is).
+SGD.STATE_KEYS = { "momentum_buffer" }
+
+function SGD:_state_from(sd, prefix)
+  local buf = sd[prefix .. "momentum_buffer"]
+  return buf and { momentum_buffer = buf:float():clone() } or nil
 end
 
 function SGD:step(...)
@@ -207,11 +241,11 @@ function SGD:step(...)
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do
       if p.grad then
-        local first = self.state[p] == nil or not self.state[p].initialized
-        local st = self:_state(p)
+        local st = self.state[p]
+        local first = st == nil
+        if first then st = { momentum_buffer = al.zeros(p:shape()) }; self.state[p] = st end
         al.sgd_step(p, p.grad:contiguous(), st.momentum_buffer, g.lr, g.momentum, g.dampening, g.weight_decay,
                     g.nesterov, first)
-        st.initialized = true
       end
     end
   end
@@ -251,13 +285,34 @@ function CosineWarmup:step(...)
   return self.opt.lr
 end
 
--- Scale all gradients so their global L2 norm is at most max_norm; returns the norm
--- before clipping (NaN/inf when a gradient is not finite, left unscaled).
-function optim.clip_grad_norm(params, max_norm)
-  check.clip(params, max_norm)
-  local s = 0
-  for _, p in ipairs(params) do if p.grad then s = s + p.grad:sumsq() end end
-  local norm = math.sqrt(s)
+-- Scale all gradients so their global norm is at most max_norm; returns the norm before
+-- clipping (NaN/inf when a gradient is not finite, left unscaled). norm_type: 2 (the default,
+-- L2), any other p > 0, or math.huge (the largest |g|), as PyTorch's clip_grad_norm_: the
+-- p-norm of all gradients together.
+function optim.clip_grad_norm(params, max_norm, norm_type, ...)
+  check.clip(params, max_norm, norm_type, select("#", ...))
+  norm_type = norm_type or 2
+  local norm
+  if norm_type == 2 then
+    local s = 0
+    for _, p in ipairs(params) do if p.grad then s = s + p.grad:sumsq() end end
+    norm = math.sqrt(s)
+  elseif norm_type == math.huge then
+    norm = 0
+    for _, p in ipairs(params) do
+      if p.grad and p.grad:numel() > 0 then
+        local m = al.max(al.abs(p.grad)):item()
+        if m ~= m then norm = m; break end
+        norm = math.max(norm, m)
+      end
+    end
+  else
+    local s = 0
+    for _, p in ipairs(params) do
+      if p.grad then s = s + al.sum(al.pow(al.abs(p.grad), norm_type)):item() end
+    end
+    norm = s ^ (1 / norm_type)
+  end
   if max_norm and norm > max_norm and norm == norm and norm < math.huge then
     local scale = max_norm / (norm + 1e-6)
     for _, p in ipairs(params) do if p.grad then p.grad:mul_(scale) end end

@@ -16,6 +16,7 @@ local function show(v)
     return "{" .. table.concat(parts, ", ") .. (#v > 4 and ", ..." or "") .. "}"
   end
   if al.is_tensor(v) then return "a tensor" end
+  if type(v) == "string" then return util.show(v) end
   return type(v)
 end
 
@@ -129,16 +130,49 @@ function A.state_dict(self, sd, who)
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do shapes[#shapes + 1] = table.concat(p:shape(), ",") end
   end
+  -- every key is "step" or "state.<i>.<one of the class's STATE_KEYS>": another optimizer's
+  -- state (SGD's momentum_buffer into AdamW) or a misspelt name was skipped, and the run went
+  -- on from zero moments without a word
+  local names, known = {}, {}
+  for _, n in ipairs(self.STATE_KEYS) do known[n] = true end
   for k, v in pairs(sd) do
-    local i = type(k) == "string" and math.tointeger(tonumber(k:match("^state%.(%d+)%.")))
+    local si, name = nil, nil
+    if type(k) == "string" then si, name = k:match("^state%.(%d+)%.(.+)$") end
+    local i = si and math.tointeger(tonumber(si))
+    if k ~= "step" and not (i and known[name]) then
+      error(("%s: unknown key '%s' (known: step, state.<i>.<%s>; a state dict of another optimizer?)"):format(who,
+        tostring(k), table.concat(self.STATE_KEYS, "|")), 3)
+    end
     if i then
+      names[i] = names[i] or {}
+      names[i][name] = true
       if not shapes[i] then
         error(("%s: %s is for parameter %d, the optimizer has %d (a state dict of another model?)"):format(who, k, i,
           #shapes), 3)
       elseif not al.is_tensor(v) then
         error(("%s: %s must be a tensor, got %s"):format(who, k, show(v)), 3)
+      elseif name == "step" then
+        local n = v:numel() == 1 and v:dtype() == "int64" and v:item()
+        if not n or n < 0 then
+          error(("%s: %s must be a one-element int64 tensor >= 0, got %s"):format(who, k, show(v)), 3)
+        end
+      elseif v:dtype() ~= "float32" then
+        error(("%s: %s must be float32, got %s"):format(who, k, show(v)), 3)
       elseif table.concat(v:shape(), ",") ~= shapes[i] then
         error(("%s: %s is (%s), parameter %d is (%s)"):format(who, k, table.concat(v:shape(), ","), i, shapes[i]), 3)
+      end
+    end
+  end
+  -- a parameter's state is whole or absent (AdamW's exp_avg without exp_avg_sq would restart one
+  -- moment from zero); AdamW's per-parameter step may be absent (state dicts written before it
+  -- was kept: the optimizer's step then stands for it)
+  for i, have in pairs(names) do
+    for _, n in ipairs(self.STATE_KEYS) do
+      if not have[n] and n ~= "step" then
+        local some
+        for _, m in ipairs(self.STATE_KEYS) do some = some or (have[m] and m) end
+        error(("%s: state.%d.%s is missing, though state.%d.%s is there (a parameter's state is saved whole)")
+          :format(who, i, n, i, some), 3)
       end
     end
   end
@@ -194,8 +228,17 @@ function A.no_argument(who, why, n, first)
   if n > 0 then util.no_argument(who, why, show(first), 3) end
 end
 
--- clip_grad_norm(params, max_norm)
-function A.clip(params, max_norm)
+-- clip_grad_norm(params, max_norm [, norm_type]); n_more: the count of arguments after those
+function A.clip(params, max_norm, norm_type, n_more)
+  if n_more > 0 then
+    error(("clip_grad_norm: takes (params, max_norm [, norm_type]), got %d more argument%s (PyTorch's " ..
+      "error_if_nonfinite and foreach are not options here)"):format(n_more, n_more > 1 and "s" or ""), 3)
+  end
+  -- a norm_type was ignored before, and the L2 norm used whatever it said
+  if norm_type ~= nil and (type(norm_type) ~= "number" or not (norm_type > 0)) then
+    error(("clip_grad_norm: norm_type must be a number > 0 or math.huge (the largest |g|), got %s")
+      :format(show(norm_type)), 3)
+  end
   if type(params) ~= "table" then
     error(("clip_grad_norm: params must be a list of tensors, got %s"):format(kind(params)), 3)
   end
