@@ -4,7 +4,12 @@
  * POSIX (mkstemp, fsync, rename). rename() within one file system is atomic, which is why
  * the temporary lives next to the target rather than in /tmp. The folder fsync makes the
  * rename itself durable, so a sweep killed by a power cut finds each JSON record either
- * complete or absent. */
+ * complete or absent.
+ *
+ * A destination that is a symbolic link is followed: the temporary goes next to the file the
+ * link resolves to and is renamed over that file, so the link stays and its target is updated
+ * (renaming over the link itself replaced it with a regular file, and `--out /dev/stdout` run
+ * as root replaced the system's /dev/stdout). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +19,7 @@
 #include <unistd.h>
 
 #include "attnlab/io.h"
+#include "internal.h"
 
 struct al_afile {
   char *path;
@@ -40,21 +46,69 @@ static mode_t default_mode(void) {
   return (mode_t)(0666 & ~um);
 }
 
+/* The file a write to `path` must replace: `path` itself unless its last component is a
+ * symbolic link, else what the chain of links ends at -- realpath() when that exists, else
+ * (a dangling link: the file is to be created) the last link's target, relative links taken
+ * from the folder of the link. *out is malloc'ed; *is_link tells whether a link was followed. */
+static al_status resolve_target(const char *path, char **out, int *is_link) {
+  *out = NULL;
+  *is_link = 0;
+  size_t n = strlen(path);
+  char *cur = malloc(n + 1);
+  if (!cur) return al_seterr(AL_ENOMEM, "%s: out of memory", path);
+  memcpy(cur, path, n + 1);
+  for (int hops = 0;; hops++) {
+    struct stat lb;
+    if (lstat(cur, &lb) != 0 || !S_ISLNK(lb.st_mode)) break;   /* absent, or not a link */
+    if (hops >= 40) {
+      free(cur);
+      return al_seterr(AL_EINVAL, "%s: too many levels of symbolic links", path);
+    }
+    *is_link = 1;
+    char *real = realpath(cur, NULL);
+    if (real) { free(cur); cur = real; break; }
+    char link[4096];
+    ssize_t k = readlink(cur, link, sizeof link - 1);
+    if (k <= 0) {
+      al_status st = al_seterr(AL_EIO, "%s: cannot read the symbolic link %s: %s", path, cur,
+                               k < 0 ? strerror(errno) : "empty");
+      free(cur);
+      return st;
+    }
+    link[k] = 0;
+    const char *slash = strrchr(cur, '/');
+    size_t dlen = (link[0] == '/' || !slash) ? 0 : (size_t)(slash - cur) + 1;
+    char *next = malloc(dlen + (size_t)k + 1);
+    if (!next) { free(cur); return al_seterr(AL_ENOMEM, "%s: out of memory", path); }
+    memcpy(next, cur, dlen);
+    memcpy(next + dlen, link, (size_t)k + 1);
+    free(cur);
+    cur = next;
+  }
+  *out = cur;
+  return AL_OK;
+}
+
 al_status al_atomic_replaceable(const char *path) {
   if (!path || !path[0]) return al_seterr(AL_EINVAL, "empty path");
   struct stat sb;
   if (stat(path, &sb) != 0) return AL_OK;   /* nothing there (or unreachable: open will say) */
   if (S_ISREG(sb.st_mode)) return AL_OK;
-  if (S_ISDIR(sb.st_mode)) return al_seterr(AL_EINVAL, "%s is a folder, not a file", path);
-  const char *what = S_ISCHR(sb.st_mode)    ? "a character device"
-                     : S_ISBLK(sb.st_mode)  ? "a block device"
-                     : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                     : S_ISSOCK(sb.st_mode) ? "a socket"
-                                            : "not a regular file";
+  /* name what the link leads to as well (best effort: /proc/self/fd links to a pipe do not
+   * resolve to a path) */
+  char via[4200] = "";
+  struct stat lb;
+  if (lstat(path, &lb) == 0 && S_ISLNK(lb.st_mode)) {
+    char *real = realpath(path, NULL);
+    if (real && strcmp(real, path) != 0) snprintf(via, sizeof via, " (a symbolic link to %s)", real);
+    else snprintf(via, sizeof via, " (a symbolic link)");
+    free(real);
+  }
+  if (S_ISDIR(sb.st_mode)) return al_seterr(AL_EINVAL, "%s%s is a folder, not a file", path, via);
   return al_seterr(AL_EINVAL,
-                   "%s is %s, not a regular file: results are written to a temporary file renamed "
+                   "%s%s is %s, not a regular file: results are written to a temporary file renamed "
                    "over the target, which would replace it",
-                   path, what);
+                   path, via, al_io_kind_(sb.st_mode));
 }
 
 al_status al_afile_open(const char *path, al_afile **out) {
@@ -62,21 +116,35 @@ al_status al_afile_open(const char *path, al_afile **out) {
   if (!path || !path[0]) return al_seterr(AL_EINVAL, "al_afile_open: empty path");
   al_status chk = al_atomic_replaceable(path);
   if (chk) return chk;
-  size_t n = strlen(path);
+  char *target;
+  int is_link;
+  chk = resolve_target(path, &target, &is_link);
+  if (chk) return chk;
+  /* the link's target, once resolved, must be a regular file or nothing (checked again:
+   * a dangling chain may end somewhere stat could not reach) */
+  struct stat sb;
+  if (is_link && lstat(target, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    al_status st = al_seterr(AL_EINVAL, "%s (a symbolic link to %s): that is %s, not a regular file", path,
+                             target, al_io_kind_(sb.st_mode));
+    free(target);
+    return st;
+  }
+  size_t n = strlen(target);
   al_afile *a = calloc(1, sizeof *a);
-  if (!a) return al_seterr(AL_ENOMEM, "%s: out of memory", path);
-  a->path = malloc(n + 1);
-  a->tmp = malloc(n + 16);
-  if (!a->path || !a->tmp) {
-    free(a->path); free(a->tmp); free(a);
+  char *tmp = malloc(n + 16);
+  if (!a || !tmp) {
+    free(a); free(tmp); free(target);
     return al_seterr(AL_ENOMEM, "%s: out of memory", path);
   }
-  memcpy(a->path, path, n + 1);
-  snprintf(a->tmp, n + 16, "%s.tmp.XXXXXX", path);
+  a->path = target;
+  a->tmp = tmp;
+  snprintf(a->tmp, n + 16, "%s.tmp.XXXXXX", target);
   a->fd = mkstemp(a->tmp);
   if (a->fd < 0) {
-    al_status st = al_seterr(AL_EIO, "%s: cannot create a temporary file next to it: %s", path,
-                             strerror(errno));
+    al_status st = is_link ? al_seterr(AL_EIO, "%s (a symbolic link to %s): cannot create a temporary file next to "
+                                       "the target: %s", path, target, strerror(errno))
+                           : al_seterr(AL_EIO, "%s: cannot create a temporary file next to it: %s", path,
+                                       strerror(errno));
     free(a->path); free(a->tmp); free(a);
     return st;
   }

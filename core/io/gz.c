@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "attnlab/io.h"
+#include "internal.h"
 
 #define IN_CAP (256u << 10)    /* compressed input buffer (file sources) */
 #define OUT_CAP (256u << 10)   /* inflated output buffer: small reads come from here */
@@ -175,18 +176,14 @@ static al_status gz_start(al_gz *f, const uint8_t *head, size_t nhead) {
 al_status al_gz_open(const char *path, al_gz **out) {
   *out = NULL;
   if (!path) return al_seterr(AL_EINVAL, "al_gz_open: path is NULL");
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return al_seterr(AL_EIO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *fp;
+  uint64_t fsize;
+  al_status ost = al_io_open_regular_(path, &fp, &fsize);   /* never a FIFO or a device */
+  if (ost) return ost;
   al_gz *f = gz_new(path);
   if (!f) { fclose(fp); return al_seterr(AL_ENOMEM, "%s: out of memory", path); }
   f->fp = fp;
-  f->src_size = UINT64_MAX;
-  struct stat sb;
-  if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode)) f->src_size = (uint64_t)sb.st_size;
-  else if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-    al_gz_close(f);
-    return al_seterr(AL_EIO, "%s: is a directory", path);
-  }
+  f->src_size = fsize;
   f->in = malloc(IN_CAP);
   if (!f->in) { al_gz_close(f); return al_seterr(AL_ENOMEM, "%s: out of memory", path); }
   /* Peek at the first bytes through the input buffer; plain reads consume it first. */
@@ -366,19 +363,14 @@ al_status al_read_file(const char *path, int gunzip, void **data, size_t *size) 
     st = al_gz_open(path, &f);
   } else {
     /* Raw read: a plain stream that never looks for the gzip magic. */
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return al_seterr(AL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *fp;
+    uint64_t fsize;
+    st = al_io_open_regular_(path, &fp, &fsize);
+    if (st) return st;
     f = gz_new(path);
     if (!f) { fclose(fp); return al_seterr(AL_ENOMEM, "%s: out of memory", path); }
     f->fp = fp;
-    f->src_size = UINT64_MAX;
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-      al_gz_close(f);
-      return al_seterr(AL_EIO, "%s: is a directory", path);
-    }
-    if (fstat(fileno(fp), &sb) == 0 && S_ISREG(sb.st_mode)) f->src_size = (uint64_t)sb.st_size;
-    st = AL_OK;
+    f->src_size = fsize;
   }
   if (st) return st;
   /* Allocate the size hint (exact for plain files and single-member gzip) and fill it;

@@ -1,8 +1,20 @@
-/* core/io/internal.h -- what the safetensors reader and writer share (not public API). */
+/* core/io/internal.h -- what the files of core/io share (not public API). */
 #ifndef ATTNLAB_CORE_IO_INTERNAL_H
 #define ATTNLAB_CORE_IO_INTERNAL_H
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+
+#include "attnlab/base.h"
+
+/* core/io/file.c. "a FIFO", "a character device", "a directory", ... for a st_mode. */
+const char *al_io_kind_(unsigned mode);
+
+/* Open `path` for reading ("rb") when it is a regular file (a symbolic link counts as its
+ * target); size: its size in bytes (may be NULL). Anything else -- a FIFO, which fopen would
+ * wait on forever, a device, a directory -- is refused as "<path>: is a FIFO, not a regular
+ * file" without blocking: the path is stat'ed first and opened with O_NONBLOCK. */
+al_status al_io_open_regular_(const char *path, FILE **fp, uint64_t *size);
 
 /* Byte offset of the first invalid UTF-8 sequence in s[0..n), or n if it is valid
  * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */

@@ -31,7 +31,9 @@
 
 typedef struct al_gz al_gz;
 
-/* Open `path` for reading; inflates if it starts with the gzip magic. */
+/* Open `path` for reading; inflates if it starts with the gzip magic. Only a regular file (or a
+ * symbolic link to one): a FIFO, a device or a directory is refused, naming it, without
+ * blocking (al_read_file, and every reader built on these, likewise). */
 al_status al_gz_open(const char *path, al_gz **out);
 /* The same over `size` bytes at `data` (not copied: must outlive the stream). `name` is
  * used in error messages (NULL: "<memory>"). */
@@ -62,7 +64,9 @@ al_status al_read_file(const char *path, int gunzip, void **data, size_t *size);
  * Atomic writes (core/io/atomic.c): a temporary file "<path>.tmp.XXXXXX" in the same folder,
  * written, fsync'ed, renamed over `path`, then the folder is fsync'ed. Readers see the old
  * file or the new one, never a partial one; a crash leaves at most the temporary file.
- * Permissions are 0666 minus the umask, as fopen would give. */
+ * Permissions are 0666 minus the umask, as fopen would give. A `path` that is a symbolic link is
+ * followed: the temporary goes next to the file it resolves to and replaces that file, and the
+ * link stays (a dangling link gets its target created). */
 
 al_status al_write_file_atomic(const char *path, const void *data, size_t size);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "attnlab/io.h"
 #include "attnlab/sha256.h"
@@ -182,6 +183,96 @@ static void test_atomic(void) {
   rmdir(folder);
 }
 
+/* A destination that is a symbolic link: the write goes to what the link resolves to, and the
+ * link stays (renaming over the link itself turned it into a regular file, leaving its target
+ * untouched; `--out /dev/stdout` as root replaced /dev/stdout). Relative links, chains, and a
+ * dangling link (the target is created); a link to a FIFO is refused and left alone. */
+static void test_atomic_symlinks(void) {
+  const char *target = tmppath("sl-target.json"), *link = tmppath("sl-link.json");
+  write_bytes(target, "old\n", 4);
+  int made = symlink("sl-target.json", link) == 0;   /* relative, as ln -s writes them */
+  al_status st = al_write_file_atomic(link, "new\n", 4);
+  size_t n = 0;
+  uint8_t *b = slurp(target, &n);
+  struct stat lb, sb;
+  CHECK("atomic symlink: the target of a (relative) link is updated", made && st == AL_OK && b && n == 4 &&
+        memcmp(b, "new\n", 4) == 0, "st=%d n=%zu %s", st, n, st ? al_errmsg() : "");
+  free(b);
+  CHECK("atomic symlink: ... and the link is still a link to it", lstat(link, &lb) == 0 && S_ISLNK(lb.st_mode), "");
+  /* a chain: link2 -> link -> target, through the streaming API */
+  const char *link2 = tmppath("sl-link2.json");
+  made = symlink(link, link2) == 0;
+  al_afile *a = NULL;
+  st = al_afile_open(link2, &a);
+  if (st == AL_OK) st = al_afile_write(a, "chain\n", 6);
+  if (st == AL_OK) st = al_afile_commit(a);
+  else al_afile_abort(a);
+  b = slurp(target, &n);
+  CHECK("atomic symlink: a chain of links updates the final target", made && st == AL_OK && b && n == 6 &&
+        memcmp(b, "chain\n", 6) == 0 && lstat(link2, &lb) == 0 && S_ISLNK(lb.st_mode) &&
+        lstat(link, &lb) == 0 && S_ISLNK(lb.st_mode), "st=%d %s", st, st ? al_errmsg() : "");
+  free(b);
+  /* dangling: the file the link names is created */
+  const char *dang = tmppath("sl-dangling.json"), *created = tmppath("sl-created.json");
+  made = symlink("sl-created.json", dang) == 0;
+  st = al_write_file_atomic(dang, "c\n", 2);
+  b = slurp(created, &n);
+  CHECK("atomic symlink: a dangling link gets its target created", made && st == AL_OK && b && n == 2 &&
+        lstat(dang, &lb) == 0 && S_ISLNK(lb.st_mode), "st=%d %s", st, st ? al_errmsg() : "");
+  free(b);
+  /* a link to a FIFO: refused in one line naming both, and left as it was */
+  const char *fifo = tmppath("sl-fifo"), *flink = tmppath("sl-fifo-link");
+  made = mkfifo(fifo, 0600) == 0 && symlink(fifo, flink) == 0;
+  st = al_write_file_atomic(flink, "x", 1);
+  expect_err("atomic symlink: a link to a FIFO is refused, naming the link and what it points to", st, flink,
+             fifo, "FIFO", NULL);
+  CHECK("atomic symlink: ... in one line", st != AL_OK && !strchr(al_errmsg(), '\n'), "");
+  CHECK("atomic symlink: ... and both stay as they were", made && lstat(flink, &lb) == 0 && S_ISLNK(lb.st_mode) &&
+        stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "");
+  DIR *d = opendir(tmpdir);
+  int leftovers = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d))) if (strstr(de->d_name, ".tmp.")) leftovers++;
+  if (d) closedir(d);
+  CHECK("atomic symlink: no temporary files left behind", leftovers == 0, "%d left", leftovers);
+  unlink(link2); unlink(link); unlink(target); unlink(dang); unlink(created); unlink(flink); unlink(fifo);
+}
+
+/* ------------------------------------------------------------------ non-regular inputs */
+
+/* A FIFO named like a dataset file made the loaders wait forever in fopen; a character device
+ * gave an endless or empty stream. Every reader refuses them in one line naming the file. A
+ * hang fails the test (SIGALRM) instead of blocking the suite. */
+static void test_nonregular_reads(void) {
+  const char *fifo = tmppath("t10k-images-idx3-ubyte.gz"), *flink = tmppath("fifo-link.gz");
+  int made = mkfifo(fifo, 0600) == 0 && symlink(fifo, flink) == 0;
+  CHECK("nonregular: fixtures made", made, "");
+  alarm(20);
+  void *d = NULL;
+  size_t n = 0;
+  al_gz *g = NULL;
+  al_idx idx;
+  al_cifar cif;
+  al_st_file *sf = NULL;
+  memset(&idx, 0, sizeof idx);
+  memset(&cif, 0, sizeof cif);
+  expect_err("nonregular: al_read_file (gunzip) refuses a FIFO", al_read_file(fifo, 1, &d, &n), fifo, "is a FIFO",
+             "not a regular file", NULL);
+  expect_err("nonregular: al_read_file (raw) refuses a FIFO", al_read_file(fifo, 0, &d, &n), fifo, "is a FIFO", NULL);
+  expect_err("nonregular: al_gz_open refuses a link to a FIFO", al_gz_open(flink, &g), flink, "is a FIFO", NULL);
+  expect_err("nonregular: al_idx_read refuses a FIFO", al_idx_read(fifo, &idx), fifo, "FIFO", NULL);
+  expect_err("nonregular: al_cifar_read refuses a FIFO", al_cifar_read(fifo, &cif), fifo, "FIFO", NULL);
+  expect_err("nonregular: al_st_open refuses a FIFO", al_st_open(fifo, &sf), fifo, "FIFO", NULL);
+  expect_err("nonregular: al_read_file refuses a character device", al_read_file("/dev/zero", 1, &d, &n), "/dev/zero",
+             "is a character device", NULL);
+  CHECK("nonregular: ... each in one line", !strchr(al_errmsg(), '\n'), "%s", al_errmsg());
+  alarm(0);
+  struct stat sb;
+  CHECK("nonregular: the FIFO is left as it was", stat(fifo, &sb) == 0 && S_ISFIFO(sb.st_mode), "");
+  unlink(flink);
+  unlink(fifo);
+}
+
 /* ------------------------------------------------------------------ SHA-256 (core/util/sha256.c) */
 
 /* FIPS 180-4 / NIST CAVS vectors, plus the public code against the test's own independent
@@ -248,6 +339,8 @@ int main(void) {
   if (!io_begin("test_io")) return 1;
   test_gz();
   test_atomic();
+  test_atomic_symlinks();
+  test_nonregular_reads();
   test_sha256();
   io_end(1);
   CHECK_EXIT();

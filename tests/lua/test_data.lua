@@ -14,7 +14,7 @@ local function tmpdir() return T.tmpdir("data", TMP) end
 
 -- run a Lua snippet in a fresh host with ATTNLAB_DATA=dir; returns stdout, stderr, status
 local function host(dir, code)
-  return T.run_host("-e " .. q(code), { env = "ATTNLAB_DATA=" .. q(dir), unset = { "LUA_INIT" } })
+  return T.run_host("-e " .. q(code), { env = "ATTNLAB_DATA=" .. q(dir), unset = { "LUA_INIT" }, timeout = 60 })
 end
 
 -- the snippet must fail with a message containing every pattern
@@ -162,6 +162,75 @@ case("a fingerprint follows the file: rewritten at the same size within the seco
   local n = 0
   for k in pairs(cache) do n = n + 1; T.truthy(k:sub(1, #f + 1) == f .. "|", k) end
   T.eq(n, 1, 0, "entries")
+end)
+-- ---- robustness: non-regular files, the not-found message, the ATTNLAB_DATA folders -------------
+
+case("a FIFO named like a dataset file is refused in one line naming it (no hang)", function()
+  local d = tmpdir()
+  local sub = d .. "/kmnist"
+  os.execute("mkdir -p " .. q(sub))
+  T.write_file(sub .. "/t10k-labels-idx1-ubyte.gz", "")
+  local fifo = sub .. "/t10k-images-idx3-ubyte.gz"
+  assert(os.execute("mkfifo " .. q(fifo)), "mkfifo")
+  -- the loader used to wait forever in fopen: the host runs under a timeout of 60 s
+  load_fails(d, "al.data.kmnist, {split = 'test'}", { fifo .. " is a FIFO, not a regular file" })
+  -- the C readers refuse it themselves (a FIFO swapped in after the search)
+  local out, err, rc = T.run_host("-e " .. q(("local b, e = al.read_idx(%q) io.write(tostring(b), ' ', e)"):format(fifo)),
+    { timeout = 60 })
+  T.eq(rc, 0, 0, err)
+  T.truthy(out:find("nil " .. fifo .. ": is a FIFO, not a regular file", 1, true), out)
+  -- a character device behind a symlink: named too
+  os.remove(fifo)
+  os.execute(("ln -s /dev/zero %s"):format(q(fifo)))
+  load_fails(d, "al.data.kmnist, {split = 'test'}", { fifo .. " is a character device, not a regular file" })
+end)
+case("a missing dataset is one line naming the folders and the files wanted", function()
+  local d = tmpdir()
+  local out, err, rc = host(d, [[
+    local ok, e = pcall(al.data.find_set, "cifar10", "no-such-cifar", { "data_batch_1.bin", "test_batch.bin" })
+    io.write(tostring(e))]])
+  T.eq(rc, 0, 0, err)
+  T.truthy(not out:find("\n"), "more than one line: " .. out)
+  for _, want in ipairs({ "cifar10: file not found in ATTNLAB_DATA (" .. d .. ")", "/usr/share/datasets",
+                          "want no-such-cifar/ holding data_batch_1.bin, test_batch.bin", "(see README, Data)" }) do
+    T.truthy(out:find(want, 1, true), ("message lacks %q: %s"):format(want, out))
+  end
+  out, err, rc = T.run_host("-e " .. q("local ok, e = pcall(al.data.find, 'x', { 'a.bin', 'b/a.bin' }) io.write(e)"),
+    { env = "ATTNLAB_DATA=", unset = { "LUA_INIT" } })
+  T.eq(rc, 0, 0, err)
+  T.truthy(not out:find("\n") and out:find("x: file not found in ATTNLAB_DATA (empty), ", 1, true) and
+    out:find("want a.bin or b/a.bin", 1, true), out)
+  print("#   " .. out)
+end)
+case("ATTNLAB_DATA: a folder that does not exist is named once on stderr; relative folders are made absolute", function()
+  local d = tmpdir()
+  local gone = d .. "/no-such-folder"
+  local out, err, rc = host(gone .. ":" .. d, "al.data.search_path() al.data.search_path() " ..
+    "io.write(table.concat(al.data.search_path(), '\\n'))")
+  T.eq(rc, 0, 0, err)
+  local lines = {}
+  for l in err:gmatch("[^\n]+") do lines[#lines + 1] = l end
+  T.eq(#lines, 1, 0, "stderr: " .. err)
+  T.truthy(lines[1]:find("ATTNLAB_DATA names " .. gone .. ", which does not exist", 1, true), err)
+  T.truthy(out:find(gone .. "\n" .. d .. "\n", 1, true), out)
+  -- relative: taken from the current directory, so records name absolute paths
+  local parent, base = d:match("^(.*)/([^/]+)$")
+  local abs_host = require("attnlab.util").abspath(HOST)   -- run from another folder
+  out, err, rc = T.run_host("-e " .. q("io.write(table.concat(al.data.search_path(), '\\n'))"),
+    { env = "ATTNLAB_DATA=" .. q("./" .. base .. "/"), unset = { "LUA_INIT" }, dir = parent, host = abs_host })
+  T.eq(rc, 0, 0, err)
+  T.eq(out:match("^[^\n]*"), d, 0, "first folder of the search path")
+  for l in out:gmatch("[^\n]+") do T.truthy(l:sub(1, 1) == "/", "relative entry: " .. l) end
+  -- and a dataset loaded from it lists absolute files
+  local imgs = find_real("kmnist", "t10k-images-idx3-ubyte")
+  local labs = find_real("kmnist", "t10k-labels-idx1-ubyte")
+  if not (imgs and labs) then T.skip("KMNIST not found") end
+  os.execute("mkdir -p " .. q(d .. "/kmnist"))
+  for _, p in ipairs({ imgs, labs }) do os.execute(("ln -s %s %s/"):format(q(p), q(d .. "/kmnist"))) end
+  out, err, rc = T.run_host("-e " .. q("io.write(table.concat(al.data.kmnist{split = 'test', normalize = false}.files, '\\n'))"),
+    { env = "ATTNLAB_DATA=" .. q(base), unset = { "LUA_INIT" }, dir = parent, host = abs_host })
+  T.eq(rc, 0, 0, err)
+  T.eq(out, d .. "/kmnist/" .. imgs:match("[^/]+$") .. "\n" .. d .. "/kmnist/" .. labs:match("[^/]+$"))
 end)
 case("(cleanup of the temporary folders)", function()
   for _, d in ipairs(TMP) do T.rm_rf(d) end

@@ -156,9 +156,26 @@ local cases = {
     -- a file that is not a tar.gz: the error says which file and why
     err = T.raises(function() dt.newsgroups20 { path = "tests/ref/data_text.json" } end, "tests/ref/data_text.json")
     T.truthy(err:find("cannot read the archive", 1, true), err)
-    -- the search-path lookup lists every folder it tried
-    err = T.raises(function() require("attnlab.data").find("20news-bydate.tar.gz", { "no-such-20news.tar.gz" }) end, "looked for")
+    -- the search-path lookup names every folder it tried, on one line
+    err = T.raises(function() require("attnlab.data").find("20news-bydate.tar.gz", { "no-such-20news.tar.gz" }) end,
+      "file not found in ATTNLAB_DATA")
     T.truthy(err:find("no-such-20news.tar.gz", 1, true), err)
+    for _, d in ipairs(require("attnlab.data").search_path()) do T.truthy(err:find(d, 1, true), "lacks " .. d .. ": " .. err) end
+    T.truthy(not err:find("\n"), "more than one line: " .. err)
+  end },
+
+  { name = "newsgroups20: a FIFO as the archive (given or found) is refused in one line, without waiting", fn = function()
+    local d = T.tmpdir("data-text")
+    local fifo = d .. "/20news-bydate.tar.gz"
+    assert(os.execute("mkfifo " .. T.shquote(fifo)), "mkfifo")
+    -- in a host under a timeout: io.open on a FIFO used to wait for a writer forever
+    for _, call in ipairs({ ("al.data.newsgroups20{path = %q}"):format(fifo), "al.data.newsgroups20{}" }) do
+      local out, err, rc = T.run_host("-e " .. T.shquote(("local ok, e = pcall(function() return %s end) io.write(tostring(e))")
+        :format(call)), { env = "ATTNLAB_DATA=" .. T.shquote(d), timeout = 60 })
+      T.eq(rc, 0, 0, call .. ": " .. err)
+      T.truthy(out:find(fifo .. " is a FIFO, not a regular file", 1, true) and not out:find("\n"), call .. ": " .. out)
+    end
+    T.rm_rf(d)
   end },
 
   -- ---- 20 Newsgroups ----------------------------------------------------------------------

@@ -16,25 +16,98 @@ local data = {}
 
 -- ---- locating files --------------------------------------------------------------------
 
-function data.search_path()
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+-- An absolute folder: a relative one (ATTNLAB_DATA=data, a checkout found as ".") is taken from
+-- the current directory, so run records name the files they read by absolute paths. "." parts
+-- go; ".." parts stay (removing them lexically would be wrong across a symlinked folder).
+local cwd_cache
+local function absdir(d)
+  if d:sub(1, 1) ~= "/" then
+    if not cwd_cache then
+      local f = io.popen("pwd 2>/dev/null")
+      cwd_cache = f and f:read("l") or nil
+      if f then f:close() end
+      if not cwd_cache or cwd_cache:sub(1, 1) ~= "/" then cwd_cache = os.getenv("PWD") or "" end
+    end
+    if cwd_cache ~= "" then d = cwd_cache .. "/" .. d end
+  end
+  local parts = {}
+  for part in d:gmatch("[^/]+") do
+    if part ~= "." then parts[#parts + 1] = part end
+  end
+  return "/" .. table.concat(parts, "/")
+end
+
+-- ATTNLAB_DATA folders that do not exist are named once per process on stderr (one line each):
+-- they were skipped silently, and the data came from a later folder of the search path.
+local warned_missing = {}
+local function warn_if_missing(d)
+  if warned_missing[d] ~= nil then return end
+  local ok = os.execute("test -d " .. shq(d))
+  warned_missing[d] = not ok
+  if not ok then
+    io.stderr:write(("attnlab: warning: ATTNLAB_DATA names %s, which does not exist (or is not a folder); skipping it " ..
+      "(see README, Data)\n"):format(d))
+  end
+end
+
+-- The folders of the search path, each as { dir =, from = "ATTNLAB_DATA" | nil }; env: whether
+-- ATTNLAB_DATA is set ("unset", "empty" or nil).
+local function search_dirs()
   local dirs = {}
   local env = os.getenv("ATTNLAB_DATA")
-  if env then for d in env:gmatch("[^:]+") do dirs[#dirs + 1] = d end end
+  local env_state = env == nil and "unset" or not env:find("[^:]") and "empty" or nil
+  if env then
+    for d in env:gmatch("[^:]+") do
+      d = absdir(d)
+      warn_if_missing(d)
+      dirs[#dirs + 1] = { dir = d, from = "ATTNLAB_DATA" }
+    end
+  end
   local checkout = al.checkout()
-  if checkout then dirs[#dirs + 1] = checkout .. "/../shared/data" end
-  dirs[#dirs + 1] = "/usr/share/datasets"
+  if checkout then dirs[#dirs + 1] = { dir = absdir(checkout .. "/../shared/data") } end
+  dirs[#dirs + 1] = { dir = "/usr/share/datasets" }
   local home = os.getenv("HOME")
-  if home then dirs[#dirs + 1] = home .. "/.cache/attnlab/data" end
+  if home then dirs[#dirs + 1] = { dir = absdir(home .. "/.cache/attnlab/data") } end
+  return dirs, env_state
+end
+
+function data.search_path()
+  local dirs = {}
+  for i, d in ipairs((search_dirs())) do dirs[i] = d.dir end
   return dirs
 end
 
+-- "ATTNLAB_DATA (unset), /b, /c" or "ATTNLAB_DATA (/a1, /a2), /b, /c": the folders searched,
+-- on one line.
+local function where(dirs, env_state)
+  local env, parts = {}, {}
+  for _, d in ipairs(dirs) do
+    if d.from then env[#env + 1] = d.dir else parts[#parts + 1] = d.dir end
+  end
+  table.insert(parts, 1, ("ATTNLAB_DATA (%s)"):format(env_state or table.concat(env, ", ")))
+  return table.concat(parts, ", ")
+end
+
+-- What is at path when it is there but is not a regular file ("a FIFO", "a directory", ...),
+-- else nil. Never opens it: io.open on a FIFO waits for a writer forever. al.atomic_replaceable
+-- stats the path (following symlinks) and names what is there when it is not a regular file.
+local function not_regular(path)
+  local ok, msg = al.atomic_replaceable(path)
+  if ok then return nil end
+  msg = tostring(msg)
+  if msg:find(" is a folder, not a file", 1, true) then return "a directory" end
+  return msg:match(" is (an? [%w ]-), not a regular file") or "not a regular file"
+end
+data.not_regular = not_regular
+
 local function exists(path)
+  if not_regular(path) then return false end
   local f = io.open(path, "rb")
   if f then f:close() return true end
   return false
 end
-
-local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 -- The names in a folder (nil if it is not one or is empty), from one `ls`: io.open cannot tell a
 -- missing file from a dangling symlink; the listing can.
@@ -70,19 +143,20 @@ end
 -- error that lists every place looked at. An entry that exists but cannot be opened (a
 -- dangling symlink) is an error naming it, not skipped.
 function data.find(what, candidates)
-  local tried = {}
-  for _, d in ipairs(data.search_path()) do
+  local dirs, env_state = search_dirs()
+  for _, d in ipairs(dirs) do
     for _, c in ipairs(candidates) do
-      local p = d .. "/" .. c
+      local p = d.dir .. "/" .. c
+      local kind = not_regular(p)
+      if kind then error(("%s: %s is %s, not a regular file"):format(what, p, kind), 0) end
       if exists(p) then return p end
       local why = broken(p)
       if why then error(("%s: %s is %s"):format(what, p, why), 0) end
-      tried[#tried + 1] = p
     end
   end
-  error(("%s: file not found; looked for:\n  %s\nPut the file in one of those folders, or set ATTNLAB_DATA " ..
-    "(folders separated by ':') to the folder that holds it; al.data.search_path() lists the search path")
-    :format(what, table.concat(tried, "\n  ")), 0)
+  error(("%s: file not found in %s: want %s; put it in one of those folders or set ATTNLAB_DATA " ..
+    "(folders separated by ':') to the folder that holds it (see README, Data)")
+    :format(what, where(dirs, env_state), table.concat(candidates, " or ")), 0)
 end
 
 -- The files of one dataset, all from ONE folder: the first folder of the search path (with the
@@ -90,10 +164,9 @@ end
 -- NAME), so a dataset is never assembled from several copies. optional: files used when
 -- present in that same folder (KMNIST's training images). Returns { name = path }, folder.
 function data.find_set(what, subfolder, names, optional)
-  local tried = {}
-  for _, d in ipairs(data.search_path()) do
-    local dir = d .. "/" .. subfolder
-    tried[#tried + 1] = dir
+  local dirs, env_state = search_dirs()
+  for _, d in ipairs(dirs) do
+    local dir = d.dir .. "/" .. subfolder
     local l = listing(dir)
     if l then
       local found, missing, any = {}, {}, false
@@ -101,6 +174,8 @@ function data.find_set(what, subfolder, names, optional)
         for _, c in ipairs({ name .. ".gz", name }) do
           if l[c] then
             local p = dir .. "/" .. c
+            local kind = not_regular(p)   -- a FIFO would make the reader wait forever
+            if kind then error(("%s: %s is %s, not a regular file"):format(what, p, kind), 0) end
             local why = broken(p)
             if why then error(("%s: %s is %s"):format(what, p, why), 0) end
             return p
@@ -125,10 +200,9 @@ function data.find_set(what, subfolder, names, optional)
       end
     end
   end
-  error(("%s: not found; looked in:\n  %s\nPut the dataset's canonical files (.gz or plain, all in one folder " ..
-    "named %s/) under one of the folders of the search path, or set ATTNLAB_DATA (folders separated by ':') " ..
-    "to a folder that holds %s/; al.data.search_path() lists the search path"):format(what,
-    table.concat(tried, "\n  "), subfolder, subfolder), 0)
+  error(("%s: file not found in %s: want %s/ holding %s (.gz or plain, all in that one folder); set " ..
+    "ATTNLAB_DATA (folders separated by ':') to a folder that holds %s/ (see README, Data)"):format(what,
+    where(dirs, env_state), subfolder, table.concat(names, ", "), subfolder), 0)
 end
 
 -- Record counts of the canonical files (shared/data/README.md, the datasets' pages). A file with

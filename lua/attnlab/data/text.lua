@@ -427,6 +427,9 @@ function M.newsgroups20(opts)
   local path = opts.path
   if path ~= nil and type(path) ~= "string" then fail(fn, "path must be a string, got %s", type(path)) end
   if path then
+    -- never io.open a FIFO (it waits for a writer forever) or a device: name it instead
+    local kind = require("attnlab.data").not_regular(path)
+    if kind then fail(fn, "the 20 Newsgroups archive %s is %s, not a regular file", path, kind) end
     local f, err = io.open(path, "rb")
     if not f then fail(fn, "cannot open the 20 Newsgroups archive %s (%s)", path, err) end
     f:close()
