@@ -33,12 +33,38 @@ local SPEC = {
   examples = { "bin/attnlab scripts/analyze.lua results/normalizers-demo --no-plots" },
 }
 
+-- The folder a path's file is in, absolute and with symbolic links resolved where they exist
+-- (readlink -m), so that --out ./x/../R/a.json and a link into R are seen to be R's files.
+local function real_path(path)
+  local p = io.popen("readlink -m " .. require("attnlab.util").shquote(path) .. " 2>/dev/null")
+  local r = p and p:read("l")
+  if p then p:close() end
+  return (r and r ~= "") and r or require("attnlab.util").abspath(path)
+end
+
 cli.run(SPEC, arg, function(o, rest)
+  -- an empty path would be read as / (the whole file system's root folder)
+  if rest[1] == "" then cli.die(SPEC, "RESULTS_DIR is an empty path; give the folder a sweep wrote", 2) end
   local dir = rest[1]:gsub("/+$", "")
   if dir == "" then dir = "/" end
   local f = io.open(dir .. "/.", "rb")
   if not f then cli.die(SPEC, ("no such folder: %s"):format(dir)) end
   f:close()
+  -- the report is Markdown: written over a record or experiment.json of the folder (or as a new
+  -- .json there, which the next report would read as an invalid record), it destroys the results
+  if o.out == "" then cli.die(SPEC, "--out needs a file path, got ''", 2) end
+  if o.out then
+    local out_real, dir_real = real_path(o.out), real_path(dir)
+    local parent = out_real:match("^(.*)/[^/]*$")
+    if parent == "" then parent = "/" end
+    if parent == dir_real and out_real:match("%.json$") then
+      local exists = os.rename(o.out, o.out) ~= nil
+      cli.die(SPEC, ("--out %s is %s of the analyzed folder %s; the Markdown report would %s; write it to a " ..
+        ".md file (default %s/REPORT.md)"):format(o.out, out_real:match("/experiment%.json$") and "the experiment.json"
+        or exists and "a record (.json)" or "a .json file", dir, exists and "overwrite it" or "be read as a record next time",
+        dir == "/" and "" or dir), 2)
+    end
+  end
   local opts = { out = o.out, plots_dir = o.plots, baseline = o.baseline, tool = o.svg and "svg" or nil }
   if o.no_plots then opts.plots = false end
   local md, A, plots, out = al.report.run(dir, opts)

@@ -99,7 +99,8 @@ local function main(argv)
   -- matched here against the experiment's record names as the sweep will
   if opts.only then
     local okr, why = pcall(al.sweep.runs, exp, { out = opts.out, only = opts.only })
-    if not okr and tostring(why):find("is not a valid Lua pattern", 1, true) then usage((tostring(why):gsub("^sweep: ", ""))) end
+    -- (a pattern that matches no run, or none at all, is a usage error too: exit 2)
+    if not okr and tostring(why):find("^sweep: %-%-only ") then usage((tostring(why):gsub("^sweep: ", ""))) end
   end
 
   if opts.slurm then

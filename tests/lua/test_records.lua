@@ -230,6 +230,84 @@ cases[#cases + 1] = { name = "a sweep's folder: a record that is not the run its
     for _, r in ipairs(data.runs) do T.truthy(r.seed <= 3 and r.name == name_of(r.label, r.normalizer, r.seed), r.name) end
   end
 end }
+cases[#cases + 1] = { name = "records that are not the experiment's runs (another dataset inside, a stray record) are listed as invalid, never counted nor in a Holm family", fn = function()
+  -- no experiment.json: kmnist__* files holding fashion_mnist runs are no kmnist section
+  local d = tmpdir()
+  put(d, good({ seed = 1, acc = 0.6 })); put(d, good({ seed = 2, acc = 0.62 }))
+  put(d, good({ seed = 1, acc = 0.6 }), name_of("kmnist", "softmax", 1))
+  put(d, good({ normalizer = "entmax15", seed = 1 }), name_of("kmnist", "sparsemax", 1))
+  local why, data = invalid_of(d)
+  T.eq(why[name_of("kmnist", "softmax", 1)], "config.dataset is 'fashion_mnist', not the kmnist its file name stands for")
+  T.eq(why[name_of("kmnist", "sparsemax", 1)], "its config (normalizer 'entmax15', seed 1) is the run " ..
+    "kmnist__entmax15__seed1, not the one its file name stands for")
+  T.eq(#data.runs, 2)
+  for _, r in ipairs(data.runs) do T.eq(r.label, "fashion_mnist", 0, r.name) end
+  -- a fashion_mnist-only sweep's folder with a stray cifar10 record: not counted, no cifar10
+  -- comparison in the family (which would double the real Holm p)
+  d = tmpdir()
+  local exp = sweep_folder(d, true)
+  local A0 = report.analyze(report.load(d))
+  put(d, good({ dataset = "cifar10", seed = 1, acc = 0.4 }))
+  put(d, good({ dataset = "cifar10", normalizer = "entmax15", seed = 1, acc = 0.45 }))
+  put(d, good({ dataset = "cifar10", seed = 2, acc = 0.41 }))
+  put(d, good({ dataset = "cifar10", normalizer = "entmax15", seed = 2, acc = 0.47 }))
+  why, data = invalid_of(d)
+  T.eq(why[name_of("cifar10", "softmax", 1)], "not a run of this experiment: experiment.json's runs do not list " ..
+    name_of("cifar10", "softmax", 1))
+  T.eq(#data.runs, 7)
+  local A = report.analyze(data)
+  T.eq(A.datasets, A0.datasets)
+  T.eq(A.families[1].m, A0.families[1].m, 0, "family size")
+  T.eq(A.vs_baseline.fashion_mnist.entmax15.holm, A0.vs_baseline.fashion_mnist.entmax15.holm, 1e-15, "Holm p")
+  -- listed by name, but its dataset is none of the experiment's
+  exp.runs[name_of("cifar10", "softmax", 1)] = { dataset = "cifar10", normalizer = "softmax", seed = 1 }
+  write(d .. "/experiment.json", al.json.encode(exp))
+  T.eq((invalid_of(d))[name_of("cifar10", "softmax", 1)],
+    "not a run of this experiment: its dataset cifar10 is none of experiment.json's datasets")
+  -- analyze.lua names them on stderr
+  local _, err, code = T.run_host(("scripts/analyze.lua %s --no-plots --out %s"):format(q(d), q(d .. "/R.md")))
+  T.eq(code, 0, 0, err)
+  assert(err:find("cifar10__entmax15__seed2.json: not a run of this experiment", 1, true), err)
+end }
+cases[#cases + 1] = { name = "analyze.lua: --out onto a record, experiment.json or a .json of the folder, and an empty RESULTS_DIR, are usage errors (exit 2, one line, nothing written)", fn = function()
+  local d = tmpdir()
+  sweep_folder(d, true)
+  local rec_path = d .. "/" .. name_of("fashion_mnist", "softmax", 1) .. ".json"
+  local before_rec, before_exp = read(rec_path), read(d .. "/experiment.json")
+  for _, o in ipairs({ { rec_path, "is a record (.json) of the analyzed folder" },
+                       { d .. "/experiment.json", "is the experiment.json of the analyzed folder" },
+                       { d .. "/new.json", "would be read as a record next time" },
+                       { d .. "/sub/../report.json", "is a .json file of the analyzed folder" } }) do
+    local out, err, code = T.run_host(("scripts/analyze.lua %s --no-plots --out %s"):format(q(d), q(o[1])))
+    T.eq(code, 2, 0, o[1] .. ": " .. err)
+    one_line(err, o[1])
+    no_traceback(err)
+    assert(err:find("^analyze%.lua: %-%-out ") and err:find(o[2], 1, true), err)
+    T.eq(out, "", 0, o[1])
+  end
+  T.eq({ read(rec_path) == before_rec, read(d .. "/experiment.json") == before_exp, read(d .. "/new.json") },
+       { true, true, nil }, 0, "files changed")
+  local out, err, code = T.run_host("scripts/analyze.lua '' --no-plots")
+  T.eq({ code, out }, { 2, "" }, 0, err)
+  one_line(err)
+  assert(err:find("RESULTS_DIR is an empty path", 1, true), err)
+  -- a .md next to the records is fine
+  _, err, code = T.run_host(("scripts/analyze.lua %s --no-plots --out %s"):format(q(d), q(d .. "/R.md")))
+  T.eq(code, 0, 0, err)
+end }
+cases[#cases + 1] = { name = "a symlinked record is counted by the report as by the sweep; a link to nothing is listed as invalid", fn = function()
+  local d, src = tmpdir(), tmpdir()
+  put(d, good({ seed = 1 }))
+  local target = put(src, good({ seed = 2, acc = 0.6 }))
+  T.sh(("ln -s %s %s"):format(q(target), q(d .. "/" .. name_of("fashion_mnist", "softmax", 2) .. ".json")))
+  T.sh(("ln -s %s %s"):format(q(src .. "/nothing.json"), q(d .. "/" .. name_of("fashion_mnist", "softmax", 3) .. ".json")))
+  local why, data = invalid_of(d)
+  T.eq(#data.runs, 2, 0, "the linked record is counted")
+  T.eq(why[name_of("fashion_mnist", "softmax", 3)], "a symbolic link to nothing (its target does not exist)")
+  -- the sweep counts the linked record as finished too
+  T.eq((al.sweep.state({ out = d .. "/" .. name_of("fashion_mnist", "softmax", 2) .. ".json",
+    config = copy(good({ seed = 2 }).config) })), "done")
+end }
 cases[#cases + 1] = { name = "a sweep's folder: a record of another schedule is invalid (when experiment.json keeps the datasets' settings)", fn = function()
   local d = tmpdir()
   sweep_folder(d, true)

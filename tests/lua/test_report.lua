@@ -17,7 +17,8 @@ local read = T.read_file
 
 local DIR = sh("mktemp -d /tmp/attnlab-test-report.XXXXXX"):gsub("%s+$", "")
 
--- One synthetic finished record.
+-- One synthetic finished record. RUNS: every run written (experiment.json lists them, as a sweep's does).
+local RUNS = {}
 local function rec(ds, norm, seed, acc, o)
   o = o or {}
   local r = {
@@ -30,6 +31,7 @@ local function rec(ds, norm, seed, acc, o)
     dataset = { name = ds, train = 100, test = 64 },
   }
   local name = ("%s__%s__seed%d"):format(ds, al.sweep.sanitize(norm), seed)
+  RUNS[name] = { dataset = ds, normalizer = norm, seed = seed }
   assert(al.write_atomic(DIR .. "/" .. name .. ".json", al.json.encode(r, true)))
 end
 
@@ -72,8 +74,10 @@ local function write_fixture()
       { name = "hae_vs_entmax15", title = "hae vs entmax15", baseline = "entmax15", normalizers = { "hae" }, datasets = { "synth" } },
     },
     runs = { ["synth__sparsemax__seed4"] = { dataset = "synth", normalizer = "sparsemax", seed = 4 },
-             ["synth__softmax__seed7"] = { dataset = "synth", normalizer = "softmax", seed = 7 } },
+             ["synth__softmax__seed7"] = { dataset = "synth", normalizer = "softmax", seed = 7 },
+             ["synth__softmax__seed9"] = { dataset = "synth", normalizer = "softmax", seed = 9 } },
   }
+  for name, r in pairs(RUNS) do exp.runs[name] = r end
   assert(al.write_atomic(DIR .. "/experiment.json", al.json.encode(exp)))
 end
 

@@ -587,6 +587,27 @@ local cases = {
     assert(log:find("1 resumed from a checkpoint, 1 rerun after a config change", 1, true), log)
     assert(sh("ls " .. q(out .. "/ckpt")):find("^" .. NAMES[1]:gsub("%p", "%%%0") .. "%.ckpt%.changed%-%d+T%d+Z\n$"), "set aside")
   end },
+  { name = "a corrupt checkpoint (a history no record can start with, or one the run's last attempt refused) is set aside, not retried forever", fn = function()
+    local _, _, exp, out, stub, runs = checkpoint_fixture()
+    -- seed 1: history with epoch numbers [2]; seed 2: a fitting history, but the last attempt's error record says corrupt
+    local function ck(path, key, history)
+      al.save(path, { ["model.w"] = al.zeros({ 2 }) },
+        { state = al.json.encode({ key = key, stage = 1, epoch = 1, sched_t = 5, history = history }) })
+    end
+    ck(runs[1].checkpoint, checkpoint_key_of(runs[1], stub), { { epoch = 2, loss = 1.0, test_accuracy = 0.3, lr = 1e-3 } })
+    ck(runs[2].checkpoint, checkpoint_key_of(runs[2], stub), { { epoch = 1, loss = 1.0, test_accuracy = 0.3, lr = 1e-3 } })
+    write(runs[2].out, al.json.encode({ error = ("checkpoint %s is corrupt (the run resumed from it after epoch 1 would record: " ..
+      "test_accuracy 0.2 differs from the last epoch's (epochs[1].test_accuracy = 0.3)); delete it (or move it away) to start " ..
+      "this run over; no record written"):format(runs[2].checkpoint), exit_status = 1, attempts = 1 }))
+    local lines = {}
+    local s = sweep.run(exp, { out = out, entry = stub, workers = 1, log = function(l) lines[#lines + 1] = l end })
+    local log = table.concat(lines, "\n")
+    T.eq({ s.done, s.failed }, { 2, 0 }, 0, log)
+    assert(log:find(runs[1].name .. ": checkpoint corrupt (history[1].epoch is 2, want 1); set aside as " .. runs[1].checkpoint ..
+      ".corrupt-", 1, true), log)
+    assert(log:find(runs[2].name .. ": checkpoint corrupt (the run's last attempt refused it: ", 1, true), log)
+    assert(log:find("2 started over after an unreadable or corrupt checkpoint", 1, true), log)
+  end },
   { name = "--slurm: a checkpoint (or record) made under another config is refused as by a local sweep, before the manifest; --redo-changed sets it aside and lists the run", fn = function()
     local _, exp_path, exp, out, stub, runs = checkpoint_fixture()
     -- seed 1 was stopped before the experiment's lr was edited; seed 2 after (its checkpoint fits)
@@ -714,15 +735,21 @@ local cases = {
     local exp = sweep.load(exp_path)
     T.eq(#sweep.runs(exp, { out = dir, only = " softmax , seed2$ " }), 3)
     T.eq(#sweep.runs(exp, { out = dir, only = "softmax, ,topk%-0.25" }), 4, 0, "an empty pattern is no pattern")
+    -- only empty patterns: no pattern at all, said (not "matches --only " with nothing after it)
+    for _, only in ipairs({ "", " , " }) do
+      T.raises(function() sweep.runs(exp, { out = dir, only = only }) end,
+        "sweep: --only needs a Lua pattern matched against record names (such as fashion_mnist__softmax__seed1), got " ..
+        (only == "" and "''" or "' , '"))
+    end
     T.raises(function() sweep.runs(exp, { out = dir, only = "softmax,topk:0.25" }) end,
       "sweep: --only 'topk:0.25' matches no run of 'tiny': record names spell ':' as '-' ('%-' in a pattern), try 'topk%-0.25' " ..
       "(it matches fashion_mnist__topk-0.25__seed1)")
     T.raises(function() sweep.runs(exp, { out = dir, only = "seed1$, sofmax" }) end,
       "sweep: --only 'sofmax' matches no run of 'tiny' (record names look like fashion_mnist__softmax__seed1)")
-    -- through the CLI: one line, exit 1, nothing written
+    -- through the CLI: one line, a usage error (exit 2), nothing written
     local o, e, rc = T.run(("%s %s %s --only 'softmax,topk:0.25' --out %s"):format(q(HOST), q(sweep.root() .. "/scripts/sweep.lua"),
       q(exp_path), q(dir .. "/r")))
-    T.eq({ rc, o, nlines(e) }, { 1, "", 1 }, 0, e)
+    T.eq({ rc, o }, { 2, "" }, 0, e)   -- (the line, then the usage line, as every usage error)
     assert(e:find("^sweep%.lua: %-%-only 'topk:0%.25' matches no run"), e)
     T.eq(select(2, sh("test -e " .. q(dir .. "/r"))), 1, 0, "the results folder was created")
   end },

@@ -132,13 +132,43 @@ end
 -- overrides: the check the sweep makes before it counts a record as done). Folders written
 -- before experiment.json kept the datasets' own settings (an entry without `overrides`) get
 -- the first check only: their runs' configs are not known.
+-- Without experiment.json only what the name itself says is checked: a <dataset>__<normalizer>__seed<k>
+-- name must be the record's own normalizer and seed, and a <dataset> that is a dataset of the library
+-- the record's config.dataset (a kmnist__... file holding a fashion_mnist run is not a kmnist run).
+-- With it, the record must also be one of the runs its `runs` lists (when it lists any) and of one
+-- of its datasets: a stray record of another experiment would otherwise get a section of its own,
+-- or join a Holm family and change every p of it.
+local function same_dataset(a, b)
+  if a == b then return true end
+  local by = al.data.by_name
+  return type(a) == "string" and type(b) == "string" and by[a] ~= nil and by[a] == by[b]
+end
 local function run_mismatch(name, rec, exp)
-  if not exp then return nil end
   local c = rec.config
-  local listed = type(exp.runs) == "table" and exp.runs[name] or nil
+  if not exp then
+    -- (names outside a sweep may carry another word in the normalizer's place, as the classifier's
+    -- parity records do, "cifar10__attnlab-timm__seed1": only a normalizer's own name is compared)
+    local label, mid, seed = name:match("^(.-)__(.-)__seed(%d+)$")
+    if not label then return nil end
+    local mid_is_normalizer = pcall(al.nn.Normalizer.parse, mid)
+    if math.tointeger(tonumber(seed)) ~= c.seed or (mid_is_normalizer and al.sweep.sanitize(c.normalizer) ~= mid) then
+      return ("its config (normalizer %s, seed %s) is the run %s, not the one its file name stands for"):format(
+        RECORD.shown(c.normalizer), RECORD.shown(c.seed), al.sweep.record_name(label, c.normalizer, c.seed))
+    end
+    local base = label:gsub("_masked$", "")
+    if al.data.by_name[base] and not same_dataset(base, c.dataset) and c.dataset ~= label then
+      return ("config.dataset is %s, not the %s its file name stands for"):format(RECORD.shown(c.dataset), base)
+    end
+    return nil
+  end
+  local runs = RECORD.is_object(exp.runs) and next(exp.runs) ~= nil and exp.runs or nil
+  local listed = runs and runs[name] or nil
   local label = listed and listed.dataset or name:match("^(.-)__.-__seed%d+$")
   if not label then
     return "its name is not <dataset>__<normalizer>__seed<k>, and experiment.json's runs do not list it"
+  end
+  if runs and not listed then
+    return "not a run of this experiment: experiment.json's runs do not list " .. name
   end
   local want_name = al.sweep.record_name(label, c.normalizer, c.seed)
   if want_name ~= name then
@@ -147,12 +177,24 @@ local function run_mismatch(name, rec, exp)
   end
   local entry
   for _, d in ipairs(exp.datasets or {}) do
-    if type(d) == "table" and d.name == label then entry = d end
+    if type(d) == "table" and d.name == label then entry = d
+    elseif d == label then entry = { name = d } end
   end
-  if not entry then return nil end
-  if entry.dataset ~= nil and entry.dataset ~= c.dataset then
+  if not entry then
+    if type(exp.datasets) == "table" and #exp.datasets > 0 then
+      return ("not a run of this experiment: its dataset %s is none of experiment.json's datasets"):format(label)
+    end
+    local base = label:gsub("_masked$", "")
+    if al.data.by_name[base] and not same_dataset(base, c.dataset) and c.dataset ~= label then
+      return ("config.dataset is %s, not the %s its file name stands for"):format(RECORD.shown(c.dataset), base)
+    end
+    return nil
+  end
+  local want_ds = entry.dataset
+  if want_ds == nil and al.data.by_name[label] then want_ds = label end   -- (a plain label names its dataset)
+  if want_ds ~= nil and not same_dataset(want_ds, c.dataset) then
     return ("config.dataset is %s, but experiment.json's %s runs on %s"):format(RECORD.shown(c.dataset), label,
-      RECORD.shown(entry.dataset))
+      RECORD.shown(want_ds))
   end
   local label_overrides = (exp.overrides or {})[label]
   if entry.overrides == nil or (label_overrides ~= nil and not RECORD.is_object(label_overrides)) then return nil end
@@ -172,7 +214,9 @@ end
 function report.load(dir)
   local data = { dir = dir, runs = {}, errors = {}, unreadable = {}, duplicates = {} }
   data.experiment = load_experiment(dir)
-  local p = io.popen("find " .. q(dir) .. " -maxdepth 1 -type f -name '*.json' 2>/dev/null | sort")
+  -- records and symbolic links to them (followed, as the sweep follows them when it counts a run
+  -- as finished; a link to nothing is listed as invalid, not skipped)
+  local p = io.popen("find " .. q(dir) .. " -maxdepth 1 -name '*.json' \\( -type f -o -type l \\) 2>/dev/null | sort")
   local files = {}
   for f in p:lines() do files[#files + 1] = f end
   p:close()
@@ -180,7 +224,8 @@ function report.load(dir)
   for _, path in ipairs(files) do
     local name = path:match("([^/]+)%.json$")
     if name ~= "experiment" and not path:find("%.json%.tmp%.") then
-      local rec, why = RECORD.read(path)
+      local rec, why, kind = RECORD.read(path)
+      if kind == "missing" then why = "a symbolic link to nothing (its target does not exist)" end
       if rec and rec.error == nil then why = run_mismatch(name, rec, data.experiment) end
       if not rec or why then
         data.unreadable[#data.unreadable + 1] = { name = name, path = path, why = why }

@@ -82,12 +82,15 @@ end
 
 -- The per-epoch list: config.epochs entries, entry i of epoch i.
 local EPOCH_FRACTIONS = { "train_accuracy", "val_accuracy", "test_accuracy_exact" }
-local function epochs_problem(eps, n)
-  if not is_list(eps) then return ("epochs is %s, want a list of per-epoch records"):format(shown(eps)) end
-  if #eps == 0 then return "epochs is an empty list (no epoch was recorded)" end
-  if #eps ~= n then return ("epochs has %d entr%s but config.epochs is %d"):format(#eps, #eps == 1 and "y" or "ies", n) end
+-- (what: the list's name in the messages, "epochs" by default: a checkpoint's history is
+-- checked with R.history_problem, entry by entry the same way)
+local function epochs_problem(eps, n, what)
+  what = what or "epochs"
+  if not is_list(eps) then return ("%s is %s, want a list of per-epoch records"):format(what, shown(eps)) end
+  if #eps == 0 then return ("%s is an empty list (no epoch was recorded)"):format(what) end
+  if #eps ~= n then return ("%s has %d entr%s but config.epochs is %d"):format(what, #eps, #eps == 1 and "y" or "ies", n) end
   for i, e in ipairs(eps) do
-    local at = ("epochs[%d]"):format(i)
+    local at = ("%s[%d]"):format(what, i)
     if not is_object(e) then return ("%s is %s, want an object"):format(at, shown(e)) end
     if e.epoch ~= i then return ("%s.epoch is %s, want %d"):format(at, shown(e.epoch), i) end
     if not finite(e.loss) then return ("%s.loss is %s, want a finite number"):format(at, shown(e.loss)) end
@@ -96,6 +99,14 @@ local function epochs_problem(eps, n)
     why = why or nonneg(at .. ".lr", e.lr) or nonneg(at .. ".seconds", e.seconds)
     if why then return why end
   end
+end
+
+-- Why a training checkpoint's history (the epochs done so far, which a resumed run copies into
+-- its record as they are) could not be the start of a valid record's epochs list, or nil: entry i
+-- of epoch i, finite loss, accuracies in [0, 1], lr and seconds >= 0. An empty history is fine.
+function R.history_problem(h)
+  if type(h) == "table" and next(h) == nil then return nil end
+  return epochs_problem(h, type(h) == "table" and #h or 0, "history")
 end
 
 local function alphas_problem(a)

@@ -381,6 +381,11 @@ local function check_timing_state(st)
   for i, ep in ipairs(st.history) do
     if ep.test_accuracy == nil then return ("history[%d] has no test_accuracy"):format(i) end
   end
+  -- the epochs done go into the record as they are: each must be what a valid record's epoch
+  -- is (report/record.lua: entry i of epoch i, lr and seconds >= 0), or the resumed run would
+  -- end in a record the checker refuses
+  local hwhy = require("attnlab.report.record").history_problem(st.history)
+  if hwhy then return hwhy end
   local t, e = st.step_times, st.step_examples
   if t == nil then return nil end
   if type(t) ~= "table" then return "step_times = " .. al.cli.show(t) .. ", want a list of step times in seconds" end
@@ -517,6 +522,18 @@ function train.run(user)
     error(("train: no test accuracy (evaluated %d examples); no record written"):format(final.n or 0), 2)
   end
   rec.infer_s_per_example = final.infer_s_per_example
+  -- the record as every reader will read it (its JSON, through report/record.lua's check) before
+  -- anything is written: a run resumed from a checkpoint that does not hold its state (an edited
+  -- weight re-evaluates to another accuracy than the last epoch's) fails here, not in a report
+  local why = require("attnlab.report.record").check(al.json.decode(al.json.encode(rec)))
+  if why then
+    if rec.resumed_from_epoch and c.checkpoint then
+      error(("train: checkpoint %s is corrupt (the run resumed from it after epoch %d would record: %s); " ..
+        "delete it (or move it away) to start this run over; no record written"):format(c.checkpoint,
+        rec.resumed_from_epoch, why), 0)
+    end
+    error(("train: the run's record would be invalid (%s); no record written"):format(why), 0)
+  end
   -- the model before the record: a record is written only for a run whose outputs all exist
   if c.save then
     local ok, err = pcall(require("attnlab.nn.checkpoint").save_vit, c.save, model,

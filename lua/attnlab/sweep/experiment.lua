@@ -453,6 +453,13 @@ return function(sweep, H)
         pat = pat:match("^%s*(.-)%s*$")
         if pat ~= "" then pats[#pats + 1] = pat end   -- ("" would match every run)
       end
+      -- '' (or ' , '): no pattern at all, which would keep no run and end in a message naming nothing
+      if #pats == 0 then
+        error(("sweep: --only needs a Lua pattern matched against record names (such as %s), got %s"):format(
+          (#exp.seeds > 0 and #exp.normalizers > 0 and entries[1]) and
+            sweep.record_name(entries[1].label, exp.normalizers[1], exp.seeds[1]) or "<dataset>__<normalizer>__seed<k>",
+          opts.only == "" and "''" or ("'" .. tostring(opts.only) .. "'")), 0)
+      end
     end
     local runs = {}
     for _, seed in ipairs(exp.seeds) do

@@ -483,6 +483,24 @@ local function examine_run(ex, r, st, why)
       if not ex.redo then return nil end
       set_aside_checkpoint(r, "changed", "made with a different config than the experiment now gives", dry, log)
       if st == "partial" then st = "pending" end
+    else
+      -- a checkpoint the run refuses as corrupt fails every retry the same way: one whose history
+      -- could not start a valid record (epoch numbers, lr or seconds < 0: report/record.lua), or
+      -- one the run's last attempt refused ("checkpoint <path> is corrupt": a hand-edited weight
+      -- shows only when the resumed run re-evaluates it) is set aside like an unreadable one
+      local bad = ok and ck and RECORD.history_problem(ck.state.history)
+      if not bad and st == "error" then
+        local prev = sweep.read_record(r.out)
+        local msg = prev and type(prev.error) == "string" and prev.error
+        if msg and msg:find("checkpoint " .. r.checkpoint .. " is corrupt", 1, true) then
+          bad = "the run's last attempt refused it: " .. (msg:match(" is corrupt %((.*)%); delete it") or msg)
+        end
+      end
+      if bad then
+        set_aside_checkpoint(r, "corrupt", ("corrupt (%s)"):format(bad), dry, log)
+        ex.set_aside = ex.set_aside + 1
+        if st == "partial" then st = "pending" end
+      end
     end
   end
   return st
@@ -581,7 +599,7 @@ function sweep.run(exp, opts)
        "%d worker%s x %d thread%s -> %s"):format(exp.name, #runs, done_before, #todo, retry, resume,
        #changed > 0 and (", %d rerun after a config change"):format(#changed) or "",
        invalid > 0 and (", %d rerun after an invalid record"):format(invalid) or "",
-       set_aside > 0 and (", %d started over after an unreadable checkpoint"):format(set_aside) or "", workers,
+       set_aside > 0 and (", %d started over after an unreadable or corrupt checkpoint"):format(set_aside) or "", workers,
        workers == 1 and "" or "s", threads, threads == 1 and "" or "s", dir))
   local summary = { total = #runs, done_before = done_before, done = 0, failed = 0, ran = 0, failures = {},
                     out = dir, workers = workers, threads = threads, orphaned = {} }
