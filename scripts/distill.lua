@@ -24,7 +24,8 @@ local cli = al.cli
 
 local SPEC = {
   name = "distill.lua",
-  usage = "bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]",
+  usage = "bin/attnlab scripts/distill.lua teacher|avit|run|eval|bench [--preset FILE] [--quick] [--key value ...]\n" ..
+          "       (teacher requires --preset)",
   about = "The S2S pipeline, one subcommand per step:\n" ..
           "  teacher  train the dense teacher (or fine-tune a timm checkpoint given as --init)\n" ..
           "  avit     fine-tune the teacher into an A-ViT at --keep_rate\n" ..
@@ -34,7 +35,7 @@ local SPEC = {
           "Any preset key can be overridden: --distill.stage1.epochs 3, --train_limit 2000, --halting '{...}'.",
   positional = { { "SUBCOMMAND", "teacher | avit | run | eval | bench" } },
   options = {
-    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua)" },
+    { "preset", "FILE", "an S2S preset (experiments/s2s/*.lua); required by teacher" },
     { "quick", nil, "merge the preset's quick table (a smoke run of the pipeline)" },
     { "out", "DIR", "output folder (default: the preset's out, else results/s2s)" },
     { "threads", "N", "threads" },
@@ -154,6 +155,11 @@ if cmd == "bench" and opts.keep_rates ~= nil then
   end
 end
 for _, k in ipairs(require("attnlab.util").sorted_keys(KIND)) do check_value(k) end
+-- teacher trains a model from the preset's teacher section: no default preset is documented,
+-- and without one it would start a full run of al.train's defaults nobody asked for
+if cmd == "teacher" and opts.preset == nil then
+  bad("--preset FILE is required (an S2S preset, e.g. experiments/s2s/cifar_small.lua; its teacher section is the model trained)")
+end
 if cmd == "run" and opts.strategy ~= nil and opts.layers ~= nil then
   bad("--strategy and --layers both choose the layers to replace: give one")
 end
@@ -214,10 +220,32 @@ local function section()
   if p or why then report(p, why) end
   return sec
 end
--- The files a subcommand writes during or after training ({path, what} pairs): their folders
--- are made and each path is checked now, so that a path that cannot take its file is said
--- before the first epoch, not after it (one line naming the file).
-local function writable_outputs(files)
+-- The files a subcommand writes during or after training ({path, what} pairs). check_outputs,
+-- before the teacher is read: a path that cannot take its file is said now, not after the first
+-- epoch (one line naming the file or folder), and nothing is created. make_outputs, once every
+-- input has been checked (s2s.avit / s2s.distill call it, as opts.ready, before reading any
+-- data): the folders are made and the paths checked again. So a run refused for its inputs (a
+-- strategy the teacher's depth cannot take, a profile of another model) leaves no folder behind.
+local function is_dir(d) return require("attnlab.util").sh_ok("test -d " .. require("attnlab.util").shquote(d)) end
+local function check_outputs(files)
+  local util = require "attnlab.util"
+  for _, f in ipairs(files) do
+    local dir = f[1]:match("^(.*)/[^/]+$")
+    if dir and dir ~= "" and not is_dir(dir) then
+      -- the folder would be made: its nearest existing parent must be a folder that takes files
+      local up = dir
+      repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or is_dir(up)
+      up = (up == nil) and "." or (up == "" and "/" or up)
+      if not (is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe")) then
+        die(("%s: cannot create the folder %s"):format(cmd, dir))
+      end
+    else
+      local can, why = util.writable_path(f[1])
+      if not can then cli.die(SPEC, ("%s: cannot write the %s to %s: %s"):format(cmd, f[2], f[1], why), 2) end
+    end
+  end
+end
+local function make_outputs(files)
   local util = require "attnlab.util"
   for _, f in ipairs(files) do
     local dir = f[1]:match("^(.*)/[^/]+$")
@@ -251,11 +279,18 @@ local function pipeline(f, ...) return (K.with_checkpoint_advice(CHECKPOINT_FROM
 
 local function run()
   preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
-  do   -- the preset's keys this script reads at its top level
-    local p, why = K.check("preset", preset, { only = { out = true, dataset = true, train_limit = true, test_limit = true } })
-    if p or why then
-      cli.die(SPEC, ("%s: preset %s: %s"):format(cmd, opts.preset, K.phrase(p, why)), 2)
-    end
+  -- the whole preset, as s2s_strategies.lua checks it, before any work: a misspelt key
+  -- (teachr = {...}) would otherwise be ignored and its defaults trained, and a file that is
+  -- no preset (a sweep's experiment table) would be run as one. The section this subcommand
+  -- reads is checked by section() and check_config below instead, with the command line's
+  -- --SECTION.KEY values and --init merged over it (a teacher fine-tuned from --init FILE takes
+  -- another section's keys), each bad key named as the user gave it.
+  if opts.preset then
+    local whole = {}
+    for k, v in pairs(preset) do whole[k] = v end
+    if sec_name then whole[sec_name] = nil end
+    local p, why = K.preset_problem(whole)
+    if p or why then cli.die(SPEC, ("%s: preset %s: %s"):format(cmd, opts.preset, K.phrase(p, why)), 2) end
   end
   out = opts.out or preset.out or "results/s2s"
   if opts.threads then al.set_num_threads(opts.threads) end
@@ -295,8 +330,11 @@ local function run()
     c.progress = opts.progress ~= false
     for _, k in ipairs({ "epochs", "lr", "seed", "batch_size", "heads" }) do if opts[k] ~= nil then c[k] = opts[k] end end
     check_config("avit_config", c)
-    writable_outputs({ { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } })
-    local rec = pipeline(s2s.avit, c, dataset_source(c.dataset))
+    local files = { { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } }
+    check_outputs(files)
+    local src = dataset_source(c.dataset)
+    src.ready = function() make_outputs(files) end
+    local rec = pipeline(s2s.avit, c, src)
     print(("A-ViT (target keep rate %.2f): accuracy %.4f (dense teacher %.4f), keep rate %.3f, per layer %s")
       :format(kr, rec.test_accuracy, rec.dense_accuracy, rec.mean_keep_rate, fmt_rates(rec.keep_rate)))
     print(("  inference: gathered %.3f ms/img, masked %.3f ms/img, dense %.3f ms/img; record %s")
@@ -324,8 +362,11 @@ local function run()
     c.out = dir .. "/" .. name .. ".json"
     c.checkpoint = dir .. "/" .. name .. ".ckpt"
     c.progress = opts.progress ~= false
-    writable_outputs({ { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } })
-    local rec = pipeline(s2s.distill, c, dataset_source(c.dataset))
+    local files = { { c.save, "model" }, { c.out, "record" }, { c.checkpoint, "checkpoint" } }
+    check_outputs(files)
+    local src = dataset_source(c.dataset)
+    src.ready = function() make_outputs(files) end
+    local rec = pipeline(s2s.distill, c, src)
     print(("S2S student %s (layers %s -> %s): accuracy %.4f, teacher %.4f (gap %.4f); keep rate %.3f (teacher %.3f)")
       :format(name, table.concat(rec.layers, ","), mixer_name, rec.test_accuracy, rec.teacher_accuracy, rec.accuracy_gap,
         rec.mean_keep_rate, rec.teacher_mean_keep_rate))

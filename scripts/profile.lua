@@ -73,10 +73,11 @@ local function die(msg) cli.die(SPEC, msg) end
 
 cli.protect(SPEC, function()
 local preset = opts.preset and s2s.load_preset(opts.preset, opts.quick) or {}
-do   -- the preset's keys this script reads: out, dataset and the profile section
-  local p, why = K.check("preset", preset, { only = { out = true, dataset = true, profile = true } })
+if opts.preset then   -- the whole preset, as s2s_strategies.lua checks it, before any work (this
+  -- script reads out, dataset and the profile section, but a misspelt key or a file that is no
+  -- preset -- a sweep's experiment table -- must be refused, not ignored)
+  local p, why = K.preset_problem(preset)
   if p or why then cli.die(SPEC, ("preset %s: %s"):format(opts.preset, K.phrase(p, why)), 2) end
-  K.lists("preset", preset)
 end
 local pp = preset.profile or {}
 local base = opts.out or ((preset.out or "results/s2s") .. "/profile")

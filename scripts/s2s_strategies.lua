@@ -139,14 +139,34 @@ end
 local out = preset.out or "results/s2s"
 if opts.threads then al.set_num_threads(opts.threads) end
 -- every experiment ends in <out>/summary.md: a folder that cannot hold it is said now, before
--- any training (not as a mkdir message followed by a "wrote" that did not happen)
+-- any training (not as a mkdir message followed by a "wrote" that did not happen). Checked
+-- before anything is created: the folder, else its nearest existing parent, must take files.
 do
   local util = require "attnlab.util"
-  if not util.mkdir_p(out .. "/students") then
+  local function is_dir(d) return util.sh_ok("test -d " .. util.shquote(d)) end
+  local function refuse()
     cli.usage_error(SPEC, ("cannot create the output folder %s/students (is %s a writable folder?)"):format(out, out))
   end
-  local can, why = util.writable_path(out .. "/summary.md")
-  if not can then cli.usage_error(SPEC, ("cannot write %s/summary.md: %s"):format(out, why)) end
+  if is_dir(out) then
+    local can, why = util.writable_path(out .. "/summary.md")
+    if not can then cli.usage_error(SPEC, ("cannot write %s/summary.md: %s"):format(out, why)) end
+  else
+    if util.file_exists(out) then refuse() end
+    local up = out
+    repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or is_dir(up)
+    up = (up == nil) and "." or (up == "" and "/" or up)
+    if not (is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe")) then refuse() end
+  end
+  -- summary only rebuilds summary.md from the records present: with none (an empty or wrong
+  -- --out) it would write a title alone and report success. It creates no folder.
+  if exp == "summary" then
+    if #require("attnlab.s2s.summary").records_present(out, preset) == 0 then
+      die(("summary: no S2S records in %s (teacher.json, avit_k*.json, exp*_*.json, profile/profile.json): run the " ..
+        "study's experiments first, or give the --out that holds them"):format(out))
+    end
+  elseif not util.mkdir_p(out .. "/students") then
+    refuse()
+  end
 end
 
 -- The study's prerequisites and summary (lua/attnlab/s2s/{study,summary}.lua) and its experiments

@@ -23,6 +23,17 @@ function util.unknown_keys(t, known)
     table.concat(names, ", "))
 end
 
+-- A list of names for an error line: the first `max` (default 5) and "and N more", so a file
+-- with thousands of missing or unexpected keys still gives one short line.
+function util.key_list(list, sep, max)
+  max = max or 5
+  sep = sep or ", "
+  if #list <= max then return table.concat(list, sep) end
+  local t = {}
+  for i = 1, max do t[i] = list[i] end
+  return ("%s%sand %d more"):format(table.concat(t, sep), sep, #list - max)
+end
+
 -- A value as an error message shows it: strings quoted, NaN as "nan" (tostring gives "-nan" for
 -- 0/0 on x86), tables by type, a tensor by dtype and shape ("a float32 tensor (2,5)": its
 -- tostring is the whole printout, many lines in a one-line message). (al.cli.show is this

@@ -261,6 +261,52 @@ case("train.lua: a tiny run prints a measured speed, never '0.0 img/s'", functio
   assert(not out:find(" 0.0 img/s", 1, true) and out:find("img/s train", 1, true), out)
 end)
 
+case("train.lua resumed from an edited final checkpoint: exit 1, one line naming what is wrong, no record", function()
+  T.need_data(al.data.fashion_mnist, { split = "test", normalize = false }, "Fashion-MNIST")
+  local d = T.tmpdir("cli")
+  local ck, rec = d .. "/c.ckpt", d .. "/r.json"
+  local args = ("scripts/train.lua --dataset fashion_mnist --epochs 2 --train_limit 256 --test_limit 128 --threads 1 " ..
+    "--progress false --checkpoint %s --out %s"):format(q(ck), q(rec))
+  local out, err, code = run(args)
+  T.eq(code, 0, 0, err)
+  local good = T.read_file(ck)
+  -- a checkpoint rewritten as fit.lua writes them (tensors + metadata), edit(sd, state) changing it
+  local function edited(edit)
+    T.write_file(ck, good)
+    local sd, meta = al.load(ck)
+    local st = al.json.decode(meta.state)
+    edit(sd, st)
+    meta.state = al.json.encode(st)
+    local fit = require "attnlab.run.fit"   -- (a checkpoint's tensor checksum, where fit writes one: made anew)
+    if meta.tensors_sha256 ~= nil and fit.tensors_digest then meta.tensors_sha256 = fit.tensors_digest(sd) end
+    al.save(ck, sd, meta)
+    os.remove(rec)
+  end
+  local function refused(edit, pats)
+    edited(edit)
+    out, err, code = run(args)
+    user_error(out, err, code, 1, "train.lua", pats, true)
+    T.eq(T.read_file(rec), nil, 0, "a record was written")
+  end
+  -- one weight 3e38 (the loss stays finite): the re-evaluated final accuracy is not the last epoch's
+  refused(function(sd)
+    local w = sd["model.head.weight"]:clone()
+    w:view(-1)[1] = 3e38
+    sd["model.head.weight"] = w
+  end, { "checkpoint " .. ck .. " is corrupt", "differs from the last epoch's", "delete it", "no record written" })
+  -- histories no valid record can hold: refused on resume, naming the entry
+  refused(function(_, st) st.history[1].epoch = 2 end, { "checkpoint " .. ck .. " is corrupt (history[1].epoch is 2, want 1)" })
+  refused(function(_, st) st.history[1].lr = -1 end, { "history[1].lr is -1, want a finite number >= 0" })
+  refused(function(_, st) st.history[2].seconds = -5 end, { "history[2].seconds is -5, want a finite number >= 0" })
+  -- the untouched checkpoint still resumes to a valid record
+  edited(function() end)
+  out, err, code = run(args)
+  T.eq(code, 0, 0, err)
+  local r, why = require("attnlab.report.record").read(rec)
+  assert(r, why)
+  T.rm_rf(d)
+end)
+
 -- ---- S2S scripts ---------------------------------------------------------------------------------
 case("profile.lua --model missing / garbage / absent: one line", function()
   local out, err, code = run("scripts/profile.lua --model /nonexistent/m.safetensors")
@@ -292,7 +338,7 @@ end)
 
 case("distill.lua teacher --save / --record where nothing can be written: refused before training", function()
   local d = T.tmpname()
-  local args = " --dataset cifar10 --epochs 1 --train_limit 20 --test_limit 20 --progress false --out " .. q(d)
+  local args = " --preset experiments/s2s/cifar_small.lua --dataset cifar10 --epochs 1 --train_limit 20 --test_limit 20 --progress false --out " .. q(d)
   local out, err, code = run("scripts/distill.lua teacher --save " .. d .. "/missing/t.safetensors" .. args)
   user_error(out, err, code, 2, "distill.lua", { "cannot write the model to " .. d .. "/missing/t.safetensors", "cannot create a file" }, true)
   out, err, code = run("scripts/distill.lua teacher --record " .. d .. "/missing/t.json" .. args)
@@ -485,7 +531,7 @@ case("an output folder that cannot be made (/proc/x): one line before any work, 
   local out, err, rc = run("scripts/demo.lua --out /proc/x")   -- before gnuplot's install or any training
   user_error(out, err, rc, 2, "demo.lua", { "--out /proc/x: cannot create the folder" })
   assert(not err:find("mkdir", 1, true) and out == "", "output before the check: " .. out .. err)
-  out, err, rc = run("scripts/distill.lua teacher --out /proc/x")
+  out, err, rc = run("scripts/distill.lua teacher --preset experiments/s2s/cifar_small.lua --out /proc/x")
   user_error(out, err, rc, 1, "distill.lua", { "teacher: cannot create the folder /proc/x" }, true)
   out, err, rc = run("scripts/analyze.lua experiments/normalizers/full/records/kmnist --out /proc/r.md")
   assert(rc ~= 0 and not err:find("mkdir", 1, true), "analyze: " .. err)

@@ -187,6 +187,37 @@ case("a structural option that contradicts the file is an error (dim, depth, hea
   one_line(T.raises(function() ck.vit_from_file(pd) end, "says patch_size = 8, but its weights have patch_size = 4"))
 end)
 
+case("vit_from_file checks attnlab_vit's sizes against the tensors before building (text models too); key lists are capped", function()
+  -- a text model's config was not checked before: depth 1e9 built blocks until memory ran out
+  local m = al.nn.ViT({ vocab_size = 30, seq_len = 8, num_classes = 3, dim = 16, depth = 2, heads = 2, seed = 1 })
+  local p = path()
+  ck.save_vit(p, m)
+  local sd, meta = al.load(p)
+  local t0 = al.clock()
+  for _, f in ipairs({ { "depth", 1000000000 }, { "dim", 16384 }, { "vocab_size", 10000000 }, { "seq_len", 1000000 },
+                       { "num_classes", 100000 } }) do
+    local c = al.json.decode(meta.attnlab_vit)
+    local want = c[f[1]]
+    c[f[1]] = f[2]
+    local pb = path()
+    al.save(pb, sd, { attnlab_vit = al.json.encode(c), heads = meta.heads })
+    local e = one_line(T.raises(function() ck.vit_from_file(pb) end,
+      ("its metadata attnlab_vit says %s = %d, but its weights have %s = %d"):format(f[1], f[2], f[1], want)))
+    T.truthy(#e < 400, "short: " .. e)
+  end
+  T.truthy(al.clock() - t0 < 5, "refused before building")
+  local ids = al.tensor({ { 1, 2, 3, 4, 5, 6, 7, 8 } }, { dtype = "int64" })
+  local back = ck.vit_from_file(p)
+  back:eval(); m:eval()
+  same_bits(al.no_grad(function() return back(ids) end), al.no_grad(function() return m(ids) end), "text model round trip")
+  -- an image file with many keys the model lacks: a few names and "and N more", not all of them
+  local iv = vit("softmax")
+  local isd = iv:state_dict()
+  for i = 1, 300 do isd["extra." .. i] = al.zeros({ 1 }) end
+  local e = one_line(T.raises(function() ck.load_vit(vit("softmax"), isd) end, "unexpected keys (300): extra."))
+  T.truthy(e:find("and 295 more", 1, true) and #e < 600, "capped: " .. e)
+end)
+
 case("another image size: the saved model's pos_embed is resampled, its normalizer kept", function()
   local m = vit("sparsemax")
   local p = path()

@@ -518,4 +518,47 @@ return {
                                                   { preset = "experiments/s2s/cifar_small.lua" }, function(msg) error(msg) end)
     T.raises(function() C.summary() end, "cannot write /proc/attnlab-no/summary.md")
   end },
+
+  { name = "load_model checks the metadata's sizes against the tensors before building (depth 1e9, dim 16384, a mixer's expand)", fn = function()
+    local d = T.tmpdir("s2s")
+    local st = s2s.replace(vit({ depth = 2 }), { 2 }, "bimamba")
+    D.save_model(d .. "/m.safetensors", st, {})
+    local sd, meta = al.load(d .. "/m.safetensors")
+    local function crafted(field, value, entry)
+      local m2 = {}
+      for k, v in pairs(meta) do m2[k] = v end
+      entry = entry or "attnlab_vit"
+      local c = al.json.decode(m2[entry])
+      if entry == "s2s_mixers" then c["2"][field] = value else c[field] = value end
+      m2[entry] = al.json.encode(c)
+      local p = ("%s/%s_%s.safetensors"):format(d, entry, field)
+      al.save(p, sd, m2)
+      return p
+    end
+    local t0 = al.clock()
+    for _, f in ipairs({ { "depth", 1000000000, "depth = 1000000000, but its weights have depth = 2" },
+                         { "depth", 20000, "depth = 20000, but its weights have depth = 2" },
+                         { "dim", 16384, "dim = 16384, but its weights have dim = 16" },
+                         { "num_classes", 7, "num_classes = 7, but its weights have num_classes = 5" },
+                         { "mlp_ratio", 100000, "MLP width (dim * mlp_ratio) = 1600000, but its weights have MLP width (dim * mlp_ratio) = 64" },
+                         { "image_size", 4096, "image_size = 4096, but its weights have image_size = 16" } }) do
+      local p = crafted(f[1], f[2])
+      local e = T.raises(function() s2s.load_model(p) end, "s2s: model " .. p .. ": its metadata attnlab_vit says " .. f[3])
+      T.truthy(not e:find("\n") and #e < 400, "one short line: " .. e)
+      -- vit_from_file reads the same file the same way (the check is checkpoint.lua's)
+      T.raises(function() require("attnlab.checkpoint").vit_from_file(p) end, "attnlab_vit says " .. f[3])
+    end
+    local p = crafted("expand", 100000, "s2s_mixers")
+    T.raises(function() s2s.load_model(p) end, "metadata s2s_mixers.2.expand = 100000, but its weights have expand = 2")
+    T.truthy(al.clock() - t0 < 5, "refused before building anything")
+    -- a file with many keys the model lacks: the list is a few names and "and N more"
+    local part = {}
+    for k, v in pairs(sd) do part[k] = v end
+    for i = 1, 40 do part["extra." .. i] = al.zeros({ 1 }) end
+    al.save(d .. "/part.safetensors", part, meta)
+    local e = T.raises(function() s2s.load_model(d .. "/part.safetensors") end, "unexpected keys (40): ")
+    T.truthy(e:find("and %d+ more") and not e:find("\n"), "capped list: " .. e)
+    T.eq(s2s.load_model(d .. "/m.safetensors").depth, 2)
+    T.rm_rf(d)
+  end },
 }

@@ -340,6 +340,53 @@ case("distill.lua eval --halting true on a file without a halting config is refu
   T.rm_rf(d)
 end)
 
+-- whether a folder exists
+local function is_dir(dir) return os.execute("test -d " .. q(dir)) == true end
+
+case("every script that reads a preset checks all of it first: a misspelt key or a sweep's table is refused, nothing run", function()
+  local d, p = preset_dir()
+  local typo = d .. "/typo.lua"
+  T.write_file(typo, (T.read_file(p):gsub("teacher = {", "teachr = {")))
+  local sweep = d .. "/sweep.lua"
+  T.write_file(sweep, 'return { name = "x", datasets = { "cifar10" }, normalizers = { "softmax" }, seeds = { 1 }, ' ..
+    'schedule = { epochs = 1 } }\n')
+  local o = " --out " .. q(d .. "/o")
+  for _, f in ipairs({ { typo, "teachr is not a key of a preset" }, { sweep, "datasets is not a key of a preset" } }) do
+    local pre = " --preset " .. q(f[1])
+    for _, sub in ipairs({ "teacher", "avit", "run --layers 1", "bench" }) do
+      refused("distill.lua", sub .. pre .. o, 2, { sub:match("^%a+") .. ": preset " .. f[1] .. ": " .. f[2] })
+    end
+    refused("profile.lua", pre .. o, 2, { "preset " .. f[1] .. ": " .. f[2] })
+    refused("s2s_strategies.lua", "summary" .. pre .. o, 2, { f[2] })
+  end
+  T.truthy(not is_dir(d .. "/o") and not is_dir(d .. "/out"), "a folder was made")
+  T.rm_rf(d)
+end)
+
+case("distill.lua teacher needs --preset; run with an impossible strategy and summary of an empty folder create nothing", function()
+  local d, p = preset_dir()
+  -- no default preset is documented: teacher alone would train al.train's defaults
+  refused("distill.lua", "teacher --out " .. q(d .. "/o"), 2, { "teacher: --preset FILE is required" })
+  -- the strategy is checked against the teacher's depth before the output folder is made
+  s2s.save_model(d .. "/t.safetensors", vit())
+  refused("distill.lua", "run --teacher " .. q(d .. "/t.safetensors") .. " --dataset synthetic --strategy layer_aware:99 --out " ..
+    q(d .. "/o"), 1, { "layer_aware: k must be in 1..2, got 99" })
+  T.truthy(not is_dir(d .. "/o"), "run made its output folder")
+  -- summary of a folder without records: refused (a title alone is no summary), nothing created
+  T.truthy(os.execute("mkdir -p " .. q(d .. "/empty")), "mkdir")
+  refused("s2s_strategies.lua", "summary --preset " .. q(p) .. " --out " .. q(d .. "/empty"), 1,
+    { "summary: no S2S records in " .. d .. "/empty" })
+  refused("s2s_strategies.lua", "summary --preset " .. q(p), 1, { "summary: no S2S records in " .. d .. "/out" })
+  T.eq(files_in(d .. "/empty"), "", 0, "files written")
+  T.truthy(not is_dir(d .. "/empty/students") and not is_dir(d .. "/out"), "summary made a folder")
+  -- with a record it writes the summary
+  T.write_file(d .. "/empty/teacher.json", '{"test_accuracy": 0.5}')
+  local out, err, rc = T.run_host("scripts/s2s_strategies.lua summary --preset " .. q(p) .. " --out " .. q(d .. "/empty"))
+  T.eq(rc, 0, 0, err)
+  T.truthy(T.read_file(d .. "/empty/summary.md"):find("Dense teacher: test accuracy 50.00%", 1, true), out)
+  T.rm_rf(d)
+end)
+
 case("s2s.check: kinds, nested keys, partial checks, lists of one; the committed presets pass", function()
   T.eq({ K.check("distill", { stage1 = { weights = { mse = "nan" } } }) },
        { "stage1.weights.mse", "needs a finite number >= 0, got 'nan'" })

@@ -220,6 +220,11 @@ return { name = "parent", out = %q, dataset = "synthetic", train_limit = 96, tes
 ]]):format(d .. "/parent", d .. "/parent_quick")
     T.write_file(d .. "/parent.lua", parent)
     T.write_file(d .. "/child.lua", ("local p = dofile(%q)\np.out = %q\nreturn p\n"):format(d .. "/parent.lua", d .. "/child"))
+    -- (summary refuses a folder without records: each gets a teacher record to summarise)
+    for _, f in ipairs({ "child_quick", "parent_quick", "elsewhere" }) do
+      os.execute("mkdir -p " .. q(d .. "/" .. f))
+      T.write_file(d .. "/" .. f .. "/teacher.json", "{}")
+    end
     local o, _, code = T.run_host(("scripts/s2s_strategies.lua summary --preset %s --quick --redo-changed --threads 1")
       :format(q(d .. "/child.lua")), { timeout = 120, merge = true })
     T.eq(code, 0, 0, o)

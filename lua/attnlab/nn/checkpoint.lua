@@ -398,6 +398,95 @@ function M.config_from_metadata(meta, where)
   return c
 end
 
+-- A list of key names for an error line, capped (util.key_list).
+M.key_list = util.key_list
+
+-- The sizes a file's tensors show, for checking its attnlab_vit config against them BEFORE a
+-- model is built from it (config_from_metadata checks the entry's own form only): a damaged or
+-- crafted entry (depth = 1e9, dim = 16384) would otherwise build a model of that size first --
+-- unbounded memory and time -- and then fail with a list of every key. `c` is the config
+-- (config_from_metadata's), `sd` the file's model tensors (prefixes stripped), `where` the
+-- error's prefix ("checkpoint: <file>"). Each size that drives an allocation -- depth, dim,
+-- num_classes, the MLP width, patch_size, channels, image_size (image models), vocab_size and
+-- seq_len (text models) -- must be what the tensors show; qkv_bias too. One line naming the key
+-- and both values, or the tensor that should show it.
+function M.check_config_weights(c, sd, where)
+  local function say(k, want, got)
+    error(("%s: its metadata attnlab_vit says %s = %s, but its weights have %s = %s (a damaged or hand-edited file)")
+      :format(where, k, al.cli.show(want), k, al.cli.show(got)), 0)
+  end
+  local function none(k, want, tensors)
+    error(("%s: its metadata attnlab_vit says %s = %s, but the file has no %s to show it (a damaged or hand-edited file)")
+      :format(where, k, al.cli.show(want), tensors), 0)
+  end
+  local function shape(k, rank)
+    local t = sd[k]
+    if not al.is_tensor(t) then return nil end
+    local s = t:shape()
+    if rank and #s ~= rank then return nil end
+    return s
+  end
+  -- depth: the distinct blocks.<i> prefixes
+  local seen, depth = {}, 0
+  for k in pairs(sd) do
+    local i = type(k) == "string" and k:match("^blocks%.(%d+)%.")
+    if i and not seen[i] then seen[i] = true; depth = depth + 1 end
+  end
+  if depth ~= c.depth then say("depth", c.depth, depth) end
+  -- dim: the final norm's width (else the class token's)
+  local D
+  local nw, ct = shape("norm.weight", 1), shape("cls_token", 3)
+  if nw then D = nw[1] elseif ct then D = ct[3] else none("dim", c.dim, "norm.weight or cls_token") end
+  if D ~= c.dim then say("dim", c.dim, D) end
+  -- num_classes: the head's rows
+  local hw = shape("head.weight", 2)
+  if not hw then none("num_classes", c.num_classes, "head.weight") end
+  if hw[1] ~= c.num_classes then say("num_classes", c.num_classes, hw[1]) end
+  -- the MLP width and qkv_bias: of the first block that has them (an S2S block keeps its MLP)
+  local ratio = c.mlp_ratio == nil and al.nn.ViT.PRESET.mlp_ratio or c.mlp_ratio
+  if type(ratio) == "number" then
+    local fc1
+    for i = 0, depth - 1 do
+      fc1 = shape(("blocks.%d.mlp.fc1.weight"):format(i), 2)
+      if fc1 then break end
+    end
+    local want = math.floor(c.dim * ratio)
+    if not fc1 then none("MLP width (dim * mlp_ratio)", want, "blocks.<i>.mlp.fc1.weight") end
+    if fc1[1] ~= want then say("MLP width (dim * mlp_ratio)", want, fc1[1]) end
+  end
+  local qb = c.qkv_bias == nil and al.nn.ViT.PRESET.qkv_bias or c.qkv_bias
+  for i = 0, depth - 1 do
+    if sd[("blocks.%d.attn.qkv.weight"):format(i)] then
+      local has = sd[("blocks.%d.attn.qkv.bias"):format(i)] ~= nil
+      if has ~= (qb == true) then say("qkv_bias", qb, has) end
+      break
+    end
+  end
+  -- the token count: pos_embed (1, 1 + tokens, D)
+  local pe = shape("pos_embed", 3)
+  if c.vocab_size ~= nil then
+    local te = shape("tok_embed.weight", 2)
+    if not te then none("vocab_size", c.vocab_size, "tok_embed.weight") end
+    if te[1] ~= c.vocab_size then say("vocab_size", c.vocab_size, te[1]) end
+    if not pe then none("seq_len", c.seq_len, "pos_embed") end
+    if pe[2] - 1 ~= c.seq_len then say("seq_len", c.seq_len, pe[2] - 1) end
+  else
+    local pw = shape("patch_embed.proj.weight", 4)
+    if not pw then none("patch_size", c.patch_size, "patch_embed.proj.weight") end
+    if pw[3] ~= c.patch_size then say("patch_size", c.patch_size, pw[3]) end
+    local ch = c.channels or 3
+    if pw[2] ~= ch then say("channels", ch, pw[2]) end
+    if not pe then none("image_size", c.image_size, "pos_embed") end
+    local n = pe[2] - 1
+    local g = math.floor(math.sqrt(math.max(n, 0)) + 0.5)
+    if g * g ~= n then
+      error(("%s: its pos_embed %s does not hold a square grid of patches after the class token (a damaged file)")
+        :format(where, shape_str(sd.pos_embed)), 0)
+    end
+    if g * pw[3] ~= c.image_size then say("image_size", c.image_size, g * pw[3]) end
+  end
+end
+
 -- ---- saving ---------------------------------------------------------------------------------
 -- save_vit(path, model [, meta]) -> path: the model's tensors with timm's names (its
 -- state_dict), and safetensors metadata attnlab_vit (M.vit_config as JSON), heads, and the
@@ -539,7 +628,7 @@ local function load_into(model, sd, opts, where, file_normalizer)
   if #report.misshaped > 0 or (strict and (#report.missing > 0 or #report.unexpected > 0)) then
     local parts = {}
     local function add(what, list, sep)
-      if #list > 0 then parts[#parts + 1] = ("%s (%d): %s"):format(what, #list, table.concat(list, sep)) end
+      if #list > 0 then parts[#parts + 1] = ("%s (%d): %s"):format(what, #list, M.key_list(list, sep)) end
     end
     add("missing keys", report.missing, ", ")
     add("unexpected keys", report.unexpected, ", ")
@@ -645,21 +734,9 @@ function M.vit_from_file(path_or_sd, opts)
     for k, v in pairs(fc) do eff[k] = v end
     if eff.vocab_size == nil and eff.channels == nil then eff.channels = 3 end
     local heads, hsrc = M.resolve_heads(eff.dim, meta, opts, where)
-    -- its tensors must be what the config says (an image model's; load_vit checks a text model's)
-    if eff.vocab_size == nil then
-      local ok, w = pcall(M.infer_config, sd, { heads = heads }, {}, where)
-      if ok then
-        local function check(k, got, want)
-          if got ~= want then
-            error(("checkpoint: %s: its metadata attnlab_vit says %s = %s, but its weights have %s = %s (a damaged or hand-edited file)")
-              :format(where, k, al.cli.show(want), k, al.cli.show(got)), 0)
-          end
-        end
-        for _, k in ipairs({ "dim", "depth", "patch_size", "channels", "num_classes", "qkv_bias" }) do check(k, w[k], eff[k]) end
-        check("MLP width (dim * mlp_ratio)", math.floor(w.mlp_ratio * w.dim + 0.5), math.floor(eff.dim * eff.mlp_ratio))
-        check("image_size", w.image_size, eff.image_size)
-      end
-    elseif opts.image_size ~= nil then
+    -- its tensors must be what the config says, before a model of the config's size is built
+    M.check_config_weights(eff, sd, "checkpoint: " .. where)
+    if eff.vocab_size ~= nil and opts.image_size ~= nil then
       error(("%s: %s is a text model (vocab_size %d, seq_len %d): image_size does not apply"):format(who, where,
         eff.vocab_size, eff.seq_len), 0)
     end

@@ -179,9 +179,10 @@ function Module:load_state_dict(sd, opts)
   table.sort(missing); table.sort(unexpected); table.sort(misshaped)
   if #misshaped > 0 or (strict and (#missing > 0 or #unexpected > 0)) then
     local parts = {}
-    if #missing > 0 then parts[#parts + 1] = "missing keys: " .. table.concat(missing, ", ") end
-    if #unexpected > 0 then parts[#parts + 1] = "unexpected keys: " .. table.concat(unexpected, ", ") end
-    if #misshaped > 0 then parts[#parts + 1] = "mis-shaped: " .. table.concat(misshaped, "; ") end
+    -- (capped: a state dict of another model listed thousands of keys in one message)
+    if #missing > 0 then parts[#parts + 1] = "missing keys: " .. util.key_list(missing) end
+    if #unexpected > 0 then parts[#parts + 1] = "unexpected keys: " .. util.key_list(unexpected) end
+    if #misshaped > 0 then parts[#parts + 1] = "mis-shaped: " .. util.key_list(misshaped, "; ") end
     error("load_state_dict: " .. table.concat(parts, "; "), 2)
   end
   al.no_grad(function()

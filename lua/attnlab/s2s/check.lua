@@ -425,6 +425,17 @@ function K.check(sch, t, opts)
   return walk(sch, t, "", true)
 end
 
+-- A preset as its scripts read it (s2s_strategies.lua, distill.lua, profile.lua), checked whole
+-- before any work: every key of every section and the rules joining them, so that a misspelt
+-- top-level key (teachr = {...}) or a file that is no preset (a sweep's experiment table,
+-- {name, datasets, normalizers, seeds, schedule}) is refused, not ignored. One-number lists are
+-- made lists first (K.lists). Returns nil, or path, why (K.check's).
+function K.preset_problem(preset)
+  if type(preset) ~= "table" then return nil, ("a preset must be a table, got %s"):format(type(preset)) end
+  K.lists("preset", preset)
+  return K.check("preset", preset)
+end
+
 -- "path why" as one phrase: "stage2.epochs needs ...", "halting: gate_scale must be ..."
 function K.phrase(name, why)
   if not name then return why end

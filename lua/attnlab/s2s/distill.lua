@@ -203,6 +203,64 @@ local function checked_meta(path, meta)
   return c, mixers
 end
 
+-- A mixer spec's sizes must be what the file's tensors of that block show, checked before the
+-- mixer is built (an expand or d_conv of 1e6 would allocate first and fail after): one line
+-- naming the layer, the key and both values. dim is the model's (already checked).
+local MIXER_SIZES = {
+  bimamba = { { "expand", 2, "in_proj.weight", 2, function(s, dim) return s[1] / (2 * dim) end },
+              { "d_state", 16, "A_log", 2, function(s) return s[2] end },
+              { "d_conv", 4, "conv1d.weight", 2, function(s) return s[2] end },
+              { "dt_rank", nil, "dt_proj.weight", 2, function(s) return s[2] end },
+              { "heads", 1, "x_proj.weight", 3, function(s) return s[1] end } },
+  bilstm = { { "heads", 1, "weight_ih_l0", 3, function(s) return s[1] end } },
+}
+local function check_mixer_weights(where, mixers, sd, dim)
+  for l, spec in pairs(mixers) do
+    for _, f in ipairs(MIXER_SIZES[spec.name] or {}) do
+      local key, default, tname, rank, get = f[1], f[2], f[3], f[4], f[5]
+      local want = spec[key]
+      if want == nil then want = default or (key == "dt_rank" and math.ceil(dim / 16)) end
+      local full = ("blocks.%d.attn.%s"):format(tonumber(l) - 1, tname)
+      local t = sd[full]
+      local shp = al.is_tensor(t) and t:shape() or nil
+      if not shp or #shp ~= rank then
+        error(("%s: metadata s2s_mixers.%s says a %s mixer, but the file has no %s (a damaged or hand-edited file)")
+          :format(where, tostring(l), spec.name, full), 0)
+      end
+      local got = get(shp, dim)
+      if got ~= want then
+        error(("%s: metadata s2s_mixers.%s.%s = %s, but its weights have %s = %s (%s is %s; a damaged or hand-edited file)")
+          :format(where, tostring(l), key, al.cli.show(want), key,
+            al.cli.show(math.tointeger(got) or got), full, "(" .. table.concat(shp, ",") .. ")"), 0)
+      end
+    end
+  end
+end
+
+-- The file's tensors against the model built for it: missing, unexpected and mis-shaped keys in
+-- one short line (a few names each and "and N more"), before load_state_dict.
+local function check_keys(where, model, sd)
+  local own = model:state_dict()
+  local missing, unexpected, misshaped = {}, {}, {}
+  for k, t in pairs(own) do
+    local v = sd[k]
+    if v == nil then missing[#missing + 1] = k
+    elseif not al.is_tensor(v) then misshaped[#misshaped + 1] = k .. ": not a tensor"
+    elseif table.concat(v:shape(), ",") ~= table.concat(t:shape(), ",") then
+      misshaped[#misshaped + 1] = ("%s: file (%s), model (%s)"):format(k, table.concat(v:shape(), ","), table.concat(t:shape(), ","))
+    end
+  end
+  for k in pairs(sd) do if own[k] == nil then unexpected[#unexpected + 1] = tostring(k) end end
+  table.sort(missing); table.sort(unexpected); table.sort(misshaped)
+  local parts = {}
+  if #missing > 0 then parts[#parts + 1] = ("missing keys (%d): %s"):format(#missing, ckpt.key_list(missing)) end
+  if #unexpected > 0 then parts[#parts + 1] = ("unexpected keys (%d): %s"):format(#unexpected, ckpt.key_list(unexpected)) end
+  if #misshaped > 0 then parts[#parts + 1] = ("mis-shaped (%d): %s"):format(#misshaped, ckpt.key_list(misshaped, "; ")) end
+  if #parts > 0 then
+    error(("%s: its tensors do not match the model its metadata describes: %s"):format(where, table.concat(parts, "; ")), 0)
+  end
+end
+
 -- A model file's tensors must all be finite: a NaN or inf weight (a diverged run's save, a
 -- damaged file) gives NaN logits, and an "accuracy" counted from them, or a degenerate
 -- profile, would be a result of nothing. Raises naming the file and the first such tensor.
@@ -254,9 +312,16 @@ function D.load_model(path, opts)
   -- a training checkpoint (run/fit.lua's, which carries attnlab_vit): its model's tensors
   sd = ckpt.split_training(sd, meta, path)
   if opts.heads ~= nil then ckpt.resolve_heads(c.dim, meta, opts, path) end   -- must agree with the file
+  -- the config's sizes against the tensors, before a model of those sizes is built
+  local where = ("s2s: model %s"):format(path)
+  ckpt.check_config_weights(c, sd, where)
+  check_mixer_weights(where, mixers, sd, c.dim)
   local native = c.image_size
-  local model = al.nn.ViT(c)
-  apply_mixers(model, mixers)
+  local okm, model = pcall(al.nn.ViT, c)
+  if not okm then error(("%s: its metadata attnlab_vit does not build a ViT: %s"):format(where, error_text(model)), 0) end
+  local okx, err = pcall(apply_mixers, model, mixers)
+  if not okx then error(("%s: its metadata s2s_mixers does not build: %s"):format(where, error_text(err)), 0) end
+  check_keys(where, model, sd)
   model:load_state_dict(sd)
   if opts.image_size and opts.image_size ~= native then
     model = D.clone(model, { image_size = opts.image_size, pos_resample = opts.pos_resample })

@@ -178,11 +178,15 @@ end
 -- dataset_from (how the dataset was chosen, for the message: scripts/distill.lua says
 -- "--dataset cifar10" or "the preset's dataset cifar10"), dataset_chosen (false: the dataset
 -- was not the user's choice, e.g. a preset's, so another recorded dataset is refused too).
+-- opts.ready (a function), when given, is called after this last check of the inputs and
+-- before any data is read: scripts/distill.lua makes its output folders there, so that a run
+-- refused for its inputs (a strategy the teacher's depth cannot take) creates nothing.
 local function check_teacher_dataset(model, meta, c, opts)
   opts = opts or {}
   D.check_dataset(model, meta, c.dataset or al.train.DEFAULTS.dataset,
     { path = type(c.teacher) == "string" and c.teacher or nil, dataset_from = opts.dataset_from,
       explicit = opts.dataset_chosen ~= false })
+  if opts.ready then opts.ready() end
 end
 
 -- ---- A-ViT teacher ---------------------------------------------------------------------------------------------

@@ -280,6 +280,28 @@ local function resolution_section(lines, e4, e3l)
 end
 
 -- Write <out>/summary.md from the records in C.out; returns its path.
+-- The records the summary reads (M.write), as paths under `out`: the teacher's, each A-ViT of
+-- the preset's keep rates, the profile and the experiments'.
+function M.record_paths(out, preset)
+  local t = { out .. "/teacher.json" }
+  for _, kr in ipairs((preset.avit or {}).keep_rates or {}) do t[#t + 1] = out .. "/avit_k" .. kr .. ".json" end
+  for _, f in ipairs({ "profile/profile.json", "profile_teacher/profile.json", "exp1_groupwise.json", "exp2_keeprate.json",
+                       "exp3_layeraware.json", "exp3_latency.json", "exp4_resolution.json" }) do
+    t[#t + 1] = out .. "/" .. f
+  end
+  return t
+end
+
+-- Those of M.record_paths that exist (a summary of none would be a title alone).
+function M.records_present(out, preset)
+  local found = {}
+  for _, p in ipairs(M.record_paths(out, preset)) do
+    local f = io.open(p, "rb")
+    if f then f:close(); found[#found + 1] = p end
+  end
+  return found
+end
+
 function M.write(C)
   local out, preset, opts, read_json = C.out, C.preset, C.opts, C.read_json
   local lines = { "# S2S results: " .. (preset.name or out), "",
