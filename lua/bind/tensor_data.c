@@ -1,10 +1,11 @@
 /* lua/bind/tensor_data.c -- the Tensor methods that work on its data without autograd, for
  * optimizers, initialisers and loading: in-place updates (copy_, fill_, zero_, add_, mul_,
- * normal_, uniform_) and the reads they need (sumsq, has_nonfinite, storage_id). */
+ * normal_, uniform_) and the reads they need (sumsq, has_nonfinite, storage_id, sha256). */
 #include <math.h>
 #include <string.h>
 
 #include "attnlab/rng.h"
+#include "attnlab/sha256.h"
 #include "bind.h"
 
 static int m_copy_(lua_State *L) {
@@ -156,6 +157,22 @@ static int m_has_nonfinite(lua_State *L) {
   return 1;
 }
 
+/* SHA-256 of the elements' bytes in row-major order (as stored: float32 or int64, little-endian
+ * on x86), 64 hex digits: a training checkpoint's checksum (run/fit.lua), so that a flipped bit in
+ * its data is refused on resume instead of trained on. Views hash their own elements. */
+static int m_sha256(lua_State *L) {
+  al_tensor *t = l_checktensor(L, 1), *c = NULL;
+  L_TRY(L, "sha256", al_contiguous_ref(&c, t));
+  uint8_t d[AL_SHA256_SIZE];
+  char hex[AL_SHA256_HEX];
+  al_sha256((const char *)c->storage->data + c->offset * (int64_t)al_dtype_size(c->dtype),
+            (size_t)al_numel(c) * al_dtype_size(c->dtype), d);
+  al_tensor_release(c);
+  al_sha256_hex(d, hex);
+  lua_pushstring(L, hex);
+  return 1;
+}
+
 static int m_storage_id(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   lua_pushfstring(L, "%p", (void *)t->storage);
@@ -165,4 +182,4 @@ static int m_storage_id(lua_State *L) {
 const luaL_Reg l_tensor_data_methods[] = {
   {"copy_", m_copy_}, {"fill_", m_fill_}, {"zero_", m_zero_}, {"add_", m_add_}, {"mul_", m_mul_},
   {"normal_", m_normal_}, {"uniform_", m_uniform_}, {"sumsq", m_sumsq}, {"has_nonfinite", m_has_nonfinite},
-  {"storage_id", m_storage_id}, {NULL, NULL}};
+  {"storage_id", m_storage_id}, {"sha256", m_sha256}, {NULL, NULL}};

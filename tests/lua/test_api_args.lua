@@ -136,6 +136,21 @@ end, "state.1.step must be a one-element int64 tensor >= 0")
 err("SGD:load_state_dict with an int64 momentum buffer", function()
   return al.optim.SGD(params()):load_state_dict({ ["state.1.momentum_buffer"] = al.ones({ 2, 2 }, { dtype = "int64" }) })
 end, "state.1.momentum_buffer must be float32")
+err("AdamW:load_state_dict with a negative step shows it", function()
+  return al.optim.AdamW(params()):load_state_dict({ step = al.tensor(-3, { dtype = "int64" }) })
+end, "AdamW:load_state_dict: step must be a one-element int64 tensor >= 0, got int64 -3")
+-- tonumber reads ' 0.5', '0.5 ' and '0x10', and the name as typed labels a run's records
+for _, name in ipairs({ "topk: 0.5", "topk:0.5 ", "entmax:0x10", "topk:.", "topk:1e" }) do
+  err(("normalizer name %q"):format(name), function() return al.nn.Normalizer(name) end,
+    ("normalizer '%s'"):format(name), "must be a plain decimal number")
+end
+cases[#cases + 1] = { name = "normalizer parameters written as decimals are accepted", fn = function()
+  for name, v in pairs({ ["topk:.5"] = 0.5, ["topk:5e-1"] = 0.5, ["topk:0.25"] = 0.25, ["entmax:1.25"] = 1.25,
+                         ["entmax:2"] = 2 }) do
+    local spec = al.nn.Normalizer.parse(name)
+    T.eq(spec.ratio or spec.alpha, v, 0, name)
+  end
+end }
 err("clip_grad_norm(params, 1, 0)", function() return al.optim.clip_grad_norm(params(), 1, 0) end,
   "clip_grad_norm: norm_type must be a number > 0 or math.huge", "got 0")
 err("clip_grad_norm(params, 1, 'inf')", function() return al.optim.clip_grad_norm(params(), 1, "inf") end,

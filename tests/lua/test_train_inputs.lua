@@ -110,13 +110,16 @@ local function fit_with(ckpt, stop_after)
 end
 
 -- a copy of checkpoint `good` as dir/name.ckpt, its state edited by edit(state) and its
--- tensors and metadata by edit_sd(sd, meta)
-local function craft(good, dir, name, edit, edit_sd)
+-- tensors and metadata by edit_sd(sd, meta); its tensors' checksum made anew (a file that is
+-- whole but wrong, for the checks behind the checksum), or kept stale (a damaged file)
+local function craft(good, dir, name, edit, edit_sd, stale_digest)
   local sd, meta = al.load(good)
   local st = al.json.decode(meta.state)
   if edit then edit(st) end
   meta.state = al.json.encode(st)
   if edit_sd then edit_sd(sd, meta) end
+  T.truthy(meta.tensors_sha256 or edit_sd, "the checkpoint carries its tensors' checksum")
+  if meta.tensors_sha256 and not stale_digest then meta.tensors_sha256 = fit.tensors_digest(sd) end
   local path = dir .. "/" .. name .. ".ckpt"
   al.save(path, sd, meta)
   return path
@@ -156,11 +159,14 @@ case_in_tmp("fit.run: a corrupt but loadable checkpoint is refused, naming the f
     { "nan_optim", nil, "optimizer tensor", function(sd)
       for k, v in pairs(sd) do if k:match("^optim%.state%.1%.") and v:dtype() == "float32" then v:fill_(1 / 0) end end end },
     { "bad_shape", nil, "weight: checkpoint (3,3), model (3,4)", function(sd) sd["model.weight"] = al.zeros({ 3, 3 }) end },
+    -- one weight changed, as a flipped bit would: whole in form, wrong in value; it resumed
+    { "changed_weight", nil, "its tensors do not match the checksum written with them", function(sd)
+      local w = sd["model.weight"]:clone(); w[1][1] = w[1][1]:item() * 2 ^ 64; sd["model.weight"] = w end, true },
     { "no_state", nil, "is unreadable (it has no 'state' metadata", function(_, meta) meta.state = nil end },
     { "state_not_json", nil, "is unreadable (its 'state' metadata is not a JSON object", function(_, meta) meta.state = "5" end },
   }
   for _, b in ipairs(bad) do
-    local path = craft(good, d, b[1], b[2], b[3 + 1])
+    local path = craft(good, d, b[1], b[2], b[3 + 1], b[5])
     refused(T.raises(function() fit_with(path) end, path), path, b[3], b[1])
   end
 end)

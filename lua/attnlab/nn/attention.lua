@@ -47,6 +47,13 @@ function Normalizer.parse(name)
   local spec, value = name:match("^([^:]+):(.+)$")
   row = spec and ROWS[spec]
   if row and row.param and row.spec == spec then
+    -- a plain decimal (0.25, .5, 5e-1): tonumber also reads ' 0.5', '0.5 ' and '0x10', and the
+    -- name as typed labels the run's records ("fashion_mnist__topk--0.5__seed1")
+    local decimal = value:match("^%d*%.?%d*$") or value:match("^%d*%.?%d*[eE][%+%-]?%d+$")
+    if not (decimal and value:find("%d")) then
+      error(("normalizer '%s': the %s of %s:<%s> must be a plain decimal number (0.25, .5, 5e-1), got '%s'")
+        :format(name, row.param, spec, row.param, value), 0)
+    end
     local v, ok = tonumber(value), PARAM_OK[row.param]
     if not v or not ok[1](v) then
       error(("normalizer '%s': the %s of %s:<%s> %s, got '%s'"):format(name, row.param, spec, row.param, ok[2], value), 0)

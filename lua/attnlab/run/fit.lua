@@ -72,12 +72,24 @@ end
 -- is a ViT whose every block is attention (not an S2S student), `attnlab_vit`: its config as
 -- checkpoint.save_vit writes it, so that checkpoint.vit_from_file rebuilds the same model
 -- (normalizer included) from the file. Resuming reads only `state` and the tensors.
+-- `tensors_sha256`: the SHA-256 of every tensor's name, dtype, shape and data (fit.tensors_digest),
+-- checked when the checkpoint is read: safetensors has no checksum, and a flipped bit in a
+-- weight resumed into a run that finished and wrote a valid-looking record.
+function fit.tensors_digest(sd)
+  local parts = {}
+  for _, k in ipairs(util.sorted_keys(sd)) do
+    local t = sd[k]
+    parts[#parts + 1] = ("%s %s (%s) %s"):format(k, t:dtype(), table.concat(t:shape(), ","), t:sha256())
+  end
+  return al.sha256(table.concat(parts, "\n"))
+end
+
 function fit.save_checkpoint(path, model, opt, state)
   local sd = {}
   for k, v in pairs(model:state_dict()) do sd["model." .. k] = v end
   if opt then for k, v in pairs(opt:state_dict()) do sd["optim." .. k] = v end end
   local heads = model.cfg and math.tointeger(model.cfg.heads)
-  local meta = { state = al.json.encode(state), heads = heads and tostring(heads) }
+  local meta = { state = al.json.encode(state), heads = heads and tostring(heads), tensors_sha256 = fit.tensors_digest(sd) }
   local ckpt = require "attnlab.nn.checkpoint"
   if not ckpt.plain_vit_problem(model) then meta.attnlab_vit = al.json.encode(ckpt.vit_config(model)) end
   al.save(path, sd, meta)
@@ -97,6 +109,10 @@ function fit.split_checkpoint(sd, meta)
   end
   if type(meta) ~= "table" or type(meta.state) ~= "string" then
     error("it has no 'state' metadata: not a checkpoint written by a training run", 0)
+  end
+  -- (checkpoints written before the checksum have none: read as they are)
+  if meta.tensors_sha256 ~= nil and meta.tensors_sha256 ~= fit.tensors_digest(sd) then
+    error("its tensors do not match the checksum written with them (tensors_sha256): the file was changed or damaged", 0)
   end
   local okj, st = pcall(al.json.decode, meta.state)
   if not okj or type(st) ~= "table" then error("its 'state' metadata is not a JSON object", 0) end

@@ -118,14 +118,18 @@ function A.state_dict(self, sd, who)
   if type(sd) ~= "table" then
     error(("%s: the state dict must be a table (from opt:state_dict()), got %s"):format(who, kind(sd)), 3)
   end
-  local step = sd.step
-  if step ~= nil then
-    local n = al.is_tensor(step) and step:numel() == 1 and step:dtype() == "int64" and step:item()
+  -- a step count ("step", AdamW's "state.<i>.step"): a one-element int64 tensor >= 0; the
+  -- message shows a one-element tensor's value ("got int64 -3"), else its dtype and shape
+  local function check_count(key, v)
+    local n = al.is_tensor(v) and v:numel() == 1 and v:dtype() == "int64" and v:item()
     if not n or n < 0 then
-      error(("%s: step must be a one-element int64 tensor >= 0, got %s"):format(who,
-        al.is_tensor(step) and ("%s (%s)"):format(step:dtype(), table.concat(step:shape(), ",")) or show(step)), 3)
+      local got = not al.is_tensor(v) and show(v)
+        or v:numel() == 1 and ("%s %s"):format(v:dtype(), util.show(v:reshape({}):item()))
+        or ("%s (%s)"):format(v:dtype(), table.concat(v:shape(), ","))
+      error(("%s: %s must be a one-element int64 tensor >= 0, got %s"):format(who, key, got), 4)
     end
   end
+  if sd.step ~= nil then check_count("step", sd.step) end
   local shapes = {}
   for _, g in ipairs(self.param_groups) do
     for _, p in ipairs(g.params) do shapes[#shapes + 1] = table.concat(p:shape(), ",") end
@@ -152,10 +156,7 @@ function A.state_dict(self, sd, who)
       elseif not al.is_tensor(v) then
         error(("%s: %s must be a tensor, got %s"):format(who, k, show(v)), 3)
       elseif name == "step" then
-        local n = v:numel() == 1 and v:dtype() == "int64" and v:item()
-        if not n or n < 0 then
-          error(("%s: %s must be a one-element int64 tensor >= 0, got %s"):format(who, k, show(v)), 3)
-        end
+        check_count(k, v)
       elseif v:dtype() ~= "float32" then
         error(("%s: %s must be float32, got %s"):format(who, k, show(v)), 3)
       elseif table.concat(v:shape(), ",") ~= shapes[i] then
