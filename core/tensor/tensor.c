@@ -334,38 +334,25 @@ static int64_t to_i64_saturating(double v) {
   return (int64_t)v;
 }
 
-void al_fill_i64(al_tensor *t, int64_t v) {
-  if (t->dtype != AL_I64) { al_fill(t, (double)v); return; }
+/* One fill for both: an int64 tensor takes v exactly, a float32 one (float)v; a strided
+ * tensor is filled through a contiguous temporary. */
+static void fill_value(al_tensor *t, double v, int64_t iv) {
   int64_t n = al_numel(t);
   if (al_is_contiguous(t)) {
-    int64_t *p = al_i64(t);
-    for (int64_t i = 0; i < n; i++) p[i] = v;
+    if (t->dtype == AL_F32) { float *p = al_f32(t); for (int64_t i = 0; i < n; i++) p[i] = (float)v; }
+    else { int64_t *p = al_i64(t); for (int64_t i = 0; i < n; i++) p[i] = iv; }
     return;
   }
   al_tensor *c = al_tensor_new_like(t);
   if (!c) return;
-  al_fill_i64(c, v);
+  fill_value(c, v, iv);
   al_copy_into(t, c);
   al_tensor_release(c);
 }
 
-void al_fill(al_tensor *t, double v) {
-  int64_t n = al_numel(t);
-  if (al_is_contiguous(t)) {
-    if (t->dtype == AL_F32) { float *p = al_f32(t); for (int64_t i = 0; i < n; i++) p[i] = (float)v; }
-    else {
-      const int64_t iv = to_i64_saturating(v);
-      int64_t *p = al_i64(t);
-      for (int64_t i = 0; i < n; i++) p[i] = iv;
-    }
-    return;
-  }
-  al_tensor *c = al_tensor_new_like(t);
-  if (!c) return;
-  al_fill(c, v);
-  al_copy_into(t, c);
-  al_tensor_release(c);
-}
+void al_fill_i64(al_tensor *t, int64_t v) { fill_value(t, (double)v, v); }
+
+void al_fill(al_tensor *t, double v) { fill_value(t, v, t->dtype == AL_I64 ? to_i64_saturating(v) : 0); }
 
 void al_tensor_mark_modified(al_tensor *t) {
   if (t && t->storage) t->storage->version++;

@@ -185,7 +185,8 @@ int luaopen_attnlab_core(lua_State *L) {
       fprintf(stderr, "attnlab: ATTNLAB_NUM_THREADS='%s' is not a positive integer; ignored (using %d thread%s)\n", nt,
               omp_get_max_threads(), omp_get_max_threads() == 1 ? "" : "s");
     } else if (v > cores()) {
-      fprintf(stderr, "attnlab: ATTNLAB_NUM_THREADS=%ld but this machine has %d core%s; using %d\n", v, cores(),
+      /* (the variable as given: strtol saturates a value beyond a long) */
+      fprintf(stderr, "attnlab: ATTNLAB_NUM_THREADS=%s but this machine has %d core%s; using %d\n", nt, cores(),
               cores() == 1 ? "" : "s", cores());
       n = cores();
     } else {

@@ -279,6 +279,23 @@ return {
     os.remove(p3)
   end },
 
+  -- every unknown part of an attention layer was taken for an S2S mixer: timm's q_norm was
+  -- told to use s2s.load_model
+  { name = "unexpected attention parts: an S2S mixer's block is told s2s.load_model; timm's q_norm is named a variant", fn = function()
+    local function small() return al.nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 8,
+                                              depth = 2, heads = 2 } end
+    local m = small()
+    m:block(2):set_mixer(al.nn.BiLSTM { dim = 8, heads = 2 })
+    local e = T.raises(function() ck.vit_from_file(m:state_dict(), { metadata = { heads = "2" }, image_size = 8, patch_size = 4,
+      channels = 1 }) end, "block 2 of the file have a token mixer other than attention (an S2S model): s2s.load_model")
+    T.truthy(not e:find("variant", 1, true), e)
+    local sd = small():state_dict()
+    sd["blocks.0.attn.q_norm.weight"], sd["blocks.0.attn.k_norm.weight"] = al.ones { 4 }, al.ones { 4 }
+    e = T.raises(function() ck.vit_from_file(sd, { metadata = { heads = "2" }, image_size = 8, patch_size = 4, channels = 1 }) end,
+      "the file's attention has parts attnlab's does not (k_norm, q_norm)")
+    T.truthy(not e:find("S2S", 1, true), e)
+  end },
+
   { name = "a state dict table: heads from opts.metadata (its file's metadata)", fn = function()
     local m = vit48()
     local x = al.randn({ 2, 3, 16, 16 })

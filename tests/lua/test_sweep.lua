@@ -564,6 +564,29 @@ local cases = {
     T.eq(read(overlaps), nil, 0, "runs started next to the orphan with --workers 1")
     T.eq(exists(runs[1].out), false, 0, "the orphan's run is not run again by this sweep")
   end },
+  -- the earlier sweep's run was reported as still going (exit 3) though its record had been
+  -- written while this sweep ran: what is reported is read when the sweep ends
+  { name = "--no-wait: a killed sweep's run that finishes meanwhile is not reported as still going", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax", "topk:0.25" }))
+    local out = dir .. "/r"
+    local stub = stub_entry(dir, "os.execute('sleep 0.5')")   -- each of this sweep's runs: 0.5 s
+    local runs = sweep.runs(exp, { out = out })
+    -- the orphan's own record, made beforehand by the stand-in into another folder
+    local src_dir = dir .. "/src"
+    T.eq(sweep.run(exp, { out = src_dir, workers = 1, entry = stub, only = "^" .. runs[1].name:gsub("%p", "%%%0") .. "$",
+      log = function() end }).done, 1)
+    sh("mkdir -p " .. q(out .. "/.state"))
+    local src = src_dir .. "/" .. runs[1].name .. ".json"
+    local inner = ("sleep 0.3; cp %s %s.tmp; mv %s.tmp %s"):format(q(src), q(runs[1].out), q(runs[1].out), q(runs[1].out))
+    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    write(out .. "/.state/" .. runs[1].name .. ".pid", pid .. "\n")
+    local lines = {}
+    local s = sweep.run(exp, { out = out, workers = 1, no_wait = true, entry = stub, log = function(l) lines[#lines + 1] = l end })
+    kill_group(pid)
+    T.eq({ s.done, s.orphaned }, { 3, {} }, 0, table.concat(lines, "\n"))
+    T.eq(read(runs[1].out), read(src), 0, "the earlier sweep's record")
+  end },
   { name = "a checkpoint made under another config is refused like a changed record; --redo-changed sets it aside", fn = function()
     local _, exp_path, exp, out, stub, runs = checkpoint_fixture()
     -- seed 1 was killed before the experiment's lr was edited; seed 2 after (its checkpoint fits)

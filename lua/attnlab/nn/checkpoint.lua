@@ -532,13 +532,15 @@ local function load_hints(report, model, file_normalizer)
   local cfg = model.cfg or {}
   local have = cfg.normalizer
   local extra, extra_list, lacking, lacking_list, mixer_blocks = {}, {}, {}, {}, {}
+  local other_parts = {}   -- attention parts neither attnlab's nor an S2S mixer's (timm's q_norm)
   for _, k in ipairs(report.unexpected) do
     local p = k:match("^blocks%.%d+%.attn%.normalizer%.(.+)$")
     if p then
       if not extra[p] then extra[p] = true; extra_list[#extra_list + 1] = p end
     else
       local b, child = k:match("^blocks%.(%d+)%.attn%.([^.]+)")
-      if b and child ~= "qkv" and child ~= "proj" and child ~= "normalizer" and not mixer_blocks[b] then
+      -- both S2S mixers (BiMamba, BiLSTM) project their output with out_proj
+      if b and child == "out_proj" and not mixer_blocks[b] then
         mixer_blocks[b] = true; mixer_blocks[#mixer_blocks + 1] = tonumber(b) + 1
       end
     end
@@ -585,6 +587,19 @@ local function load_hints(report, model, file_normalizer)
   if #mixer_blocks > 0 then
     hints[#hints + 1] = ("block%s %s of the file have a token mixer other than attention (an S2S model): s2s.load_model reads S2S model files")
       :format(#mixer_blocks == 1 and "" or "s", table.concat(mixer_blocks, ", "))
+  end
+  -- any other part of a block that is not a mixer (timm's qk_norm: q_norm, k_norm) is a variant
+  -- of attention, not a mixer
+  for _, k in ipairs(report.unexpected) do
+    local b, child = k:match("^blocks%.(%d+)%.attn%.([^.]+)")
+    if b and not mixer_blocks[b] and child ~= "qkv" and child ~= "proj" and child ~= "normalizer"
+      and not other_parts[child] then
+      other_parts[child] = true; other_parts[#other_parts + 1] = child
+    end
+  end
+  if #other_parts > 0 then
+    hints[#hints + 1] = ("the file's attention has parts attnlab's does not (%s): a variant of the layer (timm's " ..
+      "qk_norm has q_norm and k_norm) that attnlab does not implement"):format(table.concat(other_parts, ", "))
   end
   return hints
 end

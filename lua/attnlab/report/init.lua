@@ -143,6 +143,14 @@ local function same_dataset(a, b)
   local by = al.data.by_name
   return type(a) == "string" and type(b) == "string" and by[a] ~= nil and by[a] == by[b]
 end
+-- a file name's dataset part (label, "_masked" aside) that names a dataset other than config's
+local function name_dataset_mismatch(label, c)
+  local base = label:gsub("_masked$", "")
+  if al.data.by_name[base] and not same_dataset(base, c.dataset) and c.dataset ~= label then
+    return ("config.dataset is %s, not the %s its file name stands for"):format(RECORD.shown(c.dataset), base)
+  end
+  return nil
+end
 local function run_mismatch(name, rec, exp)
   local c = rec.config
   if not exp then
@@ -155,11 +163,7 @@ local function run_mismatch(name, rec, exp)
       return ("its config (normalizer %s, seed %s) is the run %s, not the one its file name stands for"):format(
         RECORD.shown(c.normalizer), RECORD.shown(c.seed), al.sweep.record_name(label, c.normalizer, c.seed))
     end
-    local base = label:gsub("_masked$", "")
-    if al.data.by_name[base] and not same_dataset(base, c.dataset) and c.dataset ~= label then
-      return ("config.dataset is %s, not the %s its file name stands for"):format(RECORD.shown(c.dataset), base)
-    end
-    return nil
+    return name_dataset_mismatch(label, c)
   end
   local runs = RECORD.is_object(exp.runs) and next(exp.runs) ~= nil and exp.runs or nil
   local listed = runs and runs[name] or nil
@@ -184,11 +188,7 @@ local function run_mismatch(name, rec, exp)
     if type(exp.datasets) == "table" and #exp.datasets > 0 then
       return ("not a run of this experiment: its dataset %s is none of experiment.json's datasets"):format(label)
     end
-    local base = label:gsub("_masked$", "")
-    if al.data.by_name[base] and not same_dataset(base, c.dataset) and c.dataset ~= label then
-      return ("config.dataset is %s, not the %s its file name stands for"):format(RECORD.shown(c.dataset), base)
-    end
-    return nil
+    return name_dataset_mismatch(label, c)
   end
   local want_ds = entry.dataset
   if want_ds == nil and al.data.by_name[label] then want_ds = label end   -- (a plain label names its dataset)

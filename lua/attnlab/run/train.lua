@@ -133,6 +133,12 @@ function train.config(user)
   -- warmup longer than the run is allowed there: a smoke test's --epochs 1 on a preset)
   if c.min_lr > c.lr then bad("min_lr", ("at most lr (%s): the cosine would rise instead of decay"):format(al.cli.show(c.lr))) end
   if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
+  -- (the MLP's width is floor(dim * mlp_ratio): 0 failed only when the model was built, after
+  -- the data was read)
+  if math.floor(c.dim * c.mlp_ratio) < 1 then
+    bad("mlp_ratio", ("at least 1/dim = %s: the MLP width floor(dim * mlp_ratio) must be >= 1 (dim %d)")
+      :format(al.cli.show(1 / c.dim), c.dim))
+  end
   if c.label_smoothing >= 1 then bad("label_smoothing", "a number in [0, 1)") end
   if c.dim % c.heads ~= 0 then error(("train: dim (%d) must be a multiple of heads (%d)"):format(c.dim, c.heads), 3) end
   if c.padding ~= "positions" and c.padding ~= "masked" then bad("padding", "'positions' or 'masked'") end
@@ -167,6 +173,9 @@ function train.config(user)
     error(("train: %s applies to %s datasets only, not %s"):format(k, kind, c.dataset), 3)
   end
   if text then
+    -- ids 1 <pad> and 2 <unk> come first: a vocabulary needs a word besides them (the marker
+    -- task needs more, said by its loader)
+    if c.vocab_size and c.vocab_size < 3 then bad("vocab_size", "an integer >= 3 (<pad>, <unk> and at least one word)") end
     for _, k in ipairs({ "patch", "crop_pad", "hflip" }) do if c[k] ~= nil and c[k] ~= false then other_kind(k, "image") end end
   else
     if c.vocab_size then other_kind("vocab_size", "text") end
@@ -234,11 +243,22 @@ function train.datasets(c)
     opts.vocab_size, opts.seq_len, opts.padding = c.vocab_size, c.seq_len, c.padding
   end
   local tr = make(opts)
+  -- fewer words than asked for qualify (min_count): the model gets tr.vocab_size ids, and the
+  -- record would carry a vocab_size the run never had
+  if c.vocab_size and tr.vocab_size and tr.vocab_size < c.vocab_size then
+    error(train.usage_error(("train: vocab_size = %d is more than the %d ids %s's training split has (<pad>, <unk> " ..
+      "and the words frequent enough); give at most %d"):format(c.vocab_size, tr.vocab_size, c.dataset, tr.vocab_size)), 0)
+  end
   opts = copy(opts); opts.split = "test"
   if tr.vocab then opts.vocab = tr.vocab end
   local te = make(opts)
   if c.dataset == "cifar10" and c.cifar_exact_test then te.exact_records = 1000 end
   local val
+  -- (train_val_split would refuse it too, as a failed run: a usage error like the limits below)
+  if c.val and c.val >= tr.n then
+    error(train.usage_error(("train: val = %d leaves no training examples: %s has %d; give at most %d")
+      :format(c.val, c.dataset, tr.n, tr.n - 1)), 0)
+  end
   if c.val and c.val > 0 then tr, val = al.data.train_val_split(tr, { val = c.val, seed = c.seed }) end
   -- limits take a seeded random subset (not the first N: 20 Newsgroups is stored class by
   -- class); the subset depends on the limit only, not on the run's seed, so every seed and

@@ -620,10 +620,20 @@ function sweep.run(exp, opts)
     -- still train on this machine: each takes a worker slot until its process ends (polled
     -- below; its record is not read nor reported as this sweep's), so that at most `workers`
     -- runs train at once.
-    for _, r in ipairs(orphans) do summary.orphaned[#summary.orphaned + 1] = r.name end
     busy, orphans = orphans, {}
   end
-  if #todo == 0 and #orphans == 0 then summary.seconds = 0 return summary end
+  -- (--no-wait) the earlier sweep's runs that have no finished record when this sweep ends:
+  -- read then, not when it began, since one may finish meanwhile (it was reported as still
+  -- going, exit 3, with its record written)
+  local no_wait_runs = busy
+  local function list_orphaned()
+    summary.orphaned = {}
+    for _, r in ipairs(no_wait_runs) do
+      local rec = sweep.read_record(r.out)
+      if not (rec and not rec.error) then summary.orphaned[#summary.orphaned + 1] = r.name end
+    end
+  end
+  if #todo == 0 and #orphans == 0 then summary.seconds = 0 list_orphaned() return summary end
   local cmds = {}
   for _, r in ipairs(todo) do cmds[#cmds + 1] = r.command end
   if #cmds > 0 then
@@ -703,6 +713,7 @@ function sweep.run(exp, opts)
     error(err, 0)
   end
   summary.seconds = al.clock() - t0
+  list_orphaned()
   log(("sweep %s: %d finished, %d failed in %s; records in %s"):format(exp.name, summary.done, summary.failed,
     fmt_duration(summary.seconds), dir))
   return summary
