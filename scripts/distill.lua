@@ -226,19 +226,13 @@ end
 -- input has been checked (s2s.avit / s2s.distill call it, as opts.ready, before reading any
 -- data): the folders are made and the paths checked again. So a run refused for its inputs (a
 -- strategy the teacher's depth cannot take, a profile of another model) leaves no folder behind.
-local function is_dir(d) return require("attnlab.util").sh_ok("test -d " .. require("attnlab.util").shquote(d)) end
 local function check_outputs(files)
   local util = require "attnlab.util"
   for _, f in ipairs(files) do
     local dir = f[1]:match("^(.*)/[^/]+$")
-    if dir and dir ~= "" and not is_dir(dir) then
-      -- the folder would be made: its nearest existing parent must be a folder that takes files
-      local up = dir
-      repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or is_dir(up)
-      up = (up == nil) and "." or (up == "" and "/" or up)
-      if not (is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe")) then
-        die(("%s: cannot create the folder %s"):format(cmd, dir))
-      end
+    if dir and dir ~= "" and not util.is_dir(dir) then
+      -- the folder would be made (util.can_create_dir)
+      if not util.can_create_dir(dir) then die(("%s: cannot create the folder %s"):format(cmd, dir)) end
     else
       local can, why = util.writable_path(f[1])
       if not can then cli.die(SPEC, ("%s: cannot write the %s to %s: %s"):format(cmd, f[2], f[1], why), 2) end

@@ -143,19 +143,14 @@ if opts.threads then al.set_num_threads(opts.threads) end
 -- before anything is created: the folder, else its nearest existing parent, must take files.
 do
   local util = require "attnlab.util"
-  local function is_dir(d) return util.sh_ok("test -d " .. util.shquote(d)) end
   local function refuse()
     cli.usage_error(SPEC, ("cannot create the output folder %s/students (is %s a writable folder?)"):format(out, out))
   end
-  if is_dir(out) then
+  if util.is_dir(out) then
     local can, why = util.writable_path(out .. "/summary.md")
     if not can then cli.usage_error(SPEC, ("cannot write %s/summary.md: %s"):format(out, why)) end
-  else
-    if util.file_exists(out) then refuse() end
-    local up = out
-    repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or is_dir(up)
-    up = (up == nil) and "." or (up == "" and "/" or up)
-    if not (is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe")) then refuse() end
+  elseif not util.can_create_dir(out) then
+    refuse()
   end
   -- summary only rebuilds summary.md from the records present: with none (an empty or wrong
   -- --out) it would write a title alone and report success. It creates no folder.

@@ -195,6 +195,20 @@ function util.sh_ok(cmd)
   return os.execute(cmd) == true
 end
 
+function util.is_dir(d) return util.sh_ok("test -d " .. util.shquote(d)) end
+
+-- Whether mkdir -p dir would succeed, without creating anything: dir is a folder already, or
+-- its nearest existing parent is a folder that takes files (a check before any work, so that a
+-- run refused for its inputs leaves no folder behind).
+function util.can_create_dir(dir)
+  if util.is_dir(dir) then return true end
+  if util.file_exists(dir) then return false end
+  local up = dir
+  repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or util.is_dir(up)
+  up = (up == nil) and "." or (up == "" and "/" or up)
+  return util.is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe") and true or false
+end
+
 -- Create a folder and its parents; false when that failed.
 function util.mkdir_p(dir)
   return util.sh_ok("mkdir -p " .. util.shquote(dir) .. " 2>/dev/null")
