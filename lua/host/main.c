@@ -16,6 +16,7 @@
  *    checkout, or in <prefix>/share/attnlab (the installed scripts/ and experiments/), so
  *    `attnlab scripts/demo.lua` runs from anywhere;
  *  - --version (the same line as -v);
+ *  - a script piped on stdin that raises an error exits with status 1 (lua.c exits 0);
  *  - package.preload["attnlab.core"] = the statically linked luaopen_attnlab_core;
  *  - the global `al` = require "attnlab" (REPL, -e and scripts alike; see --help);
  *  - REPL: readline with tab completion of globals and of fields after `.`/`:` (walking
@@ -78,8 +79,12 @@ static int host_main(lua_State *L) {
   if (cl.script < argc && host_run_script(L, argv, cl.script) != LUA_OK) return 0;
   if (repl)
     host_run_repl(L);
-  else if (cl.script == argc && !(cl.flags & (OPT_EXEC | OPT_VERSION)))
-    host_dofile(L, NULL); /* stdin is not a terminal: run it as a script */
+  else if (cl.script == argc && !(cl.flags & (OPT_EXEC | OPT_VERSION))) {
+    /* stdin is not a terminal: run it as a script. Its error is a failure, exit status 1, as a
+     * script file's is (lua.c exits 0 here: `attnlab < run.lua` in a batch job that failed
+     * looked like a success) */
+    if (host_dofile(L, NULL) != LUA_OK) return 0;
+  }
   lua_pushboolean(L, 1);
   return 1;
 }

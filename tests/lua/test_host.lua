@@ -123,6 +123,14 @@ case("host: '-' runs stdin as the script with args; no args + piped stdin runs s
   T.eq(out, "a\tb\n-\n")
   out = host("", "print(40 + 2)")
   T.eq(out, "42\n")
+  -- an error in piped stdin is a failed script, exit 1 (lua5.4 exits 0 there: a batch job's
+  -- `attnlab < run.lua` that failed looked like a success); '-' likewise
+  local err
+  out, err, code = host("", "print(1) error('boom')")
+  T.eq({ out, code }, { "1\n", 1 }, 0, err)
+  has(err, "attnlab: stdin:1: boom", "stderr")
+  _, _, code = host("- a", "error('boom')")
+  T.eq(code, 1, 0, "'-' with an error")
 end)
 
 case("host: script error -> exit 1, 'attnlab: <msg>' and traceback on stderr", function()
