@@ -27,6 +27,12 @@ const char *al_io_kind_(unsigned mode) {
                        : "not a regular file";
 }
 
+const char *al_file_kind(const char *path) {
+  struct stat sb;
+  if (!path || stat(path, &sb) != 0 || S_ISREG(sb.st_mode)) return NULL;
+  return al_io_kind_(sb.st_mode);
+}
+
 al_status al_io_open_regular_(const char *path, FILE **out, uint64_t *size) {
   *out = NULL;
   if (size) *size = 0;

@@ -76,6 +76,10 @@ al_status al_write_file_atomic(const char *path, const void *data, size_t size);
  * regular file in its place -- and a FIFO opened to test it would block. al_afile_open and
  * al_write_file_atomic check this first. */
 al_status al_atomic_replaceable(const char *path);
+/* What is at `path` when it is there and is not a regular file -- "a directory", "a FIFO", "a
+ * character device", ... (a symbolic link counts as what it points to) -- else NULL (a regular
+ * file, or nothing). stat only: never opens it (opening a FIFO blocks). */
+const char *al_file_kind(const char *path);
 
 /* Streaming form for large files: open, write pieces, then commit (rename into place) or
  * abort (delete the temporary). Both free the handle; after a failed write, commit

@@ -331,6 +331,14 @@ static int l_write_atomic(lua_State *L) {
   return 1;
 }
 
+/* file_kind(path) -> nil (a regular file, or nothing there) | "a FIFO", "a directory", ...:
+ * al_file_kind, for the dataset search (which must not io.open a FIFO). */
+static int l_file_kind(lua_State *L) {
+  const char *kind = al_file_kind(luaL_checkstring(L, 1));
+  if (kind) lua_pushstring(L, kind); else lua_pushnil(L);
+  return 1;
+}
+
 /* atomic_replaceable(path) -> true | nil, message: whether write_atomic may replace path
  * (nothing there, or a regular file; not a folder, device or FIFO). Never opens it. */
 static int l_atomic_replaceable(lua_State *L) {
@@ -394,7 +402,7 @@ void l_open_io(lua_State *L) {
   lua_pop(L, 1);
   static const luaL_Reg fns[] = {{"read_idx", l_read_idx}, {"bytes_cat", l_bytes_cat}, {"read_cifar", l_read_cifar}, {"tar_foreach", l_tar_foreach},
                                  {"save", l_save}, {"load", l_load}, {"write_atomic", l_write_atomic},
-                                 {"atomic_replaceable", l_atomic_replaceable},
+                                 {"atomic_replaceable", l_atomic_replaceable}, {"file_kind", l_file_kind},
                                  {"read_file", l_read_file}, {"sha256", l_sha256}, {"sha256_file", l_sha256_file},
                                  {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);

@@ -91,15 +91,8 @@ local function where(dirs, env_state)
 end
 
 -- What is at path when it is there but is not a regular file ("a FIFO", "a directory", ...),
--- else nil. Never opens it: io.open on a FIFO waits for a writer forever. al.atomic_replaceable
--- stats the path (following symlinks) and names what is there when it is not a regular file.
-local function not_regular(path)
-  local ok, msg = al.atomic_replaceable(path)
-  if ok then return nil end
-  msg = tostring(msg)
-  if msg:find(" is a folder, not a file", 1, true) then return "a directory" end
-  return msg:match(" is (an? [%w ]-), not a regular file") or "not a regular file"
-end
+-- else nil. Never opens it: io.open on a FIFO waits for a writer forever (al.file_kind stats).
+local function not_regular(path) return al.file_kind(path) end
 data.not_regular = not_regular
 
 local function exists(path)

@@ -610,7 +610,7 @@ local function load_into(model, sd, opts, where, file_normalizer)
   local mode = check_mode(opts.pos_resample, "checkpoint")
   local strict = opts.strict ~= false
   local own = model:state_dict()
-  local report = { missing = {}, unexpected = {}, misshaped = {} }
+  local resampled   -- {from =, to =, mode =} when pos_embed's grid was resampled
   -- pos_embed: resample the grid when the image size differs
   local pe = sd.pos_embed
   if pe and own.pos_embed and al.is_tensor(pe) and shape_str(pe) ~= shape_str(own.pos_embed) then
@@ -619,7 +619,7 @@ local function load_into(model, sd, opts, where, file_normalizer)
     if opts.resample_pos_embed ~= false and #ps == 3 and ps[1] == 1 and ps[3] == ms[3] and ms[2] - 1 == ng * ng then
       local ok, r = pcall(M.resample_pos_embed, pe, ng, { mode = mode })
       if ok then
-        report.resampled = { from = math.floor(math.sqrt(ps[2] - 1) + 0.5), to = ng, mode = mode }
+        resampled = { from = math.floor(math.sqrt(ps[2] - 1) + 0.5), to = ng, mode = mode }
         local copy = {}
         for k, v in pairs(sd) do copy[k] = v end
         copy.pos_embed = r
@@ -627,31 +627,16 @@ local function load_into(model, sd, opts, where, file_normalizer)
       end
     end
   end
+  local report = al.nn.compare_state_dict(own, sd)
+  report.resampled = resampled
   local keys = {}
   for k in pairs(own) do keys[#keys + 1] = k end
   table.sort(keys)
-  for _, k in ipairs(keys) do
-    local v, t = sd[k], own[k]
-    if v == nil then report.missing[#report.missing + 1] = k
-    elseif not al.is_tensor(v) then report.misshaped[#report.misshaped + 1] = k .. ": not a tensor"
-    elseif shape_str(v) ~= shape_str(t) then
-      report.misshaped[#report.misshaped + 1] = ("%s: checkpoint %s, model %s"):format(k, shape_str(v), shape_str(t))
-    end
-  end
-  for k in pairs(sd) do if own[k] == nil then report.unexpected[#report.unexpected + 1] = k end end
-  table.sort(report.unexpected)
   if #report.misshaped > 0 or (strict and (#report.missing > 0 or #report.unexpected > 0)) then
-    local parts = {}
-    local function add(what, list, sep)
-      if #list > 0 then parts[#parts + 1] = ("%s (%d): %s"):format(what, #list, M.key_list(list, sep)) end
-    end
-    add("missing keys", report.missing, ", ")
-    add("unexpected keys", report.unexpected, ", ")
-    add("mis-shaped", report.misshaped, "; ")
     local hints = load_hints(report, model, file_normalizer)
     if sd.dist_token then hints[#hints + 1] = "a distilled DeiT: dist_token/head_dist are not supported" end
     error(("checkpoint: %s does not match the model %s%s: %s%s"):format(where, model.__name or "ViT",
-      model.extra_repr and ("(" .. model:extra_repr() .. ")") or "", table.concat(parts, "; "),
+      model.extra_repr and ("(" .. model:extra_repr() .. ")") or "", al.nn.state_dict_mismatch_text(report),
       #hints > 0 and (" (" .. table.concat(hints, "; ") .. ")") or ""), 0)
   end
   al.no_grad(function()

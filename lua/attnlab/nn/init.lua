@@ -144,6 +144,38 @@ end
 -- Copy values from sd into this module's tensors. strict (default true) raises on
 -- missing, unexpected or mis-shaped keys, listing all of them. Returns
 -- missing, unexpected (lists of names) when not strict.
+-- A model's state dict `own` against a loaded one `sd`: { missing =, unexpected =, misshaped = },
+-- each a sorted list (misshaped entries "name: checkpoint (a,b), model (c,d)" or "name: not a
+-- tensor"). Module:load_state_dict, checkpoint.load_vit and s2s.load_model all compare so.
+local function shape_text(t) return "(" .. table.concat(t:shape(), ",") .. ")" end
+function nn.compare_state_dict(own, sd)
+  local r = { missing = {}, unexpected = {}, misshaped = {} }
+  for k, t in pairs(own) do
+    local v = sd[k]
+    if v == nil then r.missing[#r.missing + 1] = k
+    elseif not al.is_tensor(v) then r.misshaped[#r.misshaped + 1] = k .. ": not a tensor"
+    elseif shape_text(v) ~= shape_text(t) then
+      r.misshaped[#r.misshaped + 1] = ("%s: checkpoint %s, model %s"):format(k, shape_text(v), shape_text(t))
+    end
+  end
+  for k in pairs(sd) do if own[k] == nil then r.unexpected[#r.unexpected + 1] = tostring(k) end end
+  table.sort(r.missing); table.sort(r.unexpected); table.sort(r.misshaped)
+  return r
+end
+
+-- compare_state_dict's lists as one short line: "missing keys (2): a, b; unexpected keys (40):
+-- c, d, ... and 35 more; mis-shaped (1): ..." (the lists that are not empty).
+function nn.state_dict_mismatch_text(r)
+  local parts = {}
+  local function add(what, list, sep)
+    if #list > 0 then parts[#parts + 1] = ("%s (%d): %s"):format(what, #list, util.key_list(list, sep)) end
+  end
+  add("missing keys", r.missing, ", ")
+  add("unexpected keys", r.unexpected, ", ")
+  add("mis-shaped", r.misshaped, "; ")
+  return table.concat(parts, "; ")
+end
+
 function Module:load_state_dict(sd, opts)
   -- checked here: otherwise a wrong argument fails below as "attempt to index a number value"
   if type(sd) ~= "table" then
@@ -165,18 +197,8 @@ function Module:load_state_dict(sd, opts)
   end
   local strict = not (opts and opts.strict == false)
   local own = self:state_dict()
-  local missing, unexpected, misshaped = {}, {}, {}
-  local function shape_str(t) return "(" .. table.concat(t:shape(), ",") .. ")" end
-  for k, t in pairs(own) do
-    local v = sd[k]
-    if v == nil then missing[#missing + 1] = k
-    elseif not al.is_tensor(v) then misshaped[#misshaped + 1] = k .. " (not a tensor)"
-    elseif shape_str(v) ~= shape_str(t) then
-      misshaped[#misshaped + 1] = ("%s: checkpoint %s, model %s"):format(k, shape_str(v), shape_str(t))
-    end
-  end
-  for k in pairs(sd) do if own[k] == nil then unexpected[#unexpected + 1] = k end end
-  table.sort(missing); table.sort(unexpected); table.sort(misshaped)
+  local r = nn.compare_state_dict(own, sd)
+  local missing, unexpected, misshaped = r.missing, r.unexpected, r.misshaped
   if #misshaped > 0 or (strict and (#missing > 0 or #unexpected > 0)) then
     local parts = {}
     -- (capped: a state dict of another model listed thousands of keys in one message)

@@ -238,26 +238,12 @@ local function check_mixer_weights(where, mixers, sd, dim)
 end
 
 -- The file's tensors against the model built for it: missing, unexpected and mis-shaped keys in
--- one short line (a few names each and "and N more"), before load_state_dict.
+-- one short line (nn.compare_state_dict), before load_state_dict.
 local function check_keys(where, model, sd)
-  local own = model:state_dict()
-  local missing, unexpected, misshaped = {}, {}, {}
-  for k, t in pairs(own) do
-    local v = sd[k]
-    if v == nil then missing[#missing + 1] = k
-    elseif not al.is_tensor(v) then misshaped[#misshaped + 1] = k .. ": not a tensor"
-    elseif table.concat(v:shape(), ",") ~= table.concat(t:shape(), ",") then
-      misshaped[#misshaped + 1] = ("%s: file (%s), model (%s)"):format(k, table.concat(v:shape(), ","), table.concat(t:shape(), ","))
-    end
-  end
-  for k in pairs(sd) do if own[k] == nil then unexpected[#unexpected + 1] = tostring(k) end end
-  table.sort(missing); table.sort(unexpected); table.sort(misshaped)
-  local parts = {}
-  if #missing > 0 then parts[#parts + 1] = ("missing keys (%d): %s"):format(#missing, ckpt.key_list(missing)) end
-  if #unexpected > 0 then parts[#parts + 1] = ("unexpected keys (%d): %s"):format(#unexpected, ckpt.key_list(unexpected)) end
-  if #misshaped > 0 then parts[#parts + 1] = ("mis-shaped (%d): %s"):format(#misshaped, ckpt.key_list(misshaped, "; ")) end
-  if #parts > 0 then
-    error(("%s: its tensors do not match the model its metadata describes: %s"):format(where, table.concat(parts, "; ")), 0)
+  local r = al.nn.compare_state_dict(model:state_dict(), sd)
+  if #r.missing + #r.unexpected + #r.misshaped > 0 then
+    error(("%s: its tensors do not match the model its metadata describes: %s"):format(where,
+      al.nn.state_dict_mismatch_text(r)), 0)
   end
 end
 
