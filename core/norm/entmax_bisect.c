@@ -16,8 +16,11 @@
  * correction (the second derivative costs one more product per entry) makes it cubic, and the
  * last step is applied to the p_j by a second-order Taylor update instead of by another pass,
  * once that is exact to float precision: typically 2-3 passes from s0 where 25-50 bisections
- * would be needed. For alpha > 2 H is not convex and its slope blows up where an entry joins the
- * support: Illinois regula falsi inside the bracket instead, with d formed in double.
+ * would be needed. For alpha > 2 H is not convex, its slope blows up where an entry joins the
+ * support, and s cannot even hold the answer: an entry at the support's edge holds a large p on
+ * a d = y + s below s's double rounding (at alpha = 20, p = 0.11 on d = 6e-19). Such rows are
+ * solved whole in double, at exact breakpoints and for the smallest p itself
+ * (al_bisect_solve_big_, entmax_bisect_step.c); their backward likewise (entmax_bisect_bwd.c).
  * Passes run only over the candidates ((alpha-1)(x - max) > -s0, the support for any s <= s0),
  * compacted per row, and compacted again once a Newton/Halley iterate bounds the support.
  *
@@ -39,6 +42,7 @@
 #include "attnlab/normalizers.h"
 #include "attnlab/threads.h"
 #include "entmax_bisect.h"
+#include "../util/numfmt.h"
 
 /* ---- scalar reference (double) ----
  * out (n) = [(alpha-1)(x - max) - t]_+^(1/(alpha-1)) over the kept finite entries, t by 200
@@ -96,11 +100,16 @@ void al_entmax_bisect_ref_bwd(double *gin, double *galpha, const double *gout, c
 
 /* ---- entry points ---- */
 al_status al_bisect_check_alpha_(const char *who, const float *alpha, int64_t rows) {
+  char b[32], bm[32];
   if (rows > 0 && !alpha) return al_seterr(AL_EINVAL, "%s: alpha is NULL, want %" PRId64 " values", who, rows);
-  for (int64_t r = 0; r < rows; r++)
+  for (int64_t r = 0; r < rows; r++) {
     if (!(alpha[r] > 1.0f) || alpha[r] == INFINITY)
-      return al_seterr(AL_EINVAL, "%s: alpha[%" PRId64 "] = %g, want a finite alpha > 1", who,
-                       r, (double)alpha[r]);
+      return al_seterr(AL_EINVAL, "%s: alpha[%" PRId64 "] = %s, want a finite alpha > 1", who,
+                       r, al_fmt_f_(b, alpha[r]));
+    if (alpha[r] < AL_ENTMAX_ALPHA_MIN)
+      return al_seterr(AL_EINVAL, "%s: alpha[%" PRId64 "] = %s is below %s: " AL_ENTMAX_ALPHA_MIN_WHY,
+                       who, r, al_fmt_f_(b, alpha[r]), al_fmt_f_(bm, AL_ENTMAX_ALPHA_MIN));
+  }
   return AL_OK;
 }
 

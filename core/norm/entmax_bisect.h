@@ -15,13 +15,11 @@ al_status al_bisect_check_alpha_(const char *who, const float *alpha, int64_t ro
 typedef struct {
   float m, fam1, finv, finvm1;   /* max; alpha-1, 1/(alpha-1), 1/(alpha-1) - 1 as floats */
   double am1, inv;
-  int32_t state;   /* 0 NaN row, 1 nothing kept, 2 done, 3 Newton, 4-6 regula falsi phases */
+  int32_t state;   /* 0 NaN row, 1 nothing kept, 2 done, 3 Newton (alpha <= 2) */
   int32_t k, kb;   /* candidates; their blocks */
-  int32_t side;
   float lim;   /* the candidates are y > lim */
-  double flo, fhi;
 } bis_row;
-enum { BIS_NAN, BIS_EMPTY, BIS_DONE, BIS_NEWTON, BIS_RF0, BIS_RF1, BIS_RF };
+enum { BIS_NAN, BIS_EMPTY, BIS_DONE, BIS_NEWTON };
 
 typedef struct {
   double s[AL_NORM_BATCH], lo[AL_NORM_BATCH], hi[AL_NORM_BATCH];
@@ -34,9 +32,12 @@ typedef struct {
 } bis_lanes;
 
 /* The decisions after an evaluation (entmax_bisect_step.c): the Newton rows' lanes q .. q+7
- * (al_bisect_step_newton_), a regula falsi row i (al_bisect_step_rf_: returns 1 to go on). */
+ * (al_bisect_step_newton_, alpha <= 2). A row with alpha > 2 is solved whole, in double, by
+ * al_bisect_solve_big_: its k candidates' x c (the max among them), am1 = alpha - 1, scratch for
+ * 2k floats; o gets p for each candidate (zero padded to whole blocks); returns the evaluations
+ * used. */
 void al_bisect_step_newton_(bis_lanes *L, int q, int max_iter);
-int al_bisect_step_rf_(bis_row *r, bis_lanes *L, int64_t i, double h, int max_iter);
+int al_bisect_solve_big_(float *o, const float *c, int64_t k, double am1, float *scratch);
 
 /* Rows up to BIS_TR_MAX_N columns run with rows in lanes, forward and backward. */
 #define BIS_TR_MAX_N 256

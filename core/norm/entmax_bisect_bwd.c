@@ -14,7 +14,8 @@
  * sums take exact double products; above, float runs of four terms into double (al_dacc) add
  * less than that. Rows four at a time (in lockstep: one row alone is latency-bound); rows up to
  * BIS_TR_MAX_N 16 at a time in lanes instead (bisect_bwd_lanes: faster in cache, less so where
- * memory bounds it, no gain where the support is the whole row). */
+ * memory bounds it, no gain where the support is the whole row). Rows with alpha > 2 go alone,
+ * in double (bisect_bwd_big_row: the float form cancels there). */
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
@@ -96,7 +97,7 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
   const float *p[BIS_R], *gr[BIS_R];
   float *pc[BIS_R], *gc[BIS_R];
   al_vf *w[BIS_R], *lpv[BIS_R], tma[BIS_R], ia[BIS_R];
-  int big[BIS_R], exact[BIS_R];
+  int exact[BIS_R];
   int64_t k[BIS_R], kc = 0;
   for (int i = 0; i < R; i++) {
     p[i] = out + (r0 + i) * n;
@@ -107,7 +108,6 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     lpv[i] = w[i] + (nb + 1);
     tma[i] = al_vsplat(2.0f - alpha[r0 + i]);
     ia[i] = al_vsplat((float)(1.0 / ((double)alpha[r0 + i] - 1.0)));
-    big[i] = alpha[r0 + i] > 2.0f;
     exact[i] = alpha[r0 + i] < 1.25f;
     al_dacc_init(&sw[i]);
     al_dacc_init(&sg[i]);
@@ -131,9 +131,8 @@ static inline __attribute__((always_inline)) void bisect_bwd_rows(
     for (int i = 0; i < R; i++) {
       const al_vf pv = al_vld(pc[i] + b * AL_V), gv = al_vld(gc[i] + b * AL_V), lp = lpv[i][b];
       const al_vm in = al_vm_gt(pv, zero);
-      al_vf wv;   /* alpha <= 2: the exponent (2-alpha) log p is <= 0 */
-      if (big[i]) wv = al_vzero(al_vexp(tma[i] * lp), in);
-      else wv = al_vzero(al_vexp_le0(tma[i] * lp), in);
+      /* alpha <= 2 here (bisect_bwd_big_row takes the rest): (2-alpha) log p is <= 0 */
+      const al_vf wv = al_vzero(al_vexp_le0(tma[i] * lp), in);
       const al_vf sv = al_vzero(pv * lp, in);
       w[i][b] = wv;
       if (galpha && exact[i]) {   /* products formed in double (see above) */
@@ -203,12 +202,10 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
   int64_t k[AL_NORM_BATCH] = {0}, kc = 0, km = 0;
   float tma_l[AL_V];
   double dia_l[AL_V];
-  int anybig = 0;
   for (int i = 0; i < AL_V; i++) {
     const double a = i < R ? (double)alpha[r0 + i] : 1.5;
     tma_l[i] = (float)(2.0 - a);   /* (2.0f - alpha as a float: the same value) */
     dia_l[i] = 1.0 / (a - 1.0);
-    anybig |= a > 2.0;
   }
   /* the support p > 0 (not NaN), compacted, per row; alongside, the same row of the next group
    * (BISECT_BWD_LANES steps AL_NORM_BATCH rows) is prefetched, p and g for reading and gin for
@@ -248,8 +245,8 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
   for (int64_t c = 0; c < km; c++) {
     const al_vf pv = Pt[c], gv = Gt[c], lp = Lt[c];
     const al_vm in = al_vm_gt(pv, zero);
-    /* (al_vexp and al_vexp_le0 agree bitwise for arguments <= 0: the lanes of alpha <= 2) */
-    const al_vf wv = al_vzero(anybig ? al_vexp(tma * lp) : al_vexp_le0(tma * lp), in);
+    /* alpha <= 2 in every lane (bisect_bwd_big_row takes the rest): (2-alpha) log p <= 0 */
+    const al_vf wv = al_vzero(al_vexp_le0(tma * lp), in);
     const al_vf sv = al_vzero(pv * lp, in);
     Lt[c] = wv;
     const al_vd gl = al_vlo(gv), gh = al_vhi(gv), wl = al_vlo(wv), wh = al_vhi(wv);
@@ -298,9 +295,90 @@ static inline __attribute__((always_inline)) void bisect_bwd_lanes(
   }
 }
 
+/* A row with alpha > 2, alone and in double. The kernels above form gin = w (g - c) in float
+ * with c = <g, w~>: for alpha > 2, w = p^(2-alpha) is largest where p is smallest, and when one
+ * entry's w dominates the sum (a small p, e.g. at the support's edge), c is its g to within
+ * float rounding and w (g - c) for it is that rounding times a huge w: at alpha = 6 the error
+ * reached the size of the gradient, at alpha = 20 10^14 times it. Here: w~ = w / w_max (no
+ * overflow), c in double, and for the dominant entry jm
+ *   w_jm (g_jm - c) = sum_{i != jm} w_i (g_jm - g_i) / sum_i w~_i,
+ * which cancels nothing. Another entry's g_j - c carries a double rounding of c times a w_j no
+ * larger than the second largest, which is what its gradient scales with. A gradient beyond
+ * float32 (alpha > 2, several support entries with p^(2-alpha) > 3.4e38) comes out +-inf, by
+ * IEEE overflow: the Jacobian itself is that large there. galpha: the formula of the kernels,
+ * in double, with the normalised w~ (no cancellation for alpha > 2: alpha - 1 > 1). */
+static void bisect_bwd_big_row(const al_norm_bwd_rows *a, int64_t r) {
+  const int64_t n = a->n;
+  const float *p = a->out + r * n, *gr = a->gout + r * n;
+  float *gi = a->gin ? a->gin + r * n : NULL;
+  const double alpha = a->alpha[r], am1 = alpha - 1.0, am2 = alpha - 2.0;
+  double lpmin = INFINITY;
+  int64_t jm = -1, k = 0;
+  for (int64_t j = 0; j < n; j++)
+    if (p[j] > 0.0f) {
+      const double lp = log((double)p[j]);
+      if (lp < lpmin) { lpmin = lp; jm = j; }
+      k++;
+    }
+  if (k == 0) {   /* all-masked row: no gradient; NaN row: NaN gradients */
+    if (al_norm_nan_row_grad_(gi, p, n)) {
+      if (a->galpha) a->galpha[r] = NAN;
+      return;
+    }
+    if (!a->acc && gi) al_norm_fill_(gi, n, 0.0f);
+    if (!a->acc && a->galpha) a->galpha[r] = 0.0f;
+    return;
+  }
+  double sws = 0, swg = 0, H = 0;   /* sum w~, sum w~ g, sum p log p */
+  for (int64_t j = 0; j < n; j++)
+    if (p[j] > 0.0f) {
+      const double lp = log((double)p[j]), wt = exp(-am2 * (lp - lpmin));
+      sws += wt;
+      swg += wt * gr[j];
+      H += p[j] * lp;
+    }
+  const double c = swg / sws;   /* <g, w~> */
+  if (gi) {
+    double djm = 0;   /* sum_{i != jm} w_i (g_jm - g_i) */
+    for (int64_t j = 0; j < n; j++)
+      if (p[j] > 0.0f && j != jm) djm += exp(-am2 * log((double)p[j])) * ((double)gr[jm] - gr[j]);
+    for (int64_t j = 0; j < n; j++) {
+      float t = 0.0f;
+      if (j == jm) t = (float)(djm / sws);
+      else if (p[j] > 0.0f) t = (float)(exp(-am2 * log((double)p[j])) * ((double)gr[j] - c));
+      gi[j] = a->acc ? gi[j] + t : t + 0.0f;   /* (+0: as accumulated into 0) */
+    }
+  }
+  if (a->galpha) {
+    double ga = 0;
+    for (int64_t j = 0; j < n; j++)
+      if (p[j] > 0.0f) {
+        const double pj = p[j], lp = log(pj), wt = exp(-am2 * (lp - lpmin)) / sws, S = pj * lp;
+        ga += gr[j] * ((pj - wt) / (am1 * am1) - (S - wt * H) / am1);
+      }
+    a->galpha[r] = a->acc ? a->galpha[r] + (float)ga : (float)ga + 0.0f;
+  }
+}
+
+/* Rows r0 .. r0+R-1 through kernel kern (R rows at a time), except that the rows with alpha > 2
+ * go through bisect_bwd_big_row: the runs of the others between them through kern, R' < R rows
+ * at a time (a row's result does not depend on the rows beside it). */
+static void bwd_split_big(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws,
+                          void (*kern)(const al_norm_bwd_rows *, int64_t, int, al_vf *), int one) {
+  int64_t r = r0;
+  while (r < r0 + R) {
+    if (a->alpha[r] > 2.0f) { bisect_bwd_big_row(a, r); r++; continue; }
+    int64_t e = r;
+    while (e < r0 + R && !(a->alpha[e] > 2.0f)) e++;
+    if (one)   /* the rows kernel: R = BIS_R or 1 only */
+      for (; r < e; r++) kern(a, r, 1, ws);
+    else { kern(a, r, (int)(e - r), ws); r = e; }
+  }
+}
+
 /* The kernels as al_norm_bwd_kernel runs them; R and ACC constants in each instance of the rows
  * in lockstep. */
-void al_bisect_bwd_rows_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+static void bisect_bwd_rows_kern(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
   if (a->acc) {
     if (R == BIS_R) bisect_bwd_rows(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, BIS_R, ws, 1, a->rows);
     else bisect_bwd_rows(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, 1, ws, 1, a->rows);
@@ -309,9 +387,22 @@ void al_bisect_bwd_rows_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws
     else bisect_bwd_rows(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, 1, ws, 0, a->rows);
   }
 }
-void al_bisect_bwd_lanes_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+static void bisect_bwd_lanes_kern(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
   if (a->acc) bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 1, a->rows);
   else bisect_bwd_lanes(a->gin, a->galpha, a->gout, a->out, a->alpha, a->n, r0, R, ws, 0, a->rows);
+}
+static int any_big(const float *alpha, int64_t r0, int R) {
+  int big = 0;
+  for (int i = 0; i < R; i++) big |= alpha[r0 + i] > 2.0f;
+  return big;
+}
+void al_bisect_bwd_rows_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+  if (!any_big(a->alpha, r0, R)) bisect_bwd_rows_kern(a, r0, R, ws);
+  else bwd_split_big(a, r0, R, ws, bisect_bwd_rows_kern, 1);
+}
+void al_bisect_bwd_lanes_(const al_norm_bwd_rows *a, int64_t r0, int R, al_vf *ws) {
+  if (!any_big(a->alpha, r0, R)) bisect_bwd_lanes_kern(a, r0, R, ws);
+  else bwd_split_big(a, r0, R, ws, bisect_bwd_lanes_kern, 0);
 }
 int64_t al_bisect_bwd_vectors_(int64_t n, int lanes) {
   return lanes ? bis_bwd_lanes_vectors(n / AL_V + 1) : BIS_R * bis_bwd_per_row(n / AL_V + 1);

@@ -14,10 +14,9 @@
 #include "attnlab/threads.h"
 #include "entmax_bisect.h"
 
-/* One evaluation at s over a row's candidates c (kbe blocks, padded with -inf): o = d^inv and
- * pc = d^(inv-1) where d = y + s > 0 (y = (alpha-1)(x - max) for alpha <= 2; for alpha > 2 c
- * holds x and d is formed in double), 0 elsewhere. Returns h = sum o; *D = sum pc (dh/ds =
- * inv D); *dmin = min d over the support. */
+/* One evaluation at s over a row's candidates c (kbe blocks, padded with -inf; y = (alpha-1)(x -
+ * max), alpha <= 2): o = d^inv and pc = d^(inv-1) where d = y + s > 0, 0 elsewhere. Returns
+ * h = sum o; *D = sum pc (dh/ds = inv D); *dmin = min d over the support. */
 static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_vf *o, al_vf *pc,
                                                              al_vf *pc2, const bis_row *r, double s,
                                                              int64_t kbe,
@@ -29,46 +28,24 @@ static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_
   al_vf mn = al_vsplat(INFINITY);
   const al_vf fs = al_vsplat((float)s), finv = al_vsplat(r->finv), fim1 = al_vsplat(r->finvm1);
   const al_vf zero = al_vsplat(0.0f);
-  if (r->finv < 1.0f) {
-    /* alpha > 2: p = d^inv has an infinite slope at d = 0, so d is formed without the
-     * cancellation of float y + s: in double, then rounded (relative error 2^-24 of d). */
-    const al_vd dam1 = (al_vd){0} + r->am1, dm = (al_vd){0} + (double)r->m, ds = (al_vd){0} + s;
-    for (int64_t b = 0; b < kbe; b++) {
-      const al_vf xv = c[b];
-      const al_vd lo = (al_vlo(xv) - dm) * dam1 + ds, hi = (al_vhi(xv) - dm) * dam1 + ds;
-      al_vf d = {0};
-      for (int l = 0; l < 8; l++) { d[l] = (float)lo[l]; d[l + 8] = (float)hi[l]; }
-      const al_vm in = al_vm_gt(d, zero);
-      const al_vf q = al_vzero(al_vexp(fim1 * al_vlog(d)), in);   /* d^(inv-1) >= 1 here */
-      const al_vf pv = al_vzero(q * d, in);
-      o[b] = pv;
-      pc[b] = q;
-      pc2[b] = al_vsplat(0.0f);
-      ah.f += pv;
-      ad.f += q;
-      mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
-      if (AL_DACC_DUE(b)) { al_dacc_flush(&ah); al_dacc_flush(&ad); }
-    }
-  } else {
-    /* two loops (the log, then the rest): one loop's dependency chain per block is long enough
-     * to fill the scheduler with two or three blocks, the split ones overlap more */
-    for (int64_t b = 0; b < kbe; b++) pc[b] = fim1 * al_vlog(c[b] + fs);
-    for (int64_t b = 0; b < kbe; b++) {
-      const al_vf y = c[b], d = y + fs;
-      const al_vf e = y - (d - fs);   /* Fast2Sum (|s| >= |y| on the support): d + e = y + s */
-      const al_vm in = al_vm_gt(d, zero);
-      const al_vf q = al_vzero(al_vexp_le0(pc[b]), in);   /* d^(inv-1) <= 1 */
-      const al_vf pv = al_vzero(q * al_vfma(finv, e, d), in);   /* d^inv, to first order in e */
-      o[b] = pv;
-      pc[b] = q;
-      ah.f += pv;
-      ad.f += q;
-      const al_vf q2 = al_vzero(q * al_vrcp_approx(d), in);   /* d^(inv-2), to ~14 bits */
-      pc2[b] = q2;
-      ad2.f += q2;
-      mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
-      if (AL_DACC_DUE(b)) { al_dacc_flush(&ah); al_dacc_flush(&ad); al_dacc_flush(&ad2); }
-    }
+  /* two loops (the log, then the rest): one loop's dependency chain per block is long enough
+   * to fill the scheduler with two or three blocks, the split ones overlap more */
+  for (int64_t b = 0; b < kbe; b++) pc[b] = fim1 * al_vlog(c[b] + fs);
+  for (int64_t b = 0; b < kbe; b++) {
+    const al_vf y = c[b], d = y + fs;
+    const al_vf e = y - (d - fs);   /* Fast2Sum (|s| >= |y| on the support): d + e = y + s */
+    const al_vm in = al_vm_gt(d, zero);
+    const al_vf q = al_vzero(al_vexp_le0(pc[b]), in);   /* d^(inv-1) <= 1 */
+    const al_vf pv = al_vzero(q * al_vfma(finv, e, d), in);   /* d^inv, to first order in e */
+    o[b] = pv;
+    pc[b] = q;
+    ah.f += pv;
+    ad.f += q;
+    const al_vf q2 = al_vzero(q * al_vrcp_approx(d), in);   /* d^(inv-2), to ~14 bits */
+    pc2[b] = q2;
+    ad2.f += q2;
+    mn = al_vmin(mn, al_vsel(in, d, al_vsplat(INFINITY)));
+    if (AL_DACC_DUE(b)) { al_dacc_flush(&ah); al_dacc_flush(&ad); al_dacc_flush(&ad2); }
   }
   *dmin = al_vhmin(mn);
   *D = al_dacc_total(&ad);
@@ -76,9 +53,9 @@ static inline __attribute__((always_inline)) double bis_eval(const al_vf *c, al_
   return al_dacc_total(&ah);   /* >= the max's term (d = s): > 0 */
 }
 
-/* One evaluation (bis_eval) of each row in act, at its s: the Newton rows' blocks as (row, block)
- * items in counted loops (see bisect_batch, phase 3), the regula falsi rows (alpha > 2) one by
- * one. Sets L->h, L->D, L->D2, L->dm. kbm: the largest block count. */
+/* One evaluation (bis_eval) of each row in act, at its s: the rows' blocks as (row, block) items
+ * in counted loops (see bisect_batch, phase 3), or row by row. Sets L->h, L->D, L->D2, L->dm.
+ * kbm: the largest block count. */
 #define BIS_ITEMS (AL_NORM_BATCH * 16)
 static inline __attribute__((always_inline)) void bis_items(al_vf *ws, int64_t per, int64_t nb,
                                                             const bis_row *st, bis_lanes *L,
@@ -243,8 +220,9 @@ AL_VI int64_t bis_per_row(int64_t nb) { return 5 * nb; }
  *      block as alpha -> 2); with them the sums for the start s0 >= s* (bis_start, all rows at
  *      once), and the candidates of the Newton rows compacted again to y > -s0 (29 -> ~18 of
  *      65 scores ~ N(0,1) at per-head alphas in (1.05, 1.95));
- *   3. rounds of evaluations and decisions (bis_step_newton, eight rows a vector; bis_step_rf
- *      for alpha > 2) over the rows still iterating, from s0: 3.3 -> 2.6 passes per row. Rows
+ *      Rows with alpha > 2 are solved there and then, whole (al_bisect_solve_big_, in double);
+ *   3. rounds of evaluations and decisions (bis_step_newton, eight rows a vector) over the rows
+ *      still iterating, from s0: 3.3 -> 2.6 passes per row. Rows
  *      up to BIS_TR_MAX_N: the Newton rows in lanes (bis_tr_eval). Longer rows: their blocks as
  *      items (bis_items), and after the second round, the Newton iterate s' >= s* (never
  *      overshooting) bounds the support by y > -s' and the candidates are compacted again;
@@ -289,7 +267,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
     r->finvm1 = (float)(r->inv - 1.0);
     L->am1[i] = r->am1;
     L->inv[i] = r->inv;
-    const int big = r->finv < 1.0f;   /* alpha > 2: keep x, d is formed in double */
+    const int big = r->finv < 1.0f;   /* alpha > 2: keep x (al_bisect_solve_big_ works in double) */
     const al_vf m = al_vsplat(r->m), fam1 = al_vsplat(r->fam1), lim = al_vsplat(-1.0001f);
     int64_t k = 0, k2 = 0, k4 = 0;
     al_vf a1 = al_vsplat(0.0f), a2 = a1, a4 = a1;   /* sum y over y > -1.0001, > -1/2, > -1/4 */
@@ -312,7 +290,14 @@ static inline __attribute__((always_inline)) int bisect_batch(
     all4[i] = k4 == k;
     r->k = (int32_t)k;
     r->lim = -1.0001f;   /* (L: the bracket H(lo = 0) <= 1 <= H(hi = s = 1), corr = 0) */
-    if (big) r->state = BIS_RF0;
+    if (big) {   /* p straight into O (P as scratch); P, P2 zero: phase 4 then takes O as it is */
+      r->kb = (int32_t)((k + AL_V - 1) / AL_V);
+      L->it[i] = al_bisect_solve_big_((float *)(ws + i * per + 2 * nb), A, k, r->am1,
+                                      (float *)(ws + i * per + 3 * nb));
+      for (int64_t b = 0; b < r->kb; b++)
+        ws[i * per + 3 * nb + b] = ws[i * per + 4 * nb + b] = al_vsplat(0.0f);
+      r->state = BIS_DONE;
+    }
   }
   {   /* the start s0 >= s* of the Newton rows (bis_start), and their candidates cut to y > -s0 */
     float s0[AL_V];
@@ -346,8 +331,8 @@ static inline __attribute__((always_inline)) int bisect_batch(
    * blocks. Rows up to BIS_TR_MAX_N go in lanes, 16 rows a vector (bis_tr_eval: faster than
    * the items below, n = 16 .. 256, alpha 1.05 .. 2; the rows' sums per lane, no
    * reductions). Longer rows: the Newton rows' blocks are listed as (row, block) items and evaluated in one counted loop
-   * (bis_items). The candidates are -inf padded to the largest count (for the regula falsi
-   * rows, which go row by row, and the recompaction). */
+   * (bis_items). The candidates are -inf padded to the largest count (for the rows evaluated
+   * row by row, and the recompaction). */
   int32_t act[AL_NORM_BATCH];
   int64_t na = 0, km = 0;
   for (int64_t i = 0; i < nr; i++) {
@@ -382,24 +367,12 @@ static inline __attribute__((always_inline)) int bisect_batch(
     cand_transpose(T, ws + nb, per, kbn, lane_newton);
   }
   for (int64_t round = 0; round < (int64_t)max_iter + 2 && na > 0; round++) {   /* (max_iter may be INT_MAX) */
-    if (tr) {
-      int newton_live = 0;
-      for (int64_t j = 0; j < na; j++) newton_live |= st[act[j]].state == BIS_NEWTON;
-      if (newton_live) {
-        float fsl[AL_NORM_BATCH];
-        for (int64_t i = 0; i < AL_NORM_BATCH; i++) fsl[i] = (float)L->s[i];
-        bis_tr_eval(T, TO, TP, TP2, kcn, al_vld(fsl), al_vld(finv_l), al_vld(fim1_l), L);
-        for (int64_t i = 0; i < AL_NORM_BATCH; i++)   /* the other lanes benign */
-          if (!lane_newton[i]) { L->h[i] = L->D[i] = L->dm[i] = 1.0; L->D2[i] = 0.0; }
-      }
-      for (int64_t j = 0; j < na; j++) {   /* regula falsi rows, one by one */
-        const int64_t i = act[j];
-        if (st[i].state == BIS_NEWTON) continue;
-        al_vf *A = ws + i * per + nb;
-        float dm;
-        L->h[i] = bis_eval(A, A + nb, A + 2 * nb, A + 3 * nb, &st[i], L->s[i], kbm, &L->D[i], &L->D2[i], &dm);
-        L->dm[i] = dm;
-      }
+    if (tr) {   /* (every row in act is a Newton row) */
+      float fsl[AL_NORM_BATCH];
+      for (int64_t i = 0; i < AL_NORM_BATCH; i++) fsl[i] = (float)L->s[i];
+      bis_tr_eval(T, TO, TP, TP2, kcn, al_vld(fsl), al_vld(finv_l), al_vld(fim1_l), L);
+      for (int64_t i = 0; i < AL_NORM_BATCH; i++)   /* the other lanes benign */
+        if (!lane_newton[i]) { L->h[i] = L->D[i] = L->dm[i] = 1.0; L->D2[i] = 0.0; }
     } else {
       bis_items(ws, per, nb, st, L, act, na, kbm);
     }
@@ -411,7 +384,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
     int64_t na2 = 0;
     for (int64_t j = 0; j < na; j++) {
       const int64_t i = act[j];
-      const int more = st[i].state == BIS_NEWTON ? L->more[i] != 0 : al_bisect_step_rf_(&st[i], L, i, L->h[i], max_iter);
+      const int more = L->more[i] != 0;
       L->live[i] = 0;
       st[i].state = more ? st[i].state : BIS_DONE;   /* O, P hold its last evaluation */
       act[na2] = (int32_t)i;
@@ -423,9 +396,8 @@ static inline __attribute__((always_inline)) int bisect_batch(
       for (int64_t j = 0; j < na; j++) {
         bis_row *r = &st[act[j]];
         float *A = (float *)(ws + act[j] * per + nb);
-        /* (regula falsi rows keep theirs: hi there is not checked the same way) */
         const double hi = L->hi[act[j]];
-        float bound = r->state == BIS_NEWTON && hi < 1.0 ? (float)(-hi * (1.0 + 1e-4)) : r->lim;
+        float bound = hi < 1.0 ? (float)(-hi * (1.0 + 1e-4)) : r->lim;
         bound = bound > r->lim ? bound : r->lim;   /* (never looser than the cut already made) */
         const al_vf lim = al_vsplat(bound);
         int64_t k = 0;

@@ -41,9 +41,22 @@ void al_softmax_ref_bwd(double *gin, double *galpha, const double *gout, const d
  * entries. Masked (or -inf) entries get exp(-inf) = 0 exactly. The max shift keeps every
  * exponent <= 0, so no overflow for any finite input, and the largest term is exp(0) = 1, so the
  * sum is >= 1. Three sweeps: max; exp into the workspace (aligned, L1) and the double sum; the
- * scaled store. A kept NaN or +inf needs no test of its own: it makes the max or some x - max
- * NaN, hence the sum NaN, and the row is then filled with NaN. ws: R * nb vectors. */
+ * scaled store. A kept NaN or +inf mostly needs no test of its own: it makes the max or some
+ * x - max NaN, hence the sum NaN, and the row is then filled with NaN. Not always: al_vmax
+ * returns its second operand when either is NaN, so a NaN lane of the running max is replaced
+ * by the next block's value, and a row whose kept entries are all NaN can end with max = -inf,
+ * the "nothing kept" case. Only that case rescans the row (softmax_nan_only); testing for NaN
+ * in every block would slow every row for the sake of rows that are garbage anyway, and the
+ * finite rows' arithmetic stays exactly what it was. ws: R * nb vectors. */
 #define SM_R 2
+/* Whether row xr (n entries, keep row kr may be NULL) keeps a NaN: asked only of a row whose
+ * max came out -inf. Without a kept NaN the max is exact, so the row keeps nothing finite and
+ * gives zeros; with one (whatever else the NaN made the max drop) it is a NaN row. */
+static int softmax_nan_only(const float *xr, const uint8_t *kr, int64_t n) {
+  for (int64_t j = 0; j < n; j++)
+    if ((!kr || kr[j]) && xr[j] != xr[j]) return 1;
+  return 0;
+}
 static inline __attribute__((always_inline)) void softmax_rows(
     float *out, const float *x, const uint8_t *keep, int64_t mrows, int64_t rows, int64_t n,
     int64_t r0, const int R, al_vf *ws) {
@@ -72,7 +85,10 @@ static inline __attribute__((always_inline)) void softmax_rows(
     float *o = out + (r0 + i) * n;
     const al_vf *e = ws + i * g.nb;
     const double s = al_dacc_total(&sum[i]);
-    if (m[i][0] == -INFINITY) { al_norm_fill_(o, n, 0.0f); continue; }   /* nothing kept */
+    if (m[i][0] == -INFINITY) {   /* nothing kept -- or nothing but NaN (see softmax_nan_only) */
+      al_norm_fill_(o, n, softmax_nan_only(xr[i], kr[i], n) ? NAN : 0.0f);
+      continue;
+    }
     if (s != s) { al_norm_fill_(o, n, NAN); continue; }                  /* NaN or +inf */
     const float inv = (float)(1.0 / s);
     if (g.rem) al_vst(o + g.jt, e[g.nbf] * inv);   /* the last block first (see al_rowgeo) */

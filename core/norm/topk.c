@@ -25,6 +25,7 @@
 #include "attnlab/normalizers.h"
 #include "attnlab/threads.h"
 #include "internal.h"
+#include "../util/numfmt.h"
 
 /* ---- scalar reference (double) ----
  * out (n) = softmax over the k = al_topk_count(ratio, kept) largest kept finite entries (sorted
@@ -535,8 +536,10 @@ al_status al_topk_softmax_fwd(float *out, const float *x, double ratio, const ui
                               int64_t mrows, int64_t rows, int64_t n) {
   al_status st = al_norm_check_("topk_softmax", out, x, keep, mrows, rows, n);
   if (st != AL_OK) return st;
-  if (!(ratio > 0.0 && ratio <= 1.0))
-    return al_seterr(AL_EINVAL, "topk_softmax: ratio = %g, want 0 < ratio <= 1", ratio);
+  if (!(ratio > 0.0 && ratio <= 1.0)) {   /* (every digit that decides: %g said "ratio = 1") */
+    char b[32];
+    return al_seterr(AL_EINVAL, "topk_softmax: ratio = %s, want 0 < ratio <= 1", al_fmt_d_(b, ratio));
+  }
   if (rows * n == 0) return AL_OK;
   const al_norm_fwd_rows a = {.out = out, .x = x, .keep = keep, .mrows = mrows, .rows = rows, .n = n,
                               .ratio = ratio};

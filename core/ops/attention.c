@@ -27,6 +27,7 @@
 #include "attnlab/norm_registry.h"
 #include "attnlab/threads.h"
 #include "internal.h"
+#include "../util/numfmt.h"
 
 /* Split the batch across threads when there are at least two threads and two items;
  * inside the region every al_sgemm call runs on one thread. */
@@ -126,7 +127,7 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *o) {
-  char s1[128], s2[128];
+  char s1[128], s2[128], vb[32], vbf[32];
   if (probs) *probs = NULL;
   if (qkv->dtype != AL_F32 || qkv->ndim != 3)
     return al_seterr(AL_EINVAL, "attention: qkv must be float32 (B,N,3D), got %s", al_shape_str(qkv, s1, sizeof s1));
@@ -137,8 +138,9 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   const al_norm_desc *d = al_norm_get(o->kind);
   if (!d) return al_seterr(AL_EINVAL, "attention: unknown normalizer %d", (int)o->kind);
   int has_alpha = d->param == AL_NORM_P_ALPHA;
-  if (!isfinite(o->scale)) return al_seterr(AL_EINVAL, "attention: scale must be finite, got %g", o->scale);
-  if (d->param == AL_NORM_P_RATIO && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %g", o->ratio);
+  /* (values as given, to the digit that decides: %g printed the ratio 1.0000001 as "1") */
+  if (!isfinite(o->scale)) return al_seterr(AL_EINVAL, "attention: scale must be finite, got %s", al_fmt_d_(vb, o->scale));
+  if (d->param == AL_NORM_P_RATIO && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %s", al_fmt_d_(vb, o->ratio));
   al_tensor *alpha = has_alpha ? o->alpha : NULL;
   if (alpha && (alpha->dtype != AL_F32 || al_numel(alpha) != H))
     return al_seterr(AL_EINVAL, "attention: alpha must be float32 with one value per head (%lld), got %s", (long long)H, al_shape_str(alpha, s1, sizeof s1));
@@ -152,9 +154,23 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   if (st) { al_tensor_release(xc); al_tensor_release(ac); return st; }
   float av = (float)o->alpha_value;
   if (has_alpha) {   /* the kernel would say so per row; say it once, per head */
+    char bm[32];
     for (int64_t h = 0; h < H && !st; h++) {
       float a = ac ? al_f32(ac)[h] : av;
-      if (!(a > 1.0f) || isinf(a)) st = al_seterr(AL_EINVAL, "attention: alpha must be > 1 and finite, got %g (head %lld)", (double)a, (long long)(h + 1));
+      if (a >= AL_ENTMAX_ALPHA_MIN && !isinf(a)) continue;   /* (NaN fails the first test) */
+      /* the value as given: a tensor's float32, or the number (and its float32 where that is
+       * what fails: 1.000000001 is 1 there) */
+      const char *given = ac ? al_fmt_f_(vb, a) : al_fmt_d_(vb, o->alpha_value);
+      if (!(a > 1.0f) || isinf(a)) {
+        if (!ac && o->alpha_value > 1.0 && isfinite(o->alpha_value))
+          st = al_seterr(AL_EINVAL, "attention: alpha must be > 1 and finite, got %s (head %lld; %s as a float32, which the kernels compute in)",
+                         given, (long long)(h + 1), al_fmt_f_(vbf, a));
+        else
+          st = al_seterr(AL_EINVAL, "attention: alpha must be > 1 and finite, got %s (head %lld)", given, (long long)(h + 1));
+      } else {   /* below AL_ENTMAX_ALPHA_MIN */
+        st = al_seterr(AL_EINVAL, "attention: alpha = %s (head %lld) is below %s: " AL_ENTMAX_ALPHA_MIN_WHY, given,
+                       (long long)(h + 1), al_fmt_f_(bm, AL_ENTMAX_ALPHA_MIN));
+      }
     }
   }
   uint8_t *keep = NULL;

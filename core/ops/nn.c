@@ -177,7 +177,14 @@ static void log_softmax_rows(float *out, const float *x, int64_t R, int64_t C) {
     const float *xr = x + r * C;
     float m = -INFINITY;
     for (int64_t j = 0; j < C; j++) m = xr[j] > m ? xr[j] : m;
-    if (m == -INFINITY) { for (int64_t j = 0; j < C; j++) out[r * C + j] = -INFINITY; continue; }
+    if (m == -INFINITY) {
+      /* the max skips NaN: a row of nothing but NaN (and -inf) lands here too, and must come
+       * out NaN, not as a row of -inf that a loss would take for a certain miss */
+      float fill = -INFINITY;
+      for (int64_t j = 0; j < C; j++) if (xr[j] != xr[j]) fill = NAN;
+      for (int64_t j = 0; j < C; j++) out[r * C + j] = fill;
+      continue;
+    }
     double s = 0;
     for (int64_t j = 0; j < C; j++) s += expf(xr[j] - m);
     float lse = m + (float)log(s);

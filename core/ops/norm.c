@@ -11,6 +11,7 @@
 
 #include "attnlab/norm_registry.h"
 #include "internal.h"
+#include "../util/numfmt.h"
 
 static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_norm_kind kind = (al_norm_kind)n->k[0];
@@ -77,6 +78,66 @@ static al_status build_keep(uint8_t **keep, al_tensor *mask, const al_tensor *x,
   return AL_OK;
 }
 
+/* alpha as al_normalize takes it, checked against the caller's own x and dim (before dim is moved
+ * last, whose shapes and dim a message would otherwise name): a tensor that broadcasts to x with
+ * size 1 along dim, each value (as the float32 the kernels compute in) finite and >= 1.0001; or
+ * the number av. Each refusal names the value -- the caller's double as given, and what float32
+ * makes of it where that decides -- and, for a tensor, the element. */
+static al_status check_alpha(const char *op, const al_tensor *x, int dim, al_tensor *alpha, double av) {
+  char s1[128], s2[128], b[32], bf[32], bm[32];
+  if (!alpha) {
+    const float a = (float)av;
+    if (!(a > 1.0f) || isinf(a)) {
+      if (av > 1.0 && isfinite(av))   /* > 1 as given, not as a float32 */
+        return al_seterr(AL_EINVAL, "%s: alpha must be > 1 and finite, got %s (%s as a float32, which the kernels compute in)",
+                         op, al_fmt_d_(b, av), al_fmt_f_(bf, a));
+      return al_seterr(AL_EINVAL, "%s: alpha must be > 1 and finite, got %s", op, al_fmt_d_(b, av));
+    }
+    if (a < AL_ENTMAX_ALPHA_MIN)
+      return al_seterr(AL_EINVAL, "%s: alpha = %s is below %s: " AL_ENTMAX_ALPHA_MIN_WHY, op, al_fmt_d_(b, av),
+                       al_fmt_f_(bm, AL_ENTMAX_ALPHA_MIN));
+    return AL_OK;
+  }
+  if (alpha->ndim > x->ndim)
+    return al_seterr(AL_EINVAL, "%s: alpha %s has more dims than x %s", op, al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2));
+  const int pad = x->ndim - alpha->ndim;
+  if (dim >= pad && alpha->shape[dim - pad] != 1)   /* (alpha padded on the left with 1s) */
+    return al_seterr(AL_EINVAL, "%s: alpha %s must broadcast to x %s with size 1 along dim %d", op,
+                     al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
+  for (int i = pad; i < x->ndim; i++)
+    if (alpha->shape[i - pad] != 1 && alpha->shape[i - pad] != x->shape[i])
+      return al_seterr(AL_EINVAL, "%s: alpha %s does not broadcast to x %s with size 1 along dim %d", op,
+                       al_shape_str(alpha, s1, sizeof s1), al_shape_str(x, s2, sizeof s2), dim + 1);
+  al_tensor *a32 = NULL;
+  int was = al_grad_enabled();
+  al_set_grad_enabled(0);
+  al_status st = al_to_dtype(&a32, alpha, AL_F32);   /* (contiguous, in alpha's own order) */
+  al_set_grad_enabled(was);
+  if (st) return st;
+  const float *pa = al_f32(a32);
+  const int64_t cnt = al_numel(a32);
+  for (int64_t e = 0; e < cnt && !st; e++) {
+    const float a = pa[e];
+    const int bad = !(a > 1.0f) || isinf(a), low = !bad && a < AL_ENTMAX_ALPHA_MIN;
+    if (!bad && !low) continue;
+    char at[160];   /* the element, 1-based, in alpha's shape */
+    int used = snprintf(at, sizeof at, "alpha[");
+    int64_t rest = e;
+    int64_t idx[AL_MAXDIM];
+    for (int i = alpha->ndim - 1; i >= 0; i--) { idx[i] = rest % alpha->shape[i]; rest /= alpha->shape[i]; }
+    for (int i = 0; i < alpha->ndim && used < (int)sizeof at - 24; i++)
+      used += snprintf(at + used, sizeof at - used, "%s%lld", i ? "," : "", (long long)(idx[i] + 1));
+    snprintf(at + used, sizeof at - used, "]");
+    if (bad)
+      st = al_seterr(AL_EINVAL, "%s: alpha must be > 1 and finite, got %s (%s)", op, al_fmt_f_(b, a), at);
+    else
+      st = al_seterr(AL_EINVAL, "%s: alpha = %s (%s) is below %s: " AL_ENTMAX_ALPHA_MIN_WHY, op, al_fmt_f_(b, a),
+                     at, al_fmt_f_(bm, AL_ENTMAX_ALPHA_MIN));
+  }
+  al_tensor_release(a32);
+  return st;
+}
+
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
                        al_tensor *alpha, double alpha_value, int max_iter) {
   const al_norm_desc *d = al_norm_get(kind);
@@ -86,7 +147,11 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
   if (x->dtype != AL_F32) return al_seterr(AL_EINVAL, "%s: expected a float32 tensor, got %s", op, al_shape_str(x, s1, sizeof s1));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "%s: expected at least 1 dim, got a 0-dim tensor", op);
   AL_TRY(al_wrap_dim(&dim, x->ndim, op));
-  if (d->param == AL_NORM_P_RATIO && !(ratio > 0 && ratio <= 1)) return al_seterr(AL_EINVAL, "%s: ratio must be in (0, 1], got %g", op, ratio);
+  if (d->param == AL_NORM_P_RATIO && !(ratio > 0 && ratio <= 1)) {
+    char b[32];
+    return al_seterr(AL_EINVAL, "%s: ratio must be in (0, 1], got %s", op, al_fmt_d_(b, ratio));
+  }
+  if (d->param == AL_NORM_P_ALPHA) AL_TRY(check_alpha(op, x, dim, alpha, alpha_value));
   if (dim != x->ndim - 1) {
     /* move dim last; the mask and alpha move with it */
     al_tensor *xt = NULL, *mt = NULL, *at = NULL, *y = NULL, *tmp = NULL;
@@ -148,11 +213,6 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
       arows = al_tensor_new(AL_F32, x->ndim, rshape);
       if (!arows) st = AL_ENOMEM;
       else al_fill(arows, alpha_value);
-    }
-    if (!st) {
-      const float *pa = al_f32(arows);
-      for (int64_t r = 0; r < rows; r++)
-        if (!(pa[r] > 1.0f) || isinf(pa[r])) { st = al_seterr(AL_EINVAL, "%s: alpha must be > 1 and finite, got %g (row %lld)", op, (double)pa[r], (long long)(r + 1)); break; }
     }
   }
   al_tensor *o = st ? NULL : al_tensor_new(AL_F32, x->ndim, x->shape);

@@ -39,7 +39,7 @@ typedef enum {
 /* The one parameter a normalizer may take. */
 typedef enum {
   AL_NORM_P_NONE,
-  AL_NORM_P_ALPHA,   /* al_norm_params.alpha: one value per row, each > 1 and finite */
+  AL_NORM_P_ALPHA,   /* al_norm_params.alpha: one per row, finite, >= AL_ENTMAX_ALPHA_MIN */
   AL_NORM_P_RATIO    /* al_norm_params.ratio: in (0, 1] */
 } al_norm_param;
 

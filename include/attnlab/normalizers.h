@@ -14,9 +14,9 @@
  *         to rows = B*H*T: mrows = B).
  *         keep[j] == 0 -> out[j] = 0 exactly and x[j] never influences anything (it may be NaN
  *         or garbage). x[j] == -inf behaves exactly like keep[j] == 0, for every normalizer.
- *         A row with no kept finite entry gives all zeros (never NaN).
+ *         A row with nothing kept (every entry masked or -inf) gives all zeros (never NaN).
  *         A kept NaN or +inf makes that whole output row NaN (as PyTorch would), so NaN guards
- *         see it instead of it being silently dropped.
+ *         see it instead of it being silently dropped -- a row that keeps nothing but NaN too.
  * Backward functions ACCUMULATE: gin += dL/dx. They need no mask: out is 0 where masked, and
  *         every backward gives 0 gradient where out == 0, and an all-masked row 0 gradient.
  *         Each entry of gin gets exactly one float addition gin[j] += t_j, t_j independent of
@@ -73,18 +73,38 @@ al_status al_entmax15_bwd(float *gin, const float *gout, const float *out, int64
 al_status al_entmax15_bwd_write(float *gin, const float *gout, const float *out, int64_t rows,
                                 int64_t n);
 
-/* out = alpha-entmax(x) with alpha[r] (> 1) for row r: [(alpha-1)x - tau]_+^(1/(alpha-1)).
- * alpha: one value per row (rows floats), each must be > 1 and finite (else AL_EINVAL naming
- * the value); alpha = 2 is sparsemax, 1.5 is entmax15, alpha -> 1 tends to softmax.
- * tau lies in [max-1, max-(1/n)^(alpha-1)] of (alpha-1)x (the bisection bracket) and is solved
- * to float32 precision: for alpha <= 2 by Halley steps (Newton from the left) on the norm
+/* The smallest alpha alpha-entmax takes. Below it the float32 forward loses accuracy as
+ * ~(2^-24/(alpha-1))^2: the largest error over random rows was 8e-8 (float rounding, as at any
+ * other alpha) at alpha = 1.0001, 1.5e-7 at 1.00005, 3.4e-6 at 1.00001, 1e-3 at 1.000001 and 0.08
+ * at 1 + 2^-23, the first float above 1. Softmax is the limit alpha -> 1 (1.7e-4 from it at
+ * alpha = 1.0001 on scores ~ N(0,1), n = 65). Every entry point that takes alpha (the kernels,
+ * al_normalize, al_attention) refuses a smaller one with this reason. */
+#define AL_ENTMAX_ALPHA_MIN 1.0001f
+#define AL_ENTMAX_ALPHA_MIN_WHY \
+  "closer to 1 alpha-entmax is not float32-accurate (its error grows as 1/(alpha-1)^2); use softmax, its limit"
+
+/* out = alpha-entmax(x) with alpha[r] for row r: [(alpha-1)x - tau]_+^(1/(alpha-1)).
+ * alpha: one value per row (rows floats), each finite and >= AL_ENTMAX_ALPHA_MIN (else
+ * AL_EINVAL naming the value); alpha = 2 is sparsemax, 1.5 is entmax15, alpha -> 1 tends to
+ * softmax.
+ * alpha <= 2: tau lies in [max-1, max-(1/n)^(alpha-1)] of (alpha-1)x (the bisection bracket)
+ * and is solved to float32 precision by Halley steps (Newton from the left) on the norm
  * ||[(alpha-1)x - tau]_+||_{1/(alpha-1)} = 1, which is convex in tau, so a Newton step from the
  * right never overshoots (bisection only guards against rounding), finished on the right of the
  * root by a second-order update that is exact to float precision -- typically 3 evaluations per
- * row where bisection needs 25+; for alpha > 2 (not convex) by Illinois regula falsi inside the
- * bracket, to 1e-12 (20-45 evaluations: give max_iter >= 50).
- * At most max_iter (>= 1) evaluations per row; *iters_used (may be NULL) gets the max used over
- * rows. The output is renormalised to sum to 1 over the support. Saves: out and alpha. */
+ * row where bisection needs 25+; at most max_iter (>= 1) evaluations per row (fewer leave the
+ * row unconverged, still summing to 1).
+ * alpha > 2: not through tau at all, whose double precision cannot reach the p of an entry at
+ * the support's edge for alpha above ~3 (p = d^(1/(alpha-1)) of a d = (alpha-1)x - tau below
+ * tau's rounding is off by up to (2^-52)^(1/(alpha-1)): 6e-6 at alpha = 4; at alpha = 20,
+ * p = 0.11 sits on d = 6e-19). The support's last value is found at
+ * exact breakpoints and its p solved for itself, every p then exact to double rounding before
+ * its float rounding (core/norm/entmax_bisect_step.c): float32-accurate for every finite
+ * alpha > 2 (at 3e38 the ties at the max share 1). max_iter does not cap this path: it runs to
+ * its end in about 2 log2(support) + 3..6 evaluations (at most 34 over random rows of up to
+ * 4096 entries), fewer than the regula falsi it replaced used.
+ * *iters_used (may be NULL) gets the max evaluations used over rows. The output is renormalised
+ * to sum to 1 over the support. Saves: out and alpha. */
 al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
                                const uint8_t *keep, int64_t mrows, int64_t rows, int64_t n,
                                int max_iter, int *iters_used);
@@ -92,7 +112,12 @@ al_status al_entmax_bisect_fwd(float *out, const float *x, const float *alpha,
  * Correia, Niculae & Martins 2019: w = p^(2-alpha) on the support, dx = w*g - w*<w,g>/sum(w);
  * dp/dalpha = (p - w~)/(alpha-1)^2 - (S - w~ H)/(alpha-1), S = p log p, H = sum S,
  * w~ = w/sum w. The two terms of dp/dalpha cancel to O(1) as alpha -> 1, so galpha carries a
- * relative error of roughly 1e-7/(alpha-1)^2 (1e-3 at alpha = 1.01, 4e-5 at 1.05). */
+ * relative error of roughly 1e-7/(alpha-1)^2 (1e-3 at alpha = 1.01, 4e-5 at 1.05).
+ * For alpha > 2, w is largest where p is smallest, and w*g - w*<w,g>/sum(w) cancels to rounding
+ * times that w: such rows are formed in double with the dominant entry's term summed pairwise
+ * (core/norm/entmax_bisect_bwd.c), float32-accurate for any alpha. A gradient beyond float32's
+ * range (several support entries with p^(2-alpha) > 3.4e38: the Jacobian is that large) comes
+ * out +-inf. */
 al_status al_entmax_bisect_bwd(float *gin, float *galpha, const float *gout, const float *out,
                                const float *alpha, int64_t rows, int64_t n);
 al_status al_entmax_bisect_bwd_write(float *gin, float *galpha, const float *gout,

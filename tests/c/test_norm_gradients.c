@@ -271,6 +271,71 @@ static void test_bisect_bwd_lengths(void) {
 }
 
 
+/* entmax_bisect backward for alpha > 2, against the Jacobian product in long double summed
+ * pairwise -- gin_j = (w_j / sum w) sum_i w_i (g_j - g_i), w = p^(2-alpha) -- which cancels
+ * nothing, on the kernel's own forward output. The float form w_j (g_j - <g, w~>) cancels to
+ * float rounding times w_j for the entry whose w dominates (a small p: w = p^(2-alpha) is
+ * largest there for alpha > 2): its error reached the size of the gradient at alpha = 6 and 10^14
+ * times it at alpha = 20. And galpha against the same formula in long double. Rows of every
+ * path (padded n = 3, rows in lanes n = 17 and 65, rows in lockstep n = 300), alpha > 2 alone
+ * and mixed with alpha <= 2 rows in one call, accumulating and writing. */
+static void test_bisect_bwd_big_alpha(void) {
+  static const long ns[] = {3, 17, 65, 300};
+  static const double alphas[] = {2.5, 3, 4, 6, 10, 20, 100};
+  double worst_g = 0, worst_a = 0;
+  int ok = 1;
+  for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
+    for (size_t ia = 0; ia < sizeof alphas / sizeof *alphas; ia++)
+      for (int mixed = 0; mixed < 2; mixed++)
+        for (int acc = 0; acc < 2; acc++) {
+          const long n = ns[in], rows = 12;
+          float *x = falloc(rows * n), *g = falloc(rows * n), *o = falloc(rows * n), *gi = falloc(rows * n);
+          float alpha[12], ga[12];
+          fill_randn(x, rows * n, alphas[ia] > 8 ? 0.03 : 0.3);
+          fill_randn(g, rows * n, 1.0);
+          for (long r = 0; r < rows; r++) alpha[r] = mixed && r % 3 == 1 ? (float)(1.05 + 0.9 * rng_unif()) : (float)alphas[ia];
+          ok &= al_entmax_bisect_fwd(o, x, alpha, NULL, 1, rows, n, 50, NULL) == AL_OK;
+          for (long i = 0; i < rows * n; i++) gi[i] = acc ? 0.25f : NAN;
+          for (long r = 0; r < rows; r++) ga[r] = acc ? -0.5f : NAN;
+          ok &= (acc ? al_entmax_bisect_bwd(gi, ga, g, o, alpha, rows, n)
+                     : al_entmax_bisect_bwd_write(gi, ga, g, o, alpha, rows, n)) == AL_OK;
+          for (long r = 0; r < rows; r++) {
+            if (!(alpha[r] > 2.0f)) continue;
+            const float *pr = o + r * n, *gr = g + r * n;
+            const long double a = alpha[r], am1 = a - 1;
+            long double S = 0, H = 0, gmax = 0;
+            for (long j = 0; j < n; j++)
+              if (pr[j] > 0) { S += powl(pr[j], 2 - a); H += pr[j] * logl(pr[j]); }
+            long double ref[300], ra = 0;
+            for (long j = 0; j < n; j++) {
+              ref[j] = 0;
+              if (!(pr[j] > 0)) continue;
+              long double t = 0;
+              for (long i = 0; i < n; i++) if (pr[i] > 0) t += powl(pr[i], 2 - a) * ((long double)gr[j] - gr[i]);
+              const long double wj = powl(pr[j], 2 - a), wt = wj / S;
+              ref[j] = wt * t;
+              ra += gr[j] * ((pr[j] - wt) / (am1 * am1) - (pr[j] * logl(pr[j]) - wt * H) / am1);
+              gmax = fmaxl(gmax, fabsl(ref[j]));
+            }
+            /* (less the rounding of the one float addition when accumulating: 2^-24 of the sum) */
+            for (long j = 0; j < n; j++) {
+              const long double got = gi[r * n + j], dd = fabsl(got - (acc ? 0.25L : 0.0L) - ref[j]);
+              const double d = (double)(fmaxl(0, dd - 0x1p-24L * fabsl(got)) / (gmax + 1e-30L));
+              worst_g = fmax(worst_g, gmax > 0 ? d : 0);
+            }
+            const long double gotA = ga[r], ddA = fabsl((gotA - (acc ? -0.5L : 0.0L)) - ra);
+            const double da = (double)(fmaxl(0, ddA - 0x1p-24L * fabsl(gotA)) / (fabsl(ra) + 1e-5L));
+            worst_a = fmax(worst_a, da);
+          }
+          free(x); free(g); free(o); free(gi);
+        }
+  printf("  entmax_bisect bwd alpha 2.5..100 vs pairwise long double: worst gin %.2e (of the row's max), "
+         "worst dalpha %.2e\n", worst_g, worst_a);
+  CHECK("entmax_bisect alpha > 2: backward == the pairwise Jacobian product (long double) to float rounding, "
+        "every row path, mixed with alpha <= 2 rows",
+        ok && worst_g < 2e-7 && worst_a < 1e-6, "worst gin %.2e, dalpha %.2e", worst_g, worst_a);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -282,5 +347,7 @@ int main(void) {
   test_nan_grad();
   rng_at(3076277);
   test_bisect_bwd_lengths();
+  rng_at(3100000);
+  test_bisect_bwd_big_alpha();
   CHECK_EXIT();
 }

@@ -125,6 +125,58 @@ static void test_masks(void) {
   free(x); free(xi); free(o); free(o2); free(t); free(to); free(keep);
 }
 
+/* A row whose kept entries are all NaN (the rest -inf or masked) is a NaN row like any other
+ * with a kept NaN: NaN out, and NaN gradient (accumulating and writing), for every normalizer.
+ * Softmax gave zeros and a zero gradient there at most lengths: its vector max drops NaN lanes,
+ * so it took the row for one with nothing kept. Lengths below, at and above one block and two;
+ * several rows per call (softmax runs rows in pairs; short rows are padded in batches); a row
+ * of nothing but -inf next to them still gives exact zeros and zero gradient. */
+static void test_nan_only_rows(void) {
+  const long lens[] = {1, 2, 3, 15, 16, 17, 33};
+  enum { R = 6 };   /* all NaN; NaN first + -inf; -inf + NaN last; NaN kept + masked; all -inf; finite */
+  int ok[NOPS];
+  for (int op = 0; op < NOPS; op++) ok[op] = 1;
+  for (size_t li = 0; li < sizeof lens / sizeof *lens; li++) {
+    const long n = lens[li];
+    float *x = falloc(R * n), *o = falloc(R * n), *g = falloc(R * n), *gi = falloc(R * n);
+    float alpha[R], ga[R];
+    uint8_t *keep = malloc(R * n);
+    fill_randn(x, R * n, 1.0);
+    fill_randn(g, R * n, 1.0);
+    for (long i = 0; i < R * n; i++) keep[i] = 1;
+    for (long j = 0; j < n; j++) {
+      x[0 * n + j] = NAN;
+      x[1 * n + j] = j == 0 ? NAN : -INFINITY;
+      x[2 * n + j] = j == n - 1 ? NAN : -INFINITY;
+      keep[3 * n + j] = j == n / 2;
+      if (j == n / 2) x[3 * n + j] = NAN;
+      x[4 * n + j] = -INFINITY;
+    }
+    for (long r = 0; r < R; r++) alpha[r] = (float)op_alpha_list[r % 6];
+    for (int op = 0; op < NOPS; op++)
+      for (int acc = 0; acc < 2; acc++) {
+        ok[op] &= op_fwd(op, o, x, keep, R, R, n, alpha, 0.3) == AL_OK;
+        for (long i = 0; i < R * n; i++) gi[i] = acc ? 0.5f : NAN;
+        for (long r = 0; r < R; r++) ga[r] = acc ? 0.25f : NAN;
+        ok[op] &= (acc ? op_bwd(op, gi, ga, g, o, R, n, alpha)
+                       : op_bwd_write(op, gi, ga, g, o, R, n, alpha)) == AL_OK;
+        for (long r = 0; r < 4; r++)
+          for (long j = 0; j < n; j++) ok[op] &= isnan(o[r * n + j]) && isnan(gi[r * n + j]);
+        for (long j = 0; j < n; j++)
+          ok[op] &= o[4 * n + j] == 0.0f && gi[4 * n + j] == (acc ? 0.5f : 0.0f) && isfinite(o[5 * n + j]);
+        if (op == BISECT)
+          ok[op] &= isnan(ga[0]) && isnan(ga[1]) && isnan(ga[2]) && isnan(ga[3]) && ga[4] == (acc ? 0.25f : 0.0f);
+      }
+    free(x); free(o); free(g); free(gi); free(keep);
+  }
+  for (int op = 0; op < NOPS; op++) {
+    char name[160];
+    snprintf(name, sizeof name,
+             "NaN: %s of a row keeping only NaN (rest -inf/masked) is NaN, gradient NaN; n = 1..33", op_name(op));
+    CHECK(name, ok[op], "a NaN-only row came out as numbers (zeros?) or its gradient did");
+  }
+}
+
 static void test_topk_ties(void) {
   float o[8];
   /* {1,2,2,2,0}, k = 2: indices 1 and 2 win (lower index), exactly 1/2 each */
@@ -265,6 +317,15 @@ static void test_errors(void) {
   for (int i = 0; i < 4; i++) ok &= al_topk_softmax_fwd(o, x, bad_r[i], NULL, 1, 2, 3) == AL_EINVAL;
   CHECK("errors: topk ratio 0, -0.5, 1.5, NaN -> AL_EINVAL naming the ratio",
         ok && strstr(al_errmsg(), "ratio"), "msg '%s'", al_errmsg());
+  /* the refused value to the digit that decides (%g printed it as "ratio = 1") */
+  st = al_topk_softmax_fwd(o, x, 1.0000001, NULL, 1, 2, 3);
+  CHECK("errors: topk ratio 1.0000001 -> the message says 1.0000001, not 1",
+        st == AL_EINVAL && strstr(al_errmsg(), "ratio = 1.0000001,"), "msg '%s'", al_errmsg());
+  alpha[0] = 1.5f;
+  alpha[1] = 1.0000001f;
+  st = al_entmax_bisect_fwd(o, x, alpha, NULL, 1, 2, 3, 50, NULL);
+  CHECK("errors: alpha 1.0000001f -> refused as below 1.0001, the value shown as the float it is",
+        st == AL_EINVAL && strstr(al_errmsg(), "alpha[1] = 1.0000001 is below 1.0001"), "msg '%s'", al_errmsg());
   st = al_softmax_fwd(o, x, keep, 4, 6, 1);
   CHECK("errors: rows % mrows != 0 -> AL_EINVAL with shapes", st == AL_EINVAL && strstr(al_errmsg(), "(4, 1)"),
         "status %d msg '%s'", st, al_errmsg());
@@ -481,6 +542,8 @@ int main(void) {
   test_identities();
   rng_at(719864);
   test_masks();
+  rng_at(720900);
+  test_nan_only_rows();   /* (after the others' draws: their inputs stay as they were) */
   rng_at(720900);
   test_topk_ties();
   rng_at(728900);

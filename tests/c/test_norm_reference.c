@@ -379,6 +379,193 @@ static void test_bwd_vs_reference(void) {
 
 
 
+/* ---------------------------------------------------------------- alpha > 2 */
+/* alpha-entmax for alpha > 2, where p = d^(1/(alpha-1)) has an infinite slope at the support's
+ * edge: an entry there holds a large p on a d far below double precision of s (at alpha = 20,
+ * p = 0.11 on d = 6e-19 of s = 0.11). The regula falsi this path had stopped at 1e-12 in s and
+ * at max_iter evaluations: at alpha 8-10 its rows were off by 0.1-0.45, at alpha >= 20 by up to
+ * 0.3 whatever max_iter (core/norm/entmax_bisect_step.c: now solved in the smallest p of the
+ * support, exact to double rounding). Checked here against references that need no such
+ * precision:
+ *   - two entries {d, 0} (the rest -inf, masked or far below): p1 + p2 = 1 and p1^(alpha-1) -
+ *     p2^(alpha-1) = (alpha-1) d, solved for p2 in double by bisection -- well conditioned in p;
+ *   - random rows, by the optimality conditions in long double: with s = p_max^(alpha-1), every
+ *     kept entry has p_j^(alpha-1) = s + (alpha-1)(x_j - max) where p_j > 0, and s + (alpha-1)(x_j
+ *     - max) <= 0 where p_j = 0, both to float rounding of p (4 (alpha-1) 2^-24 of s), and sum 1;
+ *   - the audit's rows, against 400-digit decimal bisection (Python's decimal module);
+ * and the same bits whatever max_iter (the path runs to its own end), in few evaluations. */
+static double two_entry_p2(double am1, double d) {   /* the smaller p of {d, 0} */
+  const double c = am1 * d;
+  if (c >= 1.0) return 0.0;
+  double lo = 0.0, hi = 0.5;   /* f(p2) = (1-p2)^am1 - p2^am1 - c: decreasing, f(lo) > 0 > f(hi) */
+  for (int it = 0; it < 200; it++) {
+    const double mid = 0.5 * (lo + hi);
+    const double f = exp(am1 * log1p(-mid)) - (mid > 0 ? exp(am1 * log(mid)) : 0.0) - c;
+    if (f > 0) lo = mid; else hi = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+static void test_bisect_big_alpha(void) {
+  static const double alphas[] = {2.5, 3, 4, 6, 8, 10, 15, 20, 40, 100, 1000};
+  static const double cs[] = {1e-6, 1e-4, 1e-3, 0.01, 0.1, 0.3, 0.6, 0.9, 0.99, 1.5};
+  double worst = 0;
+  int ok = 1, cnt = 0;
+  for (size_t ia = 0; ia < sizeof alphas / sizeof *alphas; ia++)
+    for (size_t ic = 0; ic < sizeof cs / sizeof *cs; ic++)
+      for (int shape = 0; shape < 3; shape++) {
+        const float a = (float)alphas[ia];
+        const double am1 = (double)a - 1.0;
+        const float d = (float)(cs[ic] / am1);
+        /* shape 0: {d, 0}; 1: {-inf, 0, garbage (masked), d} (n = 4); 2: d and 0 among 18 far
+         * below (n = 20: two blocks) */
+        float x[20];
+        uint8_t keep[20];
+        long n = shape == 0 ? 2 : shape == 1 ? 4 : 20, i1 = 0, i2 = 1;
+        for (long j = 0; j < n; j++) { x[j] = -10.0f; keep[j] = 1; }
+        if (shape == 0) { x[0] = d; x[1] = 0.0f; }
+        if (shape == 1) { x[0] = -INFINITY; x[1] = 0.0f; x[2] = 1e30f; keep[2] = 0; x[3] = d; i1 = 3; i2 = 1; }
+        if (shape == 2) { x[13] = d; x[6] = 0.0f; i1 = 13; i2 = 6; }
+        const double p2 = two_entry_p2(am1, (double)d - 0.0), p1 = 1.0 - p2;
+        for (int mi = 0; mi < 2; mi++) {
+          float o[20];
+          const int max_iter = mi ? 1 : 50;
+          al_status st = al_entmax_bisect_fwd(o, x, &a, shape == 1 ? keep : NULL, 1, 1, n, max_iter, NULL);
+          double e = fmax(fabs(o[i1] - p1), fabs(o[i2] - p2));
+          if (p2 > 1e-6) e = fmax(e, fabs(o[i2] - p2) / p2 * 0.1);   /* (relative 1e-6 for p2, as 1e-7) */
+          for (long j = 0; j < n; j++) if (j != i1 && j != i2 && o[j] != 0.0f) e = INFINITY;
+          if (st != AL_OK || !(e <= 1.2e-7)) {
+            if (ok) printf("  first failure: alpha %g, d %.9g (shape %d, max_iter %d): got {%.9g, %.9g} want {%.9g, %.9g}\n",
+                           (double)a, (double)d, shape, max_iter, o[i1], o[i2], p1, p2);
+            ok = 0;
+          }
+          worst = fmax(worst, e);
+          cnt++;
+        }
+      }
+  printf("  entmax_bisect alpha 2.5..1000, two entries {d, 0}: %d rows, worst |diff| %.2e\n", cnt, worst);
+  CHECK("entmax_bisect alpha > 2: two entries == the closed form solved in p (alpha 2.5..1000, any max_iter)",
+        ok, "worst |diff| %.2e", worst);
+
+  /* random rows: the optimality conditions, and any max_iter gives the same bits */
+  static const double ralphas[] = {2.0000002, 2.2, 2.5, 3, 4, 6, 8, 10, 20, 50};
+  static const long ns[] = {3, 16, 17, 33, 65, 300};
+  static const double scales[] = {0.01, 0.3, 3};
+  double worst_r = 0, worst_s = 0;
+  int same = 1, used_max = 0, bad_st = 0;
+  for (size_t ia = 0; ia < sizeof ralphas / sizeof *ralphas; ia++)
+    for (size_t in = 0; in < sizeof ns / sizeof *ns; in++)
+      for (size_t is = 0; is < sizeof scales / sizeof *scales; is++)
+        for (int masked = 0; masked < 2; masked++) {
+          const long n = ns[in], rows = 8;
+          float *x = falloc(rows * n), *o = falloc(rows * n), *o1 = falloc(rows * n), alpha[8];
+          uint8_t *keep = malloc(rows * n);
+          fill_randn(x, rows * n, scales[is]);
+          if (masked)   /* (and many ties: x on a coarse grid) */
+            for (long i = 0; i < rows * n; i++) x[i] = (float)(scales[is] * 0.5 * floor(x[i] / (scales[is] * 0.5)));
+          for (long i = 0; i < rows * n; i++) keep[i] = !masked || rng_unif() > 0.3;
+          for (long r = 0; r < rows; r++) { alpha[r] = (float)ralphas[ia]; keep[r * n] = 1; }
+          int used = 0;
+          bad_st |= al_entmax_bisect_fwd(o, x, alpha, keep, rows, rows, n, 50, &used) != AL_OK;
+          bad_st |= al_entmax_bisect_fwd(o1, x, alpha, keep, rows, rows, n, 1, NULL) != AL_OK;
+          same &= !memcmp(o, o1, rows * n * sizeof(float));
+          used_max = used > used_max ? used : used_max;
+          for (long r = 0; r < rows; r++) {
+            const float *xr = x + r * n, *pr = o + r * n;
+            const uint8_t *kr = keep + r * n;
+            const long double am1 = (long double)alpha[r] - 1;
+            long jm = -1;
+            for (long j = 0; j < n; j++) if (kr[j] && (jm < 0 || xr[j] > xr[jm])) jm = j;
+            const long double sv = powl((long double)pr[jm], am1), tol = 4 * am1 * 0x1p-24L * sv;
+            double sum = 0, res = 0;
+            for (long j = 0; j < n; j++) {
+              if (!kr[j]) { if (pr[j] != 0.0f) res = INFINITY; continue; }
+              const long double dj = sv + am1 * ((long double)xr[j] - (long double)xr[jm]);
+              const long double rj = pr[j] > 0 ? fabsl(powl((long double)pr[j], am1) - dj) : (dj > 0 ? dj : 0);
+              res = fmax(res, (double)(rj / tol));
+              sum += pr[j];
+            }
+            worst_r = fmax(worst_r, res);
+            worst_s = fmax(worst_s, fabs(sum - 1));
+          }
+          free(x); free(o); free(o1); free(keep);
+        }
+  printf("  entmax_bisect alpha 2+2^-22..50, random rows: worst optimality residual %.2f (of float rounding), "
+         "max |sum-1| %.2e, most evaluations %d\n", worst_r, worst_s, used_max);
+  CHECK("entmax_bisect alpha > 2: random rows (masks, ties) satisfy the optimality conditions to float rounding",
+        !bad_st && worst_r <= 1 && worst_s < 1e-6, "residual %.2f of the bound, |sum-1| %.2e", worst_r, worst_s);
+  CHECK("entmax_bisect alpha > 2: max_iter does not cap it (max_iter 1 == 50, bitwise), <= 32 evaluations",
+        same && used_max <= 32, "same %d, most evaluations %d", same, used_max);
+
+  /* the audit's rows (tmp/audit27_norm): exact values by 400-digit decimal bisection */
+  {
+    const float x11[11] = {0.00223740144f, -0.00394446123f, -0.00017831946f, 0.00267675333f, 0.00689694891f,
+                           -0.0037452695f, -0.00204622676f, 0.00308386981f, -0.00207301066f, -0.00305744866f,
+                           0.00171861181f};
+    const float a10 = 10.0f;
+    float o[11];
+    al_status st = al_entmax_bisect_fwd(o, x11, &a10, NULL, 1, 1, 11, 50, NULL);
+    CHECK("entmax_bisect alpha = 10, the audit's 11-entry row: {0.687574365, 0.312425635}",
+          st == AL_OK && fabs(o[4] - 0.6875743645663328) < 1e-7 && fabs(o[7] - 0.31242563543366725) < 1e-7,
+          "got p[5] %.9f p[8] %.9f", o[4], o[7]);
+    const float x33[33] = {0.004412274807691574f, -0.0033087015617638826f, 0.02430771104991436f, -0.0025209214072674513f,
+      0.0010960984509438276f, 0.015824811533093452f, -0.009092324413359165f, -0.00591636635363102f, 0.0018760322127491236f,
+      -0.0032986996229737997f, -0.011927646584808826f, -0.0020487650763243437f, -0.003588289488106966f, 0.006034716032445431f,
+      -0.016647884622216225f, -0.007001790218055248f, 0.011513910256326199f, 0.01857331022620201f, -0.015111795626580715f,
+      0.006448475178331137f, -0.009806078858673573f, -0.008568531833589077f, -0.008718791417777538f, -0.00422507943585515f,
+      0.009964398108422756f, 0.007124212570488453f, 0.0005914424546062946f, -0.003633108688518405f, 3.2888430723687634e-05f,
+      -0.0010593044571578503f, 0.007930533029139042f, -0.006315716076642275f, -6.194908200995997e-05f};
+    const float a3[3] = {20.0f, 80.0f, 100.0f};
+    const double want[3][2] = {{0.8898739791636485, 0.11012602083635145}, {0.9900269731544662, 0.00997302684553383},
+                               {0.9942976119932577, 0.005702388006742311}};
+    for (int k = 0; k < 3; k++) {
+      float o33[33];
+      st = al_entmax_bisect_fwd(o33, x33, a3 + k, NULL, 1, 1, 33, 50, NULL);
+      double rest = 0;
+      for (int j = 0; j < 33; j++) if (j != 2 && j != 17) rest += o33[j];
+      char name[120];
+      snprintf(name, sizeof name, "entmax_bisect alpha = %g, the audit's 33-entry row: {%.6f, %.6f}", (double)a3[k],
+               want[k][0], want[k][1]);
+      CHECK(name, st == AL_OK && fabs(o33[2] - want[k][0]) < 1e-7 && fabs(o33[17] - want[k][1]) < 1e-7 && rest == 0,
+            "got %.9f %.9f (rest %g)", o33[2], o33[17], rest);
+    }
+  }
+  /* alpha large against the spread: the ties at the max share 1, exactly (the limit: argmax) */
+  {
+    const float x[5] = {1, 3, 3, 2.999f, -1}, al3[3] = {1e6f, 1e30f, 3e38f};
+    int okt = 1;
+    for (int k = 0; k < 3; k++) {
+      float o[5];
+      okt &= al_entmax_bisect_fwd(o, x, al3 + k, NULL, 1, 1, 5, 50, NULL) == AL_OK && o[0] == 0 && o[1] == 0.5f &&
+             o[2] == 0.5f && o[3] == 0 && o[4] == 0;
+    }
+    CHECK("entmax_bisect alpha 1e6, 1e30, 3e38: the tied max entries get 1/2 each, exactly", okt, "mismatch");
+  }
+}
+
+/* The bound below which alpha-entmax is refused (AL_ENTMAX_ALPHA_MIN): the kernels, forward
+ * and backward, say why; at the bound the result is float32-accurate (double reference). */
+static void test_bisect_alpha_min(void) {
+  float x[8], o[8], g[8] = {1, 0, 0, 0, 0, 0, 0, 0}, gi[8];
+  for (int j = 0; j < 8; j++) x[j] = (float)(0.5 * j - 1.0);
+  const float lows[3] = {1.0f + 0x1p-23f, 1.00001f, 1.00009f};
+  int ok = 1;
+  for (int k = 0; k < 3; k++) {
+    ok &= al_entmax_bisect_fwd(o, x, lows + k, NULL, 1, 1, 8, 50, NULL) == AL_EINVAL &&
+          strstr(al_errmsg(), "is below 1.0001") && strstr(al_errmsg(), "use softmax");
+    ok &= al_entmax_bisect_bwd(gi, NULL, g, x, lows + k, 1, 8) == AL_EINVAL && strstr(al_errmsg(), "is below 1.0001");
+  }
+  CHECK("entmax_bisect: alpha below 1.0001 refused (fwd and bwd), naming the bound and softmax", ok, "msg '%s'",
+        al_errmsg());
+  const float amin = AL_ENTMAX_ALPHA_MIN;
+  double ref[8], md;
+  al_status st = al_entmax_bisect_fwd(o, x, &amin, NULL, 1, 1, 8, 50, NULL);
+  al_entmax_bisect_ref_fwd(ref, x, NULL, 8, (double)amin);
+  const double q = cmp_ref(o, ref, 8, 1e-7, 1e-6, &md);
+  CHECK("entmax_bisect: alpha = 1.0001 (the bound) taken and float32-accurate", st == AL_OK && q <= 1,
+        "status %d, max diff %.2e", st, md);
+}
+
 int main(void) {
   al_set_num_threads(1);
   printf("seed: splitmix64 0x9E3779B97F4A7C15, 1 thread unless stated\n");
@@ -394,5 +581,8 @@ int main(void) {
   test_every_length();
   rng_at(26080349);
   test_bwd_vs_reference();
+  rng_at(27000000);
+  test_bisect_big_alpha();
+  test_bisect_alpha_min();
   CHECK_EXIT();
 }

@@ -186,6 +186,58 @@ err("item of many elements", function() return al.ones({ 2, 2 }):item() end, "on
 err("topk ratio 0", function() return al.topk_softmax(al.ones { 3 }, 0) end, "ratio")
 err("entmax alpha 1", function() return al.entmax_bisect(al.ones { 3 }, 1.0) end, "alpha")
 err("entmax alpha NaN", function() return al.entmax_bisect(al.ones { 3 }, 0 / 0) end, "alpha")
+-- A refused value is shown as given, to the digit that decides: %g showed 1.0000001 as "1" in
+-- "ratio must be in (0, 1], got 1", and 1.000000001 as "alpha must be > 1 and finite, got 1"
+-- (the float32 it becomes is 1: said too).
+err("topk ratio just above 1", function() return al.topk_softmax(al.ones { 3 }, 1.0000001) end,
+  "attnlab.topk_softmax: ratio must be in (0, 1], got 1.0000001")
+err("entmax alpha that is 1 in float32", function() return al.entmax_bisect(al.ones { 3 }, 1.000000001) end,
+  "attnlab.entmax_bisect: alpha must be > 1 and finite, got 1.000000001 (1 as a float32, which the kernels compute in)")
+err("entmax alpha beyond float32", function() return al.entmax_bisect(al.ones { 3 }, 1e39) end,
+  "got 1e+39 (inf as a float32")
+err("attention topk ratio just above 1", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "topk_softmax", ratio = 1.0000001 })
+end, "attnlab.attention: topk ratio must be in (0, 1], got 1.0000001")
+err("attention alpha that is 1 in float32", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "entmax_bisect", alpha = 1.000000001 })
+end, "attnlab.attention: alpha must be > 1 and finite, got 1.000000001 (head 1; 1 as a float32")
+err("attention scale NaN", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 2, scale = 0 / 0 }) end,
+  "scale must be finite, got nan")
+-- alpha below 1.0001: alpha-entmax is not float32-accurate there (1 + 2^-23 gave 0.34 for 0.31);
+-- every entry point refuses it saying why and what to use instead, and names the element or head
+local WHY = "is below 1.0001: closer to 1 alpha-entmax is not float32-accurate (its error grows as 1/(alpha-1)^2); use softmax, its limit"
+err("entmax alpha 1 + 2^-23", function() return al.entmax_bisect(al.ones { 3 }, 1 + 2 ^ -23) end,
+  "attnlab.entmax_bisect: alpha = 1.0000001192092896 " .. WHY)
+err("entmax alpha 1.00005", function() return al.entmax_bisect(al.ones { 3 }, 1.00005) end, "alpha = 1.00005 " .. WHY)
+err("entmax alpha tensor with 1.00001", function()
+  return al.entmax_bisect(al.ones { 2, 3 }, al.tensor { { 1.5 }, { 1.00001 } })
+end, "alpha = 1.00001 (alpha[2,1]) " .. WHY)
+err("attention alpha 1.00001", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "entmax_bisect", alpha = 1.00001 })
+end, "attnlab.attention: alpha = 1.00001 (head 1) " .. WHY)
+err("attention per-head alpha 1.00001", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "entmax_bisect", alpha = al.tensor { 1.5, 1.00001 } })
+end, "attnlab.attention: alpha = 1.00001 (head 2) " .. WHY)
+cases[#cases + 1] = { name = "entmax alpha 1.0001 (the bound) is taken, by every entry point", fn = function()
+  -- (the exact values, alpha the float32 of 1.0001: bisection in 60-digit decimal arithmetic)
+  local y = al.entmax_bisect(al.tensor { { 1.8, 0.4, 1.0, 2.2 } }, 1.0001)
+  T.close(y:totable()[1], { 0.313707008, 0.077339059, 0.140940064, 0.468013869 }, 1e-7, 0, "float32-accurate at the bound")
+  al.entmax_bisect(al.ones { 2, 3 }, al.tensor { { 1.5 }, { 1.0001 } })
+  al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "entmax_bisect", alpha = al.tensor { 1.0001, 1.5 } })
+end }
+-- alpha with dim not last: the message names the caller's shapes and dim, not the transposed
+-- ones the op works on ("alpha float32 (1,1,5) must broadcast to x float32 (4,9,5) ... dim 3")
+err("entmax alpha with size 5 along dim 1", function()
+  return al.entmax_bisect(al.randn { 5, 9, 4 }, al.ones { 5, 1, 1 } * 1.5, { dim = 1 })
+end, "attnlab.entmax_bisect: alpha float32 (5,1,1) must broadcast to x float32 (5,9,4) with size 1 along dim 1")
+err("entmax alpha that does not broadcast, dim 2", function()
+  return al.entmax_bisect(al.randn { 5, 9, 4 }, al.ones { 5, 1, 3 } * 1.5, { dim = 2 })
+end, "alpha float32 (5,1,3) does not broadcast to x float32 (5,9,4) with size 1 along dim 2")
+err("entmax alpha value bad at an element, dim 1", function()
+  local a = al.ones { 1, 9, 4 } * 1.5
+  a[1][2][3] = 1
+  return al.entmax_bisect(al.randn { 5, 9, 4 }, a, { dim = 1 })
+end, "alpha must be > 1 and finite, got 1 (alpha[1,2,3])")
 
 -- ---- released tensors -----------------------------------------------------------
 local function released()

@@ -513,6 +513,73 @@ else
   end
 end
 
+-- A row whose kept entries are all NaN (the rest -inf or masked out) is a NaN row: NaN
+-- weights and a NaN gradient, under softmax as under the other normalizers, and through the
+-- fused attention core and log_softmax too. Softmax gave zeros and a zero gradient (its max
+-- skipped the NaN lanes and took the row for one with nothing kept); log_softmax gave -inf (and
+-- cross_entropy inf).
+-- Lengths 1, 2, 3, 15, 16, 17, 33 (padded short rows, one block, blocks plus a tail); the
+-- C test test_norm_identities covers the kernels' other paths, at every CPU level as this does.
+local function all_nan(t) for _, v in ipairs(flat(t)) do if v == v then return false end end return true end
+case("softmax: a row keeping only NaN gives NaN weights and NaN gradient (lengths 1..33)", function()
+  local nan, ninf = 0 / 0, -1 / 0
+  for _, n in ipairs({ 1, 2, 3, 15, 16, 17, 33 }) do
+    local rows = { {}, {}, {}, {} }
+    for j = 1, n do
+      rows[1][j] = nan                           -- all NaN
+      rows[2][j] = j == 1 and nan or ninf        -- NaN, then -inf
+      rows[3][j] = j == n and nan or ninf        -- -inf, then NaN
+      rows[4][j] = j                             -- finite: untouched
+    end
+    for _, nm in ipairs({ "softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax" }) do
+      local x = al.tensor(rows):requires_grad_()
+      local y = nm == "topk_softmax" and al.topk_softmax(x, 1.0) or al[nm](x)
+      y:backward(al.ones({ 4, n }))
+      for r = 1, 3 do
+        T.truthy(all_nan(y[r]) and all_nan(x.grad[r]), ("%s n=%d row %d: NaN row came out %s, gradient %s")
+          :format(nm, n, r, T.fmt(flat(y[r])), T.fmt(flat(x.grad[r]))))
+      end
+      T.close(al.sum(y[4]):item(), 1, 1e-6, 0, nm .. " finite row sums to 1")
+    end
+    -- masked: the one kept entry is NaN
+    local xm = al.tensor({ rows[4] }):clone()
+    xm[1][1] = nan
+    local keep = al.zeros({ 1, n }); keep[1][1] = 1
+    T.truthy(all_nan(al.softmax(xm, { mask = keep })), ("softmax n=%d: only kept entry NaN"):format(n))
+  end
+end)
+case("log_softmax and cross_entropy: a row of NaN (and -inf) gives NaN, not -inf", function()
+  local nan, ninf = 0 / 0, -1 / 0
+  for _, n in ipairs({ 1, 2, 3, 17 }) do
+    local r1, r2 = {}, {}
+    for j = 1, n do r1[j] = nan; r2[j] = j == 1 and nan or ninf end
+    local lx = al.tensor({ r1, r2 }):requires_grad_()
+    local ly = al.log_softmax(lx)
+    al.sum(ly):backward()
+    T.truthy(all_nan(ly) and all_nan(lx.grad), ("log_softmax n=%d: NaN rows came out %s"):format(n, T.fmt(flat(ly))))
+    local ce = al.cross_entropy(al.tensor({ r1 }), al.tensor({ 1 }, { dtype = "int64" })):item()
+    T.truthy(ce ~= ce, ("cross_entropy n=%d of a NaN row: %s"):format(n, tostring(ce)))
+  end
+end)
+case("attention: a NaN query gives NaN weights and gradient under every normalizer (fused path)", function()
+  for _, n in ipairs({ 2, 3, 16, 17, 33 }) do
+    local qkv = al.randn({ 1, n, 12 }, { generator = al.Generator(7) })
+    qkv[1][2][1] = 0 / 0   -- query 2, head 1: its score row is all NaN
+    for _, nm in ipairs({ "softmax", "sparsemax", "entmax15", "entmax_bisect", "topk_softmax" }) do
+      local x = qkv:clone():requires_grad_()
+      local o, p = al.attention(x, { heads = 2, normalizer = nm, ratio = 1.0 })
+      al.sum(o):backward()
+      T.truthy(all_nan(p[1][1][2]), ("%s n=%d: weights of the NaN query %s"):format(nm, n, T.fmt(flat(p[1][1][2]))))
+      -- (D = 4, two heads of 2: columns 1..2 are head 1's output and its query's gradient)
+      local on, gn = flat(o[1][2]), flat(x.grad[1][2])
+      T.truthy(on[1] ~= on[1] and on[2] ~= on[2] and gn[1] ~= gn[1] and gn[2] ~= gn[2],
+        ("%s n=%d: head 1 output %s / query gradient %s of the NaN query"):format(nm, n, T.fmt(on), T.fmt(gn)))
+      local s = al.sum(p[1][2][2]):item()   -- head 2 of the same query: finite, sums to 1
+      T.close(s, 1, 1e-6, 0, nm .. " head 2 row sum")
+    end
+  end
+end)
+
 -- The tolerance's claim, checked: x*x with a backward off by 1% (the value is x*x, but the
 -- detached factor 0.02x adds 0.02x to the analytic gradient 2x) fails; the exact one passes.
 case("these tolerances reject a gradient off by 1%", function()
