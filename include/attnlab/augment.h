@@ -1,6 +1,16 @@
-/* attnlab/augment.h -- light image augmentation for training batches: random crop with
- * zero padding and horizontal flip (the "RandomCrop(32, padding=4) + RandomHorizontalFlip"
- * that ViTs on CIFAR need).
+/* attnlab/augment.h -- light image augmentation for training batches: random crop of the
+ * image padded with zeros of the tensor given, and horizontal flip.
+ *
+ * What the padding is: the zeros of x as passed in. The training loop (lua/attnlab/run/fit.lua)
+ * passes the NORMALIZED batch ((pixel/255 - mean) / std per channel), so there the padded
+ * border is 0 after Normalize, i.e. the channel-mean colour of the training split, not black.
+ * torchvision's usual CIFAR pipeline, RandomCrop(32, padding=4) + RandomHorizontalFlip before
+ * ToTensor + Normalize, pads the raw image with black (fill=0), which Normalize turns into
+ * -mean/std. So this equals torchvision's RandomCrop(32, padding=4) + RandomHorizontalFlip
+ * applied AFTER Normalize (fill=0 on the normalized tensor); crop offsets (uniform over the
+ * 2*pad+1 positions per axis) and the flip probability (1/2) match, the random numbers do not.
+ * Kept as it is: committed runs were trained with it (experiments/s2s/cifar65/teacher.json,
+ * crop_pad 4), and another padding would change their inputs.
  *
  * The draws are explicit: per image b a crop offset (top[b], left[b]) in [0, 2*pad] into
  * the zero-padded (H+2pad, W+2pad) image, and a flip flag. Offsets (pad, pad) without

@@ -76,6 +76,28 @@ case("random_crop_flip: draws from its generator, independent of the thread coun
   T.truthy(nflip > 10 and nflip < 54, "about half the images flipped")
 end)
 
+case("crop_flip pads with the normalized zero (the channel-mean colour, not black), and augment.h says so", function()
+  -- fit.run passes the loader's NORMALIZED batch: the padded border is 0 there, i.e. the
+  -- training split's mean colour, while a black pixel of the image is -mean/std. torchvision's
+  -- usual RandomCrop(32, padding=4) before Normalize pads black. The behaviour is kept (a
+  -- committed record was trained with it); the header described it as torchvision's.
+  local ds = T.need_data(al.data.fashion_mnist, { split = "test" }, "Fashion-MNIST")
+  local x = ds:batch(al.tensor({ 1 }, { dtype = "int64" }))           -- (1, 1, 28, 28), normalized
+  local black = -ds.mean[1] / ds.std[1]
+  T.close(x:contiguous():reshape({ -1 }):totable()[1], black, 1e-6, 0, "pixel (1,1) of image 1 is black")
+  local y = al.crop_flip(x, 2, { 0 }, { 0 })                           -- corner (0, 0): 2 rows, 2 columns of padding
+  local v = flat(y)
+  for j = 1, 28 do T.eq(v[j], 0, 0, "padded row, column " .. j) end   -- 0 = the mean, not black
+  T.eq(v[28 * 2 + 3], flat(x)[1], 0, "image pixel (1,1) lands at (3,3)")
+  local root = al.root and al.root() or "."
+  local h = T.read_file(root .. "/include/attnlab/augment.h") or T.read_file("include/attnlab/augment.h")
+  assert(h, "include/attnlab/augment.h not found")
+  for _, want in ipairs({ "NORMALIZED batch", "channel-mean colour of the training split, not black",
+                          "applied AFTER Normalize" }) do
+    T.truthy(h:find(want, 1, true), "augment.h does not say: " .. want)
+  end
+end)
+
 -- A synthetic image set (the loader calls make_batch) and a linear model.
 local function synth(n, seed)
   local g = al.Generator(seed)

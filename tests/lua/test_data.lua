@@ -232,6 +232,27 @@ case("ATTNLAB_DATA: a folder that does not exist is named once on stderr; relati
   T.eq(rc, 0, 0, err)
   T.eq(out, d .. "/kmnist/" .. imgs:match("[^/]+$") .. "\n" .. d .. "/kmnist/" .. labs:match("[^/]+$"))
 end)
+-- option errors of the image loaders: checked before any file is looked for (no data needed for them)
+case("cifar10: exact_test = true on the train split is refused in one line (it was ignored: 50,000 images)", function()
+  local want = "attnlab.data.cifar10: exact_test = true applies to the test split only (its 1,000 bit-exact records), got split 'train'"
+  local e = T.raises(function() return al.data.cifar10 { split = "train", exact_test = true } end, want)
+  T.truthy(e:sub(1, #want) == want and not e:find("\n"), "not the one line wanted: " .. e)
+  -- the split left to its default (train) says so
+  T.raises(function() return al.data.cifar10 { exact_test = true } end, "got split 'train' (the default)")
+  -- the test split still takes it (normalize = false: only test_batch.bin is read)
+  local ok, e2 = pcall(al.data.cifar10, { split = "test", exact_test = true, normalize = false })
+  if not ok and tostring(e2):find("not found", 1, true) then T.skip("CIFAR-10 not found") end
+  T.truthy(ok, tostring(e2))
+  T.eq({ e2.split, e2.n }, { "test-exact", 1000 })
+end)
+case("kmnist: a bad protocol is worded as the sibling loaders' option errors (attnlab.data.kmnist:, value quoted)", function()
+  local want = "attnlab.data.kmnist: protocol must be 'auto', 'canonical' or 'resplit', got 'bogus'"
+  local e = T.raises(function() return al.data.kmnist { protocol = "bogus" } end, want)
+  -- the whole message, without a position prefix (it was "<file>:<line>: kmnist: ..., got bogus")
+  T.eq(e, want)
+  T.eq(T.capture_error(al.data.kmnist, { protocol = 3 }),
+    "attnlab.data.kmnist: protocol must be 'auto', 'canonical' or 'resplit', got 3")
+end)
 case("(cleanup of the temporary folders)", function()
   for _, d in ipairs(TMP) do T.rm_rf(d) end
 end)

@@ -178,6 +178,62 @@ local cases = {
     T.rm_rf(d)
   end },
 
+  { name = "newsgroups20: a given vocab's strip_headers is inherited; a contradicting one is refused", fn = function()
+    -- a four-document archive given as path (its counts need not be the canonical ones)
+    local d = T.tmpdir("data-text")
+    local docs = {   -- in archive order (tar is given the files in this order: rows keep it)
+      { "20news-bydate-train/alpha/1", "From: hdrword\nSubject: Alpha\n\nbody alpha text\n" },
+      { "20news-bydate-train/beta/2", "From: hdrword\nSubject: Beta\n\nbody beta\n" },
+      { "20news-bydate-test/alpha/3", "From: hdrword\nSubject: Alpha\n\nalpha body\n" },
+      { "20news-bydate-test/beta/4", "From: hdrword\nSubject: zeta\n\nbeta\n" },
+    }
+    local names = {}
+    for i, doc in ipairs(docs) do
+      os.execute("mkdir -p " .. T.shquote(d .. "/" .. doc[1]:match("^(.*)/")))
+      T.write_file(d .. "/" .. doc[1], doc[2])
+      names[i] = T.shquote(doc[1])
+    end
+    local fx = d .. "/fixture.tar.gz"
+    assert(os.execute(("tar -C %s -czf %s %s"):format(T.shquote(d), T.shquote(fx), table.concat(names, " "))), "tar")
+    local function first_row(ds) return ds.vocab:decode(ds.tokens:select(1, 1)) end
+
+    -- built with stripped headers: the test split given that vocab is stripped too (it kept its
+    -- headers: rows began with <unk> <unk> ... for the header words the vocab never saw)
+    local tr = dt.newsgroups20 { path = fx, strip_headers = true }
+    T.eq(tr.vocab.strip_headers, true)
+    T.eq(first_row(tr), "body alpha text")
+    local te = dt.newsgroups20 { path = fx, split = "test", vocab = tr.vocab }
+    T.eq(te.strip_headers, true, nil, "inherited from the vocab")
+    T.eq(first_row(te), "alpha body")
+    T.eq(dt.newsgroups20 { path = fx, split = "test", vocab = tr.vocab, strip_headers = true }.strip_headers, true)
+    local e = T.raises(function() dt.newsgroups20 { path = fx, split = "test", vocab = tr.vocab, strip_headers = false } end,
+      "attnlab.data.newsgroups20: strip_headers=false contradicts the given vocab (built with strip_headers=true)")
+    T.truthy(not e:find("\n"), "more than one line: " .. e)
+
+    -- the default (headers kept) is unchanged, and a stripped split cannot take its vocab
+    local keep = dt.newsgroups20 { path = fx }
+    T.eq(keep.vocab.strip_headers, false)
+    local kte = dt.newsgroups20 { path = fx, split = "test", vocab = keep.vocab }
+    T.eq(kte.strip_headers, false)
+    T.eq(first_row(kte), "from hdrword subject alpha alpha body")
+    T.raises(function() dt.newsgroups20 { path = fx, split = "test", vocab = keep.vocab, strip_headers = true } end,
+      "strip_headers=true contradicts the given vocab (built with strip_headers=false)")
+
+    -- a vocab without the field (made by hand; none is saved anywhere) behaves as before: headers kept
+    local old = {}
+    for k, v in pairs(keep.vocab) do if k ~= "strip_headers" then old[k] = v end end
+    setmetatable(old, dt.Vocab)
+    local ote = dt.newsgroups20 { path = fx, split = "test", vocab = old }
+    T.eq(ote.strip_headers, false)
+    T.eq(rows(ote.tokens), rows(kte.tokens))
+    T.raises(function() dt.newsgroups20 { path = fx, split = "test", vocab = old, strip_headers = true } end,
+      "strip_headers=true contradicts the given vocab (built with strip_headers=false)")
+    old.strip_headers = "yes"
+    T.raises(function() dt.newsgroups20 { path = fx, split = "test", vocab = old } end,
+      "the given vocab's strip_headers must be true or false, got 'yes' (a string)")
+    T.rm_rf(d)
+  end },
+
   -- ---- 20 Newsgroups ----------------------------------------------------------------------
   { name = "newsgroups20: counts per split and per group, classes, order", fn = function()
     local README = { -- shared/data/README.md, train and test per group in sorted group order

@@ -428,6 +428,7 @@ function data.train_val_split(ds, opts)
   local perm = al.randperm(ds.n, al.Generator(opts.seed or 0))
   local val = perm:narrow(1, 1, nval):contiguous()
   local tr = perm:narrow(1, nval + 1, ds.n - nval):contiguous()
+  -- (both parts keep ds's normalisation statistics, computed over all of ds: see train_stats)
   return ds:subset(tr, ds.split .. "-train"), ds:subset(val, ds.split .. "-val")
 end
 
@@ -438,6 +439,12 @@ local CIFAR_CLASSES = { "airplane", "automobile", "bird", "cat", "deer", "dog", 
 local stats_cache = {}
 
 -- Per-channel mean/std of the train split (computed once per process, from the bytes).
+-- Over the WHOLE train split: a run with a validation set (scripts/train.lua --val, i.e.
+-- data.train_val_split, whose subsets keep their base dataset's mean/std) normalizes with
+-- statistics that include the held-out images (they reach training only through one mean and
+-- one std per channel, never through their labels). It is kept on purpose because committed run
+-- records (experiments/normalizers/full/records/val_topk, val > 0) were produced this way and
+-- other statistics would change every input, so those records could no longer be reproduced.
 local function train_stats(key, loader)
   if not stats_cache[key] then
     local tr = loader()
@@ -523,7 +530,8 @@ function data.kmnist(opts)
   local split = opts.split or "train"
   local protocol = opts.protocol or "auto"
   if protocol ~= "auto" and protocol ~= "canonical" and protocol ~= "resplit" then
-    error("kmnist: protocol must be 'auto', 'canonical' or 'resplit', got " .. tostring(protocol), 2)
+    -- worded as image_opts words the other option errors (prefix attnlab.data.<fn>:, value quoted)
+    fail("kmnist", "protocol must be 'auto', 'canonical' or 'resplit', got %s", show(protocol))
   end
   local files, dir = data.find_set("kmnist", "kmnist", { IDX.test_images, IDX.test_labels },
     { IDX.train_images, IDX.train_labels })
@@ -541,7 +549,8 @@ function data.kmnist(opts)
   local full = idx_dataset("kmnist", files, KMNIST_CLASSES, { split = "test", normalize = false })
   local tr_idx = al.arange(8000)
   if opts.normalize ~= false then
-    -- train statistics = records 1-8,000 of the test file
+    -- train statistics = records 1-8,000 of the test file (all of them, a --val part
+    -- included, as train_stats does for the other image datasets)
     local x = full:batch(tr_idx)
     local m = al.mean(x):item()
     full.mean, full.std = { m }, { math.sqrt(al.mean((x - m) ^ 2):item()) }
@@ -557,6 +566,13 @@ end
 function data.cifar10(opts)
   opts = image_opts("cifar10", opts, { split = "string", normalize = "boolean", exact_test = "boolean" })
   local split = opts.split or "train"
+  -- exact_test picks records of the test file; on the train split it was ignored and the caller
+  -- got all 50,000 training images believing it had asked for something else. (scripts/train.lua
+  -- never passes it: its cifar_exact_test sets the test split's exact_records instead.)
+  if opts.exact_test and split ~= "test" then
+    fail("cifar10", "exact_test = true applies to the test split only (its 1,000 bit-exact records), got split '%s'%s",
+      split, opts.split == nil and " (the default)" or "")
+  end
   local names = split == "train" and { "data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin", "data_batch_4.bin", "data_batch_5.bin" }
     or split == "test" and { "test_batch.bin" } or error("cifar10: split must be 'train' or 'test'", 2)
   local parts, labels, files = {}, {}, {}

@@ -30,8 +30,11 @@
 --   seq_len       96      tokens per row (the model adds the class token: 97 positions)
 --   vocab_size    20000   ids in total, <pad> and <unk> included
 --   min_count     1       a word needs this many train occurrences to get an id
---   lowercase     true
---   strip_headers false   drop the RFC-822 header block (see below)
+--   lowercase     true    (with vocab: the vocab's setting; a contradicting one is an error)
+--   strip_headers false   drop the RFC-822 header block (see below); with vocab: the vocab's
+--                         setting, and a contradicting one is an error (rows must be cut as
+--                         the vocab's words were, or the test split keeps the headers the
+--                         train split's vocab never saw)
 --   padding       "positions" | "masked"
 --   vocab         nil     a vocab object to reuse (ds.vocab of another newsgroups20 call)
 --   path          nil     the archive; default: 20news-bydate.tar.gz found by al.data.find
@@ -64,7 +67,8 @@
 -- order of the word, until vocab_size ids in total. ds.vocab_size = vocab.size (less than
 -- the request only when fewer words qualify). A word outside it (e.g. one seen only in
 -- test) becomes 2 = <unk>. Vocab object: size, words[id], index[word] -> id, counts[id]
--- (train occurrences; counts[2] = train tokens mapped to <unk>), lowercase, pad_id, unk_id,
+-- (train occurrences; counts[2] = train tokens mapped to <unk>), lowercase, strip_headers
+-- (the settings its train rows were read with), pad_id, unk_id,
 -- vocab:encode(text) -> {ids}, vocab:decode(ids) -> "w1 w2 ..." (pads dropped),
 -- requested_size (the vocab_size it was built for; with vocab=, vocab_size may be either).
 -- Sequence: the first seq_len tokens of the document (truncation), then <pad> up to
@@ -314,7 +318,8 @@ Vocab.__index = Vocab
 M.Vocab = Vocab
 
 function Vocab:__tostring()
-  return ("Vocab(%d ids: 1 <pad>, 2 <unk>, %d words%s)"):format(self.size, self.size - 2, self.lowercase and ", lowercase" or "")
+  return ("Vocab(%d ids: 1 <pad>, 2 <unk>, %d words%s%s)"):format(self.size, self.size - 2,
+    self.lowercase and ", lowercase" or "", self.strip_headers and ", headers stripped" or "")
 end
 
 function Vocab:encode(text)
@@ -335,7 +340,7 @@ end
 
 -- Most frequent train words: ids 3.. by count descending, ties in byte order of the word.
 -- Only the tie group at the cut-off count needs sorting beyond the (<= K) words above it.
-local function build_vocab(corpus, vocab_size, min_count, lowercase)
+local function build_vocab(corpus, vocab_size, min_count, lowercase, strip)
   local K = vocab_size - 2
   local counts, words = corpus.counts, corpus.words
   local by_count = {}                                 -- count -> number of eligible words
@@ -366,7 +371,7 @@ local function build_vocab(corpus, vocab_size, min_count, lowercase)
   end)
   table.sort(ties)
   local v = setmetatable({ size = 2, words = { "<pad>", "<unk>" }, index = {}, counts = { 0, 0 },
-                           lowercase = lowercase, pad_id = PAD, unk_id = UNK, min_count = min_count,
+                           lowercase = lowercase, strip_headers = strip, pad_id = PAD, unk_id = UNK, min_count = min_count,
                            requested_size = vocab_size }, Vocab)
   local total = 0
   for g = 1, corpus.nwords do total = total + counts[g] end
@@ -407,13 +412,21 @@ function M.newsgroups20(opts)
   local split = opt_choice(fn, opts, "split", "train", { "train", "test" })
   local seq_len = opt_int(fn, opts, "seq_len", 96, 1)
   local padding = opt_choice(fn, opts, "padding", "positions", { "positions", "masked" })
-  local strip = opt_bool(fn, opts, "strip_headers", false)
   local vocab = opts.vocab
-  local lowercase, vocab_size, min_count
+  local lowercase, strip, vocab_size, min_count
   if vocab ~= nil then
     if getmetatable(vocab) ~= Vocab then fail(fn, "vocab must be the vocab of another newsgroups20 dataset (ds.vocab), got %s", tostring(vocab)) end
     lowercase = opt_bool(fn, opts, "lowercase", vocab.lowercase)
     if lowercase ~= vocab.lowercase then fail(fn, "lowercase=%s contradicts the given vocab (built with lowercase=%s)", lowercase, vocab.lowercase) end
+    -- the vocab's header setting, as for lowercase: a test split read with its headers against
+    -- a vocab built without them was silently a different input. A vocab without the field
+    -- (made by hand with setmetatable(t, Vocab); no vocab is saved to disk or cached across
+    -- processes) was read as strip_headers = false, the loader's default: it stays so.
+    local vstrip = vocab.strip_headers
+    if vstrip == nil then vstrip = false end
+    if type(vstrip) ~= "boolean" then fail(fn, "the given vocab's strip_headers must be true or false, got %s", describe(vstrip)) end
+    strip = opt_bool(fn, opts, "strip_headers", vstrip)
+    if strip ~= vstrip then fail(fn, "strip_headers=%s contradicts the given vocab (built with strip_headers=%s)", strip, vstrip) end
     vocab_size = opt_int(fn, opts, "vocab_size", vocab.size, 3)
     if vocab_size ~= vocab.size and vocab_size ~= vocab.requested_size then
       fail(fn, "vocab_size=%d contradicts the given vocab, which has %d ids (built for vocab_size=%d)", vocab_size, vocab.size, vocab.requested_size)
@@ -421,6 +434,7 @@ function M.newsgroups20(opts)
     if opts.min_count ~= nil then fail(fn, "min_count has no effect with a given vocab (it was built with min_count=%d)", vocab.min_count) end
   else
     lowercase = opt_bool(fn, opts, "lowercase", true)
+    strip = opt_bool(fn, opts, "strip_headers", false)
     vocab_size = opt_int(fn, opts, "vocab_size", 20000, 3)
     min_count = opt_int(fn, opts, "min_count", 1, 1)
   end
@@ -452,7 +466,7 @@ function M.newsgroups20(opts)
   if not vocab then
     local vkey = vocab_size .. ":" .. min_count
     vocab = corpus.vocabs[vkey]
-    if not vocab then vocab = build_vocab(corpus, vocab_size, min_count, lowercase); corpus.vocabs[vkey] = vocab end
+    if not vocab then vocab = build_vocab(corpus, vocab_size, min_count, lowercase, strip); corpus.vocabs[vkey] = vocab end
   end
   -- gid -> vocab id, as an int64 table indexed by gid+1 (index 1 = past the end -> <pad>)
   local map = { PAD }
