@@ -9,9 +9,10 @@
 --
 -- EXPERIMENT is a Lua file (experiments/normalizers/main.lua) or a name under experiments/
 -- (normalizers/main). --out defaults to results/<name>[-quick] in the current folder.
--- --workers defaults to the core count, --threads to cores / workers. --only keeps the runs
--- whose record name (<dataset>__<normalizer>__seed<k>) matches one of the comma-separated Lua
--- patterns (a malformed pattern, or one that matches no run, is refused as such). A record file
+-- --workers defaults to the core count, --threads to cores / workers (at most
+-- ATTNLAB_NUM_THREADS when it is set). --only keeps the runs whose record name
+-- (<dataset>__<normalizer>__seed<k>) matches one of the comma-separated Lua patterns (a
+-- malformed pattern, or one that matches no run, is refused as such). A record file
 -- that is not a valid record (lua/attnlab/report/record.lua) is no finished run: one line says
 -- so, and the run runs again. One sweep at a time per --out folder: a second is refused, naming
 -- the first one's pid (DIR/.state/sweep.lock; a killed sweep's lock does not count).
@@ -36,7 +37,7 @@ local SPEC = {
   options = {
     { "quick", nil, "apply the experiment's quick preset (a smoke run)" },
     { "workers", "N", "runs at a time (default: the core count)", type = "posint" },
-    { "threads", "T", "threads per run (default: cores / workers)", type = "posint" },
+    { "threads", "T", "threads per run (default: cores / workers, at most ATTNLAB_NUM_THREADS if set)", type = "posint" },
     { "out", "DIR", "results folder (default results/<name>[-quick])" },
     { "only", "PATTERN", "only the runs whose record name (<dataset>__<normalizer>__seed<k>) matches (several Lua patterns: comma-separated, any matches; each must match some run)" },
     { "redo-changed", nil, "rerun finished records (and set aside checkpoints) whose config differs from the experiment" },

@@ -8,7 +8,8 @@ static float *contig_f32(lua_State *L, int idx, al_tensor *like, const char *wha
   al_tensor *t = l_checktensor(L, idx);
   char a[128], b[128];
   if (t->dtype != AL_F32 || !al_is_contiguous(t) || (like && !al_same_shape(t, like)))
-    luaL_error(L, "attnlab.optim: %s is %s, want contiguous float32 %s", what, al_shape_str(t, a, sizeof a), like ? al_shape_str(like, b, sizeof b) : "");
+    luaL_error(L, "attnlab.optim: %s is %s, want a contiguous float32 tensor%s%s", what, al_shape_str(t, a, sizeof a),
+               like ? " of shape " : "", like ? al_shape_str(like, b, sizeof b) : "");
   return al_f32(t);
 }
 

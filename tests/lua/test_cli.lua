@@ -205,7 +205,7 @@ case("train.lua: an option of the other kind of dataset, a crop wider than the i
   train_err("--dataset marker --hflip true", { "hflip applies to image datasets only" })
   train_err("--dataset fashion_mnist --crop_pad 1000", { "crop_pad must be below the image side (28 for fashion_mnist), got 1000" })
   train_err("--dataset fashion_mnist --eval_batch 9223372036854775807", { "eval_batch must be below 2^31, got 9223372036854775807" })
-  train_err("--normalizer entmax:1e300", { "the alpha of entmax:<alpha> must be a number > 1 that a float32 holds (at most 3.4e38), got '1e300'" })
+  train_err("--normalizer entmax:1e300", { "the alpha of entmax:<alpha> must be a number from 1.0001 (nearer 1, float32 cannot compute it accurately: use softmax) to 3.4e38 (what a float32 holds), got '1e300'" })
 end)
 -- these were refused only when the data was read or the model built, as failed runs (exit 1)
 case("train.lua: an MLP of width 0, a vocabulary of 2, a val split as large as the training set: usage errors, no record", function()

@@ -280,7 +280,11 @@ return {
     e = T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "topk:0" } end, "ratio of topk:<ratio>")
     assert(not e:find("unknown normalizer", 1, true), e)
     T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:0.9" } end,
-      "the alpha of entmax:<alpha> must be a number > 1 that a float32 holds (at most 3.4e38), got '0.9'")
+      "the alpha of entmax:<alpha> must be a number from 1.0001 (nearer 1, float32 cannot compute it accurately: use softmax) to 3.4e38 (what a float32 holds), got '0.9'")
+    -- refused when the model is built, as the C kernels would at its first forward
+    T.raises(function() nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:1.00001" } end,
+      "got '1.00001'")
+    nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:1.0001" }
   end },
   { name = "hae alphas start at 1.5 and are trained by the optimizer", fn = function()
     al.manual_seed(4)
@@ -500,5 +504,163 @@ end
       T.truthy(math.abs(a[i] - b[i]) <= 1e-5 * math.abs(a[i]), ("step %d: own %.9g, OpenBLAS %.9g"):format(i, a[i], b[i]))
     end
     os.remove(probe)
+  end },
+  -- ---- building on attnlab as in PyTorch (a researcher's audit) --------------------------------
+  { name = "assignments register as in PyTorch: self.fc = Linear(...) is a child, a leaf that requires grad a parameter", fn = function()
+    local M = nn.class("AssignM", nn.Module)
+    function M:init()
+      self.fc = nn.Linear(4, 2)                                  -- was a plain field: never trained
+      self.temp = al.ones({ 1 }, { requires_grad = true })
+      self.k, self.plain = 3, al.ones({ 2 })                     -- a number and a constant tensor stay fields
+    end
+    function M:forward(x) return self.fc(x) * self.temp end
+    local m = M()
+    local names = {}
+    for _, np in ipairs(m:named_parameters()) do names[#names + 1] = np[1] end
+    T.eq(names, { "temp", "fc.weight", "fc.bias" })
+    T.eq(m:num_parameters(), 11)
+    local loss = al.sum(m(al.ones({ 3, 4 })))
+    loss:backward()
+    for _, p in ipairs(m:parameters()) do T.truthy(p.grad, "every parameter gets a gradient") end
+    local sd = m:state_dict()
+    T.truthy(sd["fc.weight"] and sd.temp and not sd.plain, "state_dict has the registered tensors only")
+  end },
+  { name = "weight tying: param(name, other.weight) and other.weight assigned share one parameter, updated once", fn = function()
+    for _, how in ipairs({ "param", "assign" }) do
+      local T2 = nn.class("Tied" .. how, nn.Module)
+      function T2:init()
+        self.emb = nn.Linear(3, 3, { bias = false })
+        self.head = nn.Linear(3, 3, { bias = false })
+        if how == "param" then self.head:param("weight", self.emb.weight) else self.head.weight = self.emb.weight end
+      end
+      function T2:forward(x) return self.head(self.emb(x)) end
+      local m = T2()
+      T.eq(#m:parameters(), 1, how .. ": one parameter")
+      T.truthy(m.head.weight == m.emb.weight, how .. ": the same tensor")
+      local sd = m:state_dict()
+      T.truthy(sd["emb.weight"] == sd["head.weight"], how .. ": both names in state_dict, one tensor (as PyTorch)")
+      -- one AdamW step of lr 0.1 moves every entry by ~lr (sign of the summed gradient), not 2 lr
+      local w0 = m.emb.weight:clone()
+      local opt = al.optim.AdamW(m:parameters(), { lr = 0.1, weight_decay = 0 })
+      al.sum(m(al.randn({ 4, 3 }, { generator = al.Generator(1) }))):backward()
+      opt:step()
+      local moved = al.max(al.abs(m.emb.weight - w0)):item()
+      T.close(moved, 0.1, 1e-4, 0, how .. ": updated once")
+    end
+  end },
+  { name = "a registered name assigned a value of another kind is one line; an op's result is not a parameter", fn = function()
+    local lin = nn.Linear(2, 2)
+    lin.weight = al.zeros({ 2, 2 })
+    T.raises(function() lin:parameters() end, 'Linear.weight is a parameter and was assigned a tensor that does not require grad')
+    local lin2 = nn.Linear(2, 2)
+    lin2.weight = lin2.weight * 2
+    T.raises(function() lin2:state_dict() end, "is the result of an op (not a leaf)")
+    local seq = nn.Sequential(nn.Linear(2, 2))
+    seq["0"] = 5
+    T.raises(function() seq(al.ones({ 1, 2 })) end, 'Sequential.0 is a child module, but was assigned 5')
+    -- a child replaced by assignment runs in the forward (call_child used the old one)
+    local seq2 = nn.Sequential(nn.Linear(2, 2))
+    local id = nn.Identity and nn.Identity() or nil
+    if id then
+      seq2["0"] = id
+      T.eq(flat(seq2(al.ones({ 1, 2 }))), { 1, 1 })
+      T.eq(#seq2:parameters(), 0)
+    end
+  end },
+  { name = "Sequential: seq[i] and #seq, 1-based as seq:get(i)", fn = function()
+    local a, b = nn.Linear(2, 3), nn.ReLU()
+    local seq = nn.Sequential(a, b)
+    T.truthy(seq[1] == a and seq[2] == b and seq[3] == nil and seq[0] == nil, "seq[i]")
+    T.eq(#seq, 2)
+    seq:append(nn.Linear(3, 1))
+    T.eq(#seq, 3)
+    T.truthy(seq[3] == seq:get(3), "append")
+  end },
+  { name = "Module:requires_grad_ freezes and unfreezes; frozen parameters are not stepped", fn = function()
+    al.manual_seed(2)
+    local m = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 1))
+    m:get(1):requires_grad_(false)
+    local opt = al.optim.AdamW(m:parameters(), { lr = 0.1 })
+    local w1, w2 = m[1].weight:clone(), m[2].weight:clone()
+    al.sum(m(al.ones({ 2, 3 }))):backward()
+    T.truthy(m[1].weight.grad == nil and m[2].weight.grad ~= nil, "no gradient for the frozen layer")
+    opt:step()
+    T.eq(flat(m[1].weight), flat(w1))
+    T.truthy(al.max(al.abs(m[2].weight - w2)):item() > 0, "the other layer moved")
+    m:requires_grad_()
+    T.truthy(m[1].weight.requires_grad, "unfrozen")
+    T.raises(function() m:requires_grad_("no") end, "Sequential:requires_grad_: expects true or false")
+  end },
+  { name = "optimizers: a non-contiguous parameter or two over one memory refused up front; param() copies a view", fn = function()
+    local t = al.tensor({ { 1, 2, 3 }, { 4, 5, 6 } })
+    local M = nn.class("NonContig", nn.Module)
+    function M:init() self:param("w", t:transpose(1, 2)) end
+    local m = M()
+    T.truthy(m.w:is_contiguous(), "param() made it contiguous")
+    T.eq(flat(m.w), { 1, 4, 2, 5, 3, 6 })
+    al.optim.AdamW(m:parameters()):step()
+    local v = al.zeros({ 3, 2 }):transpose(1, 2)
+    v:requires_grad_(true)
+    T.raises(function() al.optim.AdamW({ v }) end, "AdamW: group 1 entry 1 is a non-contiguous tensor (2,3")
+    T.raises(function() al.optim.SGD({ v }) end, "SGD: group 1 entry 1 is a non-contiguous tensor")
+    local w = al.zeros({ 2, 2 }, { requires_grad = true })
+    local alias = w:detach(); alias:requires_grad_(true)
+    T.raises(function() al.optim.AdamW({ w, alias }) end, "group 1 entry 2 shares its memory with group 1 entry 1")
+    -- the C step's own message ends with what it wants
+    T.raises(function() al.adamw_step(v, al.zeros({ 2, 3 }), al.zeros({ 2, 3 }), al.zeros({ 2, 3 }), 0.1, 0.9, 0.999, 1e-8, 0, 1) end,
+      "want a contiguous float32 tensor")
+  end },
+  { name = "CosineWarmup keeps a group lr set by hand as that group's base (PyTorch's LambdaLR initial_lr)", fn = function()
+    local a, b = al.zeros({ 2 }, { requires_grad = true }), al.zeros({ 2 }, { requires_grad = true })
+    local opt = al.optim.AdamW({ { params = { a } }, { params = { b } } }, { lr = 1e-3 })
+    opt.param_groups[2].lr = 5e-4
+    local sched = al.optim.CosineWarmup(opt, { warmup = 0, total = 10 })
+    T.close(opt.param_groups[1].lr, 1e-3, 1e-15)
+    T.close(opt.param_groups[2].lr, 5e-4, 1e-15)
+    for _ = 1, 5 do sched:step() end
+    T.close(opt.param_groups[2].lr / opt.param_groups[1].lr, 0.5, 1e-12)
+    opt.param_groups[1].lr = "x"
+    T.raises(function() al.optim.CosineWarmup(opt, { total = 10 }) end, "CosineWarmup: group 1's lr must be a finite number >= 0, got a string")
+  end },
+  { name = "model:alphas() with a normalizer of the user's own: nil for that layer, no crash", fn = function()
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 16, depth = 2, heads = 2,
+                       normalizer = "hae", seed = 1 }
+    local Own = nn.class("OwnNorm", nn.Module)
+    function Own:forward(s) return al.softmax(s) end
+    m:block(1).attn:add("normalizer", Own())
+    local a = m:alphas()
+    T.truthy(a[1] == nil and type(a[2]) == "table" and #a[2] == 2, "layer 1 none, layer 2 hae's two heads")
+    T.truthy(m:block(1).attn:alphas() == nil, "MHA:alphas")
+  end },
+  { name = "train.evaluate leaves the model in the mode it came in", fn = function()
+    local ds = al.data.from_tensors(al.randn({ 10, 1, 8, 8 }, { generator = al.Generator(1) }),
+                                    al.tensor({ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 }, { dtype = "int64" }))
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 2, dim = 16, depth = 1, heads = 2, seed = 1 }
+    m:eval()
+    al.train.evaluate(m, ds, { eval_batch = 4 })
+    T.eq(m.training, false)
+    m:train()
+    al.train.evaluate(m, ds, { eval_batch = 4 })
+    T.eq(m.training, true)
+  end },
+  { name = "s2s.save_model rebuilds a mixer set by hand with set_mixer; a mixer of the user's own is refused before writing", fn = function()
+    local s2s = require "attnlab.s2s"
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 16, depth = 2, heads = 2, seed = 1 }
+    m:block(2):set_mixer(nn.BiLSTM { dim = 16, heads = 2 })
+    m:block(1):set_mixer(nn.BiMamba { dim = 16, heads = 2, d_state = 4, expand = 1 })
+    local path = T.tmpname(".safetensors")
+    s2s.save_model(path, m)
+    local back = s2s.load_model(path)
+    local x = al.randn({ 2, 1, 8, 8 }, { generator = al.Generator(3) })
+    m:eval(); back:eval()
+    T.eq(flat(back(x)), flat(m(x)))
+    local Own = nn.class("OwnMixer", nn.Module)
+    function Own:init() self.lin = nn.Linear(16, 16) end
+    function Own:forward(y) return self.lin(y) end
+    m:block(1):set_mixer(Own())
+    os.remove(path)
+    T.raises(function() s2s.save_model(path, m) end, "block 1's token mixer is OwnMixer, a module of your own, which no model file can rebuild")
+    T.truthy(io.open(path) == nil, "nothing written")
+    T.raises(function() al.checkpoint.save_vit(path, m) end, "a module of your own")
   end },
 }

@@ -1056,6 +1056,16 @@ local cases = {
   { name = "(cleanup of the temporary folders)", fn = function()
     for _, d in ipairs(TMP) do T.rm_rf(d) end
   end },
+  { name = "threads per run default to cores / workers, at most ATTNLAB_NUM_THREADS when it is set", fn = function()
+    T.need_host()
+    local prog = "io.write(require('attnlab.sweep').default_threads(4, 1), ' ', require('attnlab.sweep').default_threads(4, 2))"
+    local out = T.run_host("-e " .. T.shquote(prog), { env = "ATTNLAB_NUM_THREADS=1" })
+    T.eq(out, "1 1")
+    out = T.run_host("-e " .. T.shquote(prog), { env = "ATTNLAB_NUM_THREADS=3" })
+    T.eq(out, "3 2")
+    out = T.run_host("-e " .. T.shquote(prog), { unset = { "ATTNLAB_NUM_THREADS", "LUA_INIT", "LUA_INIT_5_4" } })
+    T.eq(out, "4 2")
+  end },
 }
 
 return cases

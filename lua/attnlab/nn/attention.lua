@@ -31,7 +31,10 @@ end
 -- What a parameter value must be, and the error text when it is not.
 local PARAM_OK = {
   -- (finite in float32 too: the kernels take alpha as a float, and 1e300 would become inf there)
-  alpha = { function(v) return v > 1 and v == v and v <= 3.4028234663852886e38 end, "must be a number > 1 that a float32 holds (at most 3.4e38)" },
+  -- (and at least 1.0001, AL_ENTMAX_ALPHA_MIN of normalizers.h: nearer 1, float32 cannot
+  -- compute alpha-entmax to its rounding; the C kernels refuse it at the first forward)
+  alpha = { function(v) return v >= 1.0001 and v == v and v <= 3.4028234663852886e38 end,
+            "must be a number from 1.0001 (nearer 1, float32 cannot compute it accurately: use softmax) to 3.4e38 (what a float32 holds)" },
   ratio = { function(v) return v > 0 and v <= 1 end, "must be in (0, 1] (the share of keys kept)" },
 }
 
@@ -142,7 +145,13 @@ function MHA:init(opts)
   self.track_support = false
 end
 
-function MHA:alphas() return self.normalizer:alpha() end
+-- The normalizer's alpha (a tensor per head for hae, a number for entmax, nil for the others);
+-- a normalizer of the user's own has one only if it defines an alpha() method.
+function MHA:alphas()
+  local nm = self.normalizer
+  if getmetatable(nm) == nn.Normalizer or type(nm.alpha) == "function" then return nm:alpha() end
+  return nil
+end
 
 -- The attention core's arguments for al.attention, or nil when the normalizer is not
 -- a stock nn.Normalizer (a user's own module: then the unfused path runs it).

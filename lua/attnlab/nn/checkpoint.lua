@@ -326,8 +326,10 @@ end
 -- Why the config of `model` (M.vit_config) would not rebuild it, or nil when it would: the model
 -- must be an al.nn.ViT whose every block's token mixer is its multi-head attention with the
 -- stock normalizer its config names (not an S2S student with a replaced mixer, nor a normalizer
--- module set by hand).
-function M.plain_vit_problem(model)
+-- module set by hand). With opts.mixers, a block whose mixer is a built-in one (BiMamba or
+-- BiLSTM, which carry their mixer_spec) passes: s2s.save_model writes the specs beside the config.
+-- A mixer of the user's own never does: no file can rebuild it.
+function M.plain_vit_problem(model, opts)
   if not is_vit(model) or type(model.cfg) ~= "table" then
     local what = type(model) == "table" and (model.__name or "table") or type(model)
     return ("expected an al.nn.ViT, got %s"):format(what)
@@ -335,19 +337,30 @@ function M.plain_vit_problem(model)
   local cfg = model.cfg
   for l = 1, model.depth do
     local a = model:block(l).attn
-    if getmetatable(a) ~= al.nn.MultiHeadAttention then
+    local name = type(a) == "table" and a.__name or tostring(a)
+    if getmetatable(a) == al.nn.MultiHeadAttention then
+      local why = M.attention_problem(cfg, l, a)
+      if why then return why end
+    elseif not (type(a) == "table" and type(rawget(a, "mixer_spec")) == "table") then
+      return ("block %d's token mixer is %s, a module of your own, which no model file can rebuild: save the weights " ..
+        "with al.save(path, model:state_dict()) and rebuild the model in code"):format(l, name)
+    elseif not (opts and opts.mixers) then
       return ("block %d's token mixer is %s, not attention: an S2S model, which s2s.save_model writes (with its mixers)")
-        :format(l, type(a) == "table" and a.__name or tostring(a))
+        :format(l, name)
     end
-    local nm = a.normalizer
-    if getmetatable(nm) ~= al.nn.Normalizer then
-      return ("block %d's attention normalizer is a module of its own (%s), which a config cannot rebuild")
-        :format(l, type(nm) == "table" and nm.__name or tostring(nm))
-    end
-    if nm.name ~= cfg.normalizer or nm.iters ~= (cfg.iters or 50) then
-      return ("block %d's attention uses normalizer %s (iters %d), but the model was built with %s (iters %d): " ..
-        "its config would rebuild another model"):format(l, nm.name, nm.iters, tostring(cfg.normalizer), cfg.iters or 50)
-    end
+  end
+end
+
+-- Why block l's attention `a` would not be rebuilt by the config cfg, or nil.
+function M.attention_problem(cfg, l, a)
+  local nm = a.normalizer
+  if getmetatable(nm) ~= al.nn.Normalizer then
+    return ("block %d's attention normalizer is a module of its own (%s), which a config cannot rebuild")
+      :format(l, type(nm) == "table" and nm.__name or tostring(nm))
+  end
+  if nm.name ~= cfg.normalizer or nm.iters ~= (cfg.iters or 50) then
+    return ("block %d's attention uses normalizer %s (iters %d), but the model was built with %s (iters %d): " ..
+      "its config would rebuild another model"):format(l, nm.name, nm.iters, tostring(cfg.normalizer), cfg.iters or 50)
   end
 end
 

@@ -39,6 +39,7 @@ function nn.class(name, parent)
   end
   if parent then setmetatable(cls, { __index = parent, __newindex = guard_forward, __call = function(c, ...) return c.new(...) end })
   else setmetatable(cls, { __newindex = guard_forward, __call = function(c, ...) return c.new(...) end }) end
+  cls.__newindex = function(m, k, v) return nn.assign_field(m, k, v) end
   cls.new = function(...)
     local self = setmetatable({ _param_names = {}, _params = {}, _child_names = {}, _children = {},
                                 _buffer_names = {}, _buffers = {}, training = true }, cls)
@@ -52,17 +53,76 @@ end
 local Module = nn.class("Module")
 nn.Module = Module
 
--- Register a parameter (a float32 tensor, made a leaf that requires grad).
+-- A parameter is a leaf tensor that requires grad.
+local function is_parameter(t) return al.is_tensor(t) and t.is_leaf and t.requires_grad end
+
+-- Register a parameter (a float32 tensor, made a leaf that requires grad). A tensor that already
+-- is a parameter (another module's weight) is registered itself: both modules then hold one
+-- parameter (weight tying, PyTorch's head.weight = emb.weight), which parameters() lists once
+-- and an optimizer updates once. Any other tensor is detached into a new leaf that shares its
+-- memory; a non-contiguous one is copied first (the optimizers update a parameter in place, as
+-- one row-major block).
 function Module:param(name, t)
   if not al.is_tensor(t) then   -- a module author's mistake: the position is their init
     error(("param: expected a tensor for %s, got %s"):format(tostring(name), type(t)), 2)
   end
-  t = t:detach()
-  t:requires_grad_(true)
+  if not (is_parameter(t) and t:is_contiguous()) then
+    t = t:detach()
+    if not t:is_contiguous() then t = t:contiguous() end
+    t:requires_grad_(true)
+  end
   if self._params[name] == nil then table.insert(self._param_names, name) end
   self._params[name] = t
   rawset(self, name, t)
   return t
+end
+
+-- What `m.name = v` does for a name m has no field for yet (the instances' __newindex), as
+-- PyTorch's Module.__setattr__: a module becomes a child (m:add), a parameter -- a leaf tensor
+-- that requires grad -- a parameter (m:param); anything else is a plain field. Without it,
+-- `self.fc = nn.Linear(4, 2)` in an init gave a module whose parameters() missed fc: never
+-- trained, never saved, silently. Assigning to a name already registered is caught by
+-- nn.sync_registered.
+function nn.assign_field(m, k, v)
+  if type(k) == "string" and rawget(m, "_children") then
+    if nn.is_module(v) then return m:add(k, v) end
+    if is_parameter(v) then return m:param(k, v) end
+  end
+  rawset(m, k, v)
+end
+
+-- A name registered by param, buffer or add whose field was then assigned anew (`m.weight =
+-- other.weight`, `block.attn = MyMixer()`) is registered anew, as PyTorch's __setattr__ does:
+-- before, state_dict(), parameters() and the forward's call_child kept the old tensor or module
+-- while m.weight showed the new one. A value of another kind is refused in one line (PyTorch:
+-- "cannot assign 'Tensor' as parameter 'weight'").
+local function reassigned(m, kind, n, v)
+  local who = ("%s.%s"):format(m.__name or "Module", n)
+  if kind == "param" then
+    if is_parameter(v) then return m:param(n, v) end
+    error(("%s is a parameter and was assigned %s: assign a parameter (a leaf tensor that requires grad), " ..
+      "or register a tensor with %s:param(%q, t)"):format(who, al.is_tensor(v) and "a tensor that " .. (v.is_leaf and
+      "does not require grad" or "is the result of an op (not a leaf)") or nn.show(v), m.__name or "m", n), 0)
+  elseif kind == "buffer" then
+    if al.is_tensor(v) then return m:buffer(n, v) end
+    error(("%s is a buffer, but was assigned %s: assign a tensor"):format(who, nn.show(v)), 0)
+  end
+  if nn.is_module(v) then return m:add(n, v) end
+  error(("%s is a child module, but was assigned %s: assign a module"):format(who, nn.show(v)), 0)
+end
+function nn.sync_registered(m)
+  for _, n in ipairs(m._param_names) do
+    local v = rawget(m, n)
+    if v ~= m._params[n] then reassigned(m, "param", n, v) end
+  end
+  for _, n in ipairs(m._buffer_names) do
+    local v = rawget(m, n)
+    if v ~= m._buffers[n] then reassigned(m, "buffer", n, v) end
+  end
+  for _, n in ipairs(m._child_names) do
+    local v = rawget(m, n)
+    if v ~= m._children[n] then reassigned(m, "child", n, v) end
+  end
 end
 
 -- A non-trainable tensor saved in state_dict (e.g. running statistics).
@@ -96,6 +156,7 @@ end
 function Module:modules(prefix, out)
   out = out or {}
   prefix = prefix or ""
+  nn.sync_registered(self)
   out[#out + 1] = { prefix, self }
   for _, n in ipairs(self._child_names) do
     self._children[n]:modules(prefix == "" and n or (prefix .. "." .. n), out)
@@ -252,6 +313,20 @@ function Module:zero_grad(...)
   for _, p in ipairs(self:parameters()) do p.grad = nil end
 end
 
+-- Freeze (false) or unfreeze (true, the default) every parameter, as PyTorch's
+-- Module.requires_grad_: a frozen parameter gets no gradient, so the optimizers skip it.
+function Module:requires_grad_(on)
+  if on == nil then on = true end
+  if type(on) ~= "boolean" then
+    error(("%s:requires_grad_: expects true or false, got %s"):format(self.__name or "Module", nn.show(on)), 2)
+  end
+  for _, p in ipairs(self:parameters()) do
+    p:requires_grad_(on)
+    if not on then p.grad = nil end
+  end
+  return self
+end
+
 function Module:apply(fn)
   if type(fn) ~= "function" then error(("%s:apply: expects a function, got %s"):format(self.__name or "Module", type(fn)), 2) end
   for _, pm in ipairs(self:modules()) do fn(pm[2], pm[1]) end
@@ -277,7 +352,9 @@ local LIBRARY_DIR = debug.getinfo(1, "S").source:match("^@(.*/)nn/[^/]*$")
 -- where. A position in the user's own code (a mixer of their own) is kept: the rethrow loses
 -- the traceback, so it is what points them at the line.
 function Module:call_child(name, ...)
-  local m = self._children[tostring(name)] or error("no child " .. tostring(name))
+  name = tostring(name)
+  if rawget(self, name) ~= self._children[name] then nn.sync_registered(self) end
+  local m = self._children[name] or error("no child " .. name)
   local r = table.pack(pcall(m.forward, m, ...))
   if not r[1] then
     local msg = r[2]
@@ -546,9 +623,14 @@ nn.activations = { gelu = nn.GELU, relu = nn.ReLU, silu = nn.SiLU, tanh = nn.Tan
                    identity = nn.Identity }
 
 -- Sequential(m1, m2, ...): children are named "0", "1", ... as in PyTorch, so state
--- dicts match; seq[i] (1-based) returns the i-th module.
+-- dicts match; seq[i] and seq:get(i) (1-based) return the i-th module, #seq counts them.
 local Sequential = nn.class("Sequential", Module)
 nn.Sequential = Sequential
+Sequential.__index = function(seq, k)
+  if math.type(k) == "integer" then return seq._children[tostring(k - 1)] end
+  return Sequential[k]
+end
+Sequential.__len = function(seq) return #seq._child_names end
 function Sequential:init(...)
   local ms = { ... }
   if #ms == 1 and getmetatable(ms[1]) == nil and type(ms[1]) == "table" then ms = ms[1] end

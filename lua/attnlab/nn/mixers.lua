@@ -53,6 +53,8 @@ function BiLSTM:init(opts)
       nn.show(heads)), 0)
   end
   self.dim, self.heads, self.hd = dim, heads, dim // heads
+  -- what a model file needs to rebuild it (s2s.save_model writes it when the mixer was set by hand)
+  self.mixer_spec = { name = "bilstm", heads = heads }
   self.forward_wants = ("a float32 tensor (B,N,%d)"):format(dim)
   local gen = opts.generator
   local bound = 1 / math.sqrt(self.hd)          -- torch.nn.LSTM's init
@@ -113,6 +115,9 @@ function BiMamba:init(opts)
     error(("BiMamba: dt_min and dt_max must be numbers with 0 < dt_min <= dt_max, got %s and %s"):format(
       show(dt_min), show(dt_max)), 0)
   end
+  -- what a model file needs to rebuild it (s2s.save_model writes it when the mixer was set by hand)
+  self.mixer_spec = { name = "bimamba", heads = heads, expand = expand, d_state = N, d_conv = K, dt_rank = R,
+                      dt_min = dt_min, dt_max = dt_max }
   for _, d in ipairs(DIRS) do
     local conv = self:add(d.conv, nn.Module())
     conv.__name = "Conv1d"

@@ -76,6 +76,13 @@ local function make_groups(who, params, defaults)
     for i, p in ipairs(g.params) do
       if not al.is_tensor(p) then error(("%s: group %d entry %d is %s, not a tensor"):format(who, gi, i, what(p)), 0) end
       if p:dtype() ~= "float32" then error(("%s: group %d entry %d is not float32"):format(who, gi, i), 0) end
+      -- the steps update a parameter in place as one row-major block (Module:param makes its
+      -- tensor contiguous); refused here, not at the first step()
+      if not p:is_contiguous() then
+        error(("%s: group %d entry %d is a non-contiguous tensor (%s, a transposed or sliced view): a parameter must be " ..
+          "contiguous (Module:param copies a view into a contiguous parameter)"):format(who, gi, i,
+          table.concat(p:shape(), ",")), 0)
+      end
     end
   end
   -- a tensor listed twice would be updated twice per step (its moments too), silently: refused,
@@ -90,6 +97,21 @@ local function make_groups(who, params, defaults)
           "updated twice per step"):format(who, gi, i, first[1], first[2]), 0)
       end
       seen[p] = { gi, i }
+    end
+  end
+  -- two tensors over one memory (a detach() or view of a parameter, registered as a second
+  -- leaf) would be stepped twice per step on their summed effect, silently, as one listed twice
+  local mem = {}
+  for gi, g in ipairs(groups) do
+    for i, p in ipairs(g.params) do
+      local id = p:storage_id()
+      local first = mem[id]
+      if first then
+        error(("%s: group %d entry %d shares its memory with group %d entry %d (one is a view or detach() of the " ..
+          "other): it would be updated twice per step; to tie weights, register the same tensor in both modules " ..
+          "(m:param(name, other.weight))"):format(who, gi, i, first[1], first[2]), 0)
+      end
+      mem[id] = { gi, i }
     end
   end
   -- only an optimizer with nothing at all to train is refused (see above)
@@ -260,6 +282,16 @@ optim.CosineWarmup = setmetatable(CosineWarmup, { __call = function(c, ...) retu
 
 function CosineWarmup.new(opt, opts)
   check.cosine(opt, opts)
+  -- A group whose lr was set by hand since the optimizer was made keeps it as its own base,
+  -- relative to the optimizer's (PyTorch's LambdaLR takes each group's lr at construction as its
+  -- initial_lr); before, the first set_lr put it back to the optimizer's lr times lr_scale.
+  for gi, g in ipairs(opt.param_groups) do
+    if type(g.lr) ~= "number" or not (g.lr >= 0 and g.lr < math.huge) then
+      error(("CosineWarmup: group %d's lr must be a finite number >= 0, got %s"):format(gi,
+        type(g.lr) == "number" and require("attnlab.util").show(g.lr) or what(g.lr)), 0)
+    end
+    if opt.lr > 0 and g.lr ~= opt.lr * (g.lr_scale or 1) then g.lr_scale = g.lr / opt.lr end
+  end
   local self = setmetatable({ opt = opt, base = opts.base_lr or opt.lr, warmup = opts.warmup or 0,
                               total = opts.total, min_lr = opts.min_lr or 0, t = 0 }, CosineWarmup)
   opt:set_lr(self:lr_at(0))

@@ -61,7 +61,7 @@ train.HELP = {
   "require('attnlab.checkpoint').vit_from_file(FILE) gives it back)", progress = "true | false: progress lines",
   cifar_exact_test = "also report accuracy on " ..
   "CIFAR-10's 1,000 bit-exact test records",
-  crop_pad = "images: random crop of the zero-padded training image, padding N (unset: off; test/val never)",
+  crop_pad = "images: random crop of the normalized training image padded by N zeros, i.e. the channel-mean colour, not torchvision's black (unset: off; test/val never)",
   hflip = "images: true flips training images horizontally with probability 1/2 (unset: off)",
 }
 
@@ -314,13 +314,16 @@ function train.param_groups(model, wd, decay_all) return fit.param_groups(model,
 -- ---- evaluation ------------------------------------------------------------------------------
 -- accuracy and mean cross-entropy loss over a dataset; with support tracking on, support stats are
 -- collected too. The loss is the divergence guard's (weights finite but huge give inf/NaN logits).
+-- The model is left in the mode it came in (PyTorch users call it on a model in eval mode; it
+-- used to come back in train mode, dropout on), on an error too.
 function train.evaluate(model, ds, c, opts)
   opts = opts or {}
+  local was_training = model.training
   model:eval()
   if opts.support then model:track_support(true) end
   local correct, n, t, loss_sum = 0, 0, 0, 0
   local exact_correct, exact_n = 0, 0
-  al.no_grad(function()
+  local ok, err = pcall(al.no_grad, function()
     for x, y, _, extra in al.data.Loader(ds, { batch_size = c.eval_batch }):iter() do
       local t0 = al.clock()
       local logits = model(x, extra)
@@ -336,13 +339,18 @@ function train.evaluate(model, ds, c, opts)
       n = n + y:numel()
     end
   end)
+  if not ok then
+    if opts.support then model:track_support(false) end
+    model:train(was_training)
+    error(err, 0)
+  end
   local r = { accuracy = correct / n, n = n, infer_s_per_example = t / n, loss = loss_sum / n }
   if exact_n > 0 then r.accuracy_exact = exact_correct / exact_n; r.n_exact = exact_n end
   if opts.support then
     r.support = model:support_stats()
     model:track_support(false)
   end
-  model:train()
+  model:train(was_training)
   return r
 end
 

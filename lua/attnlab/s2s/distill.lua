@@ -164,10 +164,23 @@ end
 --   attnlab_vit = JSON of the ViT options and heads (checkpoint.vit_metadata, as
 --   checkpoint.save_vit writes them), s2s_mixers = JSON {layer = spec}, plus meta.
 function D.save_model(path, model, meta)
+  -- a block that load_model would rebuild otherwise (a mixer or normalizer of the user's own) is
+  -- refused before anything is written: such a file saved fine and then failed to load
+  local why = ckpt.plain_vit_problem(model, { mixers = true })
+  if why then error("s2s.save_model: " .. why, 0) end
   -- heads also as a plain entry: checkpoint.vit_from_file (and any reader) takes it from there
   local m = ckpt.vit_metadata(model)
+  -- each replaced block's spec: what s2s.replace recorded, else (a mixer set by hand with
+  -- block:set_mixer) the mixer's own
   local mx = {}
-  for l, s in pairs(model.s2s_mixers or {}) do mx[tostring(l)] = s end
+  for l = 1, model.depth do
+    local a = model:block(l).attn
+    if getmetatable(a) ~= al.nn.MultiHeadAttention then
+      local s = (model.s2s_mixers or {})[l]
+      if not (s and D.MIXERS[s.name] == a.__name) then s = a.mixer_spec end
+      mx[tostring(l)] = s
+    end
+  end
   m.s2s_mixers = al.json.encode(mx)
   for k, v in pairs(meta or {}) do m[k] = type(v) == "string" and v or al.json.encode(v) end
   al.save(path, model:state_dict(), m)

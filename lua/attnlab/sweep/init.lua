@@ -521,11 +521,21 @@ H.new_examination, H.examine_run, H.refuse_changed = new_examination, examine_ru
 
 -- Run every pending run of `exp` (resolved) on this machine. opts:
 --   out (folder, required), workers (default: cores), threads (per run; default
---   max(1, cores // workers)), only (pattern), redo_changed (rerun records whose config
+--   sweep.default_threads: max(1, cores // workers), at most ATTNLAB_NUM_THREADS), only (pattern), redo_changed (rerun records whose config
 --   differs from the experiment), log (function(line); default print), poll (seconds),
 --   dry_run (list what would run), entry (the program each run executes; default sweep.entry()),
 --   host (default sweep.host()).
 -- Returns { total =, done_before =, done =, failed =, ran =, seconds =, failures = {...} }.
+-- Threads per run unless --threads says: the cores shared among the workers, at most
+-- ATTNLAB_NUM_THREADS when the environment sets it (a user who set it to 1 got runs of 2 threads).
+-- A value that is not a positive integer was reported by the host at startup and is ignored.
+function sweep.default_threads(cores, workers)
+  local t = math.max(1, cores // workers)
+  local env = math.tointeger(tonumber(os.getenv("ATTNLAB_NUM_THREADS") or ""))
+  if env and env >= 1 and env < t then t = env end
+  return t
+end
+
 sweep.RUN_OPTIONS = { "out", "workers", "threads", "only", "redo_changed", "log", "poll", "dry_run", "no_wait", "entry",
                       "host" }
 function sweep.run(exp, opts)
@@ -541,7 +551,7 @@ function sweep.run(exp, opts)
   local cores = al.config().cores or 1
   local workers = opts.workers or cores
   if math.type(workers) ~= "integer" or workers < 1 then error("sweep: workers must be a positive integer", 0) end
-  local threads = opts.threads or math.max(1, cores // workers)
+  local threads = opts.threads or sweep.default_threads(cores, workers)
   local dir = out_dir(opts.out, "sweep")
   local runs = sweep.runs(exp, { out = dir, threads = threads, only = opts.only })
   if #runs == 0 then error(("sweep: no run of '%s' matches --only %s"):format(exp.name, tostring(opts.only)), 0) end
