@@ -323,6 +323,19 @@ function M.vit_config(model)
   return c
 end
 
+-- Why block l's attention `a` would not be rebuilt by the config cfg, or nil.
+local function attention_problem(cfg, l, a)
+  local nm = a.normalizer
+  if getmetatable(nm) ~= al.nn.Normalizer then
+    return ("block %d's attention normalizer is a module of its own (%s), which a config cannot rebuild")
+      :format(l, type(nm) == "table" and nm.__name or tostring(nm))
+  end
+  if nm.name ~= cfg.normalizer or nm.iters ~= (cfg.iters or 50) then
+    return ("block %d's attention uses normalizer %s (iters %d), but the model was built with %s (iters %d): " ..
+      "its config would rebuild another model"):format(l, nm.name, nm.iters, tostring(cfg.normalizer), cfg.iters or 50)
+  end
+end
+
 -- Why the config of `model` (M.vit_config) would not rebuild it, or nil when it would: the model
 -- must be an al.nn.ViT whose every block's token mixer is its multi-head attention with the
 -- stock normalizer its config names (not an S2S student with a replaced mixer, nor a normalizer
@@ -339,7 +352,7 @@ function M.plain_vit_problem(model, opts)
     local a = model:block(l).attn
     local name = type(a) == "table" and a.__name or tostring(a)
     if getmetatable(a) == al.nn.MultiHeadAttention then
-      local why = M.attention_problem(cfg, l, a)
+      local why = attention_problem(cfg, l, a)
       if why then return why end
     elseif not (type(a) == "table" and type(rawget(a, "mixer_spec")) == "table") then
       return ("block %d's token mixer is %s, a module of your own, which no model file can rebuild: save the weights " ..
@@ -351,18 +364,6 @@ function M.plain_vit_problem(model, opts)
   end
 end
 
--- Why block l's attention `a` would not be rebuilt by the config cfg, or nil.
-function M.attention_problem(cfg, l, a)
-  local nm = a.normalizer
-  if getmetatable(nm) ~= al.nn.Normalizer then
-    return ("block %d's attention normalizer is a module of its own (%s), which a config cannot rebuild")
-      :format(l, type(nm) == "table" and nm.__name or tostring(nm))
-  end
-  if nm.name ~= cfg.normalizer or nm.iters ~= (cfg.iters or 50) then
-    return ("block %d's attention uses normalizer %s (iters %d), but the model was built with %s (iters %d): " ..
-      "its config would rebuild another model"):format(l, nm.name, nm.iters, tostring(cfg.normalizer), cfg.iters or 50)
-  end
-end
 
 -- The metadata entries of a model file for `model`: attnlab_vit (M.vit_config as JSON) and heads.
 function M.vit_metadata(model)

@@ -88,7 +88,9 @@ local function make_groups(who, params, defaults)
   -- a tensor listed twice would be updated twice per step (its moments too), silently: refused,
   -- as PyTorch refuses a parameter in two groups ({p, p}, or model:parameters() concatenated
   -- with a list that repeats one of them)
-  local seen = {}
+  -- Two tensors over one memory (a detach() or view of a parameter, registered as a second
+  -- leaf) would be stepped twice per step too, silently: refused by their storage.
+  local seen, mem = {}, {}
   for gi, g in ipairs(groups) do
     for i, p in ipairs(g.params) do
       local first = seen[p]
@@ -96,22 +98,14 @@ local function make_groups(who, params, defaults)
         error(("%s: group %d entry %d is the same tensor as group %d entry %d: a parameter listed twice would be " ..
           "updated twice per step"):format(who, gi, i, first[1], first[2]), 0)
       end
-      seen[p] = { gi, i }
-    end
-  end
-  -- two tensors over one memory (a detach() or view of a parameter, registered as a second
-  -- leaf) would be stepped twice per step on their summed effect, silently, as one listed twice
-  local mem = {}
-  for gi, g in ipairs(groups) do
-    for i, p in ipairs(g.params) do
       local id = p:storage_id()
-      local first = mem[id]
+      first = mem[id]
       if first then
         error(("%s: group %d entry %d shares its memory with group %d entry %d (one is a view or detach() of the " ..
           "other): it would be updated twice per step; to tie weights, register the same tensor in both modules " ..
           "(m:param(name, other.weight))"):format(who, gi, i, first[1], first[2]), 0)
       end
-      mem[id] = { gi, i }
+      seen[p], mem[id] = { gi, i }, { gi, i }
     end
   end
   -- only an optimizer with nothing at all to train is refused (see above)
@@ -285,11 +279,7 @@ function CosineWarmup.new(opt, opts)
   -- A group whose lr was set by hand since the optimizer was made keeps it as its own base,
   -- relative to the optimizer's (PyTorch's LambdaLR takes each group's lr at construction as its
   -- initial_lr); before, the first set_lr put it back to the optimizer's lr times lr_scale.
-  for gi, g in ipairs(opt.param_groups) do
-    if type(g.lr) ~= "number" or not (g.lr >= 0 and g.lr < math.huge) then
-      error(("CosineWarmup: group %d's lr must be a finite number >= 0, got %s"):format(gi,
-        type(g.lr) == "number" and require("attnlab.util").show(g.lr) or what(g.lr)), 0)
-    end
+  for _, g in ipairs(opt.param_groups) do   -- (each g.lr checked by check.cosine)
     if opt.lr > 0 and g.lr ~= opt.lr * (g.lr_scale or 1) then g.lr_scale = g.lr / opt.lr end
   end
   local self = setmetatable({ opt = opt, base = opts.base_lr or opt.lr, warmup = opts.warmup or 0,

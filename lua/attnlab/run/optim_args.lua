@@ -207,6 +207,14 @@ function A.cosine(opt, opts)
   end
   check_range("CosineWarmup", opts, "base_lr", 0, true, math.huge)
   check_range("CosineWarmup", opts, "min_lr", 0, false, math.huge)
+  -- each group's lr, which becomes its base (a group lr set by hand since the optimizer was made)
+  for gi, g in ipairs(opt.param_groups or {}) do
+    local lr = g.lr
+    if type(lr) ~= "number" or not (lr >= 0 and lr < math.huge) then
+      error(("CosineWarmup: group %d's lr must be a finite number >= 0, got %s"):format(gi, type(lr) == "number"
+        and show(lr) or lr == nil and "nil" or al.is_tensor(lr) and "a tensor" or "a " .. type(lr)), 0)
+    end
+  end
   -- the schedule: linear warmup to the base lr over `warmup` steps, then a cosine from the
   -- base lr down to min_lr at step `total`. A min_lr above the base lr would make the "decay"
   -- rise: refused. A warmup longer than the run is allowed: the lr rises for the whole run,
