@@ -4,6 +4,7 @@
 #define ATTNLAB_NORM_VEC_H
 
 #include "../simd/fastmath.h"
+#include "../simd/approx14.h"
 
 /* ---- 16-lane vectors for the row kernels (core/norm/ and its test) ----------
  *
@@ -192,12 +193,93 @@ AL_VI al_vd al_vhi(al_vf v) {
 #endif
 }
 
-/* 1/x to about 14 bits (AVX-512 rcp14; elsewhere a division): for terms that only steer. */
+/* ---- AVX-512's VRCP14PS and VRSQRT14PS, the same bits at every level ----
+ * Elsewhere they are computed from core/simd/approx14.h's segment tables, lane by lane the
+ * arithmetic of its al_rcp14f / al_rsqrt14f (tests/c/test_norm_math.c checks both against the
+ * instructions and each other), so that the kernels that use them give the AVX-512 level's bits
+ * at the AVX2 level too. On 8-lane halves: 32-byte vectors are AVX2's own registers, where GCC
+ * keeps a 64-byte vector's temporaries in memory (about 6x the time). */
+#if !defined(__AVX512F__)
+/* {A, B} of each lane's segment j (AVX2: one gather each) */
+AL_VI void al_seg14x8_(const int32_t (*seg)[2], al_vi8_ j, al_vi8_ *A, al_vi8_ *B) {
+#if defined(__AVX2__)
+  *A = (al_vi8_)_mm256_i32gather_epi32(&seg[0][0], (__m256i)j, 8);
+  *B = (al_vi8_)_mm256_i32gather_epi32(&seg[0][1], (__m256i)j, 8);
+#else
+  for (int l = 0; l < 8; l++) { (*A)[l] = seg[j[l]][0]; (*B)[l] = seg[j[l]][1]; }
+#endif
+}
+/* al_approx14_split_ per lane: |x| (bits a) as biased exponent E (< 1 for subnormals, which are
+ * scaled by 2^64 first) and mantissa bits f */
+AL_VI void al_split14x8_(al_vu8_ a, al_vi8_ *E, al_vu8_ *f) {
+  const al_vi8_ sub = (al_vi8_)(a < 0x00800000u);
+  const al_vi8_ scaled = (al_vi8_)((al_vf8_)a * 0x1p64f);
+  const al_vu8_ n = (al_vu8_)((scaled & sub) | ((al_vi8_)a & ~sub));
+  *E = (al_vi8_)(n >> 23) - (sub & 64);
+  *f = n & 0x007FFFFFu;
+}
+/* al_approx14_pack_ per lane */
+AL_VI al_vu8_ al_pack14x8_(al_vi8_ be, al_vu8_ mant) {
+  /* the subnormal shift where be <= 0 (from 24 on it leaves 0), kept in [0, 31] in every lane */
+  const al_vi8_ sh = 1 - be, big = sh > 31, neg = sh < 0;
+  const al_vu8_ subn = (0x00800000u | mant) >> (al_vu8_)((sh & ~big & ~neg) | (31 & big));
+  const al_vu8_ normal = (al_vu8_)be << 23 | mant;
+  const al_vi8_ inf = be >= 255, low = be <= 0;
+  return (al_vu8_)((0x7F800000 & inf) | ((al_vi8_)subn & low & ~inf) | ((al_vi8_)normal & ~low & ~inf));
+}
+AL_VI al_vu8_ al_sel14x8_(al_vi8_ m, al_vu8_ a, al_vu8_ b) { return (a & (al_vu8_)m) | (b & ~(al_vu8_)m); }
+AL_VI al_vu8_ al_rcp14x8_(al_vu8_ u) {
+  const al_vu8_ a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
+  al_vi8_ E, A, B;
+  al_vu8_ f;
+  al_split14x8_(a, &E, &f);   /* (0: E = -64, f = 0, so 254 - E packs to inf below) */
+  al_seg14x8_(al_rcp14_seg_, (al_vi8_)(f >> 17), &A, &B);
+  const al_vu8_ M = (al_vu8_)((A - B * (al_vi8_)((f >> 7) & 1023u)) >> AL_APPROX14_SHIFT);
+  const al_vi8_ exact = (al_vi8_)(f == 0);   /* a power of two: its exact reciprocal */
+  const al_vu8_ r = sign | al_pack14x8_(253 - E - exact, (M << 7) & ~(al_vu8_)exact);
+  return al_sel14x8_((al_vi8_)(a > 0x7F800000u), u | 0x00400000u, al_sel14x8_((al_vi8_)(a == 0x7F800000u), sign, r));
+}
+AL_VI al_vu8_ al_rsqrt14x8_(al_vu8_ u) {
+  const al_vu8_ a = u & 0x7FFFFFFFu;
+  al_vi8_ E, A, B;
+  al_vu8_ f;
+  al_split14x8_(a, &E, &f);
+  const al_vi8_ e = E - 127, odd = e & 1, half = (e - odd) >> 1;   /* x = 2^(2 half) [1, 4) */
+  al_seg14x8_(al_rsqrt14_seg_, odd << 5 | (al_vi8_)(f >> 18), &A, &B);
+  const al_vu8_ M = (al_vu8_)((A - B * (al_vi8_)((f >> 8) & 1023u)) >> AL_APPROX14_SHIFT);
+  const al_vi8_ exact = (odd == 0) & (al_vi8_)(f == 0);   /* an even power of two: exact */
+  const al_vu8_ r = al_pack14x8_(126 - half - exact, (M << 7) & ~(al_vu8_)exact);
+  const al_vu8_ nan = (al_vu8_){0xFFC00000u, 0xFFC00000u, 0xFFC00000u, 0xFFC00000u,
+                                0xFFC00000u, 0xFFC00000u, 0xFFC00000u, 0xFFC00000u};
+  return al_sel14x8_((al_vi8_)(a > 0x7F800000u), u | 0x00400000u,
+                     al_sel14x8_((al_vi8_)(a == 0), u | 0x7F800000u,
+                                 al_sel14x8_((al_vi8_)u < 0, nan,
+                                             al_sel14x8_((al_vi8_)(a == 0x7F800000u), (al_vu8_){0}, r))));
+}
+/* the two halves of a 16-lane vector through an 8-lane function */
+#define AL_HALVES14_(F, x)                                                                     \
+  ({ const al_vu u_ = (al_vu)(x);                                                             \
+     const al_vu8_ lo_ = F(__builtin_shufflevector(u_, u_, 0, 1, 2, 3, 4, 5, 6, 7));           \
+     const al_vu8_ hi_ = F(__builtin_shufflevector(u_, u_, 8, 9, 10, 11, 12, 13, 14, 15));     \
+     (al_vf)__builtin_shufflevector(lo_, hi_, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); })
+AL_VI al_vf al_vrcp14_(al_vf x) { return AL_HALVES14_(al_rcp14x8_, x); }
+AL_VI al_vf al_vrsqrt14_(al_vf x) { return AL_HALVES14_(al_rsqrt14x8_, x); }
+#endif
+
+/* 1/x to about 14 bits, for terms that only steer: AVX-512's VRCP14PS, at every level. */
 AL_VI al_vf al_vrcp_approx(al_vf x) {
 #if defined(__AVX512F__)
   return (al_vf)_mm512_rcp14_ps((__m512)x);
 #else
-  return 1.0f / x;
+  return al_vrcp14_(x);
+#endif
+}
+/* 1/sqrt(x) to about 14 bits: AVX-512's VRSQRT14PS, at every level (al_vsqrt_fast's start). */
+AL_VI al_vf al_vrsqrt_approx(al_vf x) {
+#if defined(__AVX512F__)
+  return (al_vf)_mm512_rsqrt14_ps((__m512)x);
+#else
+  return al_vrsqrt14_(x);
 #endif
 }
 
@@ -212,12 +294,17 @@ AL_VI uint32_t al_vhoru(al_vu v) { return (uint32_t)_mm512_reduce_or_epi32((__m5
 AL_VI int32_t al_vhsumi(al_vi v) { return _mm512_reduce_add_epi32((__m512i)v); }
 AL_VI double al_vhsumd(al_vd lo, al_vd hi) { return _mm512_reduce_add_pd((__m512d)(lo + hi)); }
 #else
+/* The same trees as GCC's _mm512_reduce_*_ps above, operand for operand, so that each level
+ * gives the AVX-512 level's result (the order of float additions, and for min and max which of
+ * two equal or unordered operands comes out: OP(a, b) is minps/maxps's a < b ? a : b): the
+ * high half OP the low half, down to four lanes q, then OP(OP(q0, q2), OP(q1, q3)).
+ * tests/c/test_norm_math.c checks these against that tree written out, at every level. */
 #define AL_VH16_(T8, T4, v, OP)                                                            \
-  T8 a8_ = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);                          \
-  T8 b8_ = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);                    \
+  T8 a8_ = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);                    \
+  T8 b8_ = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);                          \
   a8_ = OP(a8_, b8_);                                                                      \
-  T4 a4_ = __builtin_shufflevector(a8_, a8_, 0, 1, 2, 3);                                  \
-  T4 b4_ = __builtin_shufflevector(a8_, a8_, 4, 5, 6, 7);                                  \
+  T4 a4_ = __builtin_shufflevector(a8_, a8_, 4, 5, 6, 7);                                  \
+  T4 b4_ = __builtin_shufflevector(a8_, a8_, 0, 1, 2, 3);                                  \
   a4_ = OP(a4_, b4_);
 #define AL_OPMAX_(a, b) ((a) > (b) ? (a) : (b))
 #define AL_OPMIN_(a, b) ((a) < (b) ? (a) : (b))
@@ -230,32 +317,32 @@ AL_VI float al_vhmax(al_vf v) {
 #define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMAX_)
   AL_VH16_(al_vf8_, al_vf4_, v, OP_)
 #undef OP_
-  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[1]), AL_OPMAX_(a4_[2], a4_[3]));
+  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[2]), AL_OPMAX_(a4_[1], a4_[3]));
 }
 AL_VI float al_vhmin(al_vf v) {
 #define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMIN_)
   AL_VH16_(al_vf8_, al_vf4_, v, OP_)
 #undef OP_
-  return AL_OPMIN_(AL_OPMIN_(a4_[0], a4_[1]), AL_OPMIN_(a4_[2], a4_[3]));
+  return AL_OPMIN_(AL_OPMIN_(a4_[0], a4_[2]), AL_OPMIN_(a4_[1], a4_[3]));
 }
 AL_VI float al_vhsumf(al_vf v) {
   AL_VH16_(al_vf8_, al_vf4_, v, AL_OPADD_)
-  return (a4_[0] + a4_[1]) + (a4_[2] + a4_[3]);
+  return (a4_[0] + a4_[2]) + (a4_[1] + a4_[3]);
 }
 AL_VI uint32_t al_vhmaxu(al_vu v) {
 #define OP_(a, b) AL_VHLANES_(__typeof__(a), a, b, AL_OPMAX_)
   AL_VH16_(al_vu8_, al_vu4_, v, OP_)
 #undef OP_
-  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[1]), AL_OPMAX_(a4_[2], a4_[3]));
+  return AL_OPMAX_(AL_OPMAX_(a4_[0], a4_[2]), AL_OPMAX_(a4_[1], a4_[3]));
 }
 AL_VI uint32_t al_vhminu(al_vu v) { return ~al_vhmaxu(~v); }
 AL_VI uint32_t al_vhoru(al_vu v) {
   AL_VH16_(al_vu8_, al_vu4_, v, AL_OPOR_)
-  return (a4_[0] | a4_[1]) | (a4_[2] | a4_[3]);
+  return (a4_[0] | a4_[2]) | (a4_[1] | a4_[3]);
 }
 AL_VI int32_t al_vhsumi(al_vi v) {
   AL_VH16_(al_vi8_, al_vi4_, v, AL_OPADD_)
-  return (a4_[0] + a4_[1]) + (a4_[2] + a4_[3]);
+  return (a4_[0] + a4_[2]) + (a4_[1] + a4_[3]);
 }
 AL_VI double al_vhsumd(al_vd lo, al_vd hi) {
   al_vd a = lo + hi;
@@ -299,7 +386,7 @@ AL_VI void al_vhsumd_rows(const al_vd *v, int nr, double *out) {
 }
 
 /* The sums of three vectors at once (one reduction tree for all three: 6 shuffles and 5 adds
- * where three al_vhsumf take 12 and 12). The order of the additions differs from al_vhsumf's. */
+ * where three al_vhsumf take 12 and 12): the order of al_vhsumf's additions, bitwise its results. */
 AL_VI void al_vhsum3f(al_vf a, al_vf b, al_vf c, float *ra, float *rb, float *rc) {
 #if defined(__AVX512F__)
   const __m512 A = (__m512)a, B = (__m512)b, C = (__m512)c, Z = _mm512_setzero_ps();
@@ -500,17 +587,17 @@ AL_VI al_vf al_vsqrt(al_vf x) {
   return al_vfma(0.5f * y, al_vfma(-r, r, x), r);
 }
 /* sqrt(x) to about 1 ulp for x = 0 or finite normal x > 0, cheaply: AVX-512's 14-bit reciprocal
- * square root and one Newton step (for backward weights; al_vsqrt is the exact twin of al_sqrtf,
- * and is what other targets use). */
+ * square root (VRSQRT14PS, the same bits at every level) and one Newton step, for backward
+ * weights (al_vsqrt is the exact twin of al_sqrtf). At the AVX-512 and AVX2 levels the same bits;
+ * the generic level rounds the two FMAs twice each. */
 AL_VI al_vf al_vsqrt_fast(al_vf x) {
-#if defined(__AVX512F__)
-  const al_vf y = (al_vf)_mm512_rsqrt14_ps((__m512)x);                 /* 1/sqrt(x) to 2^-14 */
-  const al_vf r = x * y;                                                /* (0 * inf at x = 0) */
-  return al_vzero(al_vfma(0.5f * r, al_vfma(-y, r, al_vsplat(1.0f)), r),   /* a Newton step */
-                  al_vm_gt(x, al_vsplat(0.0f)));
-#else
-  return al_vsqrt(x);
+  const al_vm pos = al_vm_gt(x, al_vsplat(0.0f));
+#if !defined(__AVX512F__)
+  if (!al_vm_any(pos)) return al_vsplat(0.0f);   /* (the same zeros, without the tables' cost) */
 #endif
+  const al_vf y = al_vrsqrt_approx(x);                                  /* 1/sqrt(x) to 2^-14 */
+  const al_vf r = x * y;                                                /* (0 * inf at x = 0) */
+  return al_vzero(al_vfma(0.5f * r, al_vfma(-y, r, al_vsplat(1.0f)), r), pos);   /* a Newton step */
 }
 
 

@@ -142,6 +142,125 @@ static void test_vector_math(void) {
         "max %.2f ulp at %g, sqrt(0) = %g", mu, wu, (double)z[0]);
 }
 
+/* ---------------------------------------------------------------- 2. the same bits at every level */
+/* AVX-512's VRCP14PS and VRSQRT14PS (core/simd/approx14.h: al_rcp14f, al_rsqrt14f; vec.h:
+ * al_vrcp_approx, al_vrsqrt_approx) on every sign, biased exponent and 16-bit mantissa index,
+ * the mantissa's low 7 bits varied, then every power of two and the specials. */
+#define A14_COUNT (2u * 256u * 65536u)
+static float a14_input(uint32_t k) {   /* k < A14_COUNT */
+  const uint32_t sign = k >> 24, exponent = (k >> 16) & 255u, index = k & 0xFFFFu;
+  const uint32_t low = (index * 37u + exponent + sign) & 127u;
+  return al_approx14_float_(sign << 31 | exponent << 23 | index << 7 | low);
+}
+#define A14_SPECIALS 16
+static const uint32_t a14_specials[A14_SPECIALS] = {
+    0x00000000u, 0x80000000u, 0x00000001u, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu, 0x7F800000u,
+    0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x3F800000u, 0xBF800000u, 0x7F000000u,
+    0x00400000u, 0x00000100u};
+/* the instructions, where the CPU has them (this file is also compiled for the AVX2 and generic
+ * levels: the function carries its own target) */
+__attribute__((target("avx512f"))) static void a14_instructions(const float *x, float *rcp, float *rsqrt) {
+  const __m512 v = _mm512_loadu_ps(x);
+  _mm512_storeu_ps(rcp, _mm512_rcp14_ps(v));
+  _mm512_storeu_ps(rsqrt, _mm512_rsqrt14_ps(v));
+}
+static uint64_t fnv1a(uint64_t h, uint32_t v) {
+  for (int b = 0; b < 4; b++) h = (h ^ ((v >> (8 * b)) & 0xFFu)) * 0x100000001B3ull;
+  return h;
+}
+static void test_approx14(void) {
+  /* FNV-1a 64 of the instructions' results on the inputs above (rcp, then rsqrt, input by input,
+   * then the powers of two), as the AVX-512 EPYC of 2026-12-04 computed them: machines without
+   * AVX-512 check the tables against it */
+  const uint64_t want_hash = 0xD359712C1B07FCD1ull;
+  const int have = __builtin_cpu_supports("avx512f");
+  uint64_t hash = 0xCBF29CE484222325ull, hw_hash = 0xCBF29CE484222325ull;
+  long bad_hw = 0, bad_vec = 0;
+  uint32_t where_hw = 0, where_vec = 0;
+  for (uint32_t k0 = 0; k0 < A14_COUNT + 2 * 256 + A14_SPECIALS; k0 += AL_V) {
+    float x[AL_V], hr[AL_V], hs[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      const uint32_t k = k0 + (uint32_t)l;
+      x[l] = k < A14_COUNT ? a14_input(k)
+           : k < A14_COUNT + 512 ? al_approx14_float_((k - A14_COUNT) << 23)   /* powers of two, +-0, +-inf */
+           : al_approx14_float_(a14_specials[(k - A14_COUNT - 512) % A14_SPECIALS]);
+    }
+    const al_vf vr = al_vrcp_approx(al_vld(x)), vs = al_vrsqrt_approx(al_vld(x));
+    if (have) a14_instructions(x, hr, hs);
+    for (int l = 0; l < AL_V; l++) {
+      const uint32_t r = al_approx14_bits_(al_rcp14f(x[l])), q = al_approx14_bits_(al_rsqrt14f(x[l]));
+      if (k0 + (uint32_t)l < A14_COUNT + 512) { hash = fnv1a(fnv1a(hash, r), q); }
+      if (r != al_approx14_bits_(vr[l]) || q != al_approx14_bits_(vs[l])) { bad_vec++; where_vec = al_approx14_bits_(x[l]); }
+      if (have) {
+        if (k0 + (uint32_t)l < A14_COUNT + 512)
+          hw_hash = fnv1a(fnv1a(hw_hash, al_approx14_bits_(hr[l])), al_approx14_bits_(hs[l]));
+        if (r != al_approx14_bits_(hr[l]) || q != al_approx14_bits_(hs[l])) { bad_hw++; where_hw = al_approx14_bits_(x[l]); }
+      }
+    }
+  }
+  printf("  approx14: %u inputs, results hash %016llx\n", A14_COUNT + 512 + A14_SPECIALS, (unsigned long long)hash);
+  if (have)
+    CHECK("approx14: al_rcp14f / al_rsqrt14f == VRCP14PS / VRSQRT14PS bitwise (every sign, exponent, "
+          "16-bit mantissa index; powers of two, subnormals, inf, NaN)",
+          bad_hw == 0 && hw_hash == want_hash, "%ld mismatches (e.g. input bits %08x); the instructions' hash %016llx",
+          bad_hw, where_hw, (unsigned long long)hw_hash);
+  else
+    check_skip("approx14: al_rcp14f / al_rsqrt14f == VRCP14PS / VRSQRT14PS", "this CPU has no AVX-512 (SKIPPED LOUDLY); the hash check below stands in");
+  CHECK("approx14: the emulations' results hash to what the instructions gave (any CPU)", hash == want_hash,
+        "hash %016llx, expected %016llx", (unsigned long long)hash, (unsigned long long)want_hash);
+  CHECK("approx14: al_vrcp_approx / al_vrsqrt_approx == al_rcp14f / al_rsqrt14f lane by lane at this level",
+        bad_vec == 0, "%ld lanes differ, e.g. input bits %08x", bad_vec, where_vec);
+}
+
+/* The horizontal reductions: the tree of GCC's _mm512_reduce_*_ps, written out (the high half OP
+ * the low half to four lanes q, then OP(OP(q0, q2), OP(q1, q3))), at every level, bitwise for
+ * zeros of either sign and infinities, NaN where the tree gives NaN. The sum in double likewise. */
+static float op_add(float a, float b) { return a + b; }
+static float op_min(float a, float b) { return a < b ? a : b; }
+static float op_max(float a, float b) { return a > b ? a : b; }
+static float tree16(const float *x, float (*op)(float, float)) {
+  float a8[8], a4[4];
+  for (int l = 0; l < 8; l++) a8[l] = op(x[8 + l], x[l]);
+  for (int l = 0; l < 4; l++) a4[l] = op(a8[4 + l], a8[l]);
+  return op(op(a4[0], a4[2]), op(a4[1], a4[3]));
+}
+static int same_or_nan(float a, float b) { return (isnan(a) && isnan(b)) || !memcmp(&a, &b, sizeof a); }
+static void test_hreduce(void) {
+  static const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, 1e-8f, 3e7f, -2.5e7f, INFINITY, -INFINITY, NAN, 0.1f, 1.7e-3f};
+  long bad[5] = {0, 0, 0, 0, 0}, n = 0;
+  for (int call = 0; call < 20000; call++) {
+    float x[AL_V], y[AL_V], z[AL_V];
+    double d[16];
+    const int specials = call % 4 == 0;   /* a quarter of the vectors draw from the pool */
+    for (int l = 0; l < AL_V; l++) {
+      x[l] = specials && rng_unif() < 0.5 ? pool[(int)(rng_unif() * 12)] : (float)(rng_normal() * pow(10.0, (int)(rng_unif() * 12) - 6));
+      y[l] = (float)rng_normal();
+      z[l] = (float)(rng_normal() * 1e4);
+      d[l] = rng_normal() * pow(10.0, (int)(rng_unif() * 24) - 12);
+    }
+    const al_vf v = al_vld(x);
+    float s3[3];
+    al_vhsum3f(v, al_vld(y), al_vld(z), &s3[0], &s3[1], &s3[2]);
+    bad[0] += !same_or_nan(al_vhsumf(v), tree16(x, op_add));
+    bad[1] += !same_or_nan(al_vhmin(v), tree16(x, op_min));
+    bad[2] += !same_or_nan(al_vhmax(v), tree16(x, op_max));
+    bad[3] += !same_or_nan(s3[0], tree16(x, op_add)) || !same_or_nan(s3[1], tree16(y, op_add)) ||
+              !same_or_nan(s3[2], tree16(z, op_add));
+    al_vd lo, hi;
+    for (int l = 0; l < 8; l++) { lo[l] = d[l]; hi[l] = d[8 + l]; }
+    double a8[8], a4[4];
+    for (int l = 0; l < 8; l++) a8[l] = d[8 + l] + d[l];
+    for (int l = 0; l < 4; l++) a4[l] = a8[4 + l] + a8[l];
+    const double want = (a4[2] + a4[0]) + (a4[3] + a4[1]), got = al_vhsumd(lo, hi);
+    bad[4] += memcmp(&got, &want, sizeof got) != 0;
+    n++;
+  }
+  CHECK("hreduce: al_vhsumf, al_vhmin, al_vhmax, al_vhsum3f and al_vhsumd add and compare in the AVX-512 "
+        "intrinsics' order at this level (bitwise, zeros of either sign, inf, NaN)",
+        bad[0] + bad[1] + bad[2] + bad[3] + bad[4] == 0,
+        "of %ld vectors: sum %ld, min %ld, max %ld, sum3 %ld, double sum %ld differ", n, bad[0], bad[1], bad[2], bad[3], bad[4]);
+}
+
 /* ---------------------------------------------------------------- 16 rows in lanes */
 /* al_vtranspose16 on a known matrix; al_vsort16_desc by the 0-1 principle (a comparator network
  * sorts every input iff it sorts all 2^16 inputs of zeros and ones: 16 patterns a call, one per
@@ -227,6 +346,9 @@ int main(void) {
   test_math();
   rng_at(0);
   test_vector_math();
+  test_approx14();
+  rng_at(0);
+  test_hreduce();
   rng_at(25788693);
   test_lanes16();
   rng_at(25921813);

@@ -454,6 +454,52 @@ io.write(table.concat(out, " "), "\n")
     end
     os.remove(script)
   end },
+  { name = "every normalizer trains to the same bits at the avx512 and avx2 levels (hae's Halley steps and entmax15's backward use AVX-512's approximate reciprocals, which the AVX2 level computes bit for bit)", fn = function()
+    -- One child per level: each normalizer of the study (and alpha-entmax below and above 2)
+    -- trains a few AdamW steps from the same seed at 17 and 65 tokens, 65 from a fresh model's
+    -- flat rows (every score a candidate of the support); every loss and the alphas printed to
+    -- 17 digits.
+    if al.config().cpu_best ~= "avx512" then T.skip("this CPU has no AVX-512: one level to compare (SKIPPED LOUDLY)") end
+    local script = T.tmpscript([[
+local al = require "attnlab"
+local out = { al.config().cpu_level }
+for _, nm in ipairs({ "softmax", "sparsemax", "entmax15", "hae", "topk:0.125", "entmax:1.3", "entmax:2.5" }) do
+  for _, patch in ipairs({ 8, 4 }) do
+    al.manual_seed(11)
+    local m = al.nn.ViT { image_size = 32, patch_size = patch, channels = 3, num_classes = 10, normalizer = nm, seed = 11 }
+    local opt = al.optim.AdamW(m:parameters(), { lr = 2e-3, weight_decay = 0.05 })
+    local labels = {}
+    for i = 1, 24 do labels[i] = (i * 3) % 10 + 1 end
+    local x, y = al.randn({ 24, 3, 32, 32 }), al.tensor(labels, { dtype = "int64" })
+    for _ = 1, 5 do
+      local loss = al.cross_entropy(m(x), y)
+      opt:zero_grad(); loss:backward(); opt:step()
+      out[#out + 1] = ("%s/%d %.17g"):format(nm, patch, loss:item())
+    end
+    for _, layer in ipairs(m:alphas()) do   -- (per layer: a list of per-head alphas, or nil)
+      for _, v in ipairs(type(layer) == "table" and layer or {}) do out[#out + 1] = ("%s/%d alpha %.17g"):format(nm, patch, v) end
+    end
+  end
+end
+io.write(table.concat(out, "\n"), "\n")
+]])
+    local got = {}
+    for _, lv in ipairs({ "avx512", "avx2" }) do
+      local out, code = T.sh(("env ATTNLAB_CPU=%s ATTNLAB_NUM_THREADS=1 %s %s"):format(lv, T.HOST, script))
+      if code ~= 0 then os.remove(script); error(lv .. ": exited " .. tostring(code) .. ": " .. out) end
+      if not out:find("^" .. lv .. "\n") then os.remove(script); error(lv .. ": the child ran at another level: " .. out) end
+      got[lv] = out:gsub("^%w+\n", "")
+    end
+    os.remove(script)
+    local a, b = {}, {}
+    for line in got.avx512:gmatch("[^\n]+") do a[#a + 1] = line end
+    for line in got.avx2:gmatch("[^\n]+") do b[#b + 1] = line end
+    T.truthy(#a >= 70, "the child printed every loss: " .. #a .. " lines")
+    T.eq(#b, #a, "as many lines at both levels")
+    for i = 1, #a do
+      if a[i] ~= b[i] then error(("avx512 and avx2 differ first at %s (avx512) / %s (avx2)"):format(a[i], b[i])) end
+    end
+  end },
   { name = "ATTNLAB_SGEMM overrides the GEMM crossover for the process, al.config() and training records say so, a bad value is one line and ignored", fn = function()
     local host = T.HOST
     -- the path al_sgemm takes for the model's qkv product (2176 x 192 x 64) and the config's rule
