@@ -197,8 +197,9 @@ AL_VI al_vd al_vhi(al_vf v) {
  * Elsewhere they are computed from core/simd/approx14.h's segment tables, lane by lane the
  * arithmetic of its al_rcp14f / al_rsqrt14f (tests/c/test_norm_math.c checks both against the
  * instructions and each other), so that the kernels that use them give the AVX-512 level's bits
- * at the AVX2 level too. On 8-lane halves: 32-byte vectors are AVX2's own registers, where GCC
- * keeps a 64-byte vector's temporaries in memory (about 6x the time). */
+ * at the AVX2 level too. On 8-lane halves: 32-byte vectors are AVX2's own registers, while GCC
+ * keeps a 64-byte vector's temporaries in memory there (on whole 16-lane vectors the
+ * emulations took 1.6-1.9x the time). */
 #if !defined(__AVX512F__)
 /* {A, B} of each lane's segment j (AVX2: one gather each) */
 AL_VI void al_seg14x8_(const int32_t (*seg)[2], al_vi8_ j, al_vi8_ *A, al_vi8_ *B) {
