@@ -5,14 +5,15 @@
  * alpha-entmax's forward for the second-derivative sum that only steers its Halley steps, and
  * entmax-1.5's backward for sqrt(p) -- and their bits reach the results: the steps taken, and
  * so the threshold found; the gradient. The other CPU levels (core/norm/vec.h's al_vrcp_approx
- * and al_vsqrt_fast) compute exactly these bits from the tables below, so that a record is the
+ * and al_vrsqrt_approx) compute exactly these bits from the tables below, so that a record is the
  * same at the AVX-512 and AVX2 levels: a sweep on a cluster whose nodes differ gives the
  * records any one node would. (Before 2026-12-04 they used an exact division and al_vsqrt:
  * entmax15 and hae records then differed between the levels by a few ulp from the first step.)
  *
- * The instructions' results are fixed bits, not merely "within 2^-14": VRCP14PS's 16-bit result
- * mantissa M depends only on the input mantissa's top 16 bits (an exact power of two gets its
- * exact reciprocal), VRSQRT14PS's on the exponent's parity and the mantissa's top 15 bits; in
+ * The instructions' results are fixed bits, not merely "within 2^-14" (a Xeon-made hae record
+ * reproduces on an EPYC bit for bit, experiments/normalizers/RESULTS.md): VRCP14PS's 16-bit
+ * result mantissa M depends only on the input mantissa's top 16 bits (an exact power of two gets
+ * its exact reciprocal), VRSQRT14PS's on the exponent's parity and the mantissa's top 15 bits; in
  * equal segments of those indices M = (A - B l) >> AL_APPROX14_SHIFT, l the offset in the
  * segment. scripts/approx14_tables.c derives the {A, B} of each segment from the instruction and
  * checks these functions against it on all 2^32 floats (0 mismatches), and
