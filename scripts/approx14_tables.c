@@ -22,13 +22,10 @@
 #include <string.h>
 #include "../core/simd/approx14.h"
 
-static float bits_to_float(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t float_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-
 /* the instruction on one float */
 static uint32_t instruction(int rsqrt, uint32_t u) {
-  const __m512 v = _mm512_set1_ps(bits_to_float(u));
-  return float_to_bits(_mm512_cvtss_f32(rsqrt ? _mm512_rsqrt14_ps(v) : _mm512_rcp14_ps(v)));
+  const __m512 v = _mm512_set1_ps(al_u2f_(u));
+  return al_f2u_(_mm512_cvtss_f32(rsqrt ? _mm512_rsqrt14_ps(v) : _mm512_rcp14_ps(v)));
 }
 
 /* Fits M = (A - B l) >> 9 on the segments of the index_bits-bit index of inputs with biased
@@ -69,8 +66,8 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--check") == 0) {
     uint64_t bad[2] = {0, 0};
     for (uint64_t u = 0; u < (1ull << 32); u++) {
-      bad[0] += float_to_bits(al_rcp14f(bits_to_float((uint32_t)u))) != instruction(0, (uint32_t)u);
-      bad[1] += float_to_bits(al_rsqrt14f(bits_to_float((uint32_t)u))) != instruction(1, (uint32_t)u);
+      bad[0] += al_f2u_(al_rcp14f(al_u2f_((uint32_t)u))) != instruction(0, (uint32_t)u);
+      bad[1] += al_f2u_(al_rsqrt14f(al_u2f_((uint32_t)u))) != instruction(1, (uint32_t)u);
     }
     printf("all 2^32 floats: al_rcp14f %llu mismatches, al_rsqrt14f %llu mismatches\n",
            (unsigned long long)bad[0], (unsigned long long)bad[1]);

@@ -25,8 +25,7 @@
 #ifndef ATTNLAB_SIMD_APPROX14_H
 #define ATTNLAB_SIMD_APPROX14_H
 
-#include <stdint.h>
-#include <string.h>
+#include "fastmath.h"   /* al_f2u_, al_u2f_ */
 
 #define AL_APPROX14_SHIFT 9
 /* VRCP14PS: {A, B} of 64 segments of the 16-bit index (mantissa >> 7), 1024 indices each */
@@ -69,14 +68,11 @@ static const int32_t al_rsqrt14_seg_[64][2] = {
   {1100416, 279}, {814720, 271}, {536576, 265}, {264960, 259},
 };
 
-static inline uint32_t al_approx14_bits_(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
-static inline float al_approx14_float_(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-
 /* |x| (bits a, not zero, inf or NaN) as 2^(E - 127) (1 + f 2^-23), subnormals normalized: E is
  * the biased exponent, below 1 for a subnormal. */
 static inline void al_approx14_split_(uint32_t a, int32_t *E, uint32_t *f) {
   if (a < 0x00800000u) {   /* subnormal: times 2^64, exactly, then 64 off the exponent */
-    a = al_approx14_bits_(al_approx14_float_(a) * 0x1p64f);
+    a = al_f2u_(al_u2f_(a) * 0x1p64f);
     *E = (int32_t)(a >> 23) - 64;
   } else {
     *E = (int32_t)(a >> 23);
@@ -94,34 +90,34 @@ static inline uint32_t al_approx14_pack_(int32_t be, uint32_t mant) {
 
 /* VRCP14PS on one float */
 static inline float al_rcp14f(float x) {
-  const uint32_t u = al_approx14_bits_(x), a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
-  if (a > 0x7F800000u) return al_approx14_float_(u | 0x00400000u);   /* NaN, quieted */
-  if (a == 0x7F800000u) return al_approx14_float_(sign);             /* 1/inf = 0 */
-  if (a == 0) return al_approx14_float_(sign | 0x7F800000u);         /* 1/0 = inf */
+  const uint32_t u = al_f2u_(x), a = u & 0x7FFFFFFFu, sign = u & 0x80000000u;
+  if (a > 0x7F800000u) return al_u2f_(u | 0x00400000u);   /* NaN, quieted */
+  if (a == 0x7F800000u) return al_u2f_(sign);             /* 1/inf = 0 */
+  if (a == 0) return al_u2f_(sign | 0x7F800000u);         /* 1/0 = inf */
   int32_t E;
   uint32_t f;
   al_approx14_split_(a, &E, &f);
-  if (f == 0) return al_approx14_float_(sign | al_approx14_pack_(254 - E, 0));   /* 2^(127 - E) */
+  if (f == 0) return al_u2f_(sign | al_approx14_pack_(254 - E, 0));   /* 2^(127 - E) */
   const uint32_t i = f >> 7, j = i >> 10, l = i & 1023u;
   const uint32_t M = (uint32_t)((al_rcp14_seg_[j][0] - al_rcp14_seg_[j][1] * (int32_t)l) >> AL_APPROX14_SHIFT);
-  return al_approx14_float_(sign | al_approx14_pack_(253 - E, M << 7));   /* in (1/2, 1) 2^(127 - E) */
+  return al_u2f_(sign | al_approx14_pack_(253 - E, M << 7));   /* in (1/2, 1) 2^(127 - E) */
 }
 
 /* VRSQRT14PS on one float */
 static inline float al_rsqrt14f(float x) {
-  const uint32_t u = al_approx14_bits_(x), a = u & 0x7FFFFFFFu;
-  if (a > 0x7F800000u) return al_approx14_float_(u | 0x00400000u);   /* NaN, quieted */
-  if (a == 0) return al_approx14_float_(u | 0x7F800000u);            /* +-0: +-inf */
-  if (u & 0x80000000u) return al_approx14_float_(0xFFC00000u);       /* negative: NaN */
+  const uint32_t u = al_f2u_(x), a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return al_u2f_(u | 0x00400000u);   /* NaN, quieted */
+  if (a == 0) return al_u2f_(u | 0x7F800000u);            /* +-0: +-inf */
+  if (u & 0x80000000u) return al_u2f_(0xFFC00000u);       /* negative: NaN */
   if (a == 0x7F800000u) return 0.0f;
   int32_t E;
   uint32_t f;
   al_approx14_split_(a, &E, &f);
   const int32_t e = E - 127, odd = e & 1, half = (e - odd) / 2;   /* x = 2^(2 half) [1, 4) */
-  if (!odd && f == 0) return al_approx14_float_(al_approx14_pack_(127 - half, 0));   /* 2^-half */
+  if (!odd && f == 0) return al_u2f_(al_approx14_pack_(127 - half, 0));   /* 2^-half */
   const uint32_t i = f >> 8, j = (uint32_t)odd << 5 | i >> 10, l = i & 1023u;
   const uint32_t M = (uint32_t)((al_rsqrt14_seg_[j][0] - al_rsqrt14_seg_[j][1] * (int32_t)l) >> AL_APPROX14_SHIFT);
-  return al_approx14_float_(al_approx14_pack_(126 - half, M << 7));   /* in (1/2, 1) 2^-half */
+  return al_u2f_(al_approx14_pack_(126 - half, M << 7));   /* in (1/2, 1) 2^-half */
 }
 
 #endif

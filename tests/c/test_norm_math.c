@@ -150,7 +150,7 @@ static void test_vector_math(void) {
 static float a14_input(uint32_t k) {   /* k < A14_COUNT */
   const uint32_t sign = k >> 24, exponent = (k >> 16) & 255u, index = k & 0xFFFFu;
   const uint32_t low = (index * 37u + exponent + sign) & 127u;
-  return al_approx14_float_(sign << 31 | exponent << 23 | index << 7 | low);
+  return al_u2f_(sign << 31 | exponent << 23 | index << 7 | low);
 }
 #define A14_SPECIALS 16
 static const uint32_t a14_specials[A14_SPECIALS] = {
@@ -182,19 +182,19 @@ static void test_approx14(void) {
     for (int l = 0; l < AL_V; l++) {
       const uint32_t k = k0 + (uint32_t)l;
       x[l] = k < A14_COUNT ? a14_input(k)
-           : k < A14_COUNT + 512 ? al_approx14_float_((k - A14_COUNT) << 23)   /* powers of two, +-0, +-inf */
-           : al_approx14_float_(a14_specials[(k - A14_COUNT - 512) % A14_SPECIALS]);
+           : k < A14_COUNT + 512 ? al_u2f_((k - A14_COUNT) << 23)   /* powers of two, +-0, +-inf */
+           : al_u2f_(a14_specials[(k - A14_COUNT - 512) % A14_SPECIALS]);
     }
     const al_vf vr = al_vrcp_approx(al_vld(x)), vs = al_vrsqrt_approx(al_vld(x));
     if (have) a14_instructions(x, hr, hs);
     for (int l = 0; l < AL_V; l++) {
-      const uint32_t r = al_approx14_bits_(al_rcp14f(x[l])), q = al_approx14_bits_(al_rsqrt14f(x[l]));
+      const uint32_t r = al_f2u_(al_rcp14f(x[l])), q = al_f2u_(al_rsqrt14f(x[l]));
       if (k0 + (uint32_t)l < A14_COUNT + 512) { hash = fnv1a(fnv1a(hash, r), q); }
-      if (r != al_approx14_bits_(vr[l]) || q != al_approx14_bits_(vs[l])) { bad_vec++; where_vec = al_approx14_bits_(x[l]); }
+      if (r != al_f2u_(vr[l]) || q != al_f2u_(vs[l])) { bad_vec++; where_vec = al_f2u_(x[l]); }
       if (have) {
         if (k0 + (uint32_t)l < A14_COUNT + 512)
-          hw_hash = fnv1a(fnv1a(hw_hash, al_approx14_bits_(hr[l])), al_approx14_bits_(hs[l]));
-        if (r != al_approx14_bits_(hr[l]) || q != al_approx14_bits_(hs[l])) { bad_hw++; where_hw = al_approx14_bits_(x[l]); }
+          hw_hash = fnv1a(fnv1a(hw_hash, al_f2u_(hr[l])), al_f2u_(hs[l]));
+        if (r != al_f2u_(hr[l]) || q != al_f2u_(hs[l])) { bad_hw++; where_hw = al_f2u_(x[l]); }
       }
     }
   }
