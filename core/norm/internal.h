@@ -87,7 +87,7 @@ AL_VI al_rowgeo al_rowgeo_(int64_t n) {
 #if defined(__AVX512F__)
   g.tm = (al_vm)(0xFFFFu << (AL_V - g.rem));
 #else
-  g.tm = al_vlane() >= AL_V - g.rem;
+  g.tm = al_vm_ile(al_vspliti(AL_V - g.rem), al_vlane());   /* lanes >= 16 - rem */
 #endif
   return g;
 }

@@ -17,8 +17,10 @@
  * masks are an opaque al_vm: an AVX-512 mask register (one instruction per compare, select,
  * masked add or popcount) or, elsewhere, a vector of 0 / -1 lanes. The few operations that
  * GCC lowers poorly from generic vectors (FMA, float <-> double, compaction, reductions) use
- * AVX-512 intrinsics when available, with generic fallbacks (tested: the test suite builds and
- * runs on AVX2 and on x86-64-v2 too).
+ * AVX-512 intrinsics when available. At AVX2 the masks, selects, FMA, min/max and shuffles work
+ * on 8-lane halves (below: GCC would lower them lane by lane); the generic level keeps the plain
+ * forms (tested: the test suite builds and runs at AVX2 and x86-64-v2 too, and every level
+ * gives the AVX-512 level's bits where it has FMA: tests/c/test_norm_math.c, tests/lua/test_nn.lua).
  * The math (al_vexp, al_vexp_le0, al_vlog, al_vsqrt) repeats the scalar al_expf, ... operation
  * for operation, so each lane returns bitwise what the scalar function returns. */
 #if !defined(__GNUC__)
@@ -51,6 +53,24 @@ AL_VI void al_vst(float *p, al_vf v) { memcpy(p, &v, sizeof v); }
 AL_VI al_vf al_vsplat(float a) { return (al_vf){a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
 AL_VI al_vi al_vspliti(int32_t a) { return (al_vi){a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a}; }
 AL_VI al_vi al_vlane(void) { return (al_vi){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}; }
+
+/* ---- halves, below AVX-512 ----
+ * Without AVX-512 a 64-byte vector has no register: GCC keeps it in memory and splits plain
+ * arithmetic on it into 32-byte pieces, but lowers comparisons, selects, shuffles and lane
+ * loops lane by lane (-Wvector-operation-performance lists them). The helpers below that would
+ * be lowered so work on the halves themselves, which at AVX2 are registers: a half is one
+ * 32-byte load of the vector's memory and a join two stores, where __builtin_shufflevector's
+ * upper half is eight scalar moves. */
+#if !defined(__AVX512F__)
+#define AL_HALF_(T, v, i)                                                                      \
+  ({ const __typeof__(v) w_ = (v); T h_; memcpy(&h_, (const char *)&w_ + (i) * sizeof h_, sizeof h_); h_; })
+#define AL_JOIN_(T, lo, hi)                                                                    \
+  ({ const __typeof__(lo) l_ = (lo), u_ = (hi); T v_;                                          \
+     memcpy(&v_, &l_, sizeof l_); memcpy((char *)&v_ + sizeof l_, &u_, sizeof u_); v_; })
+AL_VI al_vf8_ al_lo8_(al_vf v) { return AL_HALF_(al_vf8_, v, 0); }
+AL_VI al_vf8_ al_hi8_(al_vf v) { return AL_HALF_(al_vf8_, v, 1); }
+AL_VI al_vf al_join8_(al_vf8_ lo, al_vf8_ hi) { return AL_JOIN_(al_vf, lo, hi); }
+#endif
 
 /* sqrt of a double >= 0 without libm's errno path (a call that makes GCC spill the vector
  * registers around it in the kernels' loops). */
@@ -96,7 +116,50 @@ AL_VI al_vi al_vinc(al_vi acc, al_vm m) {   /* acc + 1 where m */
 AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) {   /* acc + v where m */
   return (al_vf)_mm512_mask_add_ps((__m512)acc, m, (__m512)acc, (__m512)v);
 }
-#else
+#elif defined(__AVX2__)
+typedef al_vi al_vm;
+/* AVX2: masks are 0 / -1 lanes as in the generic code below, every operation on the two 8-lane
+ * halves (see "halves" above); the compares, selects and bit masks are the same lane for lane. */
+#define AL_HCMP_(a, b, OP)                                                                     \
+  ((al_vi)al_join8_((al_vf8_)(al_lo8_((al_vf)(a)) OP al_lo8_((al_vf)(b))),                     \
+                    (al_vf8_)(al_hi8_((al_vf)(a)) OP al_hi8_((al_vf)(b)))))
+#define AL_HICMP_(a, b, OP)                                                                    \
+  ((al_vi)al_join8_((al_vf8_)((al_vi8_)al_lo8_((al_vf)(a)) OP (al_vi8_)al_lo8_((al_vf)(b))),   \
+                    (al_vf8_)((al_vi8_)al_hi8_((al_vf)(a)) OP (al_vi8_)al_hi8_((al_vf)(b)))))
+AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return AL_HCMP_(a, b, <); }
+AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return AL_HCMP_(a, b, <=); }
+AL_VI al_vm al_vm_gt(al_vf a, al_vf b) { return AL_HCMP_(a, b, >); }
+AL_VI al_vm al_vm_ge(al_vf a, al_vf b) { return AL_HCMP_(a, b, >=); }
+AL_VI al_vm al_vm_eq(al_vf a, al_vf b) { return AL_HCMP_(a, b, ==); }
+AL_VI al_vm al_vm_nle(al_vf a, al_vf b) { return ~AL_HCMP_(a, b, <=); }
+AL_VI al_vm al_vm_ilt(al_vi a, al_vi b) { return AL_HICMP_(a, b, <); }
+AL_VI al_vm al_vm_ile(al_vi a, al_vi b) { return AL_HICMP_(a, b, <=); }
+AL_VI al_vm al_vm_ieq(al_vi a, al_vi b) { return AL_HICMP_(a, b, ==); }
+AL_VI al_vm al_vm_first(int k) { return al_vm_ilt(al_vlane(), al_vspliti(k)); }
+AL_VI uint32_t al_vm_bits(al_vm m) {
+  return (uint32_t)_mm256_movemask_ps((__m256)al_lo8_((al_vf)m)) |
+         (uint32_t)_mm256_movemask_ps((__m256)al_hi8_((al_vf)m)) << 8;
+}
+AL_VI al_vm al_vm_none(void) { return (al_vm){0}; }
+AL_VI al_vm al_vm_keep(const uint8_t *k) {   /* keep bytes != 0 */
+  const __m128i b = _mm_loadu_si128((const __m128i *)k);
+  const al_vi8_ lo = (al_vi8_)_mm256_cvtepu8_epi32(b);
+  const al_vi8_ hi = (al_vi8_)_mm256_cvtepu8_epi32(_mm_srli_si128(b, 8));
+  return (al_vi)al_join8_((al_vf8_)(lo != 0), (al_vf8_)(hi != 0));
+}
+AL_VI al_vf al_vsel(al_vm m, al_vf a, al_vf b) {
+  const al_vi8_ ml = (al_vi8_)al_lo8_((al_vf)m), mh = (al_vi8_)al_hi8_((al_vf)m);
+  return al_join8_((al_vf8_)(((al_vi8_)al_lo8_(a) & ml) | ((al_vi8_)al_lo8_(b) & ~ml)),
+                   (al_vf8_)(((al_vi8_)al_hi8_(a) & mh) | ((al_vi8_)al_hi8_(b) & ~mh)));
+}
+AL_VI al_vi al_vseli(al_vm m, al_vi a, al_vi b) { return (al_vi)al_vsel(m, (al_vf)a, (al_vf)b); }
+AL_VI al_vf al_vzero(al_vf v, al_vm m) {
+  return al_join8_((al_vf8_)((al_vi8_)al_lo8_(v) & (al_vi8_)al_lo8_((al_vf)m)),
+                   (al_vf8_)((al_vi8_)al_hi8_(v) & (al_vi8_)al_hi8_((al_vf)m)));
+}
+AL_VI al_vi al_vinc(al_vi acc, al_vm m) { return acc - m; }
+AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) { return al_vsel(m, acc + v, acc); }
+#else   /* generic */
 typedef al_vi al_vm;
 AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return a < b; }
 AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return a <= b; }
@@ -130,10 +193,13 @@ AL_VI int al_vm_any(al_vm m) { return al_vm_bits(m) != 0; }
 
 /* ---- arithmetic ---- */
 /* a*b + c with one rounding where AL_FMAF has one (GCC's SLP vectorizer does not reliably turn
- * a lane loop of fmaf into one vector FMA, so AVX-512 gets the intrinsic). */
+ * a lane loop of fmaf into one vector FMA, so AVX-512 gets the intrinsic, and AVX2 it on halves). */
 AL_VI al_vf al_vfma(al_vf a, al_vf b, al_vf c) {
 #if defined(__AVX512F__)
   return (al_vf)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c);
+#elif defined(__AVX2__) && defined(__FMA__)
+  return al_join8_((al_vf8_)_mm256_fmadd_ps((__m256)al_lo8_(a), (__m256)al_lo8_(b), (__m256)al_lo8_(c)),
+                   (al_vf8_)_mm256_fmadd_ps((__m256)al_hi8_(a), (__m256)al_hi8_(b), (__m256)al_hi8_(c)));
 #else
   al_vf r;
   for (int l = 0; l < AL_V; l++) r[l] = AL_FMAF(a[l], b[l], c[l]);
@@ -144,15 +210,21 @@ AL_VI al_vf al_vfma(al_vf a, al_vf b, al_vf c) {
 AL_VI al_vf al_vmax(al_vf a, al_vf b) {
 #if defined(__AVX512F__)
   return (al_vf)_mm512_max_ps((__m512)a, (__m512)b);
+#elif defined(__AVX2__)
+  return al_join8_((al_vf8_)_mm256_max_ps((__m256)al_lo8_(a), (__m256)al_lo8_(b)),
+                   (al_vf8_)_mm256_max_ps((__m256)al_hi8_(a), (__m256)al_hi8_(b)));
 #else
-  return al_vsel(a > b, a, b);
+  return al_vsel(al_vm_gt(a, b), a, b);
 #endif
 }
 AL_VI al_vf al_vmin(al_vf a, al_vf b) {
 #if defined(__AVX512F__)
   return (al_vf)_mm512_min_ps((__m512)a, (__m512)b);
+#elif defined(__AVX2__)
+  return al_join8_((al_vf8_)_mm256_min_ps((__m256)al_lo8_(a), (__m256)al_lo8_(b)),
+                   (al_vf8_)_mm256_min_ps((__m256)al_hi8_(a), (__m256)al_hi8_(b)));
 #else
-  return al_vsel(a < b, a, b);
+  return al_vsel(al_vm_lt(a, b), a, b);
 #endif
 }
 AL_VI al_vu al_vmaxu(al_vu a, al_vu b) {
@@ -182,14 +254,14 @@ AL_VI al_vd al_vlo(al_vf v) {
 #if defined(__AVX512F__)
   return (al_vd)_mm512_cvtps_pd(_mm512_castps512_ps256((__m512)v));
 #else
-  return __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7), al_vd);
+  return __builtin_convertvector(al_lo8_(v), al_vd);
 #endif
 }
 AL_VI al_vd al_vhi(al_vf v) {
 #if defined(__AVX512F__)
   return (al_vd)_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd((__m512)v), 1)));
 #else
-  return __builtin_convertvector(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15), al_vd);
+  return __builtin_convertvector(al_hi8_(v), al_vd);
 #endif
 }
 
@@ -259,10 +331,8 @@ AL_VI al_vu8_ al_rsqrt14x8_(al_vu8_ u) {
 }
 /* the two halves of a 16-lane vector through an 8-lane function */
 #define AL_HALVES14_(F, x)                                                                     \
-  ({ const al_vu u_ = (al_vu)(x);                                                             \
-     const al_vu8_ lo_ = F(__builtin_shufflevector(u_, u_, 0, 1, 2, 3, 4, 5, 6, 7));           \
-     const al_vu8_ hi_ = F(__builtin_shufflevector(u_, u_, 8, 9, 10, 11, 12, 13, 14, 15));     \
-     (al_vf)__builtin_shufflevector(lo_, hi_, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15); })
+  ({ const al_vf x_ = (x);                                                                    \
+     al_join8_((al_vf8_)F((al_vu8_)al_lo8_(x_)), (al_vf8_)F((al_vu8_)al_hi8_(x_))); })
 AL_VI al_vf al_vrcp14_(al_vf x) { return AL_HALVES14_(al_rcp14x8_, x); }
 AL_VI al_vf al_vrsqrt14_(al_vf x) { return AL_HALVES14_(al_rsqrt14x8_, x); }
 #endif
@@ -301,8 +371,8 @@ AL_VI double al_vhsumd(al_vd lo, al_vd hi) { return _mm512_reduce_add_pd((__m512
  * high half OP the low half, down to four lanes q, then OP(OP(q0, q2), OP(q1, q3)).
  * tests/c/test_norm_math.c checks these against that tree written out, at every level. */
 #define AL_VH16_(T8, T4, v, OP)                                                            \
-  T8 a8_ = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);                    \
-  T8 b8_ = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);                          \
+  T8 a8_ = AL_HALF_(T8, v, 1);                                                             \
+  T8 b8_ = AL_HALF_(T8, v, 0);                                                             \
   a8_ = OP(a8_, b8_);                                                                      \
   T4 a4_ = __builtin_shufflevector(a8_, a8_, 4, 5, 6, 7);                                  \
   T4 b4_ = __builtin_shufflevector(a8_, a8_, 0, 1, 2, 3);                                  \
@@ -347,7 +417,7 @@ AL_VI int32_t al_vhsumi(al_vi v) {
 }
 AL_VI double al_vhsumd(al_vd lo, al_vd hi) {
   al_vd a = lo + hi;
-  al_vd4_ b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+  al_vd4_ b = AL_HALF_(al_vd4_, a, 0) + AL_HALF_(al_vd4_, a, 1);
   al_vd2_ c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
   return c[0] + c[1];
 }
@@ -379,7 +449,7 @@ AL_VI void al_vhsumd_rows(const al_vd *v, int nr, double *out) {
 #else
   for (int i = 0; i < nr; i++) {
     const al_vd a = v[i];
-    al_vd4_ b = __builtin_shufflevector(a, a, 0, 1, 2, 3) + __builtin_shufflevector(a, a, 4, 5, 6, 7);
+    al_vd4_ b = AL_HALF_(al_vd4_, a, 0) + AL_HALF_(al_vd4_, a, 1);
     al_vd2_ c = __builtin_shufflevector(b, b, 0, 1) + __builtin_shufflevector(b, b, 2, 3);
     out[i] = c[0] + c[1];
   }
@@ -452,12 +522,43 @@ AL_VI void al_vst_compress(float *p, al_vf v, al_vm m) {
 #define AL_TR4_HI 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
 #define AL_TR8_LO 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
 #define AL_TR8_HI 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#if defined(__AVX512F__)
 #define AL_TR_PAIR(bit, r)                                                                     \
   do {                                                                                         \
     const al_vf a_ = t[r], b_ = t[(r) + (bit)];                                                \
     t[r] = __builtin_shufflevector(a_, b_, AL_TR##bit##_LO);                                   \
     t[(r) + (bit)] = __builtin_shufflevector(a_, b_, AL_TR##bit##_HI);                         \
   } while (0)
+#else
+/* On halves: stages 1, 2 and 4 permute within the low halves of the two rows and within their
+ * high halves, by the same 8-lane pattern (the first half of the 16-lane one, with b's lanes
+ * renumbered from 8); stage 8 pairs whole halves. */
+#define AL_TR1_LO8 0, 8, 2, 10, 4, 12, 6, 14
+#define AL_TR1_HI8 1, 9, 3, 11, 5, 13, 7, 15
+#define AL_TR2_LO8 0, 1, 8, 9, 4, 5, 12, 13
+#define AL_TR2_HI8 2, 3, 10, 11, 6, 7, 14, 15
+#define AL_TR4_LO8 0, 1, 2, 3, 8, 9, 10, 11
+#define AL_TR4_HI8 4, 5, 6, 7, 12, 13, 14, 15
+#define AL_TR_PAIRH_(bit, r)                                                                   \
+  do {                                                                                         \
+    const al_vf8_ a_lo_ = al_lo8_(t[r]), a_hi_ = al_hi8_(t[r]);                                \
+    const al_vf8_ b_lo_ = al_lo8_(t[(r) + (bit)]), b_hi_ = al_hi8_(t[(r) + (bit)]);            \
+    t[r] = al_join8_(__builtin_shufflevector(a_lo_, b_lo_, AL_TR##bit##_LO8),                  \
+                     __builtin_shufflevector(a_hi_, b_hi_, AL_TR##bit##_LO8));                 \
+    t[(r) + (bit)] = al_join8_(__builtin_shufflevector(a_lo_, b_lo_, AL_TR##bit##_HI8),        \
+                               __builtin_shufflevector(a_hi_, b_hi_, AL_TR##bit##_HI8));       \
+  } while (0)
+#define AL_TR_PAIR_1(r) AL_TR_PAIRH_(1, r)
+#define AL_TR_PAIR_2(r) AL_TR_PAIRH_(2, r)
+#define AL_TR_PAIR_4(r) AL_TR_PAIRH_(4, r)
+#define AL_TR_PAIR_8(r)                                                                        \
+  do {                                                                                         \
+    const al_vf a_ = t[r], b_ = t[(r) + 8];                                                    \
+    t[r] = al_join8_(al_lo8_(a_), al_lo8_(b_));                                                \
+    t[(r) + 8] = al_join8_(al_hi8_(a_), al_hi8_(b_));                                          \
+  } while (0)
+#define AL_TR_PAIR(bit, r) AL_TR_PAIR_##bit(r)
+#endif
 #define AL_TR_STAGE(bit, r0, r1, r2, r3, r4, r5, r6, r7)                                       \
   AL_TR_PAIR(bit, r0); AL_TR_PAIR(bit, r1); AL_TR_PAIR(bit, r2); AL_TR_PAIR(bit, r3);          \
   AL_TR_PAIR(bit, r4); AL_TR_PAIR(bit, r5); AL_TR_PAIR(bit, r6); AL_TR_PAIR(bit, r7)

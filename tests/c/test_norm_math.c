@@ -2,6 +2,8 @@
  *   - the vectorizable al_expf / al_expf_le0 / al_logf / al_sqrtf against libm, in ulps, and
  *     their 16-lane twins used by the kernels (al_vexp, ...) against them, bitwise (and the
  *     faster al_vsqrt_fast against sqrtf; al_vexp_le0_sel against al_vexp_le0 and a mask);
+ *   - the lane operations (masks, selects, FMA, min/max, compaction) against their lane-by-lane
+ *     definitions, bitwise, at each level;
  *   - the 16-rows-in-lanes transpose and sorting network (all 0-1 inputs) and the batched double
  *     reductions (al_vhsumd_rows).
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). Single-threaded. */
@@ -261,6 +263,108 @@ static void test_hreduce(void) {
         "of %ld vectors: sum %ld, min %ld, max %ld, sum3 %ld, double sum %ld differ", n, bad[0], bad[1], bad[2], bad[3], bad[4]);
 }
 
+/* ---------------------------------------------------------------- lane operations */
+/* The masks, selects, FMA, min/max and conversions the kernels are written with, against their
+ * lane-by-lane definitions, bitwise: each level implements them its own way (AVX-512 mask
+ * registers and intrinsics; AVX2 on 8-lane halves; generic vectors), and the kernels' results
+ * are the same at every level only if these are. Inputs mix zeros of either sign, infinities,
+ * NaN, ties and subnormals with ordinary values. */
+static float lane_input(void) {
+  static const float pool[] = {0.0f, -0.0f, 1.0f, -1.0f, INFINITY, -INFINITY, NAN, 1e-40f, -3e-39f, 2.5f};
+  const double u = rng_unif();
+  return u < 0.4 ? pool[(int)(rng_unif() * 10)] : (float)(rng_normal() * 4);
+}
+static int same_bits(float a, float b) { return !memcmp(&a, &b, sizeof a); }
+static void test_lane_ops(void) {
+  long bad[9] = {0}, n = 0;
+  for (int call = 0; call < 20000; call++, n++) {
+    float a[AL_V], b[AL_V], c[AL_V];
+    int32_t ia[AL_V], ib[AL_V];
+    uint8_t keep[AL_V];
+    for (int l = 0; l < AL_V; l++) {
+      a[l] = lane_input();
+      b[l] = rng_unif() < 0.3 ? a[l] : lane_input();   /* ties and equal NaNs too */
+      c[l] = lane_input();
+      ia[l] = (int32_t)(rng_next() >> 60) - 8;
+      ib[l] = rng_unif() < 0.3 ? ia[l] : (int32_t)(rng_next() >> 60) - 8;
+      keep[l] = rng_unif() < 0.5 ? 0 : (uint8_t)(1 + (rng_next() >> 57));
+    }
+    const al_vf va = al_vld(a), vb = al_vld(b), vc = al_vld(c);
+    al_vi via, vib;
+    memcpy(&via, ia, sizeof via);
+    memcpy(&vib, ib, sizeof vib);
+    /* comparisons, as bit masks */
+    uint32_t want[9] = {0};
+    for (int l = 0; l < AL_V; l++) {
+      want[0] |= (uint32_t)(a[l] < b[l]) << l;
+      want[1] |= (uint32_t)(a[l] <= b[l]) << l;
+      want[2] |= (uint32_t)(a[l] > b[l]) << l;
+      want[3] |= (uint32_t)(a[l] >= b[l]) << l;
+      want[4] |= (uint32_t)(a[l] == b[l]) << l;
+      want[5] |= (uint32_t)!(a[l] <= b[l]) << l;
+      want[6] |= (uint32_t)(ia[l] < ib[l]) << l;
+      want[7] |= (uint32_t)(ia[l] <= ib[l]) << l;
+      want[8] |= (uint32_t)(ia[l] == ib[l]) << l;
+    }
+    const al_vm got[9] = {al_vm_lt(va, vb), al_vm_le(va, vb), al_vm_gt(va, vb), al_vm_ge(va, vb),
+                          al_vm_eq(va, vb), al_vm_nle(va, vb), al_vm_ilt(via, vib),
+                          al_vm_ile(via, vib), al_vm_ieq(via, vib)};
+    for (int q = 0; q < 9; q++) bad[0] += al_vm_bits(got[q]) != want[q];
+    const int k = call % 19 - 1;   /* -1 .. 17 */
+    uint32_t keep_bits = 0;
+    for (int l = 0; l < AL_V; l++) keep_bits |= (uint32_t)(keep[l] != 0) << l;
+    bad[1] += al_vm_bits(al_vm_first(k)) != (k <= 0 ? 0u : k >= AL_V ? 0xFFFFu : (1u << k) - 1u) ||
+              al_vm_bits(al_vm_keep(keep)) != keep_bits || al_vm_bits(al_vm_none()) != 0 ||
+              al_vm_count(got[0]) != __builtin_popcount(want[0]) || al_vm_any(got[4]) != (want[4] != 0);
+    /* selects, zeroing, masked add and increment under the mask a < b */
+    const al_vm m = got[0];
+    const al_vf sel = al_vsel(m, va, vb), zer = al_vzero(va, m), addm = al_vaddm(va, m, vc);
+    const al_vi seli = al_vseli(m, via, vib), inc = al_vinc(via, m);
+    /* FMA (AL_FMAF: one rounding where the level has FMA), min and max (maxps: a > b ? a : b),
+     * unsigned min and max, and the halves widened to double */
+    const al_vf fma = al_vfma(va, vb, vc), mx = al_vmax(va, vb), mn = al_vmin(va, vb);
+    const al_vu ua = (al_vu)via * 0x9E3779B1u, ub = (al_vu)vib * 0x85EBCA77u;
+    const al_vu mxu = al_vmaxu(ua, ub), mnu = al_vminu(ua, ub);
+    const al_vd lo = al_vlo(va), hi = al_vhi(va);
+    for (int l = 0; l < AL_V; l++) {
+      const int ml = (want[0] >> l) & 1;
+      bad[2] += !same_bits(sel[l], ml ? a[l] : b[l]) || seli[l] != (ml ? ia[l] : ib[l]);
+      bad[3] += !same_bits(zer[l], ml ? a[l] : 0.0f) || !same_bits(addm[l], ml ? a[l] + c[l] : a[l]) ||
+                inc[l] != ia[l] + ml;
+      bad[4] += !same_or_nan(fma[l], AL_FMAF(a[l], b[l], c[l]));
+      bad[5] += !same_bits(mx[l], a[l] > b[l] ? a[l] : b[l]) || !same_bits(mn[l], a[l] < b[l] ? a[l] : b[l]);
+      bad[6] += mxu[l] != (ua[l] > ub[l] ? ua[l] : ub[l]) || mnu[l] != (ua[l] < ub[l] ? ua[l] : ub[l]);
+      const double w = l < 8 ? lo[l] : hi[l - 8];
+      bad[7] += !(same_or_nan((float)w, a[l]) && (isnan(w) || w == (double)a[l]));
+    }
+    /* compaction: the lanes of m in order */
+    float packed[2 * AL_V], want_packed[AL_V];
+    int q = 0;
+    for (int l = 0; l < AL_V; l++)
+      if ((want[2] >> l) & 1) want_packed[q++] = a[l];
+    al_vst_compress(packed, va, got[2]);
+    al_vf acc = al_vsplat(7.0f);
+    const int k2 = al_vappend(&acc, 3, va, got[2]);
+    int okc = k2 == 3 + q;
+    for (int i = 0; i < q; i++) okc &= same_bits(packed[i], want_packed[i]);
+    for (int i = 0; i < AL_V; i++)
+      okc &= same_bits(acc[i], i < 3 ? 7.0f : i < 3 + q ? want_packed[i - 3] : 7.0f);
+    bad[8] += !okc;
+  }
+  CHECK("lanes: compares as bit masks (float and int, NaN, +-0, ties) at this level", bad[0] == 0,
+        "%ld of %ld masks differ", bad[0], 9 * n);
+  CHECK("lanes: al_vm_first, al_vm_keep, al_vm_none, al_vm_count, al_vm_any", bad[1] == 0,
+        "%ld of %ld calls differ", bad[1], n);
+  CHECK("lanes: al_vsel, al_vseli bitwise", bad[2] == 0, "%ld lanes differ", bad[2]);
+  CHECK("lanes: al_vzero, al_vaddm, al_vinc bitwise", bad[3] == 0, "%ld lanes differ", bad[3]);
+  CHECK("lanes: al_vfma == AL_FMAF lane by lane", bad[4] == 0, "%ld lanes differ", bad[4]);
+  CHECK("lanes: al_vmax/al_vmin pick maxps/minps's operand (NaN, +-0)", bad[5] == 0, "%ld lanes differ", bad[5]);
+  CHECK("lanes: al_vmaxu/al_vminu", bad[6] == 0, "%ld lanes differ", bad[6]);
+  CHECK("lanes: al_vlo/al_vhi widen lanes 0-7 / 8-15 exactly", bad[7] == 0, "%ld lanes differ", bad[7]);
+  CHECK("lanes: al_vst_compress and al_vappend keep the masked lanes in order", bad[8] == 0,
+        "%ld of %ld calls differ", bad[8], n);
+}
+
 /* ---------------------------------------------------------------- 16 rows in lanes */
 /* al_vtranspose16 on a known matrix; al_vsort16_desc by the 0-1 principle (a comparator network
  * sorts every input iff it sorts all 2^16 inputs of zeros and ones: 16 patterns a call, one per
@@ -349,6 +453,8 @@ int main(void) {
   test_approx14();
   rng_at(0);
   test_hreduce();
+  rng_at(0);
+  test_lane_ops();
   rng_at(25788693);
   test_lanes16();
   rng_at(25921813);
