@@ -689,6 +689,25 @@ end
     al.train.evaluate(m, ds, { eval_batch = 4 })
     T.eq(m.training, true)
   end },
+  { name = "s2s.evaluate leaves the model in the mode it came in, on an error too", fn = function()
+    local s2s = require "attnlab.s2s"
+    local ds = s2s.synthetic_dataset({ n = 6, size = 16 })
+    local m = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, dim = 16, depth = 1, heads = 2, seed = 1 }
+    m:eval()
+    local e = s2s.evaluate(m, ds)
+    T.eq(m.training, false, "eval in, eval out")
+    T.eq(m:block(1).training, false, "and its blocks")
+    m:train()
+    T.eq(s2s.evaluate(m, ds).accuracy, e.accuracy, 0, "the same accuracy either way")
+    T.eq(m.training, true, "train in, train out")
+    m:state_dict()["head.bias"]:fill_(0 / 0)
+    m:eval()
+    T.raises(function() s2s.evaluate(m, ds) end, "s2s.evaluate: the model's logits hold NaN or inf")
+    T.eq(m.training, false, "eval in, eval out after the error")
+    m:train()
+    T.raises(function() s2s.evaluate(m, ds) end, "s2s.evaluate: the model's logits hold NaN or inf")
+    T.eq(m.training, true, "train in, train out after the error")
+  end },
   { name = "s2s.save_model rebuilds a mixer set by hand with set_mixer; a mixer of the user's own is refused before writing", fn = function()
     local s2s = require "attnlab.s2s"
     local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 16, depth = 2, heads = 2, seed = 1 }

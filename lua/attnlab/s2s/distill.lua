@@ -332,14 +332,16 @@ end
 -- Accuracy of a model over a dataset, optionally with halting. opts: halting (config),
 -- masks_from (a teacher: run under ITS halting masks), mode ("masked"|"gather"),
 -- batch_size (250), limit. Returns {accuracy, n, keep_rate = {per layer}, mean_keep_rate,
--- ponder, s_per_example}.
+-- ponder, s_per_example}. The model runs in eval mode and is left in the mode it came in, on an
+-- error too (as al.train.evaluate: it used to come back in train mode, whatever it was).
 function D.evaluate(model, ds, opts)
   opts = opts or {}
+  local was_training = model.training
   model:eval()
   local bs = opts.batch_size or 250
   local correct, n, t = 0, 0, 0
   local active, tot, pond = {}, 0, 0
-  al.no_grad(function()
+  local ok, err = pcall(al.no_grad, function()
     for x, y, _, extra in al.data.Loader(ds, { batch_size = bs, limit = opts.limit }):iter(1) do
       local km = extra and extra.key_mask
       local t0 = al.clock()
@@ -365,7 +367,8 @@ function D.evaluate(model, ds, opts)
       if info.ponder then pond = pond + info.ponder:item() * info.batch end
     end
   end)
-  model:train()
+  model:train(was_training)
+  if not ok then error(err, 0) end
   local kr, s = {}, 0
   for l, a in ipairs(active) do kr[l] = a / tot; s = s + kr[l] end
   return { accuracy = correct / n, n = n, keep_rate = kr, mean_keep_rate = s / #kr, ponder = pond / n,
