@@ -198,13 +198,20 @@ end
 function util.is_dir(d) return util.sh_ok("test -d " .. util.shquote(d)) end
 
 -- Whether mkdir -p dir would succeed, without creating anything: dir is a folder already, or
--- its nearest existing parent is a folder that takes files (a check before any work, so that a
--- run refused for its inputs leaves no folder behind).
+-- its nearest existing ancestor is a folder that takes files (a file there, as in
+-- a-file/sub, makes mkdir fail: the walk used to step over it). A check before any work, so
+-- that a run refused for its inputs leaves no folder behind. Runs that share an output start
+-- together and create it at the same moment: "absent or a folder" is one test, absence first,
+-- so a folder that appears between two checks is not taken for a file in the way (it was:
+-- s2s_strategies.lua refused an output its twin had just created).
 function util.can_create_dir(dir)
+  local function absent_or_dir(p)
+    return util.sh_ok("test ! -e " .. util.shquote(p) .. " || test -d " .. util.shquote(p))
+  end
+  if not absent_or_dir(dir) then return false end   -- a file, or another non-folder, is there
   if util.is_dir(dir) then return true end
-  if util.file_exists(dir) then return false end
   local up = dir
-  repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or util.is_dir(up)
+  repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or util.sh_ok("test -e " .. util.shquote(up))
   up = (up == nil) and "." or (up == "" and "/" or up)
   return util.is_dir(up) and util.writable_path(up .. "/.attnlab-mkdir-probe") and true or false
 end

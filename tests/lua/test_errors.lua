@@ -408,6 +408,34 @@ cases[#cases + 1] = { name = "util.error_text drops error()'s file position and 
   T.eq(util.error_text({ 1 }):match("^table"), "table")
 end }
 
+-- ---- a folder another run creates meanwhile -----------------------------------------------------
+-- Two s2s_strategies.lua runs sharing an output start together; each checks that it could create
+-- the folder, and the other may create it between two of those checks. util.can_create_dir took
+-- the new folder for a file in the way (is_dir said no, then file_exists said yes) and the run
+-- was refused. The race is replayed here: is_dir reports "not yet" once, the folder is there.
+-- And a file above the folder (a-file/sub) is refused up front: the check used to step over it.
+cases[#cases + 1] = { name = "util.can_create_dir: a folder that appears between its checks is fine; a file there or above is not", fn = function()
+  local util = require "attnlab.util"
+  local dir = T.sh("mktemp -d"):gsub("%s+$", "")
+  local made = dir .. "/out/quick"
+  T.eq(util.can_create_dir(made), true, 0, "absent, parent writable")
+  T.eq(util.mkdir_p(made), true, 0, "mkdir -p")
+  local real, first = util.is_dir, true
+  util.is_dir = function(d)
+    if d == made and first then first = false; return false end   -- "not yet", then there
+    return real(d)
+  end
+  local ok, got = pcall(util.can_create_dir, made)
+  util.is_dir = real
+  T.truthy(ok, got)
+  T.eq(got, true, 0, "a folder made by the other run")
+  local file = dir .. "/a-file"
+  T.sh("touch " .. util.shquote(file))
+  T.eq(util.can_create_dir(file), false, 0, "a file in the way")
+  T.eq(util.can_create_dir(file .. "/sub"), false, 0, "under a file")
+  T.sh("rm -rf " .. util.shquote(dir))
+end }
+
 -- ---- outputs that are not regular files ------------------------------------------------------
 -- A record is written to a temporary file renamed over the target: given /dev/null as --out, a
 -- run as root replaced /dev/null with a regular file and reported success, and a FIFO hung the
