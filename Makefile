@@ -18,15 +18,16 @@ ARCH    ?= -march=x86-64 -mtune=generic
 OPT     ?= -O3
 BUILD   ?= build/release
 ISA_LEVELS ?= avx512 avx2 generic
-# -fno-trapping-math below AVX-512: under the default (traps are observable) GCC will not
+# NO_TRAP_MATH below AVX-512: under the default (traps are observable) GCC will not
 # if-convert a loop whose body has a float comparison or ?: unless it has mask registers, so
 # at avx2 and generic the elementwise loops (GELU, the unary backwards, ...) stayed scalar
 # ("control flow in loop"). Nothing here enables FP traps or reads the exception flags, and
 # the flag changes no value: the same operations, done in vector lanes (behaviour_hash and
 # the fixed-seed records are bitwise the same; experiments/core/RESULTS.md).
 ISA_FLAGS_avx512  = -march=x86-64-v4 -mtune=generic
-ISA_FLAGS_avx2    = -march=x86-64-v3 -mtune=generic -Wno-psabi -fno-trapping-math
-ISA_FLAGS_generic = -march=x86-64 -mtune=generic -Wno-psabi -fno-trapping-math
+NO_TRAP_MATH      = -fno-trapping-math
+ISA_FLAGS_avx2    = -march=x86-64-v3 -mtune=generic -Wno-psabi $(NO_TRAP_MATH)
+ISA_FLAGS_generic = -march=x86-64 -mtune=generic -Wno-psabi $(NO_TRAP_MATH)
 PKGS     = lua5.4 libcjson zlib
 DEPS_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEPS_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

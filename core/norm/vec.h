@@ -120,21 +120,19 @@ AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) {   /* acc + v where m */
 typedef al_vi al_vm;
 /* AVX2: masks are 0 / -1 lanes as in the generic code below, every operation on the two 8-lane
  * halves (see "halves" above); the compares, selects and bit masks are the same lane for lane. */
-#define AL_HCMP_(a, b, OP)                                                                     \
-  ((al_vi)al_join8_((al_vf8_)(al_lo8_((al_vf)(a)) OP al_lo8_((al_vf)(b))),                     \
-                    (al_vf8_)(al_hi8_((al_vf)(a)) OP al_hi8_((al_vf)(b)))))
-#define AL_HICMP_(a, b, OP)                                                                    \
-  ((al_vi)al_join8_((al_vf8_)((al_vi8_)al_lo8_((al_vf)(a)) OP (al_vi8_)al_lo8_((al_vf)(b))),   \
-                    (al_vf8_)((al_vi8_)al_hi8_((al_vf)(a)) OP (al_vi8_)al_hi8_((al_vf)(b)))))
-AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return AL_HCMP_(a, b, <); }
-AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return AL_HCMP_(a, b, <=); }
-AL_VI al_vm al_vm_gt(al_vf a, al_vf b) { return AL_HCMP_(a, b, >); }
-AL_VI al_vm al_vm_ge(al_vf a, al_vf b) { return AL_HCMP_(a, b, >=); }
-AL_VI al_vm al_vm_eq(al_vf a, al_vf b) { return AL_HCMP_(a, b, ==); }
-AL_VI al_vm al_vm_nle(al_vf a, al_vf b) { return ~AL_HCMP_(a, b, <=); }
-AL_VI al_vm al_vm_ilt(al_vi a, al_vi b) { return AL_HICMP_(a, b, <); }
-AL_VI al_vm al_vm_ile(al_vi a, al_vi b) { return AL_HICMP_(a, b, <=); }
-AL_VI al_vm al_vm_ieq(al_vi a, al_vi b) { return AL_HICMP_(a, b, ==); }
+/* a OP b on the halves, compared as 8-lane vectors of T8 (float or int32 lanes) */
+#define AL_HCMP_(T8, a, b, OP)                                                                 \
+  ((al_vi)al_join8_((al_vf8_)((T8)al_lo8_((al_vf)(a)) OP (T8)al_lo8_((al_vf)(b))),             \
+                    (al_vf8_)((T8)al_hi8_((al_vf)(a)) OP (T8)al_hi8_((al_vf)(b)))))
+AL_VI al_vm al_vm_lt(al_vf a, al_vf b) { return AL_HCMP_(al_vf8_, a, b, <); }
+AL_VI al_vm al_vm_le(al_vf a, al_vf b) { return AL_HCMP_(al_vf8_, a, b, <=); }
+AL_VI al_vm al_vm_gt(al_vf a, al_vf b) { return AL_HCMP_(al_vf8_, a, b, >); }
+AL_VI al_vm al_vm_ge(al_vf a, al_vf b) { return AL_HCMP_(al_vf8_, a, b, >=); }
+AL_VI al_vm al_vm_eq(al_vf a, al_vf b) { return AL_HCMP_(al_vf8_, a, b, ==); }
+AL_VI al_vm al_vm_nle(al_vf a, al_vf b) { return ~AL_HCMP_(al_vf8_, a, b, <=); }
+AL_VI al_vm al_vm_ilt(al_vi a, al_vi b) { return AL_HCMP_(al_vi8_, a, b, <); }
+AL_VI al_vm al_vm_ile(al_vi a, al_vi b) { return AL_HCMP_(al_vi8_, a, b, <=); }
+AL_VI al_vm al_vm_ieq(al_vi a, al_vi b) { return AL_HCMP_(al_vi8_, a, b, ==); }
 AL_VI al_vm al_vm_first(int k) { return al_vm_ilt(al_vlane(), al_vspliti(k)); }
 AL_VI uint32_t al_vm_bits(al_vm m) {
   return (uint32_t)_mm256_movemask_ps((__m256)al_lo8_((al_vf)m)) |
@@ -153,10 +151,7 @@ AL_VI al_vf al_vsel(al_vm m, al_vf a, al_vf b) {
                    (al_vf8_)(((al_vi8_)al_hi8_(a) & mh) | ((al_vi8_)al_hi8_(b) & ~mh)));
 }
 AL_VI al_vi al_vseli(al_vm m, al_vi a, al_vi b) { return (al_vi)al_vsel(m, (al_vf)a, (al_vf)b); }
-AL_VI al_vf al_vzero(al_vf v, al_vm m) {
-  return al_join8_((al_vf8_)((al_vi8_)al_lo8_(v) & (al_vi8_)al_lo8_((al_vf)m)),
-                   (al_vf8_)((al_vi8_)al_hi8_(v) & (al_vi8_)al_hi8_((al_vf)m)));
-}
+AL_VI al_vf al_vzero(al_vf v, al_vm m) { return al_vsel(m, v, (al_vf){0}); }
 AL_VI al_vi al_vinc(al_vi acc, al_vm m) { return acc - m; }
 AL_VI al_vf al_vaddm(al_vf acc, al_vm m, al_vf v) { return al_vsel(m, acc + v, acc); }
 #else   /* generic */

@@ -205,10 +205,8 @@ function util.is_dir(d) return util.sh_ok("test -d " .. util.shquote(d)) end
 -- so a folder that appears between two checks is not taken for a file in the way (it was:
 -- s2s_strategies.lua refused an output its twin had just created).
 function util.can_create_dir(dir)
-  local function absent_or_dir(p)
-    return util.sh_ok("test ! -e " .. util.shquote(p) .. " || test -d " .. util.shquote(p))
-  end
-  if not absent_or_dir(dir) then return false end   -- a file, or another non-folder, is there
+  local q = util.shquote(dir)
+  if not util.sh_ok("test ! -e " .. q .. " || test -d " .. q) then return false end   -- a file is there
   if util.is_dir(dir) then return true end
   local up = dir
   repeat up = up:match("^(.*)/[^/]*$") until up == nil or up == "" or util.sh_ok("test -e " .. util.shquote(up))
