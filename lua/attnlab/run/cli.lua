@@ -19,8 +19,9 @@
 -- Every script then answers --help / -h with its usage, options and an example (exit 0), and an
 -- unknown option, a missing or malformed value gets one line naming it plus the usage line
 -- (exit 2). Options are --key value or --key=value; '-' in a name is '_' in opts. Value types:
--- "string" (default), "int", "posint" (>= 1), "nonneg" (integer >= 0), "number", "posnum" (> 0),
--- "bool" (true|false|1|0|yes|no), "ints" / "names" (comma lists), "auto" (true/false, a number
+-- "string" (default), "int", "posint" (>= 1), "count" (a size or a count: 1 <= n < 2^31), "nonneg"
+-- (integer >= 0), "number", "posnum" (> 0), "bool" (true|false|1|0|yes|no), "ints" / "names" (comma
+-- lists; a name list has no empty or repeated entry), "auto" (true/false, a number
 -- or the string), or a function(value_string) -> value | nil, why. A flag (no value
 -- placeholder) is true when given. `repeat = true` collects every occurrence in a list; `raw = true`
 -- takes the next argument as the value even when it starts with "--" (--sbatch --partition=x).
@@ -66,10 +67,18 @@ end
 
 -- ---- value types -------------------------------------------------------------------------
 local function int_of(s) return math.tointeger(tonumber(s)) end
+-- The bound of "count", the one train.config puts on its sizes and counts: a batch of 2^63 - 1
+-- overflowed the loader's batch count to 0, and the run took no step yet reported a result.
+cli.MAX_COUNT = (1 << 31) - 1
 local TYPES = {
   string = function(s) return s end,
   int = function(s) return int_of(s) or nil, "an integer" end,
   posint = function(s) local n = int_of(s) if n and n >= 1 then return n end return nil, "a positive integer" end,
+  count = function(s)
+    local n = int_of(s)
+    if n and n >= 1 and n <= cli.MAX_COUNT then return n end
+    return nil, (n and n > cli.MAX_COUNT) and "a positive integer below 2^31" or "a positive integer"
+  end,
   nonneg = function(s) local n = int_of(s) if n and n >= 0 then return n end return nil, "an integer >= 0" end,
   number = function(s) local n = tonumber(s) if n and n == n then return n end return nil, "a number" end,
   posnum = function(s) local n = tonumber(s) if n and n > 0 and n < math.huge then return n end return nil, "a number > 0" end,
@@ -87,10 +96,15 @@ local TYPES = {
     end
     return t
   end,
+  -- (an empty entry, "a,,b", was dropped silently; a repeated one, "a,a", did the work twice)
   names = function(s)
-    local t = {}
-    for part in s:gmatch("[^,]+") do t[#t + 1] = part end
-    if #t == 0 then return nil, "a comma-separated list of names" end
+    local t, seen = {}, {}
+    for part in (s .. ","):gmatch("([^,]*),") do
+      if part == "" then return nil, "a comma-separated list of names (no empty one)" end
+      if seen[part] then return nil, ("a comma-separated list of names, each once ('%s' is given twice)"):format(part) end
+      seen[part] = true
+      t[#t + 1] = part
+    end
     return t
   end,
   auto = function(s)
