@@ -14,13 +14,14 @@ if not as_library then
     name = "mlp_fashion.lua",
     usage = "bin/attnlab scripts/mlp_fashion.lua [--epochs 1] [--hidden 256] [--batch 64] [--lr 1e-3] [--seed 1] [--limit N] [--threads T]",
     about = "The core's end-to-end check: an MLP trained on Fashion-MNIST; prints the loss and the test accuracy.",
+    -- sizes and counts below 2^31 ("count"): a --batch of 2^63 - 1 ran no step and reported an accuracy
     options = {
-      { "epochs", "E", "epochs (default 1)", type = "posint", default = 1 },
-      { "hidden", "H", "hidden width (default 256)", type = "posint", default = 256 },
-      { "batch", "B", "batch size (default 64)", type = "posint", default = 64 },
+      { "epochs", "E", "epochs (default 1)", type = "count", default = 1 },
+      { "hidden", "H", "hidden width (default 256)", type = "count", default = 256 },
+      { "batch", "B", "batch size (default 64)", type = "count", default = 64 },
       { "lr", "LR", "learning rate (default 1e-3)", type = "posnum", default = 1e-3 },
       { "seed", "K", "seed (default 1)", type = "posint", default = 1 },
-      { "limit", "N", "training examples per epoch (default all)", type = "posint" },
+      { "limit", "N", "training examples per epoch (default all)", type = "count" },
       { "threads", "T", "threads (default: all cores)", type = "posint" },
     },
     examples = { "bin/attnlab scripts/mlp_fashion.lua --epochs 1 --limit 5000" },

@@ -485,6 +485,19 @@ err("Loader with seed = 'x'", function() return al.data.Loader(fake_dataset(4), 
   "Loader: seed must be an integer", "got 'x'")
 err("Loader with batch_size = 0", function() return al.data.Loader(fake_dataset(4), { batch_size = 0 }) end,
   "Loader: batch_size must be a positive integer", "got 0")
+-- a batch of 2^63 - 1 overflowed the batch count to 0: an epoch of no step, reported as a result
+err("Loader with batch_size = 2^63 - 1", function() return al.data.Loader(fake_dataset(4), { batch_size = math.maxinteger }) end,
+  "Loader: batch_size must be below 2^31", "got 9223372036854775807")
+cases[#cases + 1] = { name = "Loader:num_batches does not overflow at a huge batch_size (one batch, with or without drop_last)", fn = function()
+  local l = al.data.Loader(fake_dataset(5), { batch_size = 2 })
+  T.eq(l:num_batches(), 3)
+  l.batch_size = math.maxinteger   -- (past the constructor's check: the count itself must hold)
+  T.eq(l:num_batches(), 1)
+  l.drop_last = true
+  T.eq(l:num_batches(), 0)
+  l.batch_size = 2
+  T.eq(l:num_batches(), 2)
+end }
 
 -- optimizers and the schedule
 err("AdamW with a misspelt option (weigth_decay)", function()

@@ -114,6 +114,24 @@ case("s2s_strategies.lua resolution: sizes, keep rate, iters, batch out of range
   T.rm_rf(d)
 end)
 
+case("a batch of 2^63 - 1 (it overflowed the loader's batch count: no step, yet a record): refused up front by every S2S script", function()
+  local d, p = preset_dir()
+  s2s.save_model(d .. "/t.safetensors", vit())
+  local t, B = q(d .. "/t.safetensors"), "9223372036854775807"
+  local want = "needs a positive integer below 2^31, got '" .. B .. "'"
+  refused("distill.lua", "avit --preset " .. q(p) .. " --teacher " .. t .. " --batch_size " .. B, 2, { "avit: --batch_size " .. want })
+  refused("distill.lua", "run --preset " .. q(p) .. " --teacher " .. t .. " --layers 1 --distill.batch_size " .. B, 2,
+    { "run: --distill.batch_size " .. want })
+  refused("distill.lua", "run --preset " .. q(p) .. " --teacher " .. t .. " --layers 1 --batch_size " .. B, 2, { "run: --batch_size " .. want })
+  refused("profile.lua", "--model " .. t .. " --dataset synthetic --batch_size " .. B .. " --out " .. q(d .. "/prof"), 2, { "--batch_size " .. want })
+  refused("s2s_strategies.lua", "summary --preset " .. q(p) .. " --distill.batch_size " .. B, 2, { "--distill.batch_size " .. want })
+  T.eq({ K.check("distill", { batch_size = 1 << 31 }, { partial = true }) }, { "batch_size", "needs a positive integer below 2^31, got '2147483648'" })
+  T.eq(K.check("distill", { batch_size = (1 << 31) - 1 }, { partial = true }), nil)
+  T.eq({ K.check("distill", { batch_size = 0 }, { partial = true }) }, { "batch_size", "needs a positive integer, got '0'" })
+  T.eq(files_in(d .. "/out") .. files_in(d .. "/prof"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
 case("a model with a NaN weight or damaged halting metadata is refused as it is read (file and tensor named), no result", function()
   local d = T.tmpdir("s2s-cli")
   local m = vit()

@@ -644,6 +644,8 @@ function Loader.new(ds, opts)
   if math.type(bs) ~= "integer" or bs < 1 then
     error(("Loader: batch_size must be a positive integer, got %s"):format(show(bs)), 2)
   end
+  -- (a batch of 2^63 - 1 made the batch count overflow to 0: an epoch of no step, reported as a result)
+  if bs >= 1 << 31 then error(("Loader: batch_size must be below 2^31, got %s"):format(show(bs)), 2) end
   -- booleans must be booleans: shuffle = "no" (a true value) turned shuffling on
   for _, k in ipairs({ "shuffle", "drop_last" }) do
     if opts[k] ~= nil and type(opts[k]) ~= "boolean" then
@@ -663,7 +665,8 @@ end
 
 function Loader:num_batches()
   local n = self.limit and math.min(self.limit, self.ds.n) or self.ds.n
-  return self.drop_last and n // self.batch_size or (n + self.batch_size - 1) // self.batch_size
+  -- (not (n + batch_size - 1) // batch_size: the sum overflows for a huge batch_size)
+  return n // self.batch_size + ((not self.drop_last and n % self.batch_size > 0) and 1 or 0)
 end
 
 -- The epoch an order is drawn for: the one given (an integer >= 1), else the one after the

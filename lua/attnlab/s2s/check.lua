@@ -48,7 +48,14 @@ end
 local show = K.show
 
 local finite = util.finite
-local function posint(v) return math.type(v) == "integer" and v >= 1 end
+-- sizes and counts below 2^31, as train.config and the scripts' "count" options have them: a
+-- batch_size of 2^63 - 1 overflowed the loader's batch count to 0 (no step, yet a record)
+local BIG = 1 << 31
+local function posint(v) return math.type(v) == "integer" and v >= 1 and v < BIG end
+-- what a value that is no posint needs: the bound is named only to a value beyond it
+local function posint_want(v)
+  return (math.type(v) == "integer" and v >= BIG) and "a positive integer below 2^31" or "a positive integer"
+end
 local is_list, is_object = util.is_list, util.is_object   -- (JSON's list and object)
 local function is_model(v) return type(v) == "table" and getmetatable(v) ~= nil and v.depth ~= nil and v.block ~= nil end
 
@@ -72,7 +79,7 @@ local function posints(want, allow_empty)
     if posint(v) then return nil end
     if is_list(v) and (allow_empty or #v > 0) then
       for i, x in ipairs(v) do
-        if not posint(x) then return ("needs a positive integer, got %s"):format(show(x)), ("[%d]"):format(i) end
+        if not posint(x) then return ("needs %s, got %s"):format(posint_want(x), show(x)), ("[%d]"):format(i) end
       end
       return nil
     end
@@ -81,8 +88,10 @@ local function posints(want, allow_empty)
 end
 
 local KINDS = {
-  posint = kind("a positive integer", posint),
-  limit = kind("a positive integer (false: all)", function(v) return v == false or posint(v) end),
+  posint = function(v) if not posint(v) then return ("needs %s, got %s"):format(posint_want(v), show(v)) end end,
+  limit = function(v)
+    if v ~= false and not posint(v) then return ("needs %s (false: all), got %s"):format(posint_want(v), show(v)) end
+  end,
   posnum = kind("a finite number > 0", function(v) return finite(v) and v > 0 end),
   nonneg = kind("a finite number >= 0", function(v) return finite(v) and v >= 0 end),
   smoothing = kind("a number in [0, 1)", function(v) return type(v) == "number" and v >= 0 and v < 1 end),
@@ -165,7 +174,7 @@ function KINDS.mixer(v)
         return ("has an unknown key '%s' (a %s takes %s)"):format(tostring(k), name:lower(), table.concat(names, ", "))
       end
       if k ~= "name" and k ~= "dt_min" and k ~= "dt_max" and not posint(x) then
-        return ("needs a positive integer, got %s"):format(show(x)), "." .. k
+        return ("needs %s, got %s"):format(posint_want(x), show(x)), "." .. k
       end
       if (k == "dt_min" or k == "dt_max") and not (finite(x) and x > 0) then
         return ("needs a finite number > 0, got %s"):format(show(x)), "." .. k
