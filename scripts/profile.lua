@@ -124,7 +124,6 @@ do
   prof.dataset, prof.split = dataset, split
   prof.seconds = al.clock() - t0
   s2s.provenance(prof, { ds }, { model_file = path })   -- data files, the model file's SHA-256, machine, revision
-  os.execute("mkdir -p '" .. base .. "'")
   local txt = s2s.format_profile(prof)
   print(txt)
   local ok, err = al.write_atomic(base .. "/profile.txt", txt .. "\n")

@@ -35,8 +35,10 @@ function bench.torch(part, args, threads)
   local f = io.open(anchors .. "/torch_ref.py")
   if not f then return nil, "no PyTorch reference at " .. anchors .. "/torch_ref.py (set ATTNLAB_ANCHORS)" end
   f:close()
-  local cmd = ("%s ATTNLAB_ANCHORS='%s' /usr/bin/python3 '%s' %s --threads %d %s 2>&1")
-    :format(env, anchors, al.torch_program("torch_ref_bench.py"), part, threads, args or "")
+  -- (quoted for sh: a checkout or ATTNLAB_ANCHORS folder with a quote in its name broke the command)
+  local q = require("attnlab.util").shquote
+  local cmd = ("%s ATTNLAB_ANCHORS=%s /usr/bin/python3 %s %s --threads %d %s 2>&1")
+    :format(env, q(anchors), q(al.torch_program("torch_ref_bench.py")), part, threads, args or "")
   local p = io.popen(cmd)
   local out, lines = {}, {}
   for line in p:lines() do

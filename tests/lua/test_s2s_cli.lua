@@ -132,6 +132,25 @@ case("a batch of 2^63 - 1 (it overflowed the loader's batch count: no step, yet 
   T.rm_rf(d)
 end)
 
+case("profile.lua --out with a quote and shell words: no command runs, the PNGs are where it says (gnuplot's quoting)", function()
+  local d = T.tmpdir("s2s-cli")
+  s2s.save_model(d .. "/t.safetensors", vit())
+  local o = d .. "/a'b; touch PWNED; echo '"   -- (sh's current folder: d)
+  local out, err, rc = T.run_host("scripts/profile.lua --model " .. q(d .. "/t.safetensors") .. " --dataset synthetic --limit 4 " ..
+    "--batch_size 4 --threads 1 --out " .. q(o), { timeout = 120, dir = d, host = require("attnlab.util").abspath(T.HOST) })
+  T.eq(rc, 0, 0, err)
+  T.eq(T.read_file(d .. "/PWNED"), nil, 0, "the shell ran a word of --out")
+  T.truthy(T.read_file(o .. "/profile.json"), "no profile.json in " .. o)
+  local n = tonumber(out:match("and (%d+) heatmap files"))
+  local want = "layer1.svg\nlayer2.svg\n"
+  if require("attnlab.s2s.profile").have_gnuplot() then want = "layer1.png\nlayer1.svg\nlayer2.png\nlayer2.svg\n" end
+  local listed = T.sh("cd " .. q(o) .. " && ls layer*")
+  T.eq(listed, want, 0, "heatmaps in " .. o)
+  T.eq(n, select(2, listed:gsub("\n", "")), 0, "heatmap files reported: " .. out)
+  T.eq(T.sh("ls " .. q(d)), "a'b; touch PWNED; echo '\nt.safetensors\n", 0, "files next to --out")
+  T.rm_rf(d)
+end)
+
 case("a model with a NaN weight or damaged halting metadata is refused as it is read (file and tensor named), no result", function()
   local d = T.tmpdir("s2s-cli")
   local m = vit()

@@ -224,8 +224,10 @@ end
 
 function train.git_revision()
   local root = al.root()
-  local rev = sh("git -C '" .. root .. "' rev-parse HEAD")
-  local dirty = sh("git -C '" .. root .. "' status --porcelain --untracked-files=no")
+  -- (quoted for sh: a checkout folder named "it's" broke the single quotes, and the revision read "unknown")
+  local q = require("attnlab.util").shquote(root)
+  local rev = sh("git -C " .. q .. " rev-parse HEAD")
+  local dirty = sh("git -C " .. q .. " status --porcelain --untracked-files=no")
   return rev and (rev .. (dirty and "-dirty" or "")) or "unknown"
 end
 

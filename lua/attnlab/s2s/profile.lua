@@ -330,19 +330,24 @@ function P.png_heatmap(path, m, opts)
   f:close()
   local gp = os.tmpname()
   local g = assert(io.open(gp, "w"))
-  local title = (opts.title or ""):gsub("'", "")
+  -- a gnuplot single-quoted string writes a quote as two: stripping it (as before) sent the PNG
+  -- of an output folder named "it's" to "its", where nobody looked
+  local function gq(s) return "'" .. s:gsub("'", "''") .. "'" end
   g:write(table.concat({
     "set terminal pngcairo size 640,600 noenhanced font 'Sans,10' background rgb 'white'",
-    "set output '" .. path:gsub("'", "") .. "'",
-    "set title '" .. title .. " (sqrt of weight)'",
+    "set output " .. gq(path),
+    "set title " .. gq((opts.title or "") .. " (sqrt of weight)"),
     "set xlabel 'key token (0 = class)'", "set ylabel 'query token'",
     "set cbrange [0:*]", "set size ratio -1", "set palette defined (0 'white', 0.5 '#6fa8dc', 1 '#08306b')",
     ("set xrange [-0.5:%g]"):format(n - 0.5), ("set yrange [%g:-0.5]"):format(n - 0.5),
-    "plot '" .. dat .. "' matrix with image notitle", "unset output" }, "\n"), "\n")
+    "plot " .. gq(dat) .. " matrix with image notitle", "unset output" }, "\n"), "\n")
   g:close()
-  local ok = os.execute("gnuplot '" .. gp .. "' 2>/dev/null")
+  local util = require "attnlab.util"
+  local ok = os.execute("gnuplot " .. util.shquote(gp) .. " 2>/dev/null")
   os.remove(dat); os.remove(gp)
   if ok ~= true and ok ~= 0 then return nil, "gnuplot failed" end
+  -- reported only where it is: the caller lists the files written
+  if not util.file_exists(path) then return nil, "gnuplot wrote no " .. path end
   return path
 end
 
