@@ -264,6 +264,19 @@ case("train.lua --config: missing, not a table, raising, unknown key, syntax err
   train_err("--config " .. d .. "e.lua", { "--config " .. d .. "e.lua: ", "near <eof>" })
   for _, x in ipairs({ "", "a.lua", "b.lua", "c.lua", "e.lua" }) do os.remove(d .. x) end
 end)
+case("train.lua --config raising a table / giving normalizer = {}, --embed_std on images, --adam_eps 0: one line, exit 2, no record", function()
+  local d = T.tmpdir("cli")
+  T.write_file(d .. "/t.lua", "error({})")
+  T.write_file(d .. "/n.lua", "return { normalizer = {} }")
+  train_err("--config " .. q(d .. "/t.lua"), { "--config " .. d .. "/t.lua raised a non-string error (a table)" })
+  train_err("--config " .. q(d .. "/n.lua"), { "normalizer must be a string (a name such as 'softmax' or 'entmax15'), got a table" })
+  -- (recorded, never applied: an image model has no token embedding)
+  train_err("--dataset kmnist --embed_std 1e300", { "embed_std applies to text datasets only, not kmnist" })
+  -- (refused by AdamW as "eps" once the data was read)
+  train_err("--dataset kmnist --adam_eps 0", { "adam_eps must be a finite number > 0, got 0" })
+  T.eq(al.train.config({ dataset = "kmnist", embed_std = 0.02 }).embed_std, 0.02, 0, "the default is no choice")
+  T.rm_rf(d)
+end)
 case("train.lua --out / --checkpoint where nothing can be written: refused before training, one line", function()
   local d = T.tmpdir("cli")   -- a folder of our own: d/missing surely does not exist
   local args = " --dataset kmnist --epochs 1 --train_limit 64 --test_limit 32 --progress false"

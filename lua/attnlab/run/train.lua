@@ -95,6 +95,11 @@ function train.config(user)
     table.sort(names)
     error(("train: unknown dataset '%s'; known: %s"):format(tostring(c.dataset), table.concat(names, ", ")), 3)
   end
+  -- (a table got "unknown normalizer 'table: 0x...'" from the parser, as if misspelt)
+  if type(c.normalizer) ~= "string" then
+    error(("train: normalizer must be a string (a name such as 'softmax' or 'entmax15'), got %s")
+      :format(al.cli.show(c.normalizer)), 3)
+  end
   local okn, nerr = pcall(al.nn.Normalizer.parse, c.normalizer)   -- raises with the list of valid names
   if not okn then error("train: " .. error_text(nerr), 3) end
   -- every key up front: a bad value is one message here, not a failure deep inside a run
@@ -133,6 +138,8 @@ function train.config(user)
   -- warmup longer than the run is allowed there: a smoke test's --epochs 1 on a preset)
   if c.min_lr > c.lr then bad("min_lr", ("at most lr (%s): the cosine would rise instead of decay"):format(al.cli.show(c.lr))) end
   if c.mlp_ratio <= 0 then bad("mlp_ratio", "a number > 0") end
+  -- (AdamW divides by sqrt(v) + eps: 0 was refused by the optimizer, as "eps", once the data was read)
+  if c.adam_eps <= 0 then bad("adam_eps", "a finite number > 0") end
   -- (the MLP's width is floor(dim * mlp_ratio): 0 failed only when the model was built, after
   -- the data was read)
   if math.floor(c.dim * c.mlp_ratio) < 1 then
@@ -181,6 +188,8 @@ function train.config(user)
     if c.vocab_size then other_kind("vocab_size", "text") end
     if c.padding ~= train.DEFAULTS.padding then other_kind("padding", "text") end
     if c.seq_len ~= train.DEFAULTS.seq_len then other_kind("seq_len", "text") end
+    -- (the token embedding's spread: an image model has none, yet the record carried the value)
+    if c.embed_std ~= train.DEFAULTS.embed_std then other_kind("embed_std", "text") end
   end
   -- a crop padding as wide as the image would crop mostly zeros (and a huge one overflows)
   local side = IMAGE_SIZE[c.dataset]

@@ -43,7 +43,14 @@ local function load_config(path)
     cli.die(SPEC, ("--config %s: %s"):format(path, err), 2)
   end
   local ok, t = pcall(chunk)
-  if not ok then cli.die(SPEC, ("--config %s raised an error: %s"):format(path, cli.clean(t)), 2) end
+  if not ok then
+    -- error({}) printed "table: 0x55...", an address and no reason: such a value is said as what it is
+    local mt = getmetatable(t)
+    if type(t) == "string" or type(t) == "number" or (type(mt) == "table" and mt.__tostring) then
+      cli.die(SPEC, ("--config %s raised an error: %s"):format(path, cli.clean(t)), 2)
+    end
+    cli.die(SPEC, ("--config %s raised a non-string error (%s)"):format(path, t == nil and "nil" or "a " .. type(t)), 2)
+  end
   if type(t) ~= "table" then
     cli.die(SPEC, ("--config %s returned %s, want a table of training keys (return { epochs = 3, ... })")
       :format(path, t == nil and "nothing" or "a " .. type(t)), 2)
