@@ -48,6 +48,7 @@ al.cli.run(SPEC, arg, function(o)
     opt:zero_grad(); l:backward(); opt:step()
     loss = l:item()
   end
+  -- the threads used: set_num_threads clamps --threads to the cores (100000 printed as asked)
   print(("%d steps, patch %d (N = %d), %s, %d thread(s), cpu level %s: last loss %.9g")
-    :format(o.steps, o.patch, (32 // o.patch) ^ 2 + 1, o.normalizer, o.threads, al.config().cpu_level, loss))
+    :format(o.steps, o.patch, (32 // o.patch) ^ 2 + 1, o.normalizer, al.get_num_threads(), al.config().cpu_level, loss))
 end)

@@ -204,6 +204,12 @@ case("train_steps.lua --steps 2: a finite loss, the same digits at 1 and 2 threa
   T.eq(losses[2], losses[1], 0, "loss at 2 threads vs 1")
 end)
 
+case("train_steps.lua --threads 100000 prints the threads it used (the cores), not the number asked for", function()
+  local out, err, code = run("scripts/train_steps.lua --steps 1 --threads 100000")
+  T.eq(code, 0, 0, "exit status: " .. err)
+  T.eq(tonumber(out:match(", (%d+) thread%(s%)")), al.config().cores, 0, out)
+end)
+
 -- ---- train.lua: typical mistakes ----------------------------------------------------------------
 local function train_err(args, pats, code)
   local tmp = T.tmpname()
