@@ -4,7 +4,7 @@
 -- 12 runs (2 workers x 1 thread), then the report: accuracy table with paired t-tests vs
 -- softmax (Holm), Wilcoxon, Cohen's d, hae vs entmax15, learned alphas, runtime ratios, plots.
 --
---   bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick]
+--   bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick] [--redo-changed]
 --
 -- Records go to results/normalizers-demo/ (a rerun resumes and then only redoes the report;
 -- delete the folder to start over); the report is results/normalizers-demo/REPORT.md, the
@@ -21,13 +21,15 @@ local al = require "attnlab"
 local t0 = al.clock()
 local SPEC = {
   name = "demo.lua",
-  usage = "bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick]",
+  usage = "bin/attnlab scripts/demo.lua [--workers N] [--out DIR] [--quick] [--redo-changed]",
   about = "A real, small normalizer comparison on Fashion-MNIST (softmax vs entmax15 vs hae vs top-k 25%,\n" ..
           "3 seeds) as a sweep, then the report with paired tests and plots. A rerun resumes.",
   options = {
     { "workers", "N", "runs at a time (default 2)", type = "posint", default = 2 },
     { "out", "DIR", "results folder (default results/normalizers-demo)" },
     { "quick", nil, "the experiment's quick preset" },
+    -- (the sweep's refusal of a changed record names this option: demo.lua must take it too)
+    { "redo-changed", nil, "rerun finished records (and set aside checkpoints) whose config differs from the experiment" },
   },
   examples = { "bin/attnlab scripts/demo.lua --quick" },
 }
@@ -71,10 +73,10 @@ say(("schedule: %d epochs on %s training images, batch %d, lr %g; %d runs, %d at
   :format(s.epochs, s.train_limit and tostring(s.train_limit) or "all", s.batch_size, s.lr,
     #exp.seeds * #exp.normalizers, opts.workers, opts.threads))
 local ok2, summary = pcall(al.sweep.run, exp, { out = out, workers = opts.workers, threads = opts.threads,
+                                                   redo_changed = opts.redo_changed,
                                                    entry = al.sweep.root() .. "/scripts/train.lua" })
-if not ok2 then
-  io.stderr:write("demo.lua: ", tostring(summary), "\n")
-  os.exit(tostring(summary):match("interrupted") and 130 or 1)
+if not ok2 then   -- one line, without the library's "sweep: " (the user ran demo.lua)
+  al.cli.die(SPEC, require("attnlab.util").error_text(summary, "sweep"), tostring(summary):match("interrupted") and 130 or 1)
 end
 
 -- 4. the report

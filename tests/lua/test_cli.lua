@@ -596,6 +596,28 @@ case("an output folder that cannot be made (/proc/x): one line before any work, 
   assert(rc ~= 0 and not err:find("mkdir", 1, true), "analyze: " .. err)
 end)
 
+case("demo.lua over a changed record: one line advising --redo-changed, which demo.lua takes; no 'sweep: ', no empty ckpt/ or logs/", function()
+  T.need_data(al.data.fashion_mnist, { split = "test", normalize = false }, "Fashion-MNIST")
+  if T.sh("command -v gnuplot") == "" then T.skip("gnuplot not installed (demo.lua would try to install it)") end
+  local d = T.tmpdir("cli")
+  -- a finished record of the quick demo's first run, made with another batch size
+  local exp = al.sweep.resolve(al.sweep.load("experiments/normalizers/demo.lua"), { quick = true })
+  local r = al.sweep.runs(exp, { out = d, threads = 1 })[1]
+  local c = al.train.config(r.config)
+  c.batch_size = c.batch_size // 2
+  local eps = {}
+  for e = 1, c.epochs do eps[e] = { epoch = e, loss = 1.0, test_accuracy = 0.3 } end
+  T.write_file(r.out, al.json.encode({ config = c, epochs = eps, test_accuracy = 0.3, support_density = 1.0, params = 1000, tokens = 17 }))
+  local out, err, code = run("scripts/demo.lua --quick --out " .. q(d))
+  user_error(out, err, code, 1, "demo.lua", { "1 finished record(s) in " .. d .. " were made with a different config",
+    "pass --redo-changed to rerun them" }, true)
+  assert(not err:find("sweep: ", 1, true), err)
+  T.eq(T.sh("ls " .. q(d)), r.name .. ".json\n", 0, "files after the refusal")
+  -- the option the message names: taken (an unwritable --out is then the first thing refused)
+  out, err, code = run("scripts/demo.lua --quick --redo-changed --out /proc/x")
+  user_error(out, err, code, 2, "demo.lua", { "--out /proc/x: cannot create the folder" })
+  T.rm_rf(d)
+end)
 case("ATTNLAB_NUM_THREADS=abc / 0 / -4: said on stderr, the default is used", function()
   for _, v in ipairs({ "abc", "0", "-4", "2x" }) do
     local out, err, code = run([[-e "print(al.get_num_threads())"]], "ATTNLAB_NUM_THREADS=" .. v)

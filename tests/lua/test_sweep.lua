@@ -466,6 +466,16 @@ local cases = {
     T.raises(function() sweep.run(sweep.load(exp), { out = "", dry_run = true, log = function() end }) end,
       "the results folder (--out) must be a non-empty path, got ''")
   end },
+  { name = "a sweep refused over a changed record leaves no empty ckpt/ or logs/ behind", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.load(tiny_experiment(dir, { "softmax" }))
+    local out = dir .. "/r"
+    sh("mkdir " .. q(out))
+    fake_record(sweep.runs(exp, { out = out })[1])
+    exp.schedule.epochs = 2
+    T.raises(function() sweep.run(exp, { out = out, log = function() end }) end, "epochs: record has 1, experiment has 2")
+    T.eq(sh("ls " .. q(out)), NAMES[1] .. ".json\n", 0, "files after the refusal")
+  end },
   { name = "--dry-run lists the runs and writes nothing (no folder, no experiment.json)", fn = function()
     local dir = tmpdir()
     local exp = tiny_experiment(dir, { "softmax", "topk:0.25" })

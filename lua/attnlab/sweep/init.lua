@@ -560,7 +560,7 @@ function sweep.run(exp, opts)
 
   local state_dir = dir .. "/.state"
   local dry = opts.dry_run
-  if not dry then mkdir_p(dir); mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs"); mkdir_p(state_dir) end
+  if not dry then mkdir_p(dir); mkdir_p(state_dir) end   -- (the lock's folder; ckpt/ and logs/ once the sweep is not refused)
   -- before the records are looked at: what this sweep sets aside, removes and starts is its own
   -- (a dry run writes nothing and takes no lock)
   local lock <close> = not dry and lock_folder(dir) or nil
@@ -599,6 +599,8 @@ function sweep.run(exp, opts)
   refuse_changed(ex, dir)
   local changed, set_aside = ex.changed, ex.set_aside
   if not dry then
+    -- made only now: a sweep refused over changed records left them empty behind
+    mkdir_p(dir .. "/ckpt"); mkdir_p(dir .. "/logs")
     remove_stale_temps(dir, todo)
     remove_stale_state(state_dir)
     local _, note = sweep.write_experiment(exp, runs, dir)
