@@ -95,7 +95,13 @@ local function main(argv)
     if f then f:close() elseif os.rename(opts.out, opts.out) then usage(("--out %s exists and is not a folder"):format(opts.out)) end
   end
 
+  local out_given = opts.out ~= nil
   opts.out = opts.out or ("results/" .. al.sweep.sanitize(exp.name) .. (opts.quick and "-quick" or ""))
+  -- a folder mkdir cannot make (a path under a file) was found by the real run only, after a dry
+  -- run had listed its runs as invalid records: refused up front, for either
+  if not require("attnlab.util").can_create_dir(opts.out) then
+    usage((out_given and "--out %s: cannot create the folder" or "cannot create the results folder %s (give --out DIR)"):format(opts.out))
+  end
   -- a malformed --only pattern is a usage error; Lua finds it only while matching, so it is
   -- matched here against the experiment's record names as the sweep will
   if opts.only then
