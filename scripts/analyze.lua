@@ -48,11 +48,17 @@ cli.run(SPEC, arg, function(o, rest)
   local dir = rest[1]:gsub("/+$", "")
   if dir == "" then dir = "/" end
   local f = io.open(dir .. "/.", "rb")
-  if not f then cli.die(SPEC, ("no such folder: %s"):format(dir)) end
+  if not f then
+    -- (a regular file was "no such folder" too)
+    cli.die(SPEC, os.rename(dir, dir) and ("%s is not a folder (give the folder a sweep wrote)"):format(dir)
+      or ("no such folder: %s"):format(dir))
+  end
   f:close()
   -- the report is Markdown: written over a record or experiment.json of the folder (or as a new
   -- .json there, which the next report would read as an invalid record), it destroys the results
   if o.out == "" then cli.die(SPEC, "--out needs a file path, got ''", 2) end
+  -- (an empty --plots was found only after the report was written: "cannot create the plots folder ")
+  if o.plots == "" then cli.die(SPEC, "--plots needs a folder path, got ''", 2) end
   if o.out then
     local out_real, dir_real = real_path(o.out), real_path(dir)
     local parent = out_real:match("^(.*)/[^/]*$")
