@@ -160,6 +160,8 @@ for _, k in ipairs(require("attnlab.util").sorted_keys(KIND)) do check_value(k) 
 if cmd == "teacher" and opts.preset == nil then
   bad("--preset FILE is required (an S2S preset, e.g. experiments/s2s/cifar_small.lua; its teacher section is the model trained)")
 end
+-- (without a preset there is no quick table: --quick was accepted and did nothing)
+if opts.quick == true and opts.preset == nil then bad("--quick goes with --preset FILE (it applies the preset's quick table)") end
 if cmd == "run" and opts.strategy ~= nil and opts.layers ~= nil then
   bad("--strategy and --layers both choose the layers to replace: give one")
 end

@@ -49,6 +49,8 @@ cli.check_known(SPEC, opts, known)
 cli.check_words(SPEC, words)
 local K = s2s.check
 if not opts.model and not opts.preset then cli.usage_error(SPEC, "--model FILE (or --preset FILE) is required") end
+-- (without a preset there is no quick table: --quick was accepted and did nothing)
+if opts.quick == true and not opts.preset then cli.usage_error(SPEC, "--quick goes with --preset FILE (it applies the preset's quick table)") end
 -- every value before any work, one line naming the option (s2s/check.lua's kinds: the ones the
 -- preset keys they stand for have); an option given without a value arrives as true
 do

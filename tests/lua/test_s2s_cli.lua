@@ -132,6 +132,16 @@ case("a batch of 2^63 - 1 (it overflowed the loader's batch count: no step, yet 
   T.rm_rf(d)
 end)
 
+case("--quick on a preset without a quick table (it ran the full preset): one line, as sweep.lua says it", function()
+  local d = T.tmpdir("s2s-cli")
+  T.write_file(d .. "/p.lua", (PRESET:gsub("OUT", d .. "/out")))   -- (PRESET has no quick table)
+  for _, c in ipairs({ { "distill.lua", "teacher" }, { "profile.lua", "" }, { "s2s_strategies.lua", "summary" } }) do
+    refused(c[1], c[2] .. " --preset " .. q(d .. "/p.lua") .. " --quick", 1, { "preset " .. d .. "/p.lua has no quick preset" })
+  end
+  T.eq(files_in(d .. "/out"), "", 0, "files written")
+  T.rm_rf(d)
+end)
+
 case("profile.lua --out with a quote and shell words: no command runs, the PNGs are where it says (gnuplot's quoting)", function()
   local d = T.tmpdir("s2s-cli")
   s2s.save_model(d .. "/t.safetensors", vit())

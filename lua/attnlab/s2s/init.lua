@@ -587,6 +587,8 @@ function s2s.load_preset(path, quick)
   local ok, p = pcall(chunk)
   if not ok then error(("s2s: preset %s raised an error: %s"):format(path, tostring(p)), 0) end
   if type(p) ~= "table" then error("s2s: preset " .. path .. " must return a table, got " .. type(p), 0) end
+  -- --quick on a preset without a quick table ran the full preset, silently (sweep.resolve refuses it too)
+  if quick and p.quick == nil then error(("s2s: preset %s has no quick preset (no quick table)"):format(path), 0) end
   if quick and p.quick then p = s2s.deep_merge(p, p.quick) end
   p.quick = nil
   return p
