@@ -111,6 +111,33 @@ return {
     a, b = grads()
     T.close(al.optim.clip_grad_norm({ a, b }, 1, 2), al.optim.clip_grad_norm({ grads() }, 1), 0)   -- 2: the default
   end },
+  { name = "clip_grad_norm with p 1, 3, 10 of large gradients: the p-norm in float64, clipped (sum |g|^p overflowed float32)", fn = function()
+    local g = al.Generator(3)
+    local va, vb = (al.randn({ 40 }, { generator = g }) * 1e4):totable(), (al.randn({ 7 }, { generator = g }) * 3e4):totable()
+    local function grads()
+      local a, b = al.zeros({ 40 }), al.zeros({ 7 })
+      a.grad, b.grad = al.tensor(va), al.tensor(vb)
+      return a, b
+    end
+    for _, p in ipairs({ 1, 3, 10 }) do
+      local s = 0   -- float64: (3e4)^10 is about 6e44, far below double's range
+      for _, v in ipairs(va) do s = s + math.abs(v) ^ p end
+      for _, v in ipairs(vb) do s = s + math.abs(v) ^ p end
+      local want = s ^ (1 / p)
+      local a, b = grads()
+      local n = al.optim.clip_grad_norm({ a, b }, 1, p)
+      T.close(n, want, 0, 1e-5, "p = " .. p)
+      s = 0   -- clipped: the p-norm is now max_norm
+      for _, t in ipairs({ a.grad, b.grad }) do for _, v in ipairs(t:totable()) do s = s + math.abs(v) ^ p end end
+      T.close(s ^ (1 / p), 1, 0, 1e-5, "p = " .. p .. " after clipping")
+    end
+    local a, b = al.zeros({ 2 }), al.zeros({ 1 })   -- all zero: the norm is 0, nothing scaled
+    a.grad, b.grad = al.zeros({ 2 }), al.zeros({ 1 })
+    T.eq(al.optim.clip_grad_norm({ a, b }, 1, 3), 0)
+    a.grad = al.tensor({ 1, 1 / 0 })   -- not finite: returned unscaled
+    T.eq(al.optim.clip_grad_norm({ a, b }, 1, 3), math.huge)
+    T.eq(a.grad:totable(), { 1, 1 / 0 })
+  end },
   { name = "a schedule scales each group's own lr; lr_scale applies from the start", fn = function()
     local a, b, c = al.zeros({ 2 }), al.zeros({ 2 }), al.zeros({ 2 })
     local opt = al.optim.AdamW({ { params = { a }, lr = 0.1 }, { params = { b } }, { params = { c }, lr_scale = 0.5 } },

@@ -307,6 +307,19 @@ function CosineWarmup:step(...)
   return self.opt.lr
 end
 
+-- The largest |g| over all gradients: NaN when one is NaN, else inf when one is infinite.
+local function max_abs_grad(params)
+  local m = 0
+  for _, p in ipairs(params) do
+    if p.grad and p.grad:numel() > 0 then
+      local v = al.max(al.abs(p.grad)):item()
+      if v ~= v then return v end
+      m = math.max(m, v)
+    end
+  end
+  return m
+end
+
 -- Scale all gradients so their global norm is at most max_norm; returns the norm before
 -- clipping (NaN/inf when a gradient is not finite, left unscaled). norm_type: 2 (the default,
 -- L2), any other p > 0, or math.huge (the largest |g|), as PyTorch's clip_grad_norm_: the
@@ -319,21 +332,19 @@ function optim.clip_grad_norm(params, max_norm, norm_type, ...)
     local s = 0
     for _, p in ipairs(params) do if p.grad then s = s + p.grad:sumsq() end end
     norm = math.sqrt(s)
-  elseif norm_type == math.huge then
-    norm = 0
-    for _, p in ipairs(params) do
-      if p.grad and p.grad:numel() > 0 then
-        local m = al.max(al.abs(p.grad)):item()
-        if m ~= m then norm = m; break end
-        norm = math.max(norm, m)
-      end
-    end
   else
-    local s = 0
-    for _, p in ipairs(params) do
-      if p.grad then s = s + al.sum(al.pow(al.abs(p.grad), norm_type)):item() end
+    norm = max_abs_grad(params)
+    -- Any other p: sum |g|^p in float32 overflowed (|g| = 1e4, p = 10 is 1e40) to inf, and
+    -- the clip was skipped. Scaled by the largest |g|, every term is in [0, 1] and the norm is
+    -- m * (sum (|g|/m)^p)^(1/p). m = 0 (all zero) is the norm 0; a non-finite m is returned
+    -- as it is, unscaled.
+    if norm_type ~= math.huge and norm > 0 and norm < math.huge then
+      local s = 0
+      for _, p in ipairs(params) do
+        if p.grad then s = s + al.sum(al.pow(al.abs(p.grad) / norm, norm_type)):item() end
+      end
+      norm = norm * s ^ (1 / norm_type)
     end
-    norm = s ^ (1 / norm_type)
   end
   if max_norm and norm > max_norm and norm == norm and norm < math.huge then
     local scale = max_norm / (norm + 1e-6)
