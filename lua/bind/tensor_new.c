@@ -2,6 +2,8 @@
  * numbers, other tensors), zeros, ones, empty, full, arange, and l_checktensorish, which
  * lets every op take a number or a table where it wants a tensor. */
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bind.h"
@@ -183,11 +185,31 @@ static int l_full(lua_State *L) {
   return make_filled(L, v, is_int ? &iv : NULL, "full");
 }
 
+/* arange's count and values from Lua integers, exactly: through double, bounds above 2^53
+ * were rounded (arange(2^53 + 1, 2^53 + 4) gave 5 values with repeats), and near
+ * math.maxinteger the cast of an out-of-range double was undefined (one wrapped value). b - a
+ * may not fit in an int64 (arange(mininteger, maxinteger)), so distances are unsigned; a + i *
+ * step is then taken modulo 2^64, which is exact since every value lies between a and b. */
+static int64_t arange_int_count(lua_State *L, int64_t a, int64_t b, int64_t step) {
+  if (step > 0 ? b < a : b > a) return 0;
+  uint64_t dist = step > 0 ? (uint64_t)b - (uint64_t)a : (uint64_t)a - (uint64_t)b;
+  uint64_t ustep = step > 0 ? (uint64_t)step : -(uint64_t)step;   /* -(uint64_t) holds INT64_MIN */
+  uint64_t q = dist / ustep;   /* count - 1 */
+  if (q >= (uint64_t)(INT64_MAX / 8)) {
+    char num[32];   /* q + 1 is 2^64 for arange(mininteger, maxinteger) */
+    if (q == UINT64_MAX) snprintf(num, sizeof num, "18446744073709551616");
+    else snprintf(num, sizeof num, "%llu", (unsigned long long)q + 1);
+    luaL_error(L, "attnlab.arange: %s elements is too many", num);
+  }
+  return (int64_t)q + 1;
+}
+
 static int l_arange(lua_State *L) {
   /* arange(n) -> 1..n as in torch7's range convention? No: PyTorch's 0..n-1 values,
    * but attnlab positions are 1-based, so arange(n) = {1, ..., n}; arange(a, b [,step]) = a..b inclusive. */
   lua_Number a, b, step = 1;
-  if (lua_gettop(L) == 1 || lua_istable(L, 2)) { a = 1; b = luaL_checknumber(L, 1); }
+  int one_arg = lua_gettop(L) == 1 || lua_istable(L, 2);
+  if (one_arg) { a = 1; b = luaL_checknumber(L, 1); }
   else { a = luaL_checknumber(L, 1); b = luaL_checknumber(L, 2); step = luaL_optnumber(L, 3, 1); }
   if (step == 0) return luaL_argerror(L, 3, "step must be nonzero");
   /* NaN or inf bounds (arange(0/0)) made the count's conversion to int64 undefined */
@@ -196,19 +218,34 @@ static int l_arange(lua_State *L) {
     return luaL_error(L, "attnlab.arange: the %s is %s; bounds and step must be finite numbers",
                       !isfinite(a) ? "start" : !isfinite(b) ? "end" : "step", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
   }
-  const double count = floor((b - a) / step + 1e-9) + 1;
-  if (count > (double)(INT64_MAX / 8)) return luaL_error(L, "attnlab.arange: %f elements is too many", count);
-  int64_t n = count < 0 ? 0 : (int64_t)count;
-  int allint = lua_isinteger(L, 1) && (lua_gettop(L) == 1 || lua_istable(L, 2) || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
+  int allint = lua_isinteger(L, 1) && (one_arg || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
+  int64_t ia = 0, istep = 1, n;
+  if (allint) {
+    ia = one_arg ? 1 : (int64_t)lua_tointeger(L, 1);
+    int64_t ib = (int64_t)lua_tointeger(L, one_arg ? 1 : 2);
+    if (!one_arg && !lua_isnone(L, 3)) istep = (int64_t)lua_tointeger(L, 3);
+    n = arange_int_count(L, ia, ib, istep);
+  } else {
+    const double count = floor((b - a) / step + 1e-9) + 1;
+    if (count > (double)(INT64_MAX / 8)) return luaL_error(L, "attnlab.arange: %f elements is too many", count);
+    n = count < 0 ? 0 : (int64_t)count;
+  }
   int opts = lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
   al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32) : (allint ? AL_I64 : AL_F32);
   al_tensor *t = al_tensor_new(dt, 1, &n);
   if (!t) return l_raise(L, "arange");
-  for (int64_t i = 0; i < n; i++) {
-    if (dt == AL_I64) al_i64(t)[i] = (int64_t)(a + i * step);
-    else al_f32(t)[i] = (float)(a + i * step);
-  }
   l_pushtensor(L, t);
+  for (int64_t i = 0; i < n; i++) {
+    if (allint) {
+      int64_t v = (int64_t)((uint64_t)ia + (uint64_t)i * (uint64_t)istep);
+      if (dt == AL_I64) al_i64(t)[i] = v;
+      else al_f32(t)[i] = (float)v;
+    } else if (dt == AL_I64) {
+      al_i64(t)[i] = (int64_t)(a + i * step);
+    } else {
+      al_f32(t)[i] = (float)(a + i * step);
+    }
+  }
   if (opts) opt_requires_grad(L, opts, t);
   return 1;
 }

@@ -136,6 +136,22 @@ case("arange(n) is 1..n (int64); arange(a, b [, step]) is inclusive", function()
   T.eq(al.arange(4, { dtype = "float32" }):totable(), { 1, 2, 3, 4 })
 end)
 
+-- Integer bounds went through double: beyond 2^53 the count and the values were rounded (5
+-- values with repeats for 4), and near math.maxinteger the cast of a double past int64's range
+-- was undefined (one wrapped value).
+case("arange of Lua integers is exact in int64, beyond 2^53 and at int64's ends", function()
+  local p53, max, min = 1 << 53, math.maxinteger, math.mininteger
+  T.eq(al.arange(p53 + 1, p53 + 4):totable(), { p53 + 1, p53 + 2, p53 + 3, p53 + 4 })
+  T.eq(al.arange(max - 2, max):totable(), { max - 2, max - 1, max })
+  T.eq(al.arange(min, min + 2):totable(), { min, min + 1, min + 2 })
+  T.eq(al.arange(max, max - 4, -2):totable(), { max, max - 2, max - 4 })
+  T.eq(al.arange(max, min, min):totable(), { max, -1 })          -- b - a and the step at int64's ends
+  T.eq(al.arange(min + 3, min, min):totable(), { min + 3 })
+  T.eq(al.arange(p53 + 5, p53 + 1):numel(), 0)
+  T.raises(function() al.arange(min, max) end, "attnlab.arange: 18446744073709551616 elements is too many")
+  T.raises(function() al.arange(0, max) end, "attnlab.arange: 9223372036854775808 elements is too many")
+end)
+
 case("randn/rand/randint/randperm shapes and ranges", function()
   T.eq(al.randn { 2, 3 }:shape(), { 2, 3 })
   T.eq(al.randn(2, 3):shape(), { 2, 3 })
