@@ -234,14 +234,15 @@ static int l_arange(lua_State *L) {
   al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32) : (allint ? AL_I64 : AL_F32);
   al_tensor *t = al_tensor_new(dt, 1, &n);
   if (!t) return l_raise(L, "arange");
-  l_pushtensor(L, t);
+  l_pushtensor(L, t);   /* anchored: filling an int64 tensor may raise */
   for (int64_t i = 0; i < n; i++) {
     if (allint) {
       int64_t v = (int64_t)((uint64_t)ia + (uint64_t)i * (uint64_t)istep);
       if (dt == AL_I64) al_i64(t)[i] = v;
       else al_f32(t)[i] = (float)v;
     } else if (dt == AL_I64) {
-      al_i64(t)[i] = (int64_t)(a + i * step);
+      /* arange(1, 2, 0.5, {dtype = "int64"}) was {1, 1, 2}: truncated without a word */
+      al_i64(t)[i] = (int64_t)l_check_store_value(L, a + i * step, AL_I64, "arange");
     } else {
       al_f32(t)[i] = (float)(a + i * step);
     }

@@ -118,6 +118,15 @@ err("inf to int64", function() return al.tensor({ 1 / 0 }):long() end, "int64", 
 err("unknown dtype", function() return al.zeros({ 2 }, { dtype = "int8" }) end, "unknown dtype", "int8")
 err("non-integer into an int64 tensor", function() return al.tensor({ 1.5 }, { dtype = "int64" }) end, "integers", "1.5")
 err("non-integer 0-dim int64", function() return al.tensor(2.5, { dtype = "int64" }) end, "integer")
+-- arange(1, 2, 0.5) into int64 was {1, 1, 2}: truncated without a word
+err("arange of fractions into int64", function() return al.arange(1, 2, 0.5, { dtype = "int64" }) end,
+  "attnlab.arange: an int64 tensor holds integers, got 1.5")
+err("arange of float bounds beyond int64 into int64", function() return al.arange(2 ^ 63, 2 ^ 63, 1, { dtype = "int64" }) end,
+  "attnlab.arange: an int64 tensor holds integers, got 9.2233720368548e+18")
+cases[#cases + 1] = { name = "arange of whole float values into int64 is accepted", fn = function()
+  T.eq(al.arange(1.0, 3.0, 1, { dtype = "int64" }):totable(), { 1, 2, 3 })
+  T.eq(al.arange(-1, 5, 2.0, { dtype = "int64" }):totable(), { -1, 1, 3, 5 })
+end }
 
 -- ---- values ---------------------------------------------------------------------
 err("clamp min > max", function() return al.clamp(al.ones { 2 }, 1, 0) end, "min 1", "max 0")
