@@ -99,6 +99,16 @@ double l_check_store_value(lua_State *L, double v, al_dtype dt, const char *fnam
   return v;
 }
 
+al_tensor *l_write_source(lua_State *L, al_tensor *src, al_dtype dt, const char *fname) {
+  if (dt != AL_I64 || src->dtype != AL_F32) return src;
+  /* al_copy_into saturates (NaN -> 0, 1e30 -> INT64_MAX) without a word, which is its C
+   * contract; a Lua write refuses those values, as t:long() does */
+  al_tensor *c = NULL;
+  if (al_to_dtype(&c, src, AL_I64) != AL_OK) l_raise(L, fname);
+  l_pushtensor(L, c);
+  return c;
+}
+
 int l_checkdim(lua_State *L, int idx, const char *fname) {
   lua_Integer d = luaL_checkinteger(L, idx);
   if (d == 0) return luaL_argerror(L, idx, "dim 0 is invalid: dims are 1-based (-1 is the last)");

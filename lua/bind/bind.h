@@ -23,6 +23,15 @@ al_tensor *l_totensor(lua_State *L, int idx);            /* NULL if not a tensor
 /* A tensor from a tensor, a number (0-dim float32) or a nested table. Borrowed: a new
  * tensor is anchored in a userdata pushed on the stack; do not release it. */
 al_tensor *l_checktensorish(lua_State *L, int idx);
+/* The nested table of numbers at idx as a new tensor of dtype dt, anchored on the stack as
+ * l_checktensorish's. Into int64 every entry must be an integer: 2.5 or NaN is raised, as
+ * "attnlab.<fname>: int64 tensor needs integers, got 2.5 at position 1". */
+al_tensor *l_tensor_from_table(lua_State *L, int idx, al_dtype dt, const char *fname);
+/* src as the source of a write into a tensor of dtype dt: a float32 src into int64 is
+ * converted as :long() converts (truncation toward zero; NaN, inf and |v| >= 2^63 raised,
+ * naming the element, with the prefix "attnlab.<fname>: "), the result anchored on the stack;
+ * else src itself. */
+al_tensor *l_write_source(lua_State *L, al_tensor *src, al_dtype dt, const char *fname);
 /* Push t (taking over one reference); raises on NULL with al_errmsg(). */
 int l_pushtensor(lua_State *L, al_tensor *t);
 /* Raise "attnlab.<name>: <core message>". */

@@ -204,8 +204,10 @@ static int mt_newindex(lua_State *L) {
       l_tensor *anchor = lua_newuserdatauv(L, sizeof *anchor, 0);   /* v must not leak if the value is bad */
       anchor->t = v;
       luaL_setmetatable(L, TENSOR_MT);
-      s = l_checktensorish(L, 3);
-      st = al_expand(&e, s, v->ndim, v->shape);
+      /* into int64: a table of non-integers is refused (as al.tensor({2.5}, {dtype = "int64"})),
+       * a float32 tensor converted as :long() (NaN and 1e30 went in as 0 and INT64_MAX) */
+      s = v->dtype == AL_I64 && lua_istable(L, 3) ? l_tensor_from_table(L, 3, AL_I64, "index") : l_checktensorish(L, 3);
+      st = al_expand(&e, l_write_source(L, s, v->dtype, "index"), v->ndim, v->shape);
       if (st) {
         char a[128], b[128];
         st = al_seterr(AL_EINVAL, "index: cannot assign %s to t[%lld], which is %s", al_shape_str(s, a, sizeof a), (long long)i, al_shape_str(v, b, sizeof b));

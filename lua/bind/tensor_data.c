@@ -12,14 +12,15 @@ static int m_copy_(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1), *s = l_checktensor(L, 2);
   l_check_writable(L, t, "copy_");
   l_check_inplace_grad(L, t, s, "copy_");
+  al_tensor *src = l_write_source(L, s, t->dtype, "copy_");   /* float32 into int64: as :long() */
   if (al_same_shape(t, s)) {
-    L_TRY(L, "copy_", al_copy_into(t, s));
+    L_TRY(L, "copy_", al_copy_into(t, src));
   } else {
     /* PyTorch's rule: the source broadcasts to the destination's shape. Copying in flat order
      * between shapes of one count -- an (in, out) weight into an (out, in) one -- was
      * garbage without a word. */
     al_tensor *e = NULL;
-    if (al_expand(&e, s, t->ndim, t->shape) != AL_OK) {
+    if (al_expand(&e, src, t->ndim, t->shape) != AL_OK) {
       char a[128], b[128];
       return luaL_error(L, "attnlab.copy_: shapes differ: the source %s does not broadcast to the destination %s "
                         "(copy_ broadcasts, as in PyTorch; for a copy in flat order, reshape the source first)",

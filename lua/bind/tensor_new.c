@@ -8,14 +8,14 @@
 
 #include "bind.h"
 
-static void table_shape(lua_State *L, int idx, int depth, int *ndim, int64_t *shape) {
-  if (depth >= AL_MAXDIM) luaL_error(L, "attnlab.tensor: nested deeper than %d", AL_MAXDIM);
+static void table_shape(lua_State *L, int idx, int depth, int *ndim, int64_t *shape, const char *fname) {
+  if (depth >= AL_MAXDIM) luaL_error(L, "attnlab.%s: nested deeper than %d", fname, AL_MAXDIM);
   lua_Integer n = luaL_len(L, idx);
   shape[depth] = n;
   *ndim = depth + 1;
   if (n > 0) {
     lua_geti(L, idx, 1);
-    if (lua_istable(L, -1)) table_shape(L, lua_gettop(L), depth + 1, ndim, shape);
+    if (lua_istable(L, -1)) table_shape(L, lua_gettop(L), depth + 1, ndim, shape, fname);
     lua_pop(L, 1);
   }
 }
@@ -23,7 +23,7 @@ static void table_shape(lua_State *L, int idx, int depth, int *ndim, int64_t *sh
 /* A table of data holds its entries at the keys 1..n (n = its length) and nothing else: any
  * other key -- al.tensor{1, 2, x = 3}, or {1, 2, [4] = 4}, whose length is 2 -- would be
  * dropped without a word, so it is refused, by name. */
-static void check_only_entries(lua_State *L, int idx, lua_Integer n, int depth) {
+static void check_only_entries(lua_State *L, int idx, lua_Integer n, int depth, const char *fname) {
   lua_pushnil(L);
   while (lua_next(L, idx)) {
     lua_pop(L, 1);
@@ -37,31 +37,32 @@ static void check_only_entries(lua_State *L, int idx, lua_Integer n, int depth) 
                       : lua_pushfstring(L, "of type %s", luaL_typename(L, -1));
     const char *entries = n == 0 ? "and no entries" : n == 1 ? "beside its entry 1"
                           : lua_pushfstring(L, "beside its entries 1..%I", (LUAI_UACINT)n);
-    luaL_error(L, "attnlab.tensor: the table at depth %d has a key %s %s: data is a list of numbers "
-               "(or of lists), and that key would be dropped", depth + 1, key, entries);
+    luaL_error(L, "attnlab.%s: the table at depth %d has a key %s %s: data is a list of numbers "
+               "(or of lists), and that key would be dropped", fname, depth + 1, key, entries);
   }
 }
 
-static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t *shape, al_tensor *t, int64_t *pos) {
+static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t *shape, al_tensor *t, int64_t *pos,
+                       const char *fname) {
   lua_Integer n = luaL_len(L, idx);
-  if (n != shape[depth]) luaL_error(L, "attnlab.tensor: ragged nested table (dim %d has %d and %d entries)", depth + 1, (int)shape[depth], (int)n);
-  check_only_entries(L, idx, n, depth);
+  if (n != shape[depth]) luaL_error(L, "attnlab.%s: ragged nested table (dim %d has %d and %d entries)", fname, depth + 1, (int)shape[depth], (int)n);
+  check_only_entries(L, idx, n, depth, fname);
   for (lua_Integer i = 1; i <= n; i++) {
     lua_geti(L, idx, i);
     if (depth + 1 < ndim) {
-      if (!lua_istable(L, -1)) luaL_error(L, "attnlab.tensor: ragged nested table (expected a table at depth %d)", depth + 2);
-      table_fill(L, lua_gettop(L), depth + 1, ndim, shape, t, pos);
+      if (!lua_istable(L, -1)) luaL_error(L, "attnlab.%s: ragged nested table (expected a table at depth %d)", fname, depth + 2);
+      table_fill(L, lua_gettop(L), depth + 1, ndim, shape, t, pos, fname);
     } else {
       /* numbers only: Lua would also convert strings such as "3", silently */
       int isnum = lua_type(L, -1) == LUA_TNUMBER;
       if (t->dtype == AL_I64) {
         lua_Integer v = isnum ? lua_tointegerx(L, -1, &isnum) : 0;
         if (!isnum && lua_type(L, -1) == LUA_TNUMBER)
-          luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got %s at position %d", l_numstr(L, lua_tonumber(L, -1)), (int)*pos + 1);
-        if (!isnum) luaL_error(L, "attnlab.tensor: int64 tensor needs integers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
+          luaL_error(L, "attnlab.%s: int64 tensor needs integers, got %s at position %d", fname, l_numstr(L, lua_tonumber(L, -1)), (int)*pos + 1);
+        if (!isnum) luaL_error(L, "attnlab.%s: int64 tensor needs integers, got a %s at position %d", fname, luaL_typename(L, -1), (int)*pos + 1);
         al_i64(t)[(*pos)++] = v;
       } else {
-        if (!isnum) luaL_error(L, "attnlab.tensor: expected numbers, got a %s at position %d", luaL_typename(L, -1), (int)*pos + 1);
+        if (!isnum) luaL_error(L, "attnlab.%s: expected numbers, got a %s at position %d", fname, luaL_typename(L, -1), (int)*pos + 1);
         al_f32(t)[(*pos)++] = (float)lua_tonumber(L, -1);
       }
     }
@@ -71,15 +72,16 @@ static void table_fill(lua_State *L, int idx, int depth, int ndim, const int64_t
 
 /* A new tensor of dtype dt from the nested table at idx, pushed (anchored) before filling
  * can raise. */
-static al_tensor *push_from_table(lua_State *L, int idx, al_dtype dt) {
+al_tensor *l_tensor_from_table(lua_State *L, int idx, al_dtype dt, const char *fname) {
+  idx = lua_absindex(L, idx);
   int nd = 0;
   int64_t shape[AL_MAXDIM];
-  table_shape(L, idx, 0, &nd, shape);
+  table_shape(L, idx, 0, &nd, shape, fname);
   al_tensor *t = al_tensor_new(dt, nd, shape);
-  if (!t) l_raise(L, "tensor");
+  if (!t) l_raise(L, fname);
   l_pushtensor(L, t);
   int64_t pos = 0;
-  table_fill(L, idx, 0, nd, shape, t, &pos);
+  table_fill(L, idx, 0, nd, shape, t, &pos, fname);
   return t;
 }
 
@@ -122,7 +124,7 @@ al_tensor *l_checktensorish(lua_State *L, int idx) {
     l_pushtensor(L, t);
     return t;
   }
-  if (lua_istable(L, idx)) return push_from_table(L, idx, AL_F32);
+  if (lua_istable(L, idx)) return l_tensor_from_table(L, idx, AL_F32, "tensor");
   luaL_typeerror(L, idx, "tensor, number or table");
   return NULL;
 }
@@ -142,7 +144,7 @@ static int l_tensor_new(lua_State *L) {
     if (dt == AL_I64) al_i64(t)[0] = iv;
     else al_f32(t)[0] = (float)lua_tonumber(L, 1);
   } else if (lua_istable(L, 1)) {
-    opt_requires_grad(L, 2, push_from_table(L, 1, dt));
+    opt_requires_grad(L, 2, l_tensor_from_table(L, 1, dt, "tensor"));
     return 1;
   } else if (l_totensor(L, 1)) {
     al_tensor *src = l_totensor(L, 1);

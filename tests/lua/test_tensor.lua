@@ -392,6 +392,33 @@ case("copy_ into a strided view, fill_ and zero_ of non-contiguous views", funct
   T.eq(r:storage_id(), t:storage_id())   -- returns self
 end)
 
+-- copy_ and t[i] = v of float data into an int64 tensor went through al_copy_into's saturating
+-- conversion: NaN became 0 and 1e30 INT64_MAX without a word, and a table {2.7} was truncated.
+case("float data into an int64 tensor: a float32 tensor converts as :long(), a table must hold integers", function()
+  local i = al.zeros({ 2 }, { dtype = "int64" })
+  for _, bad in ipairs({ { { 2.7, 0 / 0 }, "is nan" }, { { 1e30, 1 }, "element 1 of float32 (2) is 1e+30" },
+                         { { 1, -1 / 0 }, "is -inf" } }) do
+    T.raises(function() i:copy_(al.tensor(bad[1])) end, "attnlab.copy_: to int64: ")
+    T.raises(function() i:copy_(al.tensor(bad[1])) end, bad[2])
+  end
+  T.raises(function() i:copy_(al.tensor { 0 / 0 }) end, "attnlab.copy_: to int64: element 1 of float32 (1) is nan")   -- broadcast
+  T.eq(i:totable(), { 0, 0 }, 0, "nothing written by a refused copy")
+  i:copy_(al.tensor { 2.7, -2.7 })                   -- truncation toward zero, as :long() and PyTorch
+  T.eq(i:totable(), { 2, -2 })
+  local m = al.zeros({ 2, 2 }, { dtype = "int64" })
+  T.raises(function() m[1] = al.tensor { 2.7, 0 / 0 } end, "attnlab.index: to int64: element 2 of float32 (2) is nan")
+  T.raises(function() m[1] = { 2.7, 0 / 0 } end, "attnlab.index: int64 tensor needs integers, got 2.7 at position 1")
+  T.raises(function() m[2] = { 1, 0 / 0 } end, "attnlab.index: int64 tensor needs integers, got NaN at position 2")
+  T.eq(m:totable(), { { 0, 0 }, { 0, 0 } })
+  local big = 9007199254740993   -- 2^53 + 1: a table went through float32 and was rounded
+  m[1] = { big, -3 }
+  m[2] = al.tensor { 3.9, -3.9 }
+  T.eq(m:totable(), { { big, -3 }, { 3, -3 } })
+  local f = al.zeros { 2 }                           -- a float32 destination takes any number
+  f[1] = 2.5
+  T.eq(f:totable(), { 2.5, 0 })
+end)
+
 case("a whole number beside an int64 tensor is an int64 scalar, in al.add & co. as in i + 1", function()
   local i = al.tensor({ 1, 2, 16777217 }, { dtype = "int64" })
   T.eq((i + 1):dtype(), "int64")
