@@ -297,24 +297,62 @@ static int l_embedding(lua_State *L) {
 }
 
 /* ---- normalizers ---------------------------------------------------------------------
- * f(x [, dim] [, opts]) with opts = {dim=, mask=}; mask broadcastable to x, nonzero keep. */
-static void norm_opts(lua_State *L, int first, int *dim, al_tensor **mask, int *iters) {
+ * f(x [, dim] [, opts]) with opts = {dim=, mask=, iters=}; mask broadcastable to x, nonzero
+ * keep; iters only for the rows that iterate (the alpha ones, bisection). Errors name the op
+ * and the option: the stack index of a field ("bad argument #3") is no argument the caller
+ * passed. */
+static int opt_dim_field(lua_State *L, int idx, const char *fname) {
+  if (!lua_isinteger(L, idx))
+    luaL_error(L, "attnlab.%s: option dim must be an integer (1-based, -1 the last), got %s", fname,
+               lua_type(L, idx) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, idx)) : lua_pushfstring(L, "a %s", luaL_typename(L, idx)));
+  lua_Integer v = lua_tointeger(L, idx);
+  if (v == 0) luaL_error(L, "attnlab.%s: option dim 0 is invalid: dims are 1-based (-1 is the last)", fname);
+  if (v > AL_MAXDIM || v < -AL_MAXDIM)
+    luaL_error(L, "attnlab.%s: option dim %I out of range (tensors have at most %d dims)", fname, (LUAI_UACINT)v, AL_MAXDIM);
+  return v > 0 ? (int)(v - 1) : (int)v;
+}
+
+static void norm_opts(lua_State *L, int first, const al_norm_desc *d, int *dim, al_tensor **mask, int *iters) {
   int top = lua_gettop(L);
   for (int i = first; i <= top; i++) {
-    if (lua_type(L, i) == LUA_TNUMBER) *dim = l_checkdim(L, i, "normalizer");
+    if (lua_type(L, i) == LUA_TNUMBER) *dim = l_checkdim(L, i, d->name);
     else if (lua_istable(L, i)) {
       static const char *const keys[] = {"dim", "mask", "iters", NULL};
-      l_check_keys(L, i, "normalizer", keys);
+      l_check_keys(L, i, d->name, keys);
       lua_getfield(L, i, "dim");
-      if (!lua_isnil(L, -1)) *dim = l_checkdim(L, lua_gettop(L), "normalizer");
+      if (!lua_isnil(L, -1)) *dim = opt_dim_field(L, lua_gettop(L), d->name);
       lua_pop(L, 1);
       lua_getfield(L, i, "mask");
-      if (!lua_isnil(L, -1)) *mask = l_checktensor(L, lua_gettop(L));
+      if (!lua_isnil(L, -1)) {
+        *mask = l_totensor(L, -1);
+        if (!*mask)
+          luaL_error(L, "attnlab.%s: option mask must be a tensor broadcastable to x (nonzero = keep), got a %s", d->name,
+                     luaL_typename(L, -1));
+      }
       lua_pop(L, 1);   /* the tensor stays referenced by the options table */
       lua_getfield(L, i, "iters");
-      if (!lua_isnil(L, -1)) {   /* an explicit count below 1 was taken as "the default", silently */
-        lua_Integer it = luaL_checkinteger(L, -1);
-        if (it < 1 || it > INT_MAX) luaL_error(L, "normalizer: iters must be an integer in 1..%d, got %I", INT_MAX, it);
+      if (!lua_isnil(L, -1)) {
+        /* nothing in the library passes iters to a row that does not iterate (nn.Normalizer
+         * gives it to the alpha rows only): there it was ignored, silently */
+        if (d->param != AL_NORM_P_ALPHA) {
+          luaL_Buffer b;
+          luaL_buffinit(L, &b);
+          for (int k = 0; k < AL_NORM_COUNT; k++) {
+            const al_norm_desc *o = al_norm_get((al_norm_kind)k);
+            if (!o || o->param != AL_NORM_P_ALPHA) continue;
+            if (luaL_bufflen(&b)) luaL_addstring(&b, ", ");
+            luaL_addstring(&b, o->name);
+          }
+          luaL_pushresult(&b);
+          luaL_error(L, "attnlab.%s: option iters does not apply to %s, which does not iterate (it is for %s)", d->name,
+                     d->name, lua_tostring(L, -1));
+        }
+        /* an explicit count below 1 was taken as "the default", silently */
+        if (!lua_isinteger(L, -1))
+          luaL_error(L, "attnlab.%s: iters must be an integer in 1..%d, got %s", d->name, INT_MAX,
+                     lua_type(L, -1) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, -1)) : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
+        lua_Integer it = lua_tointeger(L, -1);
+        if (it < 1 || it > INT_MAX) luaL_error(L, "attnlab.%s: iters must be an integer in 1..%d, got %I", d->name, INT_MAX, (LUAI_UACINT)it);
         *iters = (int)it;
       }
       lua_pop(L, 1);
@@ -343,13 +381,23 @@ static int l_normalizer(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL, *alpha = NULL;
   int dim = -1, iters = 0, first = 2;
   double ratio = 0, av = d->param_default;
-  if (d->param == AL_NORM_P_RATIO) { ratio = luaL_checknumber(L, 2); first = 3; }
+  if (d->param == AL_NORM_P_RATIO) {
+    /* a number only: luaL_checknumber took the string "0.5" as well (alpha refuses it too) */
+    if (lua_type(L, 2) != LUA_TNUMBER) {
+      if (lua_type(L, 2) == LUA_TSTRING)
+        return luaL_error(L, "attnlab.%s: ratio must be a number in (0, 1], got the string '%s'", d->name, lua_tostring(L, 2));
+      if (lua_isnone(L, 2)) return luaL_error(L, "attnlab.%s: ratio is required: a number in (0, 1]", d->name);
+      return luaL_error(L, "attnlab.%s: ratio must be a number in (0, 1], got a %s", d->name, luaL_typename(L, 2));
+    }
+    ratio = lua_tonumber(L, 2);
+    first = 3;
+  }
   else if (d->param == AL_NORM_P_ALPHA) {
     if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
     else if (!lua_isnoneornil(L, 2)) alpha = l_check_alpha(L, 2, d->name);
     first = 3;
   }
-  norm_opts(L, first, &dim, &mask, &iters);
+  norm_opts(L, first, d, &dim, &mask, &iters);
   L_TRY(L, d->name, al_normalize(&o, d->kind, x, dim, mask, ratio, alpha, av, iters));
   return l_pushtensor(L, o);
 }

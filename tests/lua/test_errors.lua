@@ -396,6 +396,29 @@ err("arange to nan", function() return al.arange(0 / 0) end, "attnlab.arange: th
 err("arange with an infinite step", function() return al.arange(1, 5, 1 / 0) end, "the step is inf")
 err("entmax_bisect with iters = -5", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = -5 }) end,
   "iters must be an integer in 1..", "got -5")
+-- normalizer arguments: a numeric string ratio was coerced; option errors lacked the op's name
+-- or named a stack slot ("bad argument #3") the caller never passed; iters given to a
+-- normalizer that does not iterate was ignored
+err("topk_softmax(x, '0.5')", function() return al.topk_softmax(al.ones { 2, 3 }, "0.5") end,
+  "attnlab.topk_softmax: ratio must be a number in (0, 1], got the string '0.5'")
+err("topk_softmax(x) without its ratio", function() return al.topk_softmax(al.ones { 2, 3 }) end,
+  "attnlab.topk_softmax: ratio is required")
+err("entmax_bisect with iters = 0", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = 0 }) end,
+  "attnlab.entmax_bisect: iters must be an integer in 1..2147483647, got 0")
+err("entmax_bisect with iters = 'x'", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = "x" }) end,
+  "attnlab.entmax_bisect: iters must be an integer in 1..2147483647, got a string")
+err("softmax with iters", function() return al.softmax(al.ones { 2, 3 }, { iters = 10 }) end,
+  "attnlab.softmax: option iters does not apply to softmax, which does not iterate (it is for entmax_bisect)")
+err("sparsemax with iters = 0", function() return al.sparsemax(al.ones { 2, 3 }, { iters = 0 }) end,
+  "attnlab.sparsemax: option iters does not apply")
+err("softmax with mask = 'x'", function() return al.softmax(al.ones { 2, 3 }, { mask = "x" }) end,
+  "attnlab.softmax: option mask must be a tensor broadcastable to x (nonzero = keep), got a string")
+err("softmax with dim = 'x'", function() return al.softmax(al.ones { 2, 3 }, { dim = "x" }) end,
+  "attnlab.softmax: option dim must be an integer (1-based, -1 the last), got a string")
+err("softmax with dim = 0 in its options", function() return al.softmax(al.ones { 2, 3 }, { dim = 0 }) end,
+  "attnlab.softmax: option dim 0 is invalid")
+err("entmax15 with a misspelt option", function() return al.entmax15(al.ones { 2, 3 }, { maks = al.ones { 3 } }) end,
+  "attnlab.entmax15: unknown option 'maks'")
 err("Normalizer with an unknown option", function() return al.nn.Normalizer { name = "hae", heads = 2, alpha = 1.5 } end,
   "Normalizer: unknown option 'alpha'")
 
