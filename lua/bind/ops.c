@@ -312,6 +312,20 @@ static int opt_dim_field(lua_State *L, int idx, const char *fname) {
   return v > 0 ? (int)(v - 1) : (int)v;
 }
 
+/* The names of the table's rows that take parameter p, "a, b" (pushed), for messages. */
+static const char *rows_with(lua_State *L, al_norm_param p) {
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  for (int k = 0; k < AL_NORM_COUNT; k++) {
+    const al_norm_desc *o = al_norm_get((al_norm_kind)k);
+    if (!o || o->param != p) continue;
+    if (luaL_bufflen(&b)) luaL_addstring(&b, ", ");
+    luaL_addstring(&b, o->name);
+  }
+  luaL_pushresult(&b);
+  return lua_tostring(L, -1);
+}
+
 static void norm_opts(lua_State *L, int first, const al_norm_desc *d, int *dim, al_tensor **mask, int *iters) {
   int top = lua_gettop(L);
   for (int i = first; i <= top; i++) {
@@ -334,19 +348,9 @@ static void norm_opts(lua_State *L, int first, const al_norm_desc *d, int *dim, 
       if (!lua_isnil(L, -1)) {
         /* nothing in the library passes iters to a row that does not iterate (nn.Normalizer
          * gives it to the alpha rows only): there it was ignored, silently */
-        if (d->param != AL_NORM_P_ALPHA) {
-          luaL_Buffer b;
-          luaL_buffinit(L, &b);
-          for (int k = 0; k < AL_NORM_COUNT; k++) {
-            const al_norm_desc *o = al_norm_get((al_norm_kind)k);
-            if (!o || o->param != AL_NORM_P_ALPHA) continue;
-            if (luaL_bufflen(&b)) luaL_addstring(&b, ", ");
-            luaL_addstring(&b, o->name);
-          }
-          luaL_pushresult(&b);
+        if (d->param != AL_NORM_P_ALPHA)
           luaL_error(L, "attnlab.%s: option iters does not apply to %s, which does not iterate (it is for %s)", d->name,
-                     d->name, lua_tostring(L, -1));
-        }
+                     d->name, rows_with(L, AL_NORM_P_ALPHA));
         /* an explicit count below 1 was taken as "the default", silently */
         if (!lua_isinteger(L, -1))
           luaL_error(L, "attnlab.%s: iters must be an integer in 1..%d, got %s", d->name, INT_MAX,
@@ -450,9 +454,24 @@ static int l_attention(lua_State *L) {
     return luaL_error(L, "attnlab.attention: unknown normalizer '%s' (%s)", name, al_norm_names(names, sizeof names));
   }
   op.kind = nd->kind;
+  /* ratio and alpha only for the normalizers that take them: {normalizer = "softmax", ratio =
+   * 0.5} ran plain softmax, silently. MultiHeadAttention passes each only where it applies;
+   * iters it passes for every normalizer, so iters stays accepted (and unused) for all. */
   lua_getfield(L, 2, "ratio");
-  op.ratio = luaL_optnumber(L, -1, 0);
+  if (!lua_isnil(L, -1)) {
+    if (nd->param != AL_NORM_P_RATIO)
+      return luaL_error(L, "attnlab.attention: option ratio does not apply to normalizer %s (it is for %s)", name,
+                        rows_with(L, AL_NORM_P_RATIO));
+    if (lua_type(L, -1) != LUA_TNUMBER)   /* luaL_optnumber said "bad argument #-1" */
+      return luaL_error(L, "attnlab.attention: option ratio must be a number in (0, 1], got %s",
+                        lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "the string '%s'", lua_tostring(L, -1))
+                                                       : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
+    op.ratio = lua_tonumber(L, -1);
+  }
   lua_getfield(L, 2, "alpha");
+  if (!lua_isnil(L, -1) && nd->param != AL_NORM_P_ALPHA)
+    return luaL_error(L, "attnlab.attention: option alpha does not apply to normalizer %s (it is for %s)", name,
+                      rows_with(L, AL_NORM_P_ALPHA));
   op.alpha_value = nd->param == AL_NORM_P_ALPHA ? nd->param_default : 1.5;
   if (lua_type(L, -1) == LUA_TNUMBER) op.alpha_value = lua_tonumber(L, -1);
   else if (!lua_isnil(L, -1)) op.alpha = l_check_alpha(L, lua_gettop(L), "attention");

@@ -212,6 +212,30 @@ err("attention alpha that is 1 in float32", function()
 end, "attnlab.attention: alpha must be > 1 and finite, got 1.000000001 (head 1; 1 as a float32")
 err("attention scale NaN", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 2, scale = 0 / 0 }) end,
   "scale must be finite, got nan")
+-- options that do not apply to the normalizer were ignored (softmax ran with ratio = 0.5), and a
+-- ratio of the wrong type said "bad argument #-1 to 'attention'"
+err("attention softmax with ratio and alpha", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "softmax", ratio = 0.5, alpha = 1.5 })
+end, "attnlab.attention: option ratio does not apply to normalizer softmax (it is for topk_softmax)")
+err("attention softmax with alpha", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "softmax", alpha = 1.5 })
+end, "attnlab.attention: option alpha does not apply to normalizer softmax (it is for entmax_bisect)")
+err("attention topk_softmax with alpha", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "topk_softmax", ratio = 0.5, alpha = al.ones { 1 } })
+end, "attnlab.attention: option alpha does not apply to normalizer topk_softmax")
+err("attention entmax_bisect with ratio", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "entmax_bisect", ratio = 0.5 })
+end, "attnlab.attention: option ratio does not apply to normalizer entmax_bisect")
+err("attention ratio = {}", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "topk_softmax", ratio = {} })
+end, "attnlab.attention: option ratio must be a number in (0, 1], got a table")
+err("attention ratio = '0.5'", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "topk_softmax", ratio = "0.5" })
+end, "attnlab.attention: option ratio must be a number in (0, 1], got the string '0.5'")
+cases[#cases + 1] = { name = "attention takes iters with every normalizer (MultiHeadAttention passes it generically)", fn = function()
+  local x = al.randn { 1, 3, 12 }
+  T.eq(al.attention(x, { heads = 2, iters = 7 }):totable(), al.attention(x, { heads = 2 }):totable())
+end }
 -- alpha below 1.0001: alpha-entmax is not float32-accurate there (1 + 2^-23 gave 0.34 for 0.31);
 -- every entry point refuses it saying why and what to use instead, and names the element or head
 local WHY = "is below 1.0001: closer to 1 alpha-entmax is not float32-accurate (its error grows as 1/(alpha-1)^2); use softmax, its limit"
