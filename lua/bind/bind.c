@@ -67,6 +67,32 @@ int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char
   return v;
 }
 
+/* an argument's value for an error message: 5, 2.5, the string 'x', a table */
+static const char *arg_text(lua_State *L, int i) {
+  if (lua_isinteger(L, i)) return lua_pushfstring(L, "%I", (LUAI_UACINT)lua_tointeger(L, i));
+  if (lua_type(L, i) == LUA_TNUMBER) return l_numstr(L, lua_tonumber(L, i));
+  if (lua_type(L, i) == LUA_TSTRING) return lua_pushfstring(L, "the string '%s'", lua_tostring(L, i));
+  if (lua_type(L, i) == LUA_TBOOLEAN) return lua_toboolean(L, i) ? "true" : "false";
+  return lua_pushfstring(L, "a %s", luaL_typename(L, i));
+}
+
+int l_optbool_arg(lua_State *L, int idx, int def, const char *fname, const char *what) {
+  if (lua_isnoneornil(L, idx)) return def;
+  /* any truthy value was "on": sum(x, 1, "no") kept the dim, dropout(x, p, "no") dropped */
+  if (!lua_isboolean(L, idx))
+    luaL_error(L, "attnlab.%s: %s (argument #%d) must be true or false, got %s", fname, what, idx, arg_text(L, idx));
+  return lua_toboolean(L, idx);
+}
+
+int l_unexpected_arg(lua_State *L, int i, int shift, const char *fname, const char *expected) {
+  return luaL_error(L, "attnlab.%s: unexpected argument #%d (%s): %s", fname, i + shift, arg_text(L, i), expected);
+}
+
+void l_check_no_more_args(lua_State *L, int first, int shift, const char *fname, const char *expected) {
+  for (int i = first; i <= lua_gettop(L); i++)
+    if (!lua_isnil(L, i)) l_unexpected_arg(L, i, shift, fname, expected);
+}
+
 const char *l_numstr(lua_State *L, double v) {
   return v != v ? "NaN" : lua_pushfstring(L, "%f", v);
 }

@@ -57,6 +57,15 @@ void l_check_inplace_grad(lua_State *L, const al_tensor *t, const al_tensor *src
 void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known);
 /* opts[key] as a boolean, def when absent; anything else ("no", 0) raises. */
 int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char *fname);
+/* Argument idx as a boolean flag (keepdim, training): true or false, def when nil or absent;
+ * "yes", 1 or 0 raise "attnlab.<fname>: <what> must be true or false, got ...". */
+int l_optbool_arg(lua_State *L, int idx, int def, const char *fname, const char *what);
+/* Raises "attnlab.<fname>: unexpected argument #<i + shift> (<value>): <expected>" for the first
+ * argument from first on that is not nil: al.zeros({2,3}, 5) ignored the 5. shift: how many
+ * arguments the caller removed from the stack before first. */
+void l_check_no_more_args(lua_State *L, int first, int shift, const char *fname, const char *expected);
+/* The error of l_check_no_more_args for argument i. */
+int l_unexpected_arg(lua_State *L, int i, int shift, const char *fname, const char *expected);
 /* v as text for an error message: "NaN" (printf would say "-nan" or "nan"), else Lua's %f. */
 const char *l_numstr(lua_State *L, double v);
 /* Whether v is a whole number an int64 holds (NaN and +-inf are not). */

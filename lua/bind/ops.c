@@ -68,7 +68,7 @@ static int reduce(lua_State *L, int mean, const char *name) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
   if (lua_isnoneornil(L, 2)) { L_TRY(L, name, mean ? al_mean_all(&o, x) : al_sum_all(&o, x)); }
   else {
-    int d = l_checkdim(L, 2, name), keep = lua_toboolean(L, 3);
+    int d = l_checkdim(L, 2, name), keep = l_optbool_arg(L, 3, 0, name, "keepdim");
     L_TRY(L, name, mean ? al_mean_dim(&o, x, d, keep) : al_sum_dim(&o, x, d, keep));
   }
   return l_pushtensor(L, o);
@@ -83,7 +83,7 @@ static int extreme(lua_State *L, int is_min, const char *name) {
     L_TRY(L, name, is_min ? al_min_all(&v, x) : al_max_all(&v, x));
     return l_pushtensor(L, v);
   }
-  int d = l_checkdim(L, 2, name), keep = lua_toboolean(L, 3);
+  int d = l_checkdim(L, 2, name), keep = l_optbool_arg(L, 3, 0, name, "keepdim");
   L_TRY(L, name, is_min ? al_min_dim(&v, &i, x, d, keep) : al_max_dim(&v, &i, x, d, keep));
   l_pushtensor(L, v);
   al_tensor *i1 = NULL;
@@ -98,7 +98,7 @@ static int l_min(lua_State *L) { return extreme(L, 1, "min"); }
 
 static int l_argmax(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *i = NULL, *i1 = NULL;
-  int d = l_optdim(L, 2, -1, "argmax"), keep = lua_toboolean(L, 3);
+  int d = l_optdim(L, 2, -1, "argmax"), keep = l_optbool_arg(L, 3, 0, "argmax", "keepdim");
   if (lua_isnoneornil(L, 2) && x->ndim != 1) {   /* flat argmax over all elements */
     al_tensor *f = NULL;
     int64_t n = al_numel(x);
@@ -130,7 +130,7 @@ static int l_var(lua_State *L) {
       d = l_checkdim(L, 2, "var");
       has_dim = 1;
     } else if (i == 3 && !lua_isnil(L, 3)) {
-      keep = lua_toboolean(L, 3);
+      keep = l_optbool_arg(L, 3, 0, "var", "keepdim");
     }
   }
   if (!has_dim) {
@@ -219,7 +219,7 @@ static int l_mse(lua_State *L) {
 static int l_dropout(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
   double p = luaL_checknumber(L, 2);
-  int training = lua_isnoneornil(L, 3) ? 1 : lua_toboolean(L, 3);
+  int training = l_optbool_arg(L, 3, 1, "dropout", "training");
   /* the core checks p when it drops; in eval mode a NaN p passed unnoticed (said as the core says it) */
   if (!(p >= 0 && p < 1)) {
     al_seterr(AL_EINVAL, "dropout: p must be in [0, 1), got %g", p);

@@ -92,11 +92,13 @@ static int random_tensor(lua_State *L, int kind) {
   int64_t shape[AL_MAXDIM];
   const char *name = kind ? "rand" : "randn";
   int nd = l_checkshape(L, 1, shape, name);
-  /* after the shape: an options table {generator=, requires_grad=} or a Generator */
-  int top = lua_gettop(L);
-  int opts = top > 1 && (lua_istable(L, top) || luaL_testudata(L, top, GEN_MT)) ? top : 0;
-  if (top > 1 && !opts && !lua_isnumber(L, top))
-    return luaL_argerror(L, top, "expected a size, an options table or a Generator");
+  /* after the shape (a table, or nd numbers): an options table {generator=, requires_grad=} or
+   * a Generator, and nothing more (al.randn({2,3}, 5) ignored the 5) */
+  int k = lua_istable(L, 1) ? 2 : nd + 1;
+  static const char want[] = "after the shape only an options table {generator =, requires_grad =} or a Generator may follow";
+  int opts = lua_istable(L, k) || luaL_testudata(L, k, GEN_MT) ? k : 0;
+  if (!opts && !lua_isnone(L, k)) return l_unexpected_arg(L, k, 0, name, want);   /* an explicit nil too, as before */
+  l_check_no_more_args(L, k + 1, 0, name, want);
   int requires_grad = 0;
   if (opts && lua_istable(L, opts)) {
     static const char *const keys[] = {"generator", "requires_grad", "dtype", NULL};
@@ -129,9 +131,14 @@ static int l_randint(lua_State *L) {
   if ((uint64_t)hi - (uint64_t)lo >= (uint64_t)INT64_MAX) return luaL_argerror(L, 2, "the range lo..hi holds more than 2^63 - 1 values");
   int64_t shape[AL_MAXDIM];
   int nd = l_checkshape(L, 3, shape, "randint");
-  /* the Generator or options follow the sizes; sizes given as numbers end at the top */
-  int top = lua_gettop(L);
-  al_rng *g = l_optrng(L, top > 3 && lua_type(L, top) != LUA_TNUMBER ? top : top + 1);
+  /* after the shape (a table, or nd numbers): the Generator or options, and nothing more
+   * (al.randint(1, 3, {2}, 5) ignored the 5) */
+  int k = lua_istable(L, 3) ? 4 : 3 + nd;
+  static const char want[] = "after the shape only a Generator or an options table {generator =} may follow";
+  if (!lua_isnoneornil(L, k) && !lua_istable(L, k) && !luaL_testudata(L, k, GEN_MT))
+    return l_unexpected_arg(L, k, 0, "randint", want);
+  l_check_no_more_args(L, k + 1, 0, "randint", want);
+  al_rng *g = l_optrng(L, k);
   al_tensor *t = al_tensor_new(AL_I64, nd, shape);
   if (!t) return l_raise(L, "randint");
   int64_t n = al_numel(t), *p = al_i64(t);

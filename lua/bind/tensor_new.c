@@ -159,12 +159,18 @@ static int l_tensor_new(lua_State *L) {
 }
 
 /* exact: a Lua integer for v (al.full), written exactly into an int64 tensor (through a double,
- * integers above 2^53 were rounded); NULL for a plain number */
-static int make_filled(lua_State *L, double v, const lua_Integer *exact, const char *fname) {
+ * integers above 2^53 were rounded); NULL for a plain number. shift: arguments removed before
+ * the options (al.full's value), for the argument numbers of errors. */
+static int make_filled(lua_State *L, double v, const lua_Integer *exact, const char *fname, int shift) {
   int64_t shape[AL_MAXDIM];
   int nd = l_checkshape(L, 1, shape, fname);
-  int opts = lua_gettop(L);
-  if (!lua_istable(L, opts) || opts == 1) opts = lua_istable(L, 1) ? 2 : 0;
+  /* after the shape (a table, or nd numbers): the options table or nothing. Anything else --
+   * al.zeros({2,3}, 5) -- was ignored: a different tensor than the caller meant, silently */
+  int k = lua_istable(L, 1) ? 2 : nd + 1;
+  static const char want[] = "after the shape only an options table {dtype =, requires_grad =} may follow";
+  if (!lua_isnoneornil(L, k) && !lua_istable(L, k)) return l_unexpected_arg(L, k, shift, fname, want);
+  l_check_no_more_args(L, k + 1, shift, fname, want);
+  int opts = lua_istable(L, k) ? k : 0;
   al_dtype dt = opts ? opt_dtype(L, opts, AL_F32) : AL_F32;
   l_check_store_value(L, v, dt, fname);
   al_tensor *t = al_tensor_new(dt, nd, shape);
@@ -176,15 +182,15 @@ static int make_filled(lua_State *L, double v, const lua_Integer *exact, const c
   return 1;
 }
 
-static int l_zeros(lua_State *L) { return make_filled(L, 0, NULL, "zeros"); }
-static int l_ones(lua_State *L) { return make_filled(L, 1, NULL, "ones"); }
-static int l_empty(lua_State *L) { return make_filled(L, 0, NULL, "empty"); }
+static int l_zeros(lua_State *L) { return make_filled(L, 0, NULL, "zeros", 0); }
+static int l_ones(lua_State *L) { return make_filled(L, 1, NULL, "ones", 0); }
+static int l_empty(lua_State *L) { return make_filled(L, 0, NULL, "empty", 0); }
 static int l_full(lua_State *L) {
   double v = luaL_checknumber(L, 2);
   lua_Integer iv = lua_isinteger(L, 2) ? lua_tointeger(L, 2) : 0;
   int is_int = lua_isinteger(L, 2);
   lua_remove(L, 2);
-  return make_filled(L, v, is_int ? &iv : NULL, "full");
+  return make_filled(L, v, is_int ? &iv : NULL, "full", 1);
 }
 
 /* arange's count and values from Lua integers, exactly: through double, bounds above 2^53

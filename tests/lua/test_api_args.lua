@@ -585,6 +585,41 @@ err("randperm with a seed where the Generator goes", function() return al.randpe
   "expected an al.Generator", "got a number")
 err("dropout with p = NaN in eval mode", function() return al.dropout(al.ones { 4 }, 0 / 0, false) end,
   "attnlab.dropout: p must be in [0, 1), got nan")
+-- an argument after the shape that is neither the options (or Generator) nor absent was ignored
+local AFTER_SHAPE = "after the shape only an options table {dtype =, requires_grad =} may follow"
+err("zeros({2,3}, 5)", function() return al.zeros({ 2, 3 }, 5) end, "attnlab.zeros: unexpected argument #2 (5): " .. AFTER_SHAPE)
+err("ones(2, 3, {}, 'x')", function() return al.ones(2, 3, {}, "x") end, "attnlab.ones: unexpected argument #4 (the string 'x')")
+err("full({2}, 1, {}, 5)", function() return al.full({ 2 }, 1, {}, 5) end, "attnlab.full: unexpected argument #4 (5)")
+err("full({2}, 1, 5)", function() return al.full({ 2 }, 1, 5) end, "attnlab.full: unexpected argument #3 (5)")
+err("randn({2,3}, 5)", function() return al.randn({ 2, 3 }, 5) end,
+  "attnlab.randn: unexpected argument #2 (5): after the shape only an options table {generator =, requires_grad =} or a Generator")
+err("rand({2}, Generator, 5)", function() return al.rand({ 2 }, al.Generator(1), 5) end, "attnlab.rand: unexpected argument #3 (5)")
+err("randint(1, 3, {2}, 5)", function() return al.randint(1, 3, { 2 }, 5) end,
+  "attnlab.randint: unexpected argument #4 (5): after the shape only a Generator or an options table {generator =} may follow")
+err("randint(1, 3, 2, Generator, true)", function() return al.randint(1, 3, 2, al.Generator(1), true) end,
+  "attnlab.randint: unexpected argument #5 (true)")
+-- flags read as truthy: "no" kept the dim or dropped in training mode
+err("dropout(x, 0.5, 'no')", function() return al.dropout(al.ones { 4 }, 0.5, "no") end,
+  "attnlab.dropout: training (argument #3) must be true or false, got the string 'no'")
+err("sum(x, 1, 'yes')", function() return al.sum(al.ones { 2, 3 }, 1, "yes") end,
+  "attnlab.sum: keepdim (argument #3) must be true or false, got the string 'yes'")
+err("mean(x, 1, 1)", function() return al.mean(al.ones { 2, 3 }, 1, 1) end, "attnlab.mean: keepdim (argument #3) must be true or false, got 1")
+err("max(x, 1, 0)", function() return al.max(al.ones { 2, 3 }, 1, 0) end, "attnlab.max: keepdim (argument #3) must be true or false, got 0")
+err("min(x, 1, 'no')", function() return al.min(al.ones { 2, 3 }, 1, "no") end, "attnlab.min: keepdim (argument #3)")
+err("argmax(x, 1, 'no')", function() return al.argmax(al.ones { 2, 3 }, 1, "no") end, "attnlab.argmax: keepdim (argument #3)")
+err("var(x, 1, 'no')", function() return al.var(al.ones { 2, 3 }, 1, "no") end, "attnlab.var: keepdim (argument #3)")
+cases[#cases + 1] = { name = "the options after a shape, a Generator, and boolean flags (nil: the default) are taken", fn = function()
+  T.eq(al.zeros({ 2 }, { dtype = "int64" }):dtype(), "int64")
+  T.eq(al.ones({ 2 }, nil):shape(), { 2 })
+  T.eq(al.randn(2, 3, { generator = al.Generator(1) }):totable(), al.randn({ 2, 3 }, al.Generator(1)):totable())
+  T.eq(al.randint(1, 3, 2, 3, al.Generator(1)):shape(), { 2, 3 })
+  local x = al.ones { 2, 3 }
+  T.eq(al.sum(x, 1, true):shape(), { 1, 3 })
+  T.eq(al.sum(x, 1, nil):shape(), { 3 })
+  T.eq(al.max(x, 2, false):shape(), { 2 })
+  T.eq(al.dropout(x, 0.5, false):totable(), x:totable())
+  T.eq(al.dropout(x, 0, nil):totable(), x:totable())
+end }
 err("cross_entropy ignore_index = 1.5", function()
   return al.cross_entropy(al.ones { 2, 3 }, I { 1, 2 }, { ignore_index = 1.5 })
 end, "attnlab.cross_entropy: ignore_index must be an integer", "got 1.5")
