@@ -238,6 +238,25 @@ static int l_tar_foreach(lua_State *L) {
 }
 
 /* ---- safetensors ----------------------------------------------------------------- */
+/* Raises when the string at idx holds a NUL byte: names, metadata keys and values reach the
+ * writer as C strings, so "a\0b" was saved as "a". JSON
+ * could carry \u0000, but nothing needs it. what: "tensor name", "metadata key", ... */
+static void check_no_nul(lua_State *L, int idx, const char *what) {
+  size_t len;
+  const char *s = lua_tolstring(L, idx, &len);   /* a string already: no conversion under lua_next */
+  if (strlen(s) == len) return;
+  luaL_Buffer b;   /* the string as the caller would write it, the NUL shown as \0 */
+  luaL_buffinit(L, &b);
+  for (size_t i = 0; i < len && i < 64; i++) {
+    if (s[i]) luaL_addchar(&b, s[i]);
+    else luaL_addstring(&b, "\\0");
+  }
+  if (len > 64) luaL_addstring(&b, "...");
+  luaL_pushresult(&b);
+  luaL_error(L, "attnlab.save: the %s \"%s\" contains a NUL byte (at byte %d), which the file cannot hold", what,
+             lua_tostring(L, -1), (int)strlen(s) + 1);
+}
+
 /* save(path, {name = tensor, ...} [, {key = "value"}]) atomically */
 static int l_save(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
@@ -249,6 +268,7 @@ static int l_save(lua_State *L) {
   lua_pushnil(L);
   while (lua_next(L, 2)) {
     if (lua_type(L, -2) != LUA_TSTRING) return luaL_error(L, "attnlab.save: state_dict keys must be strings");
+    check_no_nul(L, -2, "tensor name");
     l_tensor *u = luaL_testudata(L, -1, TENSOR_MT);
     if (!u) return luaL_error(L, "attnlab.save: value of '%s' is a %s, not a tensor", lua_tostring(L, -2), luaL_typename(L, -1));
     if (!u->t) return luaL_error(L, "attnlab.save: value of '%s' is a tensor that was released", lua_tostring(L, -2));
@@ -286,6 +306,8 @@ static int l_save(lua_State *L) {
     while (lua_next(L, 3)) {
       if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
         return luaL_error(L, "attnlab.save: metadata keys and values must be strings");
+      check_no_nul(L, -2, "metadata key");
+      check_no_nul(L, -1, "metadata value");
       meta[j].key = lua_tostring(L, -2);
       meta[j].value = lua_tostring(L, -1);
       j++;
