@@ -81,17 +81,37 @@ local function check_like(who, t, opts)
     error(("attnlab.%s: options must be a table {dtype =, requires_grad =}, got %s"):format(who, type(opts)), 3)
   end
 end
-function al.zeros_like(t, opts) check_like("zeros_like", t, opts) return al.zeros(t:shape(), opts or { dtype = t:dtype() }) end
-function al.ones_like(t, opts) check_like("ones_like", t, opts) return al.ones(t:shape(), opts or { dtype = t:dtype() }) end
+-- f(...) for a *_like function `who` built on al.<base>: f's error (a bad dtype, 1.5 into an
+-- int64 tensor) is raised as who's, from who's caller. Called from this file the binding's
+-- errors carried this file's position ("init.lua:94:"); called through pcall they carry none.
+-- Level 3 is who's caller: who must not tail-call like_call (its frame would be gone).
+local function like_call(who, base, f, ...)
+  local ok, r = pcall(f, ...)
+  if ok then return r end
+  if type(r) ~= "string" then error(r, 0) end
+  error((r:gsub("^attnlab%." .. base .. ":", "attnlab." .. who .. ":")), 3)
+end
+function al.zeros_like(t, opts)
+  check_like("zeros_like", t, opts)
+  local r = like_call("zeros_like", "zeros", al.zeros, t:shape(), opts or { dtype = t:dtype() })
+  return r
+end
+function al.ones_like(t, opts)
+  check_like("ones_like", t, opts)
+  local r = like_call("ones_like", "ones", al.ones, t:shape(), opts or { dtype = t:dtype() })
+  return r
+end
 function al.randn_like(t, opts)   -- (randn refuses an explicit nil where its options go)
   check_like("randn_like", t, opts)
   if opts == nil then return al.randn(t:shape()) end
-  return al.randn(t:shape(), opts)
+  local r = like_call("randn_like", "randn", al.randn, t:shape(), opts)
+  return r
 end
 function al.full_like(t, v)
   check_like("full_like", t)
   if type(v) ~= "number" then error(("attnlab.full_like: the fill value must be a number, got %s"):format(type(v)), 2) end
-  return al.full(t:shape(), v, { dtype = t:dtype() })
+  local r = like_call("full_like", "full", al.full, t:shape(), v, { dtype = t:dtype() })
+  return r
 end
 function al.is_tensor(v) return getmetatable(v) == debug.getregistry()["attnlab.Tensor"] end
 

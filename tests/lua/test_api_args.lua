@@ -433,6 +433,37 @@ err("ViT forward of nil", function() return al.nn.ViT(vit_opts({}))(nil) end,
 err("ViT (text) forward of a number", function()
   return al.nn.ViT { vocab_size = 5, seq_len = 4, num_classes = 2, dim = 8, heads = 2 }(3)
 end, "ViT: forward(x", "token ids, an int64 tensor (B,4)", "got 3")
+-- errors raised inside the library at a level that pointed into it ("nn/vit.lua:108:",
+-- "init.lua:94:", "nn/init.lua:496:"), or without the option's name; and seed beside a
+-- generator was ignored
+-- fn makes the call as a statement (not a tail call), so the caller's line is fn's own line
+local function here_or_nowhere(name, fn, want)
+  cases[#cases + 1] = { name = "error position: " .. name, fn = function()
+    local msg = T.raises(fn, want)
+    local src = debug.getinfo(fn, "S").short_src
+    T.truthy(not msg:find("lua/attnlab/", 1, true), "no position inside the library: " .. msg)
+    T.truthy(msg:sub(1, #want) == want or msg:sub(1, #src + 1) == src .. ":",
+      "the message starts at the caller's line or with no position: " .. msg)
+  end }
+end
+here_or_nowhere("ViT init = 'foo'", function() local _ = al.nn.ViT(vit_opts({ init = "foo" })) end,
+  "ViT: unknown init 'foo'; known: timm, torch")
+here_or_nowhere("ViT generator = 5", function() local _ = al.nn.ViT(vit_opts({ generator = 5 })) end,
+  "ViT: generator must be an al.Generator, got 5")
+here_or_nowhere("ViT with generator and seed", function()
+  local _ = al.nn.ViT(vit_opts({ generator = al.Generator(1), seed = 2 }))
+end, "ViT: give seed or generator, not both (seed 2 would be ignored")
+here_or_nowhere("full_like(int64, 1.5)", function() local _ = al.full_like(al.ones({ 2 }, { dtype = "int64" }), 1.5) end,
+  "attnlab.full_like: an int64 tensor holds integers, got 1.5")
+here_or_nowhere("zeros_like with a bad dtype", function() local _ = al.zeros_like(al.ones { 2 }, { dtype = "int8" }) end,
+  "attnlab: unknown dtype 'int8'")
+here_or_nowhere("randn_like with dtype int64", function() local _ = al.randn_like(al.ones { 2 }, { dtype = "int64" }) end,
+  "attnlab.randn_like: makes float32 tensors")
+cases[#cases + 1] = { name = "ViT with a generator alone draws from it", fn = function()
+  local a = al.nn.ViT(vit_opts({ generator = al.Generator(5) }))
+  local b = al.nn.ViT(vit_opts({ seed = 5 }))
+  T.eq(a.head.weight:totable(), b.head.weight:totable())
+end }
 err("ViT forward with a misspelt option", function() return al.nn.ViT(vit_opts({}))(al.ones { 1, 3, 8, 8 }, { kep = 1 }) end,
   "ViT: forward: unknown option 'kep'")
 cases[#cases + 1] = { name = "nn: good options still build and run (ViT, MLP, LayerNorm, forward masks)", fn = function()

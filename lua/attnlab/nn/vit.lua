@@ -40,11 +40,16 @@ ViT.PRESET = { dim = 64, depth = 2, heads = 4, mlp_ratio = 4, normalizer = "soft
 
 ViT.INITS = { "timm", "torch" }
 
--- Raises one line naming the problem unless `name` is a known initialisation scheme.
-function ViT.check_init(name, who)
+-- Raises one line naming the problem unless `name` is a known initialisation scheme. level:
+-- error's level (default 3: the caller of the function that called check_init, as
+-- train.config and parity want); check_config passes 0 (no position): from there, 3 pointed
+-- inside this file.
+function ViT.check_init(name, who, level)
   for _, n in ipairs(ViT.INITS) do if name == n then return name end end
-  error(("%s: unknown init '%s'; known: %s"):format(who or "ViT", tostring(name), table.concat(ViT.INITS, ", ")), 3)
+  error(("%s: unknown init '%s'; known: %s"):format(who or "ViT", tostring(name), table.concat(ViT.INITS, ", ")), level or 3)
 end
+
+local function is_generator(v) return v ~= nil and getmetatable(v) == debug.getregistry()["attnlab.Generator"] end
 
 -- Every option ViT reads (nn.check_opts refuses others).
 ViT.OPTIONS = nn.keyset({ "dim", "depth", "heads", "mlp_ratio", "normalizer", "qkv_bias", "init", "embed_std", "iters",
@@ -74,7 +79,16 @@ function ViT.check_config(o)
   if o.seed ~= nil and math.tointeger(o.seed) == nil then
     error(("ViT: seed must be an integer, got %s"):format(nn.show(o.seed)), 0)
   end
-  ViT.check_init(o.init, "ViT")
+  -- checked here: a bad generator failed in the first draw, inside nn/init.lua, without the
+  -- option's name; and with a generator the seed was ignored, silently
+  if o.generator ~= nil and not is_generator(o.generator) then
+    error(("ViT: generator must be an al.Generator, got %s"):format(nn.show(o.generator)), 0)
+  end
+  if o.generator ~= nil and o.seed ~= nil then
+    error(("ViT: give seed or generator, not both (seed %s would be ignored: the weights are drawn from the generator)")
+      :format(nn.show(o.seed)), 0)
+  end
+  ViT.check_init(o.init, "ViT", 0)
   if type(o.embed_std) ~= "number" or not (o.embed_std > 0) or o.embed_std == math.huge then
     error(("ViT: embed_std must be a number > 0, got %s"):format(nn.show(o.embed_std)), 0)
   end
