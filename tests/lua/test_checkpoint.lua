@@ -302,4 +302,35 @@ return {
     local got = ck.vit_from_file(m:state_dict(), { metadata = { heads = "3" } })
     T.eq(maxabs(logits_of(got, x), logits_of(m, x)), 0)
   end },
+
+  -- a NaN or inf weight loaded without a word (s2s.load_model refused it): NaN logits, an
+  -- "accuracy" of nothing; save_vit wrote such a model
+  { name = "non-finite weights: vit_from_file, load_vit and a table refuse them (file and tensor named); save_vit writes none", fn = function()
+    local function small() return al.nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 8,
+                                              depth = 1, heads = 2 } end
+    local m = small()
+    local p = tmp_path()
+    ck.save_vit(p, m)
+    local sd, meta = al.load(p)
+    local b = sd["blocks.0.attn.proj.bias"]:clone()
+    b[2] = 1 / 0
+    sd["blocks.0.attn.proj.bias"] = b
+    local bad = tmp_path()
+    al.save(bad, sd, meta)
+    local want = "checkpoint: " .. bad .. ": tensor blocks.0.attn.proj.bias holds NaN or inf"
+    local e = T.raises(function() ck.vit_from_file(bad) end, want)
+    T.truthy(not e:find("\n"), "one line")
+    T.raises(function() ck.load_vit(small(), bad) end, want)
+    T.raises(function() ck.vit_from_file(sd, { metadata = meta, source = "x.safetensors" }) end,
+      "checkpoint: x.safetensors: tensor blocks.0.attn.proj.bias holds NaN or inf")
+    -- the tensor API is PyTorch's: load_state_dict copies what it is given
+    small():load_state_dict(sd)
+    -- save_vit: a diverged model is refused, the file there kept as it was
+    al.no_grad(function() m:state_dict()["head.weight"]:fill_(0 / 0) end)
+    T.raises(function() ck.save_vit(p, m) end,
+      "checkpoint.save_vit: tensor head.weight holds NaN or inf (a diverged model); nothing was saved to " .. p)
+    T.eq(ck.vit_from_file(p) ~= nil, true, 0, "the old file is intact")
+    os.remove(p)
+    os.remove(bad)
+  end },
 }

@@ -195,18 +195,40 @@ function M.split_training(sd, meta, where)
   return ck.model, { training = true, state = ck.state }
 end
 
+-- The name of the first tensor (in name order) of a name -> tensor table that holds a NaN or an
+-- infinity, or nil. One pass over the data: cheap next to building or training the model.
+function M.nonfinite_tensor(sd)
+  local names = {}
+  for k, v in pairs(sd) do if al.is_tensor(v) then names[#names + 1] = k end end
+  table.sort(names)
+  for _, k in ipairs(names) do if sd[k]:has_nonfinite() then return k end end
+end
+
+-- A model's tensors must all be finite: a NaN or inf weight (a diverged run's save, a damaged
+-- file) gives NaN logits, and an "accuracy" counted from them, or a degenerate profile, would be
+-- a result of nothing. Raises "<where>: tensor <name> holds NaN or inf ..." for the first such
+-- tensor. The one check of every model reader (M.read, s2s.load_model); Module:load_state_dict,
+-- a tensor API as PyTorch's, does not make it.
+function M.check_finite(sd, where)
+  local bad = M.nonfinite_tensor(sd)
+  if bad then
+    error(("%s: tensor %s holds NaN or inf (a diverged or damaged model); it cannot be used"):format(where, bad), 0)
+  end
+end
+
 -- A state dict from a path (safetensors) or a table; known wrapper prefixes stripped, and of a
--- training checkpoint (M.split_training) only the model's tensors. Returns sd, metadata, info
--- (info.training: it was a training checkpoint; info.state: its decoded state). `table_meta`:
--- the metadata of a table's file (a table alone has none).
-function M.read(path_or_sd, table_meta)
+-- training checkpoint (M.split_training) only the model's tensors, all finite (M.check_finite).
+-- Returns sd, metadata, info (info.training: it was a training checkpoint; info.state: its
+-- decoded state). `table_meta`: the metadata of a table's file (a table alone has none);
+-- `table_where`: its name in errors (default "the state dict").
+function M.read(path_or_sd, table_meta, table_where)
   local sd, meta, where
   if type(path_or_sd) == "string" then
     local ok, a, b = pcall(al.load, path_or_sd)
     if not ok then error(("checkpoint: cannot read %s: %s"):format(path_or_sd, tostring(a)), 3) end
     sd, meta, where = a, b, path_or_sd
   elseif type(path_or_sd) == "table" then
-    sd, meta, where = path_or_sd, table_meta or {}, "the state dict"
+    sd, meta, where = path_or_sd, table_meta or {}, table_where or "the state dict"
   else
     error("checkpoint: expected a safetensors path or a state dict table, got " .. type(path_or_sd), 3)
   end
@@ -217,6 +239,7 @@ function M.read(path_or_sd, table_meta)
     local k2 = k:gsub("^module%.", ""):gsub("^model%.", "")
     out[k2] = v
   end
+  M.check_finite(out, "checkpoint: " .. where)
   return out, meta, info
 end
 
@@ -532,7 +555,13 @@ function M.save_vit(path, model, meta)
       m[k] = text
     end
   end
-  local ok, err = pcall(al.save, path, model:state_dict(), m)
+  -- a diverged model's weights would load as NaN logits: refused here, as every reader refuses them
+  local sd = model:state_dict()
+  local bad = M.nonfinite_tensor(sd)
+  if bad then
+    error(("%s: tensor %s holds NaN or inf (a diverged model); nothing was saved to %s"):format(who, bad, path), 0)
+  end
+  local ok, err = pcall(al.save, path, sd, m)
   if not ok then error(("%s: cannot write %s: %s"):format(who, path, clean(err, "attnlab.save")), 0) end
   return path
 end
@@ -736,7 +765,7 @@ function M.vit_from_file(path_or_sd, opts)
   if opts.image_size ~= nil and (math.type(opts.image_size) ~= "integer" or opts.image_size < 1) then
     error(("%s: image_size must be a positive integer, got %s"):format(who, al.cli.show(opts.image_size)), 0)
   end
-  local sd, meta, info = M.read(path_or_sd, type(path_or_sd) ~= "string" and opts.metadata or nil)
+  local sd, meta, info = M.read(path_or_sd, type(path_or_sd) ~= "string" and opts.metadata or nil, opts.source)
   local where = type(path_or_sd) == "string" and path_or_sd or opts.source or "the state dict"
   local fc = M.config_from_metadata(meta, "checkpoint: " .. where)
   local c, vopts

@@ -139,11 +139,9 @@ local finite = fit.finite
 
 -- The name of the first tensor (in name order) of a name -> tensor table that holds a NaN or
 -- an infinity, or nil. One pass over the data: cheap next to an epoch.
+-- (checkpoint.nonfinite_tensor, required here: it requires this module when it reads a checkpoint)
 local function nonfinite_tensor(tensors)
-  local names = {}
-  for k, v in pairs(tensors) do if al.is_tensor(v) then names[#names + 1] = k end end
-  table.sort(names)
-  for _, k in ipairs(names) do if tensors[k]:has_nonfinite() then return k end end
+  return require("attnlab.nn.checkpoint").nonfinite_tensor(tensors)
 end
 
 -- A model parameter holding a NaN or an infinity (its name), or nil: a run whose last

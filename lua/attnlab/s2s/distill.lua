@@ -260,19 +260,10 @@ local function check_keys(where, model, sd)
   end
 end
 
--- A model file's tensors must all be finite: a NaN or inf weight (a diverged run's save, a
--- damaged file) gives NaN logits, and an "accuracy" counted from them, or a degenerate
--- profile, would be a result of nothing. Raises naming the file and the first such tensor.
+-- A model file's tensors must all be finite (checkpoint.check_finite, the one check): raises
+-- naming the file and the first NaN or inf tensor.
 function D.check_finite(path, sd)
-  local names = {}
-  for k, v in pairs(sd) do if al.is_tensor(v) then names[#names + 1] = k end end
-  table.sort(names)
-  for _, k in ipairs(names) do
-    if sd[k]:has_nonfinite() then
-      error(("s2s: model %s: tensor %s holds NaN or inf (a diverged or damaged model); it cannot be used"):format(
-        tostring(path), k), 0)
-    end
-  end
+  ckpt.check_finite(sd, "s2s: model " .. tostring(path))
 end
 
 -- The halting config an A-ViT or student file records (save_model's `halting` metadata),

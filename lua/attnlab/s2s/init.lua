@@ -127,8 +127,7 @@ function s2s.train_teacher(c)
     return rec, model
   end
   c = merged(s2s.FINETUNE_DEFAULTS, c)
-  local sd, meta = ckpt.read(c.init)
-  D.check_finite(c.init, sd)
+  local sd, meta = ckpt.read(c.init)              -- (refuses a NaN or inf tensor, naming it)
   local inf = ckpt.infer_config(sd, { heads = c.heads }, meta, c.init)
   -- its images must be the dataset's (fine-tuning onto another dataset is what --init is for)
   D.check_dataset({ channels = inf.channels }, meta, c.dataset or al.train.DEFAULTS.dataset,
