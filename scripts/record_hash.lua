@@ -78,7 +78,8 @@ local function canon(v, out)
   end
 end
 
--- The first non-finite number in v (1e999 decodes to inf), as a dotted path; nil when none.
+-- The first non-finite number in v, as a dotted path; nil when none (al.json.decode refuses 1e999,
+-- which was inf, and has no NaN: a guard should the record come from elsewhere).
 -- A hash over "inf" would call two different overflowed runs the same result.
 local function non_finite(v, where)
   if type(v) == "number" then

@@ -10,6 +10,9 @@
  *     empty arrays it reads, so "[]" survives a round trip;
  *   - al.json.null stands for null, in both directions (a Lua nil cannot sit in a table);
  *   - strings must be valid UTF-8; \uXXXX escapes (with surrogate pairs) decode to UTF-8;
+ *   - decode refuses a repeated object key and a number beyond the double range (1e999),
+ *     naming them: either would lose a value without a word;
+ *   - both directions refuse more than MAX_DEPTH nested objects and arrays;
  *   - decode errors name the line and column (1-based, columns count bytes).
  * encode(v [, pretty]) -- pretty: two-space indentation. */
 #include <errno.h>
@@ -22,7 +25,9 @@
 
 static char null_sentinel;
 #define ARRAY_MT "attnlab.json.array"
-#define MAX_DEPTH 500   /* nesting limit (C recursion in both directions) */
+#define MAX_DEPTH 500   /* nesting limit: objects and arrays, the same in both directions (C recursion) */
+#define AL_STR_(x) #x
+#define AL_STR(x) AL_STR_(x)
 
 /* ---- UTF-8 ----------------------------------------------------------------------- */
 /* Length of the valid UTF-8 sequence at s (n bytes left), or 0 if invalid. */
@@ -171,7 +176,7 @@ static void encode(lua_State *L, sbuf *b, int idx, int depth, int pretty, int se
       if (lua_touserdata(L, idx) == &null_sentinel) { SB_LIT(L, b, "null"); return; }
       break;
     case LUA_TTABLE: {
-      if (depth >= MAX_DEPTH) luaL_error(L, "attnlab.json.encode: nested deeper than %d", MAX_DEPTH);
+      if (depth >= MAX_DEPTH) luaL_error(L, "attnlab.json.encode: nested too deep (more than %d objects and arrays)", MAX_DEPTH);
       lua_pushvalue(L, idx);
       if (lua_rawget(L, seen) != LUA_TNIL) luaL_error(L, "attnlab.json.encode: the table refers to itself (a cycle)");
       lua_pop(L, 1);
@@ -397,7 +402,16 @@ static void dec_number(dec *d) {
     long long v = strtoll(num, NULL, 10);
     if (errno != ERANGE) { lua_pushinteger(d->L, (lua_Integer)v); d->p = q; return; }
   }
-  lua_pushnumber(d->L, strtod(num, NULL));   /* integers beyond 64 bits become floats */
+  /* integers beyond 64 bits become floats; one beyond the double range (1e999) would become
+   * inf, which encode writes as null: a value silently lost, so it is refused (an underflow
+   * to 0 or a subnormal is a rounding, kept) */
+  double v = strtod(num, NULL);
+  if (isinf(v)) {
+    char what[96];
+    snprintf(what, sizeof what, "number %.40s%s is out of the double range", num, n > 40 ? "..." : "");
+    dec_error(d, what);
+  }
+  lua_pushnumber(d->L, v);
   d->p = q;
 }
 
@@ -411,12 +425,14 @@ static void dec_literal(dec *d, const char *word) {
 
 static void dec_value(dec *d, int depth) {
   lua_State *L = d->L;
-  if (depth > MAX_DEPTH) dec_error(d, "nested too deep");
   luaL_checkstack(L, 4, "json");
   skip_ws(d);
   if (d->p >= d->end) dec_error(d, "unexpected end of input (want a value)");
   switch (*d->p) {
     case '{': {
+      /* the limit counts objects and arrays as encode counts them: a text encode writes, decode
+       * reads, and decode refuses what encode would refuse */
+      if (depth >= MAX_DEPTH) dec_error(d, "nested too deep (more than " AL_STR(MAX_DEPTH) " objects and arrays)");
       d->p++;
       lua_newtable(L);
       skip_ws(d);
@@ -424,7 +440,20 @@ static void dec_value(dec *d, int depth) {
       for (;;) {
         skip_ws(d);
         if (d->p >= d->end || *d->p != '"') dec_error(d, "expected a string key");
+        const char *key_at = d->p;
         dec_string(d);
+        /* a repeated key is refused, as the safetensors reader refuses a repeated tensor name:
+         * keeping one of the two values silently is a guess (RFC 8259 leaves it open) */
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, -3) != LUA_TNIL) {
+          d->p = key_at;
+          size_t kn;
+          const char *k = lua_tolstring(L, -2, &kn);
+          char what[112];
+          snprintf(what, sizeof what, "duplicate object key \"%.60s%s\"", k, kn > 60 ? "..." : "");
+          dec_error(d, what);
+        }
+        lua_pop(L, 1);
         skip_ws(d);
         if (d->p >= d->end || *d->p != ':') dec_error(d, "expected ':' after an object key");
         d->p++;
@@ -437,6 +466,7 @@ static void dec_value(dec *d, int depth) {
       }
     }
     case '[': {
+      if (depth >= MAX_DEPTH) dec_error(d, "nested too deep (more than " AL_STR(MAX_DEPTH) " objects and arrays)");
       d->p++;
       lua_newtable(L);
       skip_ws(d);

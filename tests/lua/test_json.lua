@@ -130,7 +130,10 @@ case("literals and whitespace", function()
   T.eq(J.encode(-7), "-7")
   T.eq(J.decode('""'), "")
   T.eq(J.decode('{"":1}')[""], 1)
-  T.eq(J.decode('{"a":1,"a":2}').a, 2)     -- duplicate keys: the last wins
+  -- a repeated key was decoded with the last value kept, silently: refused, naming the key
+  T.raises(function() J.decode('{"a":1,"a":2}') end, 'duplicate object key "a" at line 1, column 8')
+  T.raises(function() J.decode('{"x":{"b":1,\n "b":[]}}') end, 'duplicate object key "b" at line 2, column 2')
+  same(J.decode('{"a":{"a":1},"b":{"a":2}}'), { a = { a = 1 }, b = { a = 2 } })   -- one key per object
 end)
 
 case("pretty printing: two-space indentation, sorted keys", function()
@@ -150,7 +153,30 @@ case("deep nesting: 400 levels round trip; far deeper is an error, not a crash",
   local w = {}
   local cur = w
   for _ = 1, 1000 do cur[1] = {}; cur = cur[1] end
-  T.raises(function() J.encode(w) end, "deeper")
+  T.raises(function() J.encode(w) end, "nested too deep")
+end)
+
+-- decode accepted 501 levels of arrays, encode refused more than 500: a file decode read could
+-- not be written back
+case("nesting limit: 500 objects and arrays both ways, 501 refused both ways", function()
+  local function text(n) return string.rep("[", n) .. "1" .. string.rep("]", n) end
+  local function value(n) local v = 1; for _ = 1, n do v = { v } end; return v end
+  T.eq(J.encode(J.decode(text(500))), text(500))
+  T.eq(J.encode(value(500)), text(500))
+  T.raises(function() J.decode(text(501)) end, "nested too deep (more than 500 objects and arrays) at line 1, column 501")
+  T.raises(function() J.decode(string.rep("[", 501) .. string.rep("]", 501)) end, "nested too deep")
+  T.raises(function() J.decode(string.rep('{"a":', 501) .. "1" .. string.rep("}", 501)) end, "nested too deep")
+  T.raises(function() J.encode(value(501)) end, "nested too deep (more than 500 objects and arrays)")
+end)
+
+-- 1e999 decoded to inf, which encode writes as null: the value was lost without a word
+case("numbers beyond the double range are refused, naming them; an underflow rounds", function()
+  T.raises(function() J.decode("1e999") end, "number 1e999 is out of the double range at line 1, column 1")
+  T.raises(function() J.decode('{"lr": -2.5E+400}') end, "number -2.5E+400 is out of the double range at line 1, column 8")
+  T.raises(function() J.decode(string.rep("9", 400)) end, "number " .. string.rep("9", 40) .. "... is out of the double range")
+  T.eq(J.decode("1e-999"), 0.0)
+  T.eq(J.decode("1.7976931348623157e308"), 1.7976931348623157e308)
+  T.eq(J.decode(string.rep("9", 30)), 1e30)     -- beyond 64 bits, within the double range: a float
 end)
 
 case("a repeated (non-cyclic) subtable encodes twice", function()

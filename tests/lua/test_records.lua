@@ -62,7 +62,7 @@ local BAD = {
   { "test_accuracy above 1", with(function(r) r.test_accuracy = 2 end), "^test_accuracy 2 is not in %[0, 1%]$" },
   { "test_accuracy below 0", with(function(r) r.test_accuracy = -0.1 end), "^test_accuracy %-0%.1 is not in %[0, 1%]$" },
   { "test_accuracy inf", function() return (al.json.encode(good()):gsub('"test_accuracy":0%.5', '"test_accuracy":1e999')) end,
-    "^test_accuracy inf is not in %[0, 1%]$" },
+    "^not JSON %(truncated%?%): number 1e999 is out of the double range at line 1" },   -- (the decoder refuses it: it was inf)
   { "unknown normalizer", with(function(r) r.config.normalizer = "zzz" end), "^config%.normalizer: unknown normalizer 'zzz'; valid: " },
   { "normalizer missing", with(function(r) r.config.normalizer = nil end), "^config%.normalizer is missing or not a name$" },
   { "seed 1.5", with(function(r) r.config.seed = 1.5 end), "^config%.seed is 1%.5, want a positive integer$" },
@@ -76,7 +76,7 @@ local BAD = {
   { "epoch accuracy above 1", with(function(r) r.epochs[1].test_accuracy = 1.5 end), "^epochs%[1%]%.test_accuracy 1%.5 is not in" },
   { "val_accuracy 7.0", with(function(r) r.epochs[2].val_accuracy = 7.0 end), "^epochs%[2%]%.val_accuracy 7%.0 is not in %[0, 1%]$" },
   { "density inf", function() return (al.json.encode(good()):gsub('"support_density":1%.0', '"support_density":1e999')) end,
-    "^support_density inf is not in %[0, 1%]$" },
+    "^not JSON %(truncated%?%): number 1e999 is out of the double range at line 1" },
   { "exact accuracy above 1", with(function(r) r.test_accuracy_exact = 1.2 end), "^test_accuracy_exact 1%.2 is not in" },
   { "alphas with a string", with(function(r) r.alphas = { { 1.5, "a" } } end), "^alphas%[1%]%[2%] is 'a', want a finite number$" },
   { "dataset not an object", with(function(r) r.dataset = 5 end), "^dataset is 5, want an object$" },

@@ -423,7 +423,8 @@ exit 1
     local function get(ds, n) return A_.vs_baseline[ds][n] end
     -- the inf accuracy never reaches a comparison: load skips it loudly
     T.eq(#A_.unreadable, 1)
-    T.eq(A_.unreadable[1].why, "test_accuracy inf is not in [0, 1]")
+    T.truthy(A_.unreadable[1].why:find("^not JSON %(truncated%?%): number 1e999 is out of the double range"),
+      A_.unreadable[1].why)   -- (the decoder refuses 1e999: it was inf)
     -- (a), (b), (c): no statistic, not rejected, no Holm p; only the descriptive Δ
     local a, b, c = get("deg", "entmax15"), get("deg", "hae"), get("deg", "topk:0.5")
     T.eq({ a.na, a.t, a.p, a.ci_low, a.cohen_d, a.wilcoxon_p, a.holm, a.reject, a.mean_diff },

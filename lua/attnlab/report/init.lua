@@ -48,8 +48,9 @@ local function mean(xs)
 end
 
 -- Measurements (density, timings, per-epoch accuracy, alphas) enter a mean or median only when
--- finite: JSON's 1e999 decodes to inf, and stats.mean({inf, -inf}) is NaN (IEEE), which the
--- report would print as the density or runtime of a normalizer.
+-- finite (al.json.decode refuses 1e999, but a record table given as a table may hold inf):
+-- stats.mean({inf, -inf}) is NaN (IEEE), which the report would print as the density or runtime
+-- of a normalizer.
 local finite = PAIRED.finite
 
 -- ---- loading ----------------------------------------------------------------------------------------

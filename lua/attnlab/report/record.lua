@@ -32,7 +32,7 @@ local huge = math.huge
 local null = al.json.null
 
 
--- A value as a message shows it: JSON's spelling where it has one (null, inf written 1e999).
+-- A value as a message shows it: JSON's spelling where it has one (null), inf and nan as words.
 local function shown(v)
   if v == nil then return "missing" end
   if v == null then return "null" end
