@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attnlab/sha256.h"
+#include "../io/internal.h"
 
 static const uint32_t K[64] = {
   0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -95,8 +96,11 @@ void al_sha256_hex(const uint8_t d[AL_SHA256_SIZE], char hex[AL_SHA256_HEX]) {
 }
 
 al_status al_sha256_file(const char *path, char hex[AL_SHA256_HEX], uint64_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return al_seterr(AL_EIO, "%s: %s", path, strerror(errno));
+  /* a regular file only, as every reader of core/io: fopen waits forever on a FIFO, and
+   * /dev/zero would be hashed forever */
+  FILE *f;
+  al_status ost = al_io_open_regular_(path, &f, NULL);
+  if (ost != AL_OK) return ost;
   enum { PIECE = 1 << 20 };
   uint8_t *buf = malloc(PIECE);
   if (!buf) { fclose(f); return al_seterr(AL_ENOMEM, "%s: out of memory", path); }

@@ -124,7 +124,16 @@ function util.median(xs)
   return n % 2 == 1 and s[(n + 1) // 2] or 0.5 * (s[n // 2] + s[n // 2 + 1])
 end
 
+-- What is at path when it is there but is not a regular file ("a FIFO", "a directory", "a
+-- character device", ...), else nil (a regular file, a link to one, or nothing there). The one
+-- way the Lua side asks: it stats (al.file_kind, the binding's) and never opens, as io.open on a
+-- FIFO waits for a writer forever and a read of /dev/zero never ends.
+function util.not_regular(path) return require("attnlab.core").file_kind(path) end
+
+-- Is something there that can be opened? A folder counts (as io.open on Linux opens one); any
+-- other non-regular file too, without opening it (a FIFO would block here).
 function util.file_exists(path)
+  if util.not_regular(path) then return true end
   local f = io.open(path, "rb")
   if f then f:close() return true end
   return false
@@ -174,8 +183,12 @@ function util.decode_json(text)
   return nil, util.error_text(v, "attnlab.json.decode")
 end
 
--- The whole file, or nil when it cannot be opened.
+-- The whole file, or nil when it cannot be opened (nothing there, no permission). Anything there
+-- that is not a regular file raises "<path> is a FIFO, not a regular file" (one line): a FIFO
+-- would block the read forever, a device never end it, and a folder is no file's contents.
 function util.read_file(path)
+  local kind = util.not_regular(path)
+  if kind then error(("%s is %s, not a regular file"):format(path, kind), 0) end
   local f = io.open(path, "rb")
   if not f then return nil end
   local s = f:read("a")

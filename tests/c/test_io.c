@@ -333,6 +333,15 @@ static void test_sha256(void) {
         !strcmp(hex, V[1].hex), "st=%d size=%llu %s", st, (unsigned long long)size, hex);
   expect_err("sha256: a missing file is an error naming it", al_sha256_file("/nonexistent/x.bin", hex, NULL),
              "/nonexistent/x.bin", NULL);
+  /* a plain fopen waited forever on a FIFO (no writer) and hashed /dev/zero forever: a regular
+   * file only, refused without opening (a hang here is the failure) */
+  const char *fifo = tmppath("sha.fifo");
+  int made = mkfifo(fifo, 0600) == 0;
+  CHECK("sha256: a FIFO was made for the next check", made, "");
+  expect_err("sha256: a FIFO is refused, named, without blocking", al_sha256_file(fifo, hex, NULL), fifo, "FIFO", NULL);
+  expect_err("sha256: a device (/dev/zero) is refused, not hashed forever", al_sha256_file("/dev/zero", hex, NULL),
+             "/dev/zero", "character device", NULL);
+  unlink(fifo);
 }
 
 int main(void) {

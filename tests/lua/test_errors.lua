@@ -531,6 +531,50 @@ cases[#cases + 1] = { name = "outputs: a device (a link to /dev/null), a FIFO or
   T.sh("rm -rf " .. dir)
 end }
 
+-- ---- inputs that are not regular files ------------------------------------------------------
+-- The Lua readers io.open'ed their path: a FIFO there waited for a writer forever (scripts/
+-- analyze.lua on a record, the sha256 cache, a lock file, a fit checkpoint), and al.sha256_file
+-- (a plain fopen) hashed /dev/zero forever. Run in a child under a timeout: a hang is a failure.
+cases[#cases + 1] = { name = "inputs: a FIFO or a device where the Lua readers and sha256_file read is refused, named, without blocking", fn = function()
+  local dir = T.sh("mktemp -d"):gsub("%s+$", "")
+  local fifo = dir .. "/fifo"
+  local _, rc = T.sh(("mkfifo %s && mkdir -p %s/rep %s/cache/attnlab && mkfifo %s/rep/experiment.json %s/cache/attnlab/sha256.json")
+    :format(fifo, dir, dir, dir, dir))
+  T.eq(rc, 0, 0, "made the FIFOs")
+  local src = ([[
+    local fifo, dir = %q, %q
+    local util = require "attnlab.util"
+    local function try(f, ...) local ok, a, b = pcall(f, ...) print(ok and ("ok " .. tostring(a) .. " " .. tostring(b)) or ("error " .. tostring(a))) end
+    try(util.read_file, fifo)
+    try(util.read_file, dir)
+    print("exists", util.file_exists(fifo), util.file_exists(dir), util.file_exists(dir .. "/none"), util.not_regular(dir .. "/none"))
+    print("record", require("attnlab.report.record").read(fifo))
+    try(require("attnlab.report").load, dir .. "/rep")
+    try(require("attnlab.run.fit").read_checkpoint, fifo)
+    try(require("attnlab.lockfile").holder, fifo)
+    print("sha", al.sha256_file("/dev/zero"))
+    try(function() return #al.data.fingerprints({ "README.md" }) end)   -- the cache a FIFO: ignored
+    try(al.data.fingerprints, { fifo })
+  ]]):format(fifo, dir)
+  local out, err, code = T.run_host("-e " .. T.shquote(src), { timeout = 30, env = "XDG_CACHE_HOME=" .. T.shquote(dir .. "/cache") })
+  T.eq(code, 0, 0, "exit status (124: a reader blocked): " .. out .. err)
+  local want = {
+    "error " .. fifo .. " is a FIFO, not a regular file",
+    "error " .. dir .. " is a directory, not a regular file",
+    "exists\ttrue\ttrue\tfalse\tnil",
+    "record\tnil\tis a FIFO, not a regular file\tunreadable",
+    "error report: " .. dir .. "/rep/experiment.json is a FIFO, not a regular file",
+    "error it is a FIFO, not a regular file",
+    "error " .. fifo .. " is a FIFO, not a regular file",
+    "sha\tnil\t/dev/zero: is a character device, not a regular file",
+    "ok 1 nil",
+    "error data: cannot fingerprint " .. fifo .. ": is a FIFO, not a regular file",
+  }
+  T.eq(out, table.concat(want, "\n") .. "\n")
+  T.eq(T.sh("stat -c %F " .. dir .. "/cache/attnlab/sha256.json"):gsub("%s+$", ""), "fifo", 0, "the cache FIFO left alone")
+  T.sh("rm -rf " .. dir)
+end }
+
 -- every case above must also leave the library usable
 cases[#cases + 1] = { name = "the library still works after all those errors", fn = function()
   local x = al.ones({ 2, 2 }, { requires_grad = true })

@@ -91,8 +91,8 @@ local function where(dirs, env_state)
 end
 
 -- What is at path when it is there but is not a regular file ("a FIFO", "a directory", ...),
--- else nil. Never opens it: io.open on a FIFO waits for a writer forever (al.file_kind stats).
-local function not_regular(path) return al.file_kind(path) end
+-- else nil. Never opens it: io.open on a FIFO waits for a writer forever (util.not_regular).
+local not_regular = require("attnlab.util").not_regular
 data.not_regular = not_regular
 
 local function exists(path)
@@ -225,6 +225,18 @@ local function cache_path()
 end
 data.fingerprint_cache = cache_path
 
+-- The cache's entries, or nil when there is none. A FIFO there is not opened (io.open would
+-- wait for a writer forever): the cache is only a saving, so it is ignored.
+local function read_cache(cp)
+  if not_regular(cp) then return nil end
+  local f = io.open(cp, "rb")
+  if not f then return nil end
+  local ok, c = pcall(al.json.decode, f:read("a") or "")
+  f:close()
+  if not ok or type(c) ~= "table" then return nil end
+  return c
+end
+
 -- { {path =, size =, sha256 =}, ... } for a list of paths.
 function data.fingerprints(paths)
   if #paths == 0 then return {} end
@@ -240,13 +252,7 @@ function data.fingerprints(paths)
     pipe:close()
   end
   local cp = cache_path()
-  local cache = {}
-  local f = cp and io.open(cp, "rb")
-  if f then
-    local ok, c = pcall(al.json.decode, f:read("a") or "")
-    f:close()
-    if ok and type(c) == "table" then cache = c end
-  end
+  local cache = cp and read_cache(cp) or {}
   local out, dirty = {}, false
   for _, p in ipairs(paths) do
     local s = st[p] or {}

@@ -106,6 +106,8 @@ end
 -- DIR/experiment.json decoded and checked, or nil when there is none; anything unusable raises.
 local function load_experiment(dir)
   local path = dir .. "/experiment.json"
+  local kind = util.not_regular(path)   -- (io.open on a FIFO would wait forever)
+  if kind then error(("report: %s is %s, not a regular file"):format(path, kind), 0) end
   local f, err = io.open(path, "rb")
   if not f then
     if tostring(err):match("No such file or directory$") then return nil end

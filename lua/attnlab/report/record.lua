@@ -248,6 +248,8 @@ end
 
 -- read(path) -> rec, or nil, why and kind ("missing" | "unreadable" | "invalid").
 function R.read(path)
+  local kind = util.not_regular(path)   -- (io.open on a FIFO would wait forever)
+  if kind then return nil, ("is %s, not a regular file"):format(kind), "unreadable" end
   local f, err = io.open(path, "rb")
   if not f then
     if tostring(err):match("No such file or directory$") then return nil, "missing", "missing" end

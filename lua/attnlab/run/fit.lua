@@ -126,6 +126,9 @@ end
 -- {model =, optim =, state =} of a checkpoint (fit.split_checkpoint), or nil when there is no
 -- file; fit.check_resume judges the fields themselves.
 function fit.read_checkpoint(path)
+  -- a FIFO would block io.open forever: refused (the callers name the checkpoint)
+  local kind = util.not_regular(path)
+  if kind then error(("it is %s, not a regular file"):format(kind), 0) end
   local f = io.open(path, "rb")
   if not f then return nil end
   f:close()
