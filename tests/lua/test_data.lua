@@ -163,6 +163,28 @@ case("a fingerprint follows the file: rewritten at the same size within the seco
   for k in pairs(cache) do n = n + 1; T.truthy(k:sub(1, #f + 1) == f .. "|", k) end
   T.eq(n, 1, 0, "entries")
 end)
+-- a cache holding [1,2,3] made every run that records fingerprints fail ("attempt to index a
+-- number value (local 'k')"): a cache that is not an object of keys to digests is ignored and
+-- written anew
+case("a damaged sha256 cache (a list, a number, wrong entries, not JSON) is ignored and rewritten", function()
+  local d = tmpdir()
+  local f = d .. "/model.bin"
+  T.write_file(f, "abc")
+  os.execute("mkdir -p " .. q(d .. "/cache/attnlab"))
+  local cp = d .. "/cache/attnlab/sha256.json"
+  for _, bad in ipairs({ "[1,2,3]", "7", '"x"', '{"a":1}', '{"a":"zz"}', '{"a":{"b":1}}', "{bad" }) do
+    T.write_file(cp, bad)
+    local out, err, rc = T.run_host("-e " .. q(("print(al.data.fingerprints({ %q })[1].sha256)"):format(f)),
+      { env = "XDG_CACHE_HOME=" .. q(d .. "/cache"), unset = { "LUA_INIT" } })
+    T.eq({ rc, out }, { 0, al.sha256("abc") .. "\n" }, 0, bad .. ": " .. err)
+    local c, n = al.json.decode(T.read_file(cp)), 0
+    for k, v in pairs(c) do
+      n = n + 1
+      T.eq({ k:sub(1, #f + 1), v }, { f .. "|", al.sha256("abc") }, 0, bad .. ": rewritten")
+    end
+    T.eq(n, 1, 0, bad .. ": entries")
+  end
+end)
 -- ---- robustness: non-regular files, the not-found message, the ATTNLAB_DATA folders -------------
 
 case("a FIFO named like a dataset file is refused in one line naming it (no hang)", function()

@@ -225,8 +225,11 @@ local function cache_path()
 end
 data.fingerprint_cache = cache_path
 
--- The cache's entries, or nil when there is none. A FIFO there is not opened (io.open would
--- wait for a writer forever): the cache is only a saving, so it is ignored.
+-- The cache's entries, or nil when the file is not what fingerprints writes: a JSON object of
+-- "<path>|<size>|<stamp>" keys to 64-digit hex digests. Anything else there (not JSON, a list,
+-- a number for a digest, a FIFO that io.open would wait on forever) is ignored, and the cache
+-- written anew: a bad cache only costs a rehash, never a run (a list made every run that
+-- records fingerprints fail at k:sub).
 local function read_cache(cp)
   if not_regular(cp) then return nil end
   local f = io.open(cp, "rb")
@@ -234,6 +237,9 @@ local function read_cache(cp)
   local ok, c = pcall(al.json.decode, f:read("a") or "")
   f:close()
   if not ok or type(c) ~= "table" then return nil end
+  for k, v in pairs(c) do
+    if type(k) ~= "string" or type(v) ~= "string" or #v ~= 64 or v:find("[^0-9a-f]") then return nil end
+  end
   return c
 end
 
@@ -252,8 +258,10 @@ function data.fingerprints(paths)
     pipe:close()
   end
   local cp = cache_path()
-  local cache = cp and read_cache(cp) or {}
-  local out, dirty = {}, false
+  local cache = cp and read_cache(cp)
+  -- a cache file that is there but unusable is rewritten (not left to fail the next run too)
+  local out, dirty = {}, cache == nil and cp ~= nil and util.file_exists(cp)
+  cache = cache or {}
   for _, p in ipairs(paths) do
     local s = st[p] or {}
     local key = ("%s|%s|%s"):format(p, tostring(s.size), tostring(s.stamp))
