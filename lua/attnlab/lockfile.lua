@@ -82,13 +82,23 @@ lockfile.describe = describe
 function lockfile.acquire(path)
   local me = lockfile.self()
   if not me.pid then error("lockfile: cannot read /proc/self/stat to name this process", 2) end
+  -- a lock is a regular file: `ln tmp folder` linked into the folder and succeeded, so every
+  -- process got the lock; a FIFO would block the holder's read
+  local kind = util.not_regular(path)
+  if kind then error(("lockfile: %s is %s, not a lock file; remove it or give another lock path"):format(path, kind), 2) end
   local tmp = ("%s.%s.%d.tmp"):format(path, me.host, me.pid)
   local f, err = io.open(tmp, "wb")
   if not f then error(("lockfile: cannot create %s: %s"):format(tmp, tostring(err)), 2) end
   f:write(("%s %d %s\n"):format(me.host, me.pid, tostring(me.start or 0)))
   f:close()
-  local link = "ln " .. util.shquote(tmp) .. " " .. util.shquote(path) .. " 2>/dev/null"
+  -- -T: the lock path is the link's name, never a folder to link into (one made after the
+  -- check above makes the link fail, as any file there does)
+  local link = "ln -T " .. util.shquote(tmp) .. " " .. util.shquote(path) .. " 2>/dev/null"
   local ok = util.sh_ok(link)
+  if not ok and util.not_regular(path) then
+    os.remove(tmp)
+    error(("lockfile: %s is %s, not a lock file; remove it or give another lock path"):format(path, util.not_regular(path)), 2)
+  end
   if not ok then
     local h = lockfile.holder(path)
     if h and h.pid and not lockfile.holder_alive(h) then

@@ -85,6 +85,21 @@ return {
     T.eq(lockfile.holder(path).pid, lockfile.self().pid)
     lock:release()
   end },
+  -- `ln tmp folder` linked inside the folder and succeeded: two processes both held the lock
+  { name = "a lock path that is a folder or a FIFO is refused in one line, nothing left behind", fn = function()
+    local path = DIR .. "/e.lock"
+    os.execute("mkdir " .. T.shquote(path))
+    for _ = 1, 2 do
+      local e = T.raises(function() lockfile.acquire(path) end,
+        "lockfile: " .. path .. " is a directory, not a lock file; remove it or give another lock path")
+      T.truthy(not e:find("\n"), "one line")
+    end
+    T.eq(T.sh("ls -A " .. T.shquote(path)), "", 0, "nothing linked into the folder")
+    T.eq(T.sh("ls " .. DIR .. " | grep tmp || true"), "", 0, "no temporary file left")
+    os.execute("rmdir " .. T.shquote(path) .. " && mkfifo " .. T.shquote(path))
+    T.raises(function() lockfile.acquire(path) end, path .. " is a FIFO, not a lock file")
+    os.remove(path)
+  end },
   { name = "(cleanup)", fn = function()
     T.rm_rf(DIR)
   end },
