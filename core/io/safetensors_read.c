@@ -165,8 +165,8 @@ static al_status parse_entry(const char *nm, const cJSON *item, pentry *e) {
     return al_seterr(AL_EFORMAT, "%s: tensor '%s': shape has %d dims, at most %d supported", nm,
                      tn, nd, AL_ST_MAXDIM);
   e->ndim = nd;
-  uint64_t numel = 1;
-  int overflow = 0, i = 0;
+  uint64_t numel = 1, span = 1;   /* span: the product of the nonzero sizes */
+  int overflow = 0, too_large = 0, i = 0;
   const cJSON *d;
   cJSON_ArrayForEach(d, sh) {
     uint64_t v;
@@ -176,6 +176,8 @@ static al_status parse_entry(const char *nm, const cJSON *item, pentry *e) {
     e->shape[i++] = (int64_t)v;
     if (v && numel > UINT64_MAX / v) overflow = 1;
     else numel *= v;
+    if (v && span > (uint64_t)AL_MAX_SPAN / v) too_large = 1;
+    else if (v) span *= v;
   }
   uint64_t esz = DT_SIZE[e->dtype];
   if (overflow || numel > UINT64_MAX / esz) {
@@ -183,6 +185,14 @@ static al_status parse_entry(const char *nm, const cJSON *item, pentry *e) {
     al_st_shape_str_(s, sizeof s, e->ndim, e->shape);
     return al_seterr(AL_EFORMAT, "%s: tensor '%s': shape %s x %s overflows the byte count", nm,
                      tn, s, DT_NAME[e->dtype]);
+  }
+  /* an empty tensor's other sizes too: (0, 2^40, 2^40) holds no byte, but a tensor of that
+   * shape has strides past int64 (AL_MAX_SPAN); refused here, naming the file */
+  if (too_large) {
+    char s[200];
+    al_st_shape_str_(s, sizeof s, e->ndim, e->shape);
+    return al_seterr(AL_EFORMAT, "%s: tensor '%s': shape %s is too large (its nonzero sizes multiply past "
+                     "2^60 elements)", nm, tn, s);
   }
   e->nbytes = numel * esz;
   if (!cJSON_IsArray(off) || cJSON_GetArraySize(off) != 2)

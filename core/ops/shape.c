@@ -49,6 +49,16 @@ al_status al_reshape(al_tensor **out, al_tensor *x, int ndim, const int64_t *sha
     known *= shape[infer];
   }
   if (known != n) return al_seterr(AL_EINVAL, "reshape: cannot view %s (%lld elements) as %s", al_shape_str(x, b1, sizeof b1), (long long)n, al_dims_str(ndim, shape_in, b2, sizeof b2));
+  /* an empty tensor matches any shape with a 0 in it, (0, 2^40, 2^40) too, whose strides below
+   * would overflow int64: the nonzero sizes are capped as al_tensor_new caps them */
+  int64_t span = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (!shape[i]) continue;
+    if (span > AL_MAX_SPAN / shape[i])
+      return al_seterr(AL_EINVAL, "reshape: shape %s is too large (its nonzero sizes multiply past 2^60 elements)",
+                       al_dims_str(ndim, shape, b1, sizeof b1));
+    span *= shape[i];
+  }
   al_tensor *c = NULL;
   /* a copy when the layout is not contiguous; the copy is not a node of its own */
   int was = al_grad_enabled();

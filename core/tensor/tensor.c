@@ -37,10 +37,19 @@ al_tensor *al_tensor_new(al_dtype dt, int ndim, const int64_t *shape) {
     al_seterr(AL_EINVAL, "tensor: %d dims, at most %d supported", ndim, AL_MAXDIM);
     return NULL;
   }
-  int64_t n = 1;
+  /* span: the product of the nonzero sizes, which the strides below reach. Capping numel alone
+   * let (0, 2^40, 2^40) through (numel 0) and its strides overflowed int64 (undefined). The cap
+   * is on span, which is numel whenever numel > 0. */
+  int64_t n = 1, span = 1;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0) { al_seterr(AL_EINVAL, "tensor: negative size %lld in dim %d", (long long)shape[i], i + 1); return NULL; }
-    if (shape[i] && n > INT64_MAX / 8 / shape[i]) { al_seterr(AL_EINVAL, "tensor: size overflows"); return NULL; }
+    if (shape[i] && span > AL_MAX_SPAN / shape[i]) {
+      char b[160];
+      al_seterr(AL_EINVAL, "tensor: shape %s is too large (its nonzero sizes multiply past 2^60 elements)",
+                al_dims_str(ndim, shape, b, sizeof b));
+      return NULL;
+    }
+    if (shape[i]) span *= shape[i];
     n *= shape[i];
   }
   al_tensor *t = calloc(1, sizeof *t);

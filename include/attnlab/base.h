@@ -38,5 +38,9 @@ size_t al_mem_live(void);         /* bytes currently allocated through al_malloc
 size_t al_mem_peak(void);
 
 #define AL_MAXDIM 8
+/* The most elements a tensor's shape may span: the product of its nonzero sizes (its numel
+ * unless it is empty), so that numel, every stride and the byte count of 8-byte elements fit
+ * an int64. A shape beyond it is refused when a tensor is made or read from a file. */
+#define AL_MAX_SPAN (INT64_MAX / 8)
 
 #endif

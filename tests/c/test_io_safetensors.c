@@ -268,6 +268,23 @@ static void test_st_malformed(void) {
   st_bad("a shape whose byte count overflows",
          "{\"a\":{\"dtype\":\"F64\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", z, 8, -1, "overflows");
   st_bad("a tensor that is not an object", "{\"a\":[1,2]}", NULL, 0, -1, "want an object");
+  /* 0 bytes, but the tensor's strides would overflow int64 (undefined behaviour in
+   * al_tensor_new): the nonzero sizes are capped as the tensor's are */
+  st_bad("an empty shape whose nonzero sizes multiply past 2^60",
+         "{\"a\":{\"dtype\":\"F32\",\"shape\":[0,1099511627776,1099511627776],\"data_offsets\":[0,0]}}", NULL, 0, -1,
+         "tensor 'a': shape [0, 1099511627776, 1099511627776] is too large (its nonzero sizes multiply past 2^60");
+  {
+    const char *hj = "{\"a\":{\"dtype\":\"F32\",\"shape\":[9007199254740992,0],\"data_offsets\":[0,0]}}";
+    size_t hl = strlen(hj);
+    uint8_t *b = calloc(8 + hl, 1);
+    b[0] = (uint8_t)hl;
+    memcpy(b + 8, hj, hl);
+    st = al_st_open_memory(b, 8 + hl, "empty.st", &f);
+    CHECK("safetensors: an empty shape within the cap ([2^53, 0]) is read", st == AL_OK && f->n == 1 &&
+          f->entries[0].nbytes == 0, "%s", st ? al_errmsg() : "");
+    if (st == AL_OK) al_st_close(f);
+    free(b);
+  }
 
   /* writer argument checks */
   float v[4] = {1, 2, 3, 4};
