@@ -367,6 +367,7 @@ static al_status parse(const uint8_t *data, size_t size, const char *nm, al_st_f
     memcpy(e->shape, pe[i].shape, sizeof e->shape);
     e->data = buf + pe[i].begin;
     e->nbytes = (size_t)pe[i].nbytes;
+    e->file = f->name;   /* so that a conversion's error names the file, as the parser's do */
   }
   if (metaobj) {
     int j = 0;
@@ -467,10 +468,13 @@ static float half_to_float(uint16_t h) {
 }
 
 /* The conversions read numel elements of the entry's dtype: its byte count must be exactly that. */
+/* The file an entry came from, for messages ("safetensors" for an entry made by hand). */
+static const char *efile(const al_st_entry *e) { return e->file ? e->file : "safetensors"; }
+
 static al_status check_size(const al_st_entry *e, int64_t numel) {
   if ((size_t)numel * al_st_dtype_size(e->dtype) != e->nbytes)
-    return al_seterr(AL_EINVAL, "safetensors: tensor '%s': %zu bytes do not match its shape",
-                     e->name, e->nbytes);
+    return al_seterr(AL_EINVAL, "%s: tensor '%s': %zu bytes do not match its shape",
+                     efile(e), e->name, e->nbytes);
   return AL_OK;
 }
 
@@ -497,9 +501,12 @@ al_status al_st_to_f32(const al_st_entry *e, float *out) {
         uint32_t b = (uint32_t)h << 16; memcpy(&out[i], &b, 4);
       }
       return AL_OK;
+    case AL_ST_F8_E4M3: case AL_ST_F8_E5M2:
+      return al_seterr(AL_EINVAL, "%s: tensor '%s' has dtype %s, which is not supported (F32, F64, "
+                       "F16 and BF16 read as float32)", efile(e), e->name, al_st_dtype_name(e->dtype));
     default:
-      return al_seterr(AL_EINVAL, "safetensors: tensor '%s' has dtype %s: cannot convert to "
-                       "float32 (F32, F64, F16, BF16 can)", e->name, al_st_dtype_name(e->dtype));
+      return al_seterr(AL_EINVAL, "%s: tensor '%s' has dtype %s: cannot convert to "
+                       "float32 (F32, F64, F16, BF16 can)", efile(e), e->name, al_st_dtype_name(e->dtype));
   }
 }
 
@@ -522,13 +529,13 @@ al_status al_st_to_i64(const al_st_entry *e, int64_t *out) {
       for (int64_t i = 0; i < n; i++) {
         uint64_t v; memcpy(&v, p + 8 * i, 8);
         if (v > INT64_MAX)
-          return al_seterr(AL_EINVAL, "safetensors: tensor '%s': U64 element %" PRId64 " = %" PRIu64
-                           " does not fit in int64", e->name, i, v);
+          return al_seterr(AL_EINVAL, "%s: tensor '%s': U64 element %" PRId64 " = %" PRIu64
+                           " does not fit in int64", efile(e), e->name, i, v);
         out[i] = (int64_t)v;
       }
       return AL_OK;
     default:
-      return al_seterr(AL_EINVAL, "safetensors: tensor '%s' has dtype %s: cannot convert to "
-                       "int64 (integer dtypes can)", e->name, al_st_dtype_name(e->dtype));
+      return al_seterr(AL_EINVAL, "%s: tensor '%s' has dtype %s: cannot convert to "
+                       "int64 (integer dtypes can)", efile(e), e->name, al_st_dtype_name(e->dtype));
   }
 }

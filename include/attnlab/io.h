@@ -181,6 +181,8 @@ typedef struct al_st_entry {
   int64_t shape[AL_ST_MAXDIM];
   const void *data;              /* nbytes bytes, little-endian, row-major; may be unaligned */
   size_t nbytes;                 /* prod(shape) * al_st_dtype_size(dtype) */
+  const char *file;              /* the file it was read from, for messages (the reader sets it;
+                                    NULL: "safetensors"); the writer ignores it */
 } al_st_entry;
 
 typedef struct al_st_meta {

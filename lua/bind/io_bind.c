@@ -327,7 +327,9 @@ static int l_load(lua_State *L) {
   lua_createtable(L, 0, f->n);
   for (int i = 0; i < f->n; i++) {
     const al_st_entry *e = &f->entries[i];
-    int is_float = e->dtype == AL_ST_F32 || e->dtype == AL_ST_F64 || e->dtype == AL_ST_F16 || e->dtype == AL_ST_BF16;
+    /* F8 counts as float so that al_st_to_f32 says it is not supported (as int64 it was "cannot convert") */
+    int is_float = e->dtype == AL_ST_F32 || e->dtype == AL_ST_F64 || e->dtype == AL_ST_F16 || e->dtype == AL_ST_BF16 ||
+                   e->dtype == AL_ST_F8_E4M3 || e->dtype == AL_ST_F8_E5M2;
     al_tensor *t = al_tensor_new(is_float ? AL_F32 : AL_I64, e->ndim, e->shape);
     if (!t) { al_st_close(f); return l_raise(L, "load"); }
     al_status st = is_float ? al_st_to_f32(e, al_f32(t)) : al_st_to_i64(e, al_i64(t));

@@ -327,6 +327,32 @@ static void test_st_malformed(void) {
                al_st_to_i64(&(al_st_entry){.name = "u", .dtype = AL_ST_U64, .ndim = 0, .data = &big,
                .nbytes = 8}, &o), "'u'", "does not fit", NULL);
   }
+  {
+    /* a conversion's error names the file, as the parser's do (they began "safetensors:"); F8
+     * is said to be unsupported */
+    const char *hj = "{\"w\":{\"dtype\":\"F8_E4M3\",\"shape\":[3],\"data_offsets\":[0,3]},"
+                     "\"u\":{\"dtype\":\"U64\",\"shape\":[1],\"data_offsets\":[3,11]}}";
+    size_t hl = strlen(hj);
+    uint8_t *b = calloc(8 + hl + 11, 1);
+    b[0] = (uint8_t)hl;
+    memcpy(b + 8, hj, hl);
+    memset(b + 8 + hl + 3, 0xff, 8);
+    st = al_st_open_memory(b, 8 + hl + 11, "conv.st", &f);
+    CHECK("safetensors: an F8 and a U64 tensor parse", st == AL_OK, "%s", st ? al_errmsg() : "");
+    if (st == AL_OK) {
+      float fo[3];
+      int64_t io[1];
+      expect_err("safetensors: F8 to float32 is not supported, the file and dtype named",
+                 al_st_to_f32(al_st_find(f, "w"), fo), "conv.st: tensor 'w' has dtype F8_E4M3, which is not supported",
+                 NULL);
+      expect_err("safetensors: a U64 value >= 2^63 names the file", al_st_to_i64(al_st_find(f, "u"), io),
+                 "conv.st: tensor 'u': U64 element 0 = 18446744073709551615 does not fit", NULL);
+      expect_err("safetensors: F8 to int64 names the file", al_st_to_i64(al_st_find(f, "w"), io),
+                 "conv.st: tensor 'w' has dtype F8_E4M3: cannot convert to int64", NULL);
+      al_st_close(f);
+    }
+    free(b);
+  }
   expect_err("safetensors: write to a missing folder names the path",
              al_st_write("/nonexistent-dir/x.safetensors", two, 1, NULL, 0), "/nonexistent-dir/x.safetensors",
              NULL);

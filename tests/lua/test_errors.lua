@@ -409,6 +409,27 @@ err("al.load of an offset of 2^60", function()
   end
 end, "attnlab.load", "data_offsets begin 1152921504606846976 is too large")
 
+-- ---- safetensors dtypes and values attnlab cannot read: the file and the dtype named ---------------
+-- F8 was sent to the int64 conversion ("cannot convert to int64 (integer dtypes can)"), and the
+-- conversions' messages began "safetensors:" without the file
+local function load_names_file(h, data)
+  return function()
+    local p = write_tmp(string.pack("<I8", #h) .. h .. data)
+    local ok, e = pcall(al.load, p)
+    os.remove(p)
+    if ok then return end
+    -- a message without the file counts as no error (its words would match the patterns)
+    if not tostring(e):find(p .. ": tensor 'w'", 1, true) then print("#   the file is not named: " .. tostring(e)) return end
+    error(e, 0)
+  end
+end
+for _, dt in ipairs({ "F8_E4M3", "F8_E5M2" }) do
+  err("al.load of an " .. dt .. " tensor", load_names_file(('{"w": {"dtype": "%s", "shape": [3], "data_offsets": [0, 3]}}')
+    :format(dt), "\0\5\255"), "attnlab.load", "tensor 'w' has dtype " .. dt .. ", which is not supported")
+end
+err("al.load of a U64 value >= 2^63", load_names_file('{"w": {"dtype": "U64", "shape": [1], "data_offsets": [0, 8]}}',
+  string.pack("<I8", -1)), "attnlab.load", "U64 element 0 = 18446744073709551615 does not fit in int64")
+
 -- ---- module options: a misspelt key is refused, not ignored (the model would silently use the default)
 err("ViT with a misspelt option (normaliser)", function()
   return al.nn.ViT { image_size = 32, patch_size = 8, num_classes = 10, normaliser = "sparsemax" }
