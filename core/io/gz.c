@@ -35,7 +35,10 @@ struct al_gz {
   uint8_t *in;                 /* file sources: compressed input buffer */
   uint8_t *out;                /* gzip: inflated bytes not yet delivered ... */
   size_t out_pos, out_len;     /* ... are out[out_pos .. out_len) */
-  uint64_t pos;                /* decompressed bytes delivered */
+  uint64_t pos;                /* decompressed bytes delivered (updated as al_gz_read returns) */
+  uint64_t inflated;           /* decompressed bytes inflate has produced, for messages: pos lags
+                                  it within a read (a truncated file said "0 bytes decompressed"
+                                  after a first read had inflated megabytes) */
   uint32_t isize;              /* gzip trailer of the last member (a hint) */
   int eof;
   al_status err;               /* sticky */
@@ -116,7 +119,7 @@ static al_status inflate_some(al_gz *f, uint8_t *dst, size_t cap, size_t *got) {
       uint64_t left = src_left(f);
       uint64_t trailing = left == UINT64_MAX ? 0 : left + zs->avail_in;
       fmt_u64(detail, sizeof detail, "%llu bytes of trailing garbage after the gzip data "
-              "(%llu bytes decompressed)", trailing, f->pos);
+              "(%llu bytes decompressed)", trailing, f->inflated);
       return fail(f, AL_EFORMAT, "%s: %s", detail);
     }
     if (zs->avail_in == 0) {
@@ -124,7 +127,7 @@ static al_status inflate_some(al_gz *f, uint8_t *dst, size_t cap, size_t *got) {
       if (st) return st;
       if (zs->avail_in == 0) {
         fmt_u64(detail, sizeof detail, "truncated gzip data: the compressed stream ends "
-                "after %llu bytes (%llu bytes decompressed)", f->src_fed, f->pos);
+                "after %llu bytes (%llu bytes decompressed)", f->src_fed, f->inflated);
         return fail(f, AL_EIO, "%s: %s", detail);
       }
     }
@@ -132,6 +135,7 @@ static al_status inflate_some(al_gz *f, uint8_t *dst, size_t cap, size_t *got) {
     zs->avail_out = (uInt)cap;
     int r = inflate(zs, Z_NO_FLUSH);
     *got = cap - zs->avail_out;
+    f->inflated += *got;
     switch (r) {
       case Z_OK: break;
       case Z_BUF_ERROR:   /* no progress: fine if it just needs input (the loop refills) */
