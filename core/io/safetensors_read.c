@@ -467,10 +467,10 @@ static float half_to_float(uint16_t h) {
   return x;
 }
 
-/* The conversions read numel elements of the entry's dtype: its byte count must be exactly that. */
 /* The file an entry came from, for messages ("safetensors" for an entry made by hand). */
 static const char *efile(const al_st_entry *e) { return e->file ? e->file : "safetensors"; }
 
+/* The conversions read numel elements of the entry's dtype: its byte count must be exactly that. */
 static al_status check_size(const al_st_entry *e, int64_t numel) {
   if ((size_t)numel * al_st_dtype_size(e->dtype) != e->nbytes)
     return al_seterr(AL_EINVAL, "%s: tensor '%s': %zu bytes do not match its shape",
