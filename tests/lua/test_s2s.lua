@@ -561,4 +561,25 @@ return {
     T.eq(s2s.load_model(d .. "/m.safetensors").depth, 2)
     T.rm_rf(d)
   end },
+  { name = "clone and replace keep a mixer set by hand (block:set_mixer); a module of one's own is named", fn = function()
+    local m = vit({ depth = 3 })
+    m:block(2):set_mixer(al.nn.BiMamba { dim = 16, heads = 4, d_state = 2, d_conv = 1, expand = 1, dt_rank = 3 })
+    m:eval()
+    local x = s2s.synthetic_dataset({ n = 2, size = 16 }):batch(al.tensor({ 1, 2 }, { dtype = "int64" }))
+    local y0 = m(x)
+    -- clone rebuilt block 2 as attention and failed in load_state_dict on the mixer's tensors
+    local c = s2s.clone(m)
+    T.eq(c:block(2).attn.__name, "BiMamba")
+    c:eval()
+    T.eq(maxabs(c(x), y0), 0, 0, "the copy computes the same")
+    local st = s2s.replace(m, { 1 }, "bilstm")
+    T.eq(st:block(1).attn.__name, "BiLSTM")
+    T.eq(st:block(2).attn.__name, "BiMamba")
+    local own = al.nn.Module()
+    own.__name = "MyMixer"
+    function own:forward(h) return h end
+    local m2 = vit({ depth = 2 })
+    m2:block(1):set_mixer(own)
+    T.raises(function() s2s.clone(m2) end, "s2s.clone: block 1's token mixer is MyMixer, a module of your own")
+  end },
 }

@@ -80,14 +80,37 @@ local function apply_mixers(model, mixers, seed)
   return model
 end
 
--- A deep copy of a ViT (replaced mixers included); opts.image_size builds it for another
--- image size with the position embedding resampled (checkpoint.resample_pos_embed).
+-- The spec of every block whose token mixer is not attention, {[l] = spec}: what s2s.replace
+-- recorded, else (a mixer set by hand with block:set_mixer) the mixer's own mixer_spec. A mixer
+-- without one (a module of the user's own) is an error naming `who` and the block.
+local function mixer_specs(model, who)
+  local mx = {}
+  for l = 1, model.depth do
+    local a = model:block(l).attn
+    if getmetatable(a) ~= al.nn.MultiHeadAttention then
+      local s = (model.s2s_mixers or {})[l]
+      if not (s and D.MIXERS[s.name] == a.__name) then s = type(a) == "table" and rawget(a, "mixer_spec") or nil end
+      if type(s) ~= "table" then
+        error(("%s: block %d's token mixer is %s, a module of your own, which cannot be rebuilt from a spec")
+          :format(who, l, type(a) == "table" and tostring(a.__name) or type(a)), 0)
+      end
+      mx[l] = s
+    end
+  end
+  return mx
+end
+
+-- A deep copy of a ViT (replaced mixers included, and mixers set by hand with block:set_mixer:
+-- those were rebuilt as attention, and the copy failed in load_state_dict on their tensors);
+-- opts.image_size builds it for another image size with the position embedding resampled
+-- (checkpoint.resample_pos_embed).
 function D.clone(model, opts)
   opts = opts or {}
+  local mixers = mixer_specs(model, "s2s.clone")
   local c = D.vit_config(model)
   if opts.image_size then c.image_size = opts.image_size end
   local m = al.nn.ViT(c)
-  apply_mixers(m, model.s2s_mixers)
+  apply_mixers(m, mixers)
   local sd = model:state_dict()
   if opts.image_size and opts.image_size ~= model.image_size then
     local s2 = {}
@@ -173,14 +196,7 @@ function D.save_model(path, model, meta)
   -- each replaced block's spec: what s2s.replace recorded, else (a mixer set by hand with
   -- block:set_mixer) the mixer's own
   local mx = {}
-  for l = 1, model.depth do
-    local a = model:block(l).attn
-    if getmetatable(a) ~= al.nn.MultiHeadAttention then
-      local s = (model.s2s_mixers or {})[l]
-      if not (s and D.MIXERS[s.name] == a.__name) then s = a.mixer_spec end
-      mx[tostring(l)] = s
-    end
-  end
+  for l, s in pairs(mixer_specs(model, "s2s.save_model")) do mx[tostring(l)] = s end
   m.s2s_mixers = al.json.encode(mx)
   for k, v in pairs(meta or {}) do m[k] = type(v) == "string" and v or al.json.encode(v) end
   al.save(path, model:state_dict(), m)
