@@ -205,6 +205,11 @@ err("train_val_split with a fraction > 1", function() return al.data.train_val_s
   "train_val_split", "fraction must be a number in (0, 1)", "got 2")
 err("train_val_split with a NaN fraction", function() return al.data.train_val_split(fake_dataset(10), { fraction = 0 / 0 }) end,
   "fraction", "got nan")
+-- a misspelt key was ignored (the split fell back to fraction 0.1); a fractional seed failed in al.Generator
+err("train_val_split with a misspelt key", function() return al.data.train_val_split(fake_dataset(10), { vall = 2 }) end,
+  "train_val_split", "unknown option 'vall'", "known: fraction, seed, val")
+err("train_val_split with a fractional seed", function() return al.data.train_val_split(fake_dataset(10), { val = 2, seed = 1.5 }) end,
+  "train_val_split", "seed must be an integer", "got 1.5")
 err("Loader of a number", function() return al.data.Loader(5, { batch_size = 2 }) end,
   "Loader", "ds must be a dataset", "got number")
 err("Loader of a tensor", function() return al.data.Loader(al.ones { 4 }) end, "Loader", "got a tensor")

@@ -430,6 +430,13 @@ function data.train_val_split(ds, opts)
     error(("train_val_split: options must be a table {val =, fraction =, seed =}, got %s"):format(type(opts)), 2)
   end
   opts = opts or {}
+  -- a misspelt key (vall = 100) was ignored: the split fell back to fraction 0.1, or failed
+  -- saying "val ... got 0"; a seed of 1.5 failed inside al.Generator, naming neither
+  local badk = util.unknown_keys(opts, { "val", "fraction", "seed" })
+  if badk then error("train_val_split: " .. badk, 2) end
+  if opts.seed ~= nil and math.tointeger(opts.seed) == nil then
+    error(("train_val_split: seed must be an integer, got %s"):format(show(opts.seed)), 2)
+  end
   local f = opts.fraction
   if f ~= nil and (type(f) ~= "number" or not (f > 0 and f < 1)) then
     error(("train_val_split: fraction must be a number in (0, 1), got %s"):format(show(f)), 2)
