@@ -582,4 +582,16 @@ return {
     m2:block(1):set_mixer(own)
     T.raises(function() s2s.clone(m2) end, "s2s.clone: block 1's token mixer is MyMixer, a module of your own")
   end },
+  { name = "synthetic_dataset is an al.data.Dataset: subset, all_labels, train_val_split, distill.resized(...):subset", fn = function()
+    local ds = s2s.synthetic_dataset({ n = 6, size = 8 })
+    local x, y = ds:batch(al.tensor({ 2, 5 }, { dtype = "int64" }))
+    local sub = ds:subset({ 5, 2 })   -- was: attempt to call a nil value (method 'subset')
+    local xs, ys = sub:batch(al.tensor({ 2, 1 }, { dtype = "int64" }))
+    T.eq(maxabs(xs, x), 0)
+    T.eq(ys:totable(), y:totable())
+    T.eq(#ds:all_labels():totable(), 6)
+    local tr, val = al.data.train_val_split(ds, { val = 2, seed = 1 })
+    T.eq({ tr.n, val.n }, { 4, 2 })
+    T.eq(require("attnlab.s2s.distill").resized(ds, 4):subset({ 1, 3 }).n, 2)
+  end },
 }

@@ -461,7 +461,13 @@ end
 
 -- ---- datasets ------------------------------------------------------------------------------------------------
 -- A synthetic image classification set (for tests and smoke runs): n images (C,S,S),
--- label = argmax of the correlation with `classes` fixed random templates.
+-- label = argmax of the correlation with `classes` fixed random templates. An al.data.Dataset
+-- (it was a bare table with batch only: ds:subset, ds:all_labels and so s2s.resized(ds, S):subset
+-- failed with "attempt to call a nil value"); batches are the same index_select as before.
+local function synthetic_batch(self, idx)
+  return al.index_select(self.inputs, 1, idx), al.index_select(self.labels, 1, idx)
+end
+
 function D.synthetic_dataset(opts)
   opts = opts or {}
   local n, S, C, K = opts.n or 256, opts.size or 16, opts.channels or 3, opts.classes or 5
@@ -469,11 +475,11 @@ function D.synthetic_dataset(opts)
   local gen = al.Generator((opts.seed or 1) * 7 + (opts.split == "test" and 1 or 2))
   local x = al.randn({ n, C, S, S }, { generator = gen })
   local y = al.argmax(al.matmul(x:reshape({ n, C * S * S }), tmpl:transpose(1, 2)), 2)
-  local ds = { name = "synthetic", split = opts.split or "train", n = n, num_classes = K, channels = C, size = S }
-  function ds:batch(idx)
-    return al.index_select(x, 1, idx), al.index_select(y, 1, idx)
-  end
-  return ds
+  local classes = {}
+  for i = 1, K do classes[i] = tostring(i) end
+  return setmetatable({ name = "synthetic", split = opts.split or "train", n = n, num_classes = K, classes = classes,
+                        channels = C, size = S, inputs = x, labels = y, make_batch = synthetic_batch },
+                      al.data.Dataset)
 end
 
 -- A view of an image dataset resized to S x S (bilinear, align_corners=False, as
