@@ -594,4 +594,13 @@ return {
     T.eq({ tr.n, val.n }, { 4, 2 })
     T.eq(require("attnlab.s2s.distill").resized(ds, 4):subset({ 1, 3 }).n, 2)
   end },
+  { name = "evaluate and profile of an empty dataset (or limit 0) are errors, not an accuracy of -nan", fn = function()
+    local m = vit({ depth = 2 })
+    local empty = s2s.synthetic_dataset({ n = 4, size = 16 }):subset({})
+    T.raises(function() s2s.evaluate(m, empty) end, "s2s.evaluate: the dataset has no examples")
+    T.raises(function() s2s.evaluate(m, s2s.synthetic_dataset({ n = 4, size = 16 }), { limit = 0 }) end,
+      "s2s.evaluate: limit must be a positive integer, got 0")
+    local e = T.raises(function() s2s.profile(m, empty) end, "s2s.profile: the dataset has no examples")
+    T.truthy(not e:find("Loader"), e)
+  end },
 }

@@ -343,6 +343,12 @@ end
 -- error too (as al.train.evaluate: it used to come back in train mode, whatever it was).
 function D.evaluate(model, ds, opts)
   opts = opts or {}
+  -- no example to evaluate: the accuracy was 0/0, returned as a result (-nan); a limit of 0 failed
+  -- inside Loader with this file's position
+  if type(ds) == "table" and ds.n == 0 then error("s2s.evaluate: the dataset has no examples", 2) end
+  if opts.limit ~= nil and (math.type(opts.limit) ~= "integer" or opts.limit < 1) then
+    error(("s2s.evaluate: limit must be a positive integer, got %s"):format(al.cli.show(opts.limit)), 2)
+  end
   local was_training = model.training
   model:eval()
   local bs = opts.batch_size or 250

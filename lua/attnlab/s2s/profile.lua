@@ -145,6 +145,8 @@ function P.profile(model, ds, opts)
   local K = require "attnlab.s2s.check"
   local p, why = K.check("profile", { limit = opts.limit, batch_size = opts.batch_size, topk = opts.topk }, { partial = true })
   if p or why then error("s2s.profile: " .. K.phrase(p, why), 0) end
+  -- (no example: Loader refused the limit of 0 computed here, naming an option never given)
+  if type(ds) == "table" and ds.n == 0 then error("s2s.profile: the dataset has no examples", 0) end
   local topk = opts.topk or { 1, 5 }
   if type(topk) == "number" then topk = { topk } end
   for _, k in ipairs(topk) do
