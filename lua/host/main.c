@@ -10,8 +10,9 @@
  * What it adds:
  *  - package.path starts with <checkout>/lua/?.lua;<checkout>/lua/?/init.lua, the checkout
  *    being found from the executable's real path (bin/attnlab or build/<x>/attnlab); when
- *    there is no checkout around it but an installed tree (`make install`: <prefix>/bin/attnlab
- *    and <prefix>/share/lua/5.4/attnlab/), it starts with <prefix>/share/lua/5.4/?.lua;...;
+ *    it is an installed tree's (`make install`: <prefix>/bin/attnlab and
+ *    <prefix>/share/lua/5.4/attnlab/), even one inside a checkout, it starts with
+ *    <prefix>/share/lua/5.4/?.lua;...;
  *  - a relative script path that does not exist from the current folder is looked up in the
  *    checkout, or in <prefix>/share/attnlab (the installed scripts/ and experiments/), so
  *    `attnlab scripts/demo.lua` runs from anywhere;

@@ -61,11 +61,17 @@ static int find_root(char *root, size_t cap, char *prefix, size_t pcap) {
 
 void host_setup_package(lua_State *L) {
   char root[PATH_MAX + 64], prefix[PATH_MAX + 64], probe[PATH_MAX + 128];
-  int checkout = find_root(root, sizeof root, prefix, sizeof prefix);
+  int checkout = find_root(root, sizeof root, prefix, sizeof prefix), installed;
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   snprintf(probe, sizeof probe, "%s" INSTALLED_LMOD "/attnlab", prefix);
-  if (!checkout && is_dir(probe)) {
+  /* An installed tree beside the executable wins over a checkout found further up: with
+   * `make install PREFIX=$PWD/_install` the checkout is two levels above <prefix>/bin, and
+   * the installed host must run the modules installed with it (the checkout's may since
+   * have changed), and find scripts in <prefix>/share/attnlab. A checkout that is itself
+   * the prefix (PREFIX=$PWD) keeps its own lua/. */
+  installed = is_dir(probe) && !(checkout && strcmp(root, prefix) == 0);
+  if (installed) {
     lua_pushfstring(L, "%s" INSTALLED_LMOD "/?.lua;%s" INSTALLED_LMOD "/?/init.lua;%s", prefix, prefix,
                     lua_tostring(L, -1));
     snprintf(probe, sizeof probe, "%s" INSTALLED_SHARE, prefix);

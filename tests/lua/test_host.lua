@@ -45,6 +45,28 @@ case("host: a relative script path missing from the current folder runs from the
   T.truthy(out:match("^/.*/tests/lua/host_arg0_probe%.lua 2$"), "arg[0] is the resolved path: " .. out)
 end)
 
+case("host: an installed tree inside a checkout runs its own modules, not the checkout's", function()
+  -- make install PREFIX=$PWD/_install: the checkout is two levels above <prefix>/bin/attnlab;
+  -- the installed host used to take the checkout's lua/ and scripts/ (al.root() = the checkout)
+  local d = T.tmpdir("host-prefix")
+  local pre = d .. "/prefix"
+  T.eq(os.execute("mkdir -p " .. q(d .. "/lua/attnlab") .. " " .. q(d .. "/scripts") .. " "
+    .. q(pre .. "/bin") .. " " .. q(pre .. "/share/lua/5.4") .. " " .. q(pre .. "/share/attnlab/scripts")
+    .. " && cp " .. q(HOST) .. " " .. q(pre .. "/bin/attnlab")
+    .. " && cp -R lua/attnlab " .. q(pre .. "/share/lua/5.4/")), true, nil, "setting up the trees")
+  T.write_file(d .. "/lua/attnlab/init.lua", "error('the checkout\'s attnlab was loaded')\n")
+  T.write_file(d .. "/scripts/where.lua", "print('checkout copy')\n")
+  T.write_file(pre .. "/share/attnlab/scripts/where.lua", "print('installed copy')\n")
+  T.write_file(pre .. "/share/attnlab/scripts/train.lua", "\n")
+  local out, err, code = run("sh -c " .. q("cd / && exec " .. q(pre .. "/bin/attnlab")
+    .. [[ -e "print(package.searchpath('attnlab', package.path)) print(al.root())" scripts/where.lua]]))
+  T.rm_rf(d)
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(err, "", nil, "stderr")
+  same_text(out, ("%s/share/lua/5.4/attnlab/init.lua\n%s/share/attnlab\ninstalled copy\n"):format(pre, pre),
+    "package, al.root() and the script run")
+end)
+
 case("host: -e runs statements in order; print output", function()
   local out, _, code = host([[-e "x = 20" -e "print(x + 22)"]])
   T.eq(code, 0, nil, "exit status")
