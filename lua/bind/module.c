@@ -24,13 +24,17 @@ static int cores(void) {
   return c > 0 ? (int)c : 1;
 }
 
+/* A number with an integer value, as everywhere else in the API (al.zeros{2.0}, n / 2): 2.0
+ * is 2 threads. A string is refused, and said to be one ("got 2" for "2" contradicted itself). */
 static int l_set_num_threads(lua_State *L) {
-  if (!lua_isinteger(L, 1))
-    return luaL_argerror(L, 1, lua_pushfstring(L, "need a positive integer number of threads, got %s",
+  int isint = 0;
+  lua_Integer n = lua_type(L, 1) == LUA_TNUMBER ? lua_tointegerx(L, 1, &isint) : 0;
+  if (!isint)
+    return luaL_argerror(L, 1, lua_pushfstring(L, "need a positive integer number of threads, got %s%s",
                                                lua_type(L, 1) == LUA_TNUMBER || lua_type(L, 1) == LUA_TSTRING
-                                                   ? luaL_tolstring(L, 1, NULL) : luaL_typename(L, 1)));
-  lua_Integer n = lua_tointeger(L, 1);
-  if (n < 1) return luaL_argerror(L, 1, lua_pushfstring(L, "need at least 1 thread, got %d", (int)(n < -1000000 ? -1000000 : n)));
+                                                   ? luaL_tolstring(L, 1, NULL) : luaL_typename(L, 1),
+                                               lua_type(L, 1) == LUA_TSTRING ? " (a string)" : ""));
+  if (n < 1) return luaL_argerror(L, 1, lua_pushfstring(L, "need at least 1 thread, got %I", (LUAI_UACINT)n));
   if (n > cores()) {
     fprintf(stderr, "attnlab: set_num_threads(%lld): this machine has %d core%s; using %d\n", (long long)n, cores(),
             cores() == 1 ? "" : "s", cores());

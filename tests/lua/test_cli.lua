@@ -658,6 +658,19 @@ case("ATTNLAB_NUM_THREADS=1000 and al.set_num_threads(1000): clamped to the core
   T.raises(function() al.set_num_threads("abc") end, "got abc")
   T.eq(al.get_num_threads(), prev)
 end)
+case("al.set_num_threads: a float with an integer value is that count; strings and huge negatives named as they are", function()
+  -- 2.0 (n / 2) was refused as not "a positive integer", though al.zeros{2.0} takes it; "2"
+  -- was refused as "got 2"; -3e9 was reported as -1000000
+  local prev = al.get_num_threads()
+  al.set_num_threads(1.0)
+  T.eq(al.get_num_threads(), 1)
+  al.set_num_threads(prev)
+  T.raises(function() al.set_num_threads("2") end, "number of threads, got 2 (a string)")
+  T.raises(function() al.set_num_threads(-3000000000) end, "need at least 1 thread, got -3000000000)")
+  T.raises(function() al.set_num_threads(0/0) end, "positive integer number of threads, got")
+  T.raises(function() al.set_num_threads(1e300) end, "positive integer number of threads, got 1e+300")
+  T.eq(al.get_num_threads(), prev)
+end)
 
 -- record_hash.lua over <dir>/<name>.json for each name: the hashes, in order (one per file, exit 0)
 local function record_hashes(dir, names)
