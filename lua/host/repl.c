@@ -88,7 +88,14 @@ static int read_chunk(lua_State *L) {
 static void print_results(lua_State *L) {
   int n = lua_gettop(L), st;
   if (n == 0) return;
-  luaL_checkstack(L, LUA_MINSTACK, "too many results to print");
+  /* lua.c raises here (luaL_checkstack), which ended the whole session:
+   * table.unpack(t, 1, 999985) at the prompt quit the REPL. Said, and the loop goes on. */
+  if (!lua_checkstack(L, LUA_MINSTACK)) {
+    lua_settop(L, 0);
+    host_message(host_progname, lua_pushfstring(L, "too many results to print (%d)", n));
+    lua_settop(L, 0);
+    return;
+  }
   if (!host_push_helper(L, "print")) lua_getglobal(L, "print");
   lua_insert(L, 1);
   st = host_call(L, n, 0, 0); /* no traceback in this message, as lua.c */

@@ -44,6 +44,14 @@ case("host: piped REPL: multi-line function, expressions, =, results, errors kee
   has(err, "stdin:1: oops\nstack traceback:\n", "error message with traceback")
 end)
 
+case("host: piped REPL: too many results to print is an error, not the end of the session", function()
+  -- the printer's luaL_checkstack raised out of the loop: the REPL quit with status 1
+  local out, err, code = host("-i", "table.unpack({}, 1, 999985)\n40 + 2\n")
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  has(err, "too many results to print (999985)", "stderr")
+  has(out, "> 42\n", "the next line runs")
+end)
+
 case("host: piped REPL: an unfinished statement at end of input reports the syntax error", function()
   local out, err, code = host("-i", "function g(\n")
   T.eq(code, 0, nil, "exit status")
