@@ -280,6 +280,9 @@ setmetatable(al, {
       return m
     end
   end,
+  -- the REPL's Tab completion lists these names of an __index function (bin/attnlab's
+  -- helpers.c), so al.n<Tab> offers al.nn before its first use loads it
+  __fields = al.submodules(),
 })
 
 -- "al.softmax al.sparsemax ...": the normalizers' line of al.help, from the table.

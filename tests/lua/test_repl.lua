@@ -97,6 +97,20 @@ wait $pid; echo "rc=$?"; cat "$d/out"; echo "=====";  cat "$d/err"; rm -rf "$d"
   has(out, "alive\n", "REPL alive after the interrupt")
 end)
 
+case("host: Tab completion offers al's lazy submodules before they are loaded", function()
+  -- al.nn, al.data, al.stats ... come from al's __index function: al.da<Tab> offered nothing
+  -- and al.n<Tab> no al.nn until the module had been used once
+  local out, err, code = host([[-e "local c = debug.getregistry()['attnlab.host'].complete; ]]
+    .. [[print(table.concat(c('al.da'), ' ')); print(table.concat(c('al.n'), ' ')); ]]
+    .. [[print(rawget(al, 'data'), rawget(al, 'nn')); print(#c('al.nn.Lin') > 0)"]])
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  local da, n, raw, nn = out:match("^(.-)\n(.-)\n(.-)\n(.-)\n$")
+  T.eq(da, "al.data", nil, "al.da<Tab>")
+  T.truthy((" " .. n .. " "):find(" al.nn ", 1, true), "al.n<Tab> lacks al.nn: " .. tostring(n))
+  T.eq(raw, "nil\tnil", nil, "completing does not load the modules")
+  T.eq(nn, "true", nil, "al.nn.Lin<Tab> still completes (loading al.nn)")
+end)
+
 -- readline behaviour needs a terminal: tmux provides one when installed.
 case("host: terminal REPL (tmux): banner, completion, Ctrl-C at the prompt and while running, history", function()
   if os.execute("command -v tmux >/dev/null 2>&1") ~= true then T.skip("tmux not installed") end
