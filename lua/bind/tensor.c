@@ -270,6 +270,17 @@ void l_open_tensor(lua_State *L) {
   luaL_setfuncs(L, l_tensor_data_methods, 0);
   luaL_setfuncs(L, lifetime_methods, 0);
   lua_setfield(L, -2, "methods");
+  /* the fields mt_index answers itself, for bin/attnlab's Tab completion (x.gr<Tab>) */
+  {
+    static const char *const fields[] = {"grad", "requires_grad", "is_leaf", "grad_fn"};
+    int i, n = (int)(sizeof fields / sizeof fields[0]);
+    lua_createtable(L, n, 0);
+    for (i = 0; i < n; i++) {
+      lua_pushstring(L, fields[i]);
+      lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "__fields");
+  }
   lua_pushliteral(L, "attnlab.Tensor");
   lua_setfield(L, -2, "__name");
   lua_pop(L, 1);

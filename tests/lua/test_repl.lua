@@ -111,6 +111,15 @@ case("host: Tab completion offers al's lazy submodules before they are loaded", 
   T.eq(nn, "true", nil, "al.nn.Lin<Tab> still completes (loading al.nn)")
 end)
 
+case("host: Tab completion offers a tensor's fields (x.grad, x.requires_grad) beside its methods", function()
+  -- x.gr<Tab> offered only x.gather( x.ge( x.gelu( x.gt(: the fields mt_index answers were unknown
+  local out, err, code = host([[-e "local c = debug.getregistry()['attnlab.host'].complete; x = al.zeros{2}; ]]
+    .. [[print(table.concat(c('x.gr'), ' ')); print(table.concat(c('x.requires'), ' ')); ]]
+    .. [[print(table.concat(c('x.is_l'), ' '), table.concat(c('x:gr'), ' '))"]])
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(out, "x.grad x.grad_fn\nx.requires_grad x.requires_grad_(\nx.is_leaf\t\n")
+end)
+
 -- readline behaviour needs a terminal: tmux provides one when installed.
 case("host: terminal REPL (tmux): banner, completion, Ctrl-C at the prompt and while running, history", function()
   if os.execute("command -v tmux >/dev/null 2>&1") ~= true then T.skip("tmux not installed") end
