@@ -292,7 +292,19 @@ local function normalizer_functions()
   return table.concat(names, " ")
 end
 
-function al.help()
+-- al.help() prints the overview; al.help("name") (al.help("nn.Linear")) checks the name first:
+-- there is no per-function text, but a name attnlab does not have is said to be missing
+-- instead of answered with the overview as if it were there.
+function al.help(name)
+  if type(name) == "string" then
+    local v = al
+    for part in (name:gsub("^al%.", "") .. "."):gmatch("([^.]*)%.") do
+      v = type(v) == "table" and part ~= "" and v[part] or nil
+      if v == nil then
+        error(("attnlab.help: attnlab has no al.%s (al.help() lists the API)"):format(name:gsub("^al%.", "")), 2)
+      end
+    end
+  end
   print((([[attnlab -- tensors with autograd, attention normalizers, sequential mixers.
   tensors:     al.tensor{{1,2},{3,4}}  al.zeros{2,3}  al.randn{2,3}  t:shape()  t:reshape{...}
   math:        a + b  a * b  al.matmul(a, b)  al.sum(t, dim)  al.exp(t)  (dims are 1-based)
