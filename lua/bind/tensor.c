@@ -116,7 +116,11 @@ static int arith(lua_State *L, al_binop op, const char *name) {
       default: st = al_binary(&o, op, l_checktensorish(L, 1), b);
     }
   } else {
-    return luaL_error(L, "attnlab.%s: cannot apply to %s and %s", name, luaL_typename(L, 1), luaL_typename(L, 2));
+    /* a tensor is named with its shape ("userdata" said nothing) */
+    char sa[96], sb[96];
+    return luaL_error(L, "attnlab.%s: cannot apply to %s and %s", name,
+                      a ? al_shape_str(a, sa, sizeof sa) : luaL_typename(L, 1),
+                      b ? al_shape_str(b, sb, sizeof sb) : luaL_typename(L, 2));
   }
   if (st) return l_raise(L, name);
   return l_pushtensor(L, o);
