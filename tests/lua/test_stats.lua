@@ -569,6 +569,25 @@ case("report.paired.why: 0 or 1 pair, non-finite, no variance (also when only ro
     .. "not evidence. Never marked significant.")
 end)
 
+-- Huge df: the fraction for I_x(df/2, 1/2) lost digits past df ~ 1e15 (1.4e-12 at df = 1e16,
+-- t = 37) and, from df ~ 1e154, overflowed to NaN and looped for ever in t_cdf / t_ppf. The
+-- references are mpmath (50 digits) of Q(t) + phi(t) [(t^3+t)/(4 df) + (5t^7+16t^5+3t^3-3t)/(96 df^2)],
+-- whose next term is below 1e-30 relative here. A count hook turns a hang into a failure.
+case("t_cdf / t_ppf at huge df: accurate, and no endless loop (df = 1e200, 1e300)", function()
+  debug.sethook(function() error("t distribution at huge df: no answer after 1e8 instructions (endless loop?)", 2) end,
+                "", 100000000)
+  local ok, err = pcall(function()
+    close(S.t_cdf(-37, 1e16), 5.7255712227932346529e-300, 1e-13, "t_cdf(-37, 1e16)")
+    close(S.t_sf(20, 1e18), 2.7536241186063443901e-89, 1e-13, "t_sf(20, 1e18)")
+    close(S.t_cdf(-2, 1e200), 0.0227501319481792072, 1e-14, "t_cdf(-2, 1e200)")
+    close(S.t_cdf(0.5, 1e300), 1 - 0.30853753872598689636, 1e-15, "t_cdf(0.5, 1e300)")
+    close(S.t_ppf(0.025, 1e300), -1.9599639845400538556, 1e-14, "t_ppf(0.025, 1e300)")
+    close(S.t_ppf(0.975, 1e200), 1.9599639845400538556, 1e-14, "t_ppf(0.975, 1e200)")
+  end)
+  debug.sethook()
+  if not ok then error(err, 0) end
+end)
+
 case("distribution function argument errors", function()
   T.raises(function() S.t_cdf(1, 0) end, "attnlab.stats.t_cdf: df = 0.0, want df > 0")
   T.raises(function() S.t_cdf(1, NAN) end, "t_cdf: df = nan, want df > 0")

@@ -397,6 +397,16 @@ return function(M)
   -- x = df/(df+t^2) = 1/(1+s), y = s/(1+s), s = t^2/df; log x = -log1p(s) and
   -- log y = -log1p(1/s) are formed without the cancellation of log(1 - y).
   local function t_parts(t, df)
+    -- Beyond df = 1e15 the fraction below loses digits (x rounds towards 1: 1e-8 relative at
+    -- df = 1e20, t = 37), and from df ~ 1e154 its terms overflow to NaN and it never converges
+    -- (t_cdf hung). There the t is the normal plus the first term of its expansion in 1/df
+    -- (Fisher 1925): P(T > t) = Q(t) + phi(t) (t^3 + t) / (4 df) + O(df^-2); the next term is
+    -- ~5 t^8 / (96 df^2) relative, < 1e-17 wherever the tail is a double (t < 39).
+    if df >= 1e15 then
+      local q, c = normal_parts(t)
+      local corr = t < 40 and npdf(t) * t * (t * t + 1) / (4 * df) or 0.0
+      return 2.0 * (q + corr), 2.0 * (c - corr)
+    end
     local r = t / sqrt(df)
     local x, y, lx, ly
     if r > 1e150 then                     -- s would overflow; x < 1e-300

@@ -44,7 +44,8 @@
 --
 -- Accuracy (tests/lua/test_stats.lua, against mpmath at 50 digits): the t tail is
 -- 0.5 * I_x(df/2, 1/2), x = df/(df+t^2), from the continued fraction of I_x (DLMF 8.17.22,
--- modified Lentz, rearranged so that it does not cancel for df up to 1e14), so both tails
+-- modified Lentz, rearranged so that it does not cancel for df up to 1e14; from df = 1e15 the
+-- normal tail plus its 1/df term, Fisher 1925, as the fraction's terms overflow), so both tails
 -- keep <= 2e-13 relative error (~1e-15 for moderate t) down to the underflow threshold
 -- (p ~ 1e-300), for any real df. The normal tail is the incomplete gamma Q(1/2, x^2/2)
 -- (series / Legendre continued fraction, DLMF 8.7.3 and 8.9.2), <= 2e-15. Quantiles invert
