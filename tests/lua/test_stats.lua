@@ -588,6 +588,17 @@ case("t_cdf / t_ppf at huge df: accurate, and no endless loop (df = 1e200, 1e300
   if not ok then error(err, 0) end
 end)
 
+-- A NaN in wilcoxon's or cohen_d_paired's input used to say 'pass nan_policy="omit"', an option
+-- only ttest_rel has: passing it to wilcoxon is refused as an unknown key.
+case("wilcoxon / cohen_d_paired NaN errors do not suggest nan_policy, which they do not take", function()
+  local msg = T.capture_error(S.wilcoxon, { 1, NAN, 3 }, { 0, 0, 0 })
+  T.truthy(msg:find("a[2] is NaN (1 NaN in a, 0 in b); drop the pairs with a NaN first", 1, true), msg)
+  msg = T.capture_error(S.cohen_d_paired, { 1, 2, 3 }, { 0, NAN, 0 })
+  T.truthy(msg:find("b[2] is NaN (0 NaN in a, 1 in b); drop the pairs with a NaN first", 1, true), msg)
+  T.raises(function() S.wilcoxon({ 1, NAN, 3 }, { 0, 0, 0 }, { nan_policy = "omit" }) end, "nan_policy")
+  T.raises(function() S.ttest_rel({ 1, NAN, 3 }, { 0, 0, 0 }) end, 'pass nan_policy="omit"')
+end)
+
 case("distribution function argument errors", function()
   T.raises(function() S.t_cdf(1, 0) end, "attnlab.stats.t_cdf: df = 0.0, want df > 0")
   T.raises(function() S.t_cdf(1, NAN) end, "t_cdf: df = nan, want df > 0")

@@ -105,8 +105,9 @@ local function paired_diffs(fn, a, b, nan_policy)
   if (na > 0 or nb > 0) and nan_policy == "raise" then
     local name, i = "a", ia
     if not ia or (ib and ib < ia) then name, i = "b", ib end
-    fail(fn, "%s[%d] is NaN (%d NaN in a, %d in b); pass nan_policy=\"omit\" to drop those pairs",
-         name, i, na, nb)
+    -- (only ttest_rel takes nan_policy: wilcoxon and cohen_d_paired refuse it as an unknown option)
+    fail(fn, "%s[%d] is NaN (%d NaN in a, %d in b); %s", name, i, na, nb, fn == "ttest_rel"
+         and "pass nan_policy=\"omit\" to drop those pairs" or "drop the pairs with a NaN first")
   end
   local d, dropped, hasnan = {}, 0, false
   for i = 1, #a do
