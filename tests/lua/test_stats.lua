@@ -599,6 +599,15 @@ case("wilcoxon / cohen_d_paired NaN errors do not suggest nan_policy, which they
   T.raises(function() S.ttest_rel({ 1, NAN, 3 }, { 0, 0, 0 }) end, 'pass nan_policy="omit"')
 end)
 
+-- Identical samples give t = NaN and d = NaN; 0/0 is the negative NaN on x86, which printed as
+-- "-nan" (the module's own NaN is negated so that it prints "nan").
+case("identical samples: ttest_rel's t and cohen_d_paired print as nan, not -nan", function()
+  local r = S.ttest_rel({ 1, 2, 3 }, { 1, 2, 3 })
+  T.eq(tostring(r.t), "nan", nil, "t")
+  T.eq(tostring(r.p), "nan", nil, "p")
+  T.eq(tostring(S.cohen_d_paired({ 1, 2, 3 }, { 1, 2, 3 })), "nan", nil, "cohen_d_paired")
+end)
+
 case("distribution function argument errors", function()
   T.raises(function() S.t_cdf(1, 0) end, "attnlab.stats.t_cdf: df = 0.0, want df > 0")
   T.raises(function() S.t_cdf(1, NAN) end, "t_cdf: df = nan, want df > 0")

@@ -196,6 +196,7 @@ function M.ttest_rel(a, b, opts)
   local m, v = mean_var(d)
   local se = sqrt(v / n)
   local t = m / se                    -- +-inf for constant nonzero d, NaN (0/0) for d == 0
+  if t ~= t then t = NAN end          -- (0/0 is the negative NaN on x86: it printed as "-nan")
   local p
   if isnan(t) then
     p = NAN
@@ -527,7 +528,9 @@ function M.cohen_d_paired(a, b)
   local d = paired_diffs(fn, a, b, "raise")
   if #d < 2 then fail(fn, "need at least 2 pairs, got %d", #d) end
   local m, v = mean_var(d)
-  return m / sqrt(v)
+  local e = m / sqrt(v)
+  if e ~= e then return NAN end       -- (identical samples: 0/0, printed "-nan" on x86)
+  return e
 end
 
 -- Internals exposed for the tests only (not part of the API).
