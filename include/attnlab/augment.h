@@ -22,6 +22,10 @@
 #include "rng.h"
 #include "tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* out (B, C, H, W), new contiguous float32:
  *   out[b,c,i,j] = x[b,c, i + top[b] - pad, jj + left[b] - pad]   (0 outside x),
  *   jj = flip[b] ? W-1-j : j   (crop, then flip, as torchvision applies them).
@@ -36,5 +40,9 @@ al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const i
  * AL_EINVAL, nothing drawn, unless 0 <= pad <= AL_CROP_PAD_MAX. */
 al_status al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_t *top, int64_t *left,
                             int64_t *flip);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

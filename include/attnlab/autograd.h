@@ -16,6 +16,10 @@
 
 #include "tensor.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AL_MAXSAVED 8
 
 typedef struct al_node al_node;
@@ -75,5 +79,9 @@ al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph);
 
 /* dst += src (shapes equal; any strides). */
 al_status al_accumulate(al_tensor *dst, const al_tensor *src);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

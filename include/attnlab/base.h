@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   AL_OK = 0,
   AL_EINVAL = 1,   /* bad argument: shape, dtype, dim, value */
@@ -42,5 +46,9 @@ size_t al_mem_peak(void);
  * unless it is empty), so that numel, every stride and the byte count of 8-byte elements fit
  * an int64. A shape beyond it is refused when a tensor is made or read from a file. */
 #define AL_MAX_SPAN (INT64_MAX / 8)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -14,6 +14,10 @@
 #define ATTNLAB_BLAS_H
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C.
  * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); same for B. */
 void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
@@ -50,5 +54,9 @@ void al_blas_set_threads(int n);
 enum { AL_SGEMM_AUTO = 0, AL_SGEMM_OWN = 1, AL_SGEMM_BLAS = 2 };
 int al_sgemm_force_path(int path);
 int al_sgemm_path(int64_t M, int64_t N, int64_t K);   /* the kernel al_sgemm uses for a shape */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -20,6 +20,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { AL_CPU_GENERIC = 0, AL_CPU_AVX2 = 1, AL_CPU_AVX512 = 2 } al_cpu_level;
 
 /* The best level this CPU and its OS can run (independent of ATTNLAB_CPU and of the build). */
@@ -40,5 +44,9 @@ const char *al_cpu_note(void);
  * kernels running at the same time. AL_EINVAL (with a message) for an unknown name, a level
  * this CPU cannot run, or one this build does not contain; nothing changes then. */
 al_status al_cpu_set_level(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -24,6 +24,10 @@
 #define ATTNLAB_GEMM_H
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C, the convention of al_sgemm:
  * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); the same for B.
  * Returns AL_EINVAL (negative size, short leading dimension, NULL with work to do) or
@@ -43,5 +47,9 @@ al_status al_gemm_f32_bias(int transA, int transB, int64_t M, int64_t N, int64_t
 
 /* The code path this file was compiled with: "avx512", "avx2" or "generic". */
 const char *al_gemm_level(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -26,6 +26,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---------------------------------------------------------------------------------------
  * gzip-or-plain input stream (core/io/gz.c) */
 
@@ -228,5 +232,9 @@ al_status al_st_write(const char *path, const al_st_entry *entries, int n,
 /* The same into an al_malloc'ed buffer: al_free(*data, *size). */
 al_status al_st_write_memory(const al_st_entry *entries, int n, const al_st_meta *meta,
                              int nmeta, void **data, size_t *size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -43,6 +43,10 @@
 #define ATTNLAB_MIXERS_H
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ------------------------------------------------------------------------------------
  * Multi-head bidirectional LSTM core.
  *
@@ -192,5 +196,9 @@ al_status al_bimamba_bwd(float *dxin, float *dz, const al_bimamba_grads *g,
 
 size_t al_bimamba_ws_bytes(const al_bimamba_ws *ws);
 void al_bimamba_ws_free(al_bimamba_ws *ws);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

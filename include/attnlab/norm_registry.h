@@ -27,6 +27,10 @@
 
 #include "normalizers.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum {
   AL_NORM_SOFTMAX,
   AL_NORM_SPARSEMAX,
@@ -85,5 +89,9 @@ const al_norm_desc *al_norm_find(const char *name);
 /* "softmax, sparsemax, ...": every row's name, for error messages, into buf (truncated to
  * size bytes with its NUL); returns buf. */
 char *al_norm_names(char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

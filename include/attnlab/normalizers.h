@@ -46,6 +46,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* out = softmax(x) over each row. Saves: out. */
 al_status al_softmax_fwd(float *out, const float *x, const uint8_t *keep, int64_t mrows,
                          int64_t rows, int64_t n);
@@ -162,5 +166,9 @@ void al_topk_softmax_ref_bwd(double *gin, double *galpha, const double *gout, co
 
 /* Diagnostics: count[r] = #{j : out[r, j] > 0} (support size; rows ints). */
 void al_support_count(int32_t *count, const float *out, int64_t rows, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

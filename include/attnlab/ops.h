@@ -10,6 +10,10 @@
 #include "autograd.h"
 #include "norm_registry.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* ---- elementwise, broadcasting ----------------------------------------------
  * float32 results, except int64 (op) int64 for + - * maximum minimum, which stays int64
  * (wrapping on overflow). Division is always a true division (int64 / int64 -> float32,
@@ -124,5 +128,9 @@ typedef struct {
   al_tensor *key_mask;    /* (B, N) or NULL */
 } al_attention_opts;
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

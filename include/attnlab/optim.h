@@ -7,6 +7,10 @@
 #define ATTNLAB_OPTIM_H
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* AdamW (Loshchilov & Hutter 2019), decoupled weight decay, bias-corrected:
  *   p -= lr*wd*p;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
  *   p -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)      (t = step >= 1) */
@@ -17,5 +21,9 @@ void al_adamw_update(float *p, const float *g, float *m, float *v, int64_t n, do
  * (buf = g' at the first step); p -= lr * (nesterov ? g' + mu buf : buf). */
 void al_sgd_update(float *p, const float *g, float *buf, int64_t n, double lr, double momentum,
                    double dampening, double weight_decay, int nesterov, int first_step);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

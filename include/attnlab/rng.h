@@ -8,6 +8,10 @@
 #define ATTNLAB_RNG_H
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct al_rng {
   uint64_t seed;
   uint64_t counter;
@@ -24,5 +28,9 @@ void al_rng_uniform_f64(al_rng *g, double *out, int64_t n);
 al_status al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n);
 /* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
 void al_rng_permutation(al_rng *g, int64_t *out, int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

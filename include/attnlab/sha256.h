@@ -17,6 +17,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define AL_SHA256_SIZE 32   /* digest bytes */
 #define AL_SHA256_HEX 65    /* 64 lowercase hex digits + NUL */
 
@@ -36,5 +40,9 @@ void al_sha256(const void *data, size_t n, uint8_t out[AL_SHA256_SIZE]);
 void al_sha256_hex(const uint8_t d[AL_SHA256_SIZE], char hex[AL_SHA256_HEX]);
 /* The digest (hex) and size in bytes of the file at path. size may be NULL. */
 al_status al_sha256_file(const char *path, char hex[AL_SHA256_HEX], uint64_t *size);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

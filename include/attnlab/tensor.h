@@ -13,6 +13,10 @@
 
 #include "base.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { AL_F32 = 0, AL_I64 = 1 } al_dtype;
 
 typedef struct al_storage {
@@ -87,5 +91,9 @@ void al_tensor_mark_modified(al_tensor *t);
 /* Normalise a 0-based dim that may be negative (-1 = last). The error message speaks
  * in the Lua API's 1-based dims ("dim 3 out of range" for a 0-based 2). */
 al_status al_wrap_dim(int *dim, int ndim, const char *what);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #ifndef ATTNLAB_VERSION_H
 #define ATTNLAB_VERSION_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ATTNLAB_VERSION_MAJOR 0
 #define ATTNLAB_VERSION_MINOR 1
 #define ATTNLAB_VERSION_PATCH 0
@@ -27,5 +31,9 @@
 /* The version of the library actually linked or loaded (may differ from the headers). */
 const char *al_version(void);      /* "0.1.0" */
 int al_version_number(void);       /* ATTNLAB_VERSION_NUMBER of the library */
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

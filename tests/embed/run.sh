@@ -78,6 +78,18 @@ export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 [ "$(pkg-config --variable=INSTALL_LMOD attnlab)" = "$PREFIX/share/lua/5.4" ] || fail "INSTALL_LMOD in attnlab.pc"
 echo "ok: layout, soname libattnlab.so.$major, exports, attnlab.pc $ver"
 
+step "the C API from C++ (the headers' extern \"C\")"
+# capi.c compiled as C++ against the installed headers and library: without extern "C" in the
+# headers every call is a C++-mangled name and the link fails (28 undefined references)
+if command -v g++ >/dev/null; then
+  g++ -std=c++17 -O2 -x c++ tests/embed/capi.c -x none $(pkg-config --cflags --libs attnlab) -lm \
+      -Wl,-rpath,"$PREFIX/lib" -o "$OUT/capi-cxx" || fail "capi.c as C++ does not build against the installed headers"
+  "$OUT/capi-cxx" | tail -n 1 | grep -qx "capi: ok" || fail "capi.c built as C++ does not pass"
+  echo "ok: capi.c built as C++ links and passes"
+else
+  echo "embed: SKIPPED: the C API from C++: no g++ on this machine (apt-get install g++)"
+fi
+
 step "versions agree"
 hv=$(cd / && "$PREFIX/bin/attnlab" --version)
 [[ $hv == "attnlab $ver (Lua 5.4."* ]] || fail "attnlab --version says '$hv'"
