@@ -84,8 +84,11 @@ function lockfile.acquire(path)
   if not me.pid then error("lockfile: cannot read /proc/self/stat to name this process", 2) end
   -- a lock is a regular file: `ln tmp folder` linked into the folder and succeeded, so every
   -- process got the lock; a FIFO would block the holder's read
+  local function refuse(kind)
+    error(("lockfile: %s is %s, not a lock file; remove it or give another lock path"):format(path, kind), 3)
+  end
   local kind = util.not_regular(path)
-  if kind then error(("lockfile: %s is %s, not a lock file; remove it or give another lock path"):format(path, kind), 2) end
+  if kind then refuse(kind) end
   local tmp = ("%s.%s.%d.tmp"):format(path, me.host, me.pid)
   local f, err = io.open(tmp, "wb")
   if not f then error(("lockfile: cannot create %s: %s"):format(tmp, tostring(err)), 2) end
@@ -95,9 +98,10 @@ function lockfile.acquire(path)
   -- check above makes the link fail, as any file there does)
   local link = "ln -T " .. util.shquote(tmp) .. " " .. util.shquote(path) .. " 2>/dev/null"
   local ok = util.sh_ok(link)
-  if not ok and util.not_regular(path) then
+  kind = not ok and util.not_regular(path)
+  if kind then
     os.remove(tmp)
-    error(("lockfile: %s is %s, not a lock file; remove it or give another lock path"):format(path, util.not_regular(path)), 2)
+    refuse(kind)
   end
   if not ok then
     local h = lockfile.holder(path)
