@@ -345,6 +345,36 @@ exit 1
     T.eq(polylines, 2, 0, "one mean line per normalizer")
     assert(md:find("curve_synth.svg", 1, true), "the report links the curve")
   end },
+  { name = "learning curves: the last epoch prints as the accuracy table does, also on a rounding tie", fn = function()
+    -- The marker task of experiments/normalizers/main_2core, seeds 1-10: softmax's mean is
+    -- 13.955 and hae's Δ +3.315, ties at two decimals. The curve summed 100 * accuracy in
+    -- pairs() order and printed 13.95 / +3.32 where the table, summing the fractions in seed
+    -- order, printed 13.95 / +3.31 (and 66.95 against 66.94 for kmnist_2core's softmax).
+    local d5 = DIR .. "/curve_ties"
+    sh("mkdir -p " .. d5)
+    local acc = { softmax = { 0.1375, 0.147, 0.147, 0.138, 0.1355, 0.132, 0.1265, 0.1465, 0.1435, 0.142 },
+                  hae = { 0.1775, 0.163, 0.159, 0.1645, 0.1935, 0.1595, 0.1715, 0.1685, 0.187, 0.183 } }
+    for n, seeds in pairs(acc) do
+      for seed, a in ipairs(seeds) do
+        local r = { config = { dataset = "marker", normalizer = n, seed = seed, epochs = 2 }, test_accuracy = a,
+                    support_density = 1, machine = {}, git_revision = "x",
+                    epochs = { { epoch = 1, loss = 2, test_accuracy = a / 2 }, { epoch = 2, loss = 1, test_accuracy = a } } }
+        assert(al.write_atomic(("%s/marker__%s__seed%d.json"):format(d5, n, seed), al.json.encode(r)))
+      end
+    end
+    local md, A = report.run(d5, { plots = false, baseline = "softmax" })
+    local g, cmp = A.groups.marker.softmax, nil
+    for _, f in ipairs(A.families) do
+      for _, c in ipairs(f.comparisons) do if c.dataset == "marker" and c.normalizer == "hae" then cmp = c end end
+    end
+    local cv = A.curves.marker
+    T.eq({ cv.softmax.mean[2], cv.softmax.sd[2] }, { 100 * g.acc.mean, 100 * g.acc.sd }, 0, "softmax, bitwise")
+    T.eq({ cv.delta.hae.mean[2], cv.delta.hae.lo[2], cv.delta.hae.hi[2] },
+         { 100 * cmp.mean_diff, 100 * cmp.ci_low, 100 * cmp.ci_high }, 0, "hae's Δ and CI, bitwise")
+    local row = md:match("\n(| hae | 10 | [^\n]*)")
+    local delta = row and row:match("| ([+-][%d.]+ %[[^%]]+%]) |")
+    assert(delta and md:find("| 2 | " .. ("%.2f ± %.2f"):format(100 * g.acc.mean, 100 * g.acc.sd) .. " | " .. delta, 1, true), md)
+  end },
   { name = "impossible values: accuracy outside [0, 1], no normalizer or seed skipped loudly; bad baseline and families named", fn = function()
     local d4 = DIR .. "/impossible"
     sh("mkdir -p " .. d4)

@@ -495,42 +495,49 @@ function report.curves(A)
       end
     end
     c.epochs = E
-    local function spread(xs)   -- mean, sd (NaN below 2 values)
-      if #xs == 0 then return NAN, NAN end
-      local m, v = mean(xs), 0
-      if #xs < 2 then return m, NAN end
-      for _, x in ipairs(xs) do v = v + (x - m) ^ 2 end
-      return m, math.sqrt(v / (#xs - 1))
-    end
+    -- The last epoch is the accuracy table's row, so a curve computes as that table does: the
+    -- seeds in order, mean and sd of the fractions (al.stats.summary), Δ, CI and test from
+    -- ttest_rel on the fractions, then x 100. Summing 100 * accuracy in pairs() order gave
+    -- another last bit, and a tie such as 66.945 printed as 66.95 here and 66.94 there.
     for _, n in ipairs(A.normalizers) do
       local seeds = per[n]
       if seeds then
+        local order = {}   -- seeds in numeric order (sorted_keys sorts as strings: 1, 10, 2)
+        for seed in pairs(seeds) do order[#order + 1] = seed end
+        table.sort(order)
         local cn = { mean = {}, sd = {}, n = {} }
         for ep = 1, E do
           local xs = {}
-          for _, row in pairs(seeds) do if row[ep] then xs[#xs + 1] = 100 * row[ep] end end
-          cn.n[ep] = #xs
-          cn.mean[ep], cn.sd[ep] = spread(xs)
+          for _, seed in ipairs(order) do
+            local a = seeds[seed][ep]
+            if a then xs[#xs + 1] = a end
+          end
+          cn.n[ep], cn.mean[ep], cn.sd[ep] = #xs, NAN, NAN
+          if #xs > 0 then
+            local s = al.stats.summary(xs)   -- sd NaN below 2 values
+            cn.mean[ep], cn.sd[ep] = 100 * s.mean, 100 * s.sd
+          end
         end
         c[n] = cn
         local b = per[A.baseline]
         if b and n ~= A.baseline then
           local dl = { mean = {}, lo = {}, hi = {}, n = {}, na = {} }
           for ep = 1, E do
-            local diffs, xa, xb = {}, {}, {}
-            for seed, row in pairs(seeds) do
+            local xa, xb = {}, {}
+            for _, seed in ipairs(order) do
+              local row = seeds[seed]
               if row[ep] and b[seed] and b[seed][ep] then
                 xa[#xa + 1], xb[#xb + 1] = row[ep], b[seed][ep]
-                diffs[#diffs + 1] = 100 * (row[ep] - b[seed][ep])
               end
             end
-            local m, sd = spread(diffs)
-            dl.n[ep], dl.mean[ep], dl.lo[ep], dl.hi[ep] = #diffs, m, NAN, NAN
+            dl.n[ep], dl.mean[ep], dl.lo[ep], dl.hi[ep] = #xa, NAN, NAN, NAN
             -- no interval where there is no test (one pair, a zero spread: [m, m] is no CI)
-            dl.na[ep] = #diffs > 0 and PAIRED.why(xa, xb) or nil
-            if not dl.na[ep] and #diffs >= 2 then
-              local half = al.stats.t_ppf(0.975, #diffs - 1) * sd / math.sqrt(#diffs)
-              dl.lo[ep], dl.hi[ep] = m - half, m + half
+            local t, why, m = PAIRED.ttest(xa, xb)
+            dl.na[ep] = #xa > 0 and why or nil
+            if t then
+              dl.mean[ep], dl.lo[ep], dl.hi[ep] = 100 * t.mean_diff, 100 * t.ci_low, 100 * t.ci_high
+            elseif m then
+              dl.mean[ep] = 100 * m
             end
           end
           c.delta[n] = dl
