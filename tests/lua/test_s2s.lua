@@ -160,17 +160,23 @@ return {
     assert(st.head.weight.grad and st.blocks["1"].attn.in_proj.weight.grad, "gradients reach the mixers")
   end },
 
-  { name = "gathered mode is faster than masked when most tokens halt (timing printed)", fn = function()
+  -- Speed itself is measured by the S2S benchmark (experiments/s2s/RESULTS.md), not asserted
+  -- here: a wall-clock comparison fails on a loaded machine. What makes gathered mode faster
+  -- is that it computes fewer token rows than masked mode, which computes all B*N at every
+  -- layer; that is counted exactly, and the timing is printed for the reader.
+  { name = "gathered mode computes a fraction of masked mode's token rows when most tokens halt (timing printed)", fn = function()
     local m = vit({ dim = 64, depth = 6, heads = 4, image_size = 32, patch_size = 4 })
     m:eval()
     local x = al.randn({ 16, 3, 32, 32 })
-    local masks = D.schedule_masks(16, 65, { 1, 0.5, 0.3, 0.2, 0.1, 0.1 }, 3)
+    local keep = { 1, 0.5, 0.3, 0.2, 0.1, 0.1 }
+    local masks = D.schedule_masks(16, 65, keep, 3)
+    local info = {}
     local run = { dense = function() return m(x) end,
-                  masked = function() return H.forward(m, x, { masks = masks }) end,
-                  gather = function() return H.forward(m, x, { masks = masks, mode = "gather" }) end }
+                  masked = function() local _, i = H.forward(m, x, { masks = masks }); info.masked = i end,
+                  gather = function() local _, i = H.forward(m, x, { masks = masks, mode = "gather" }); info.gather = i end }
     local t = { dense = {}, masked = {}, gather = {} }
     al.no_grad(function()
-      for i = 0, 7 do                          -- round robin, so machine load hits all alike
+      for i = 0, 4 do                          -- round robin, so machine load hits all alike
         for _, k in ipairs({ "dense", "masked", "gather" }) do
           local t0 = al.clock()
           run[k]()
@@ -179,11 +185,21 @@ return {
       end
     end)
     for _, v in pairs(t) do table.sort(v) end
-    local td, tm, tg = t.dense[4], t.masked[4], t.gather[4]
-    print(("  65 tokens, keep 1/.5/.3/.2/.1/.1: median dense %.1f ms, masked %.1f ms, gathered %.1f ms per batch of 16")
-      :format(td * 1e3, tm * 1e3, tg * 1e3))
-    -- gathered computes ~1/3 of the tokens: a loose bound that machine load cannot break
-    assert(tg < tm, "gathered mode should be faster than masked here")
+    local rows, kept = 0, 0
+    for l = 1, #keep do
+      rows = rows + info.gather.padded[l]
+      kept = kept + info.gather.active[l]
+      -- padding to a group's longest sample adds rows, never removes running ones
+      assert(info.gather.padded[l] >= info.gather.active[l], "layer " .. l .. " computed fewer rows than run")
+    end
+    T.eq(info.masked.active, info.gather.active)
+    local full = #keep * 16 * 65
+    print(("  65 tokens, keep %s: gathered computes %d of masked's %d token rows (%.2f; %d running); "
+      .. "median dense %.1f ms, masked %.1f ms, gathered %.1f ms per batch of 16 (not asserted)")
+      :format(table.concat(keep, "/"), rows, full, rows / full, kept, t.dense[2] * 1e3, t.masked[2] * 1e3,
+        t.gather[2] * 1e3))
+    -- the schedule keeps 2.2 of 6 layers' worth of tokens; padding may add a little
+    assert(rows < 0.45 * full, ("gathered mode computed %d of %d rows"):format(rows, full))
   end },
 
   -- ---- sparsity profile ------------------------------------------------------------------------
