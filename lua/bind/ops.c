@@ -447,6 +447,11 @@ static int l_attention(lua_State *L) {
   int64_t D = qkv->ndim == 3 ? qkv->shape[2] / 3 : 0;
   op.scale = luaL_optnumber(L, -1, op.heads > 0 && D > 0 ? 1.0 / sqrt((double)D / (double)op.heads) : 1.0);
   lua_getfield(L, 2, "normalizer");
+  if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TSTRING) {   /* luaL_optstring said "bad argument #-1" */
+    char names[256];
+    return luaL_error(L, "attnlab.attention: option normalizer must be a name (%s), got a %s", al_norm_names(names, sizeof names),
+                      luaL_typename(L, -1));
+  }
   const char *name = luaL_optstring(L, -1, "softmax");
   const al_norm_desc *nd = al_norm_find(name);
   if (!nd) {
@@ -467,6 +472,8 @@ static int l_attention(lua_State *L) {
                         lua_type(L, -1) == LUA_TSTRING ? lua_pushfstring(L, "the string '%s'", lua_tostring(L, -1))
                                                        : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
     op.ratio = lua_tonumber(L, -1);
+  } else if (nd->param == AL_NORM_P_RATIO) {   /* the core said "ratio must be in (0, 1], got 0": none was given */
+    return luaL_error(L, "attnlab.attention: normalizer %s needs option ratio, a number in (0, 1]", name);
   }
   lua_getfield(L, 2, "alpha");
   if (!lua_isnil(L, -1) && nd->param != AL_NORM_P_ALPHA)
@@ -477,12 +484,22 @@ static int l_attention(lua_State *L) {
   else if (!lua_isnil(L, -1)) op.alpha = l_check_alpha(L, lua_gettop(L), "attention");
   lua_getfield(L, 2, "iters");   /* as the normalizers: a count below 1 is not "the default" */
   if (!lua_isnil(L, -1)) {
-    lua_Integer it = luaL_checkinteger(L, -1);
+    /* named here: luaL_checkinteger said "bad argument #-1 to 'attention'" */
+    if (!lua_isinteger(L, -1))
+      return luaL_error(L, "attnlab.attention: iters must be an integer in 1..%d, got %s", INT_MAX,
+                        lua_type(L, -1) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, -1)) : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
+    lua_Integer it = lua_tointeger(L, -1);
     if (it < 1 || it > INT_MAX) return luaL_error(L, "attnlab.attention: iters must be an integer in 1..%d, got %I", INT_MAX, it);
     op.max_iter = (int)it;
   }
   lua_getfield(L, 2, "mask");
-  if (!lua_isnil(L, -1)) op.key_mask = l_checktensor(L, lua_gettop(L));
+  if (!lua_isnil(L, -1)) {
+    /* named here: l_checktensor said "bad argument #9 to 'attention'", a stack slot */
+    op.key_mask = l_totensor(L, lua_gettop(L));
+    if (!op.key_mask)
+      return luaL_error(L, "attnlab.attention: option mask must be a tensor (B,N) (nonzero = a key that may be attended to), got a %s",
+                        luaL_typename(L, -1));
+  }
   lua_getfield(L, 2, "weights");
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
     return luaL_error(L, "attnlab.attention: option weights must be true or false, got a %s", luaL_typename(L, -1));
