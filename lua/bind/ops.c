@@ -379,7 +379,8 @@ static al_tensor *l_check_alpha(lua_State *L, int idx, const char *fname) {
 
 /* al.<name>(x [, param] [, dim | opts]) for every row of the normalizer table
  * (attnlab/norm_registry.h); upvalue 1: the row's kind. The parameter: ratio (required number)
- * or alpha (a number or a tensor broadcastable to x with size 1 along dim; default the row's). */
+ * or alpha (a number or a tensor broadcastable to x with size 1 along dim; default the row's,
+ * also when an options table stands in its place). */
 static int l_normalizer(lua_State *L) {
   const al_norm_desc *d = al_norm_get((al_norm_kind)lua_tointeger(L, lua_upvalueindex(1)));
   al_tensor *x = l_checktensor(L, 1), *mask = NULL, *o = NULL, *alpha = NULL;
@@ -397,9 +398,14 @@ static int l_normalizer(lua_State *L) {
     first = 3;
   }
   else if (d->param == AL_NORM_P_ALPHA) {
-    if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
-    else if (!lua_isnoneornil(L, 2)) alpha = l_check_alpha(L, 2, d->name);
-    first = 3;
+    /* alpha may be left out: an options table in its place is the options (al.entmax_bisect(x,
+     * {mask = m}) was refused as "alpha must be a number or a tensor, got a table") */
+    if (lua_istable(L, 2)) first = 2;
+    else {
+      if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
+      else if (!lua_isnoneornil(L, 2)) alpha = l_check_alpha(L, 2, d->name);
+      first = 3;
+    }
   }
   norm_opts(L, first, d, &dim, &mask, &iters);
   L_TRY(L, d->name, al_normalize(&o, d->kind, x, dim, mask, ratio, alpha, av, iters));

@@ -580,6 +580,16 @@ case("attention: a NaN query gives NaN weights and gradient under every normaliz
   end
 end)
 
+-- alpha may be left out (1.5, the row's default) also when options follow: al.entmax_bisect(x,
+-- {mask = m}) was refused as "alpha must be a number or a tensor, got a table".
+case("entmax_bisect(x, opts): the options table in alpha's place, alpha its default", function()
+  local x = al.tensor({ { 1, 2, 3 }, { 0.5, 0.2, 0 } })
+  local m = al.tensor({ 1, 0, 1 })
+  T.eq(al.entmax_bisect(x, { mask = m }):totable(), al.entmax_bisect(x, 1.5, { mask = m }):totable())
+  T.eq(al.entmax_bisect(x, { dim = 1, iters = 3 }):totable(), al.entmax_bisect(x, 1.5, { dim = 1, iters = 3 }):totable())
+  T.eq(x:entmax_bisect({ mask = m }):totable(), al.entmax_bisect(x, nil, { mask = m }):totable())
+end)
+
 -- The tolerance's claim, checked: x*x with a backward off by 1% (the value is x*x, but the
 -- detached factor 0.02x adds 0.02x to the analytic gradient 2x) fails; the exact one passes.
 case("these tolerances reject a gradient off by 1%", function()
