@@ -151,7 +151,8 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   al_status st = AL_OK;
   if (alpha) st = al_contiguous_ref(&ac, alpha);
   if (!st && o->key_mask) st = al_to_dtype(&mc, o->key_mask, AL_F32);
-  if (st) { al_tensor_release(xc); al_tensor_release(ac); return st; }
+  if (!st && mc) st = al_mask_check_finite_("attention", mc);
+  if (st) { al_tensor_release(xc); al_tensor_release(ac); al_tensor_release(mc); return st; }
   float av = (float)o->alpha_value;
   if (has_alpha) {   /* the kernel would say so per row; say it once, per head */
     char bm[32];

@@ -25,6 +25,13 @@ static inline int64_t al_i64_saturating_(double v) {
   return (int64_t)v;
 }
 
+/* A keep mask (nonzero = keep, 0 = drop; the normalizers' and attention's), as float32
+ * contiguous m: AL_OK when every value is finite, else AL_EINVAL naming op, the first NaN or
+ * +-inf (1-based, in m's shape) and why. -inf is what an additive mask (0 keep, -inf drop, as
+ * PyTorch's float attn_mask) holds, and as nonzero it kept what it was meant to drop while
+ * dropping the rest; NaN is a computed mask gone wrong. (core/ops/norm.c) */
+al_status al_mask_check_finite_(const char *op, const al_tensor *m);
+
 #define AL_TRY(expr) do { al_status st_ = (expr); if (st_) return st_; } while (0)
 
 #endif

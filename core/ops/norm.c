@@ -6,6 +6,7 @@
  * a number or a tensor broadcastable to x with size 1 along dim; it is expanded to
  * one value per row, and its gradient (per row) is summed back to alpha's shape. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,42 @@ static al_status norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   if (st) { al_tensor_release(gx); return st; }
   gin[0] = gx;
   return AL_OK;
+}
+
+al_status al_mask_check_finite_(const char *op, const al_tensor *m) {
+  const float *p = al_f32(m);
+  const int64_t cnt = al_numel(m);
+  int64_t e = 0;
+  while (e < cnt && isfinite(p[e])) e++;
+  if (e == cnt) return AL_OK;
+  char at[160] = "", s1[128];
+  int used = 0;
+  int64_t idx[AL_MAXDIM], rest = e;
+  for (int i = m->ndim - 1; i >= 0; i--) { idx[i] = rest % m->shape[i]; rest /= m->shape[i]; }
+  for (int i = 0; i < m->ndim && used < (int)sizeof at - 24; i++)
+    used += snprintf(at + used, sizeof at - used, "%s%lld", i ? "," : "", (long long)(idx[i] + 1));
+  const float v = p[e];
+  return al_seterr(AL_EINVAL, "%s: mask %s is %s%s%s%s: a mask is nonzero = keep, 0 = drop%s", op,
+                   al_shape_str(m, s1, sizeof s1), v != v ? "NaN" : v > 0 ? "inf" : "-inf", used ? " at (" : "", at,
+                   used ? ")" : "", v == -INFINITY ? " (0 and -inf is an additive mask, which as a keep mask drops what it keeps: its keep mask is al.eq(mask, 0))" : "");
+}
+
+/* The caller's mask against the caller's x (before dim is moved last, whose shapes a message
+ * would otherwise name): at most x's dims, broadcastable to x, finite (al_mask_check_finite_). */
+static al_status check_mask(const char *op, const al_tensor *x, al_tensor *mask) {
+  char s1[128], s2[128];
+  if (mask->ndim > x->ndim) return al_seterr(AL_EINVAL, "%s: mask %s has more dims than x %s", op, al_shape_str(mask, s1, sizeof s1), al_shape_str(x, s2, sizeof s2));
+  for (int i = 0; i < mask->ndim; i++) {
+    const int64_t ms = mask->shape[i], xs = x->shape[x->ndim - mask->ndim + i];
+    if (ms != 1 && ms != xs)
+      return al_seterr(AL_EINVAL, "%s: mask %s does not broadcast to x %s", op, al_shape_str(mask, s1, sizeof s1), al_shape_str(x, s2, sizeof s2));
+  }
+  if (mask->dtype != AL_F32) return AL_OK;   /* (int64 values are finite) */
+  al_tensor *m32 = NULL;
+  AL_TRY(al_contiguous_ref(&m32, mask));
+  const al_status st = al_mask_check_finite_(op, m32);
+  al_tensor_release(m32);
+  return st;
 }
 
 static al_status build_keep(uint8_t **keep, al_tensor *mask, const al_tensor *x, const char *op) {
@@ -152,6 +189,7 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
     return al_seterr(AL_EINVAL, "%s: ratio must be in (0, 1], got %s", op, al_fmt_d_(b, ratio));
   }
   if (d->param == AL_NORM_P_ALPHA) AL_TRY(check_alpha(op, x, dim, alpha, alpha_value));
+  if (mask) AL_TRY(check_mask(op, x, mask));
   if (dim != x->ndim - 1) {
     /* move dim last; the mask and alpha move with it */
     al_tensor *xt = NULL, *mt = NULL, *at = NULL, *y = NULL, *tmp = NULL;

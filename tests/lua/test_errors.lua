@@ -245,6 +245,23 @@ end, "attnlab.attention: option ratio must be a number in (0, 1], got a table")
 err("attention ratio = '0.5'", function()
   return al.attention(al.randn { 1, 3, 12 }, { heads = 1, normalizer = "topk_softmax", ratio = "0.5" })
 end, "attnlab.attention: option ratio must be a number in (0, 1], got the string '0.5'")
+-- a mask is nonzero = keep: an additive mask (0 keep, -inf drop, PyTorch's float attn_mask) kept
+-- exactly the entries it meant to drop, and dropped the rest, silently; a NaN in a mask kept the
+-- entry. Both are refused, named by the mask's own element.
+err("softmax with an additive mask (0 / -inf)", function()
+  return al.softmax(al.randn { 2, 4 }, { mask = al.tensor { 0, -1 / 0, 0, 0 } })
+end, "attnlab.softmax: mask float32 (4) is -inf at (2): a mask is nonzero = keep, 0 = drop", "al.eq(mask, 0)")
+err("entmax_bisect along dim 1 with a NaN in the mask", function()
+  return al.entmax_bisect(al.randn { 3, 2 }, 1.5, { dim = 1, mask = al.tensor { { 1 }, { 0 / 0 }, { 1 } } })
+end, "attnlab.entmax_bisect: mask float32 (3,1) is NaN at (2,1): a mask is nonzero = keep, 0 = drop")
+err("attention with an additive key mask", function()
+  return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "sparsemax", mask = al.tensor { { 0, 0, -1 / 0 } } })
+end, "attnlab.attention: mask float32 (1,3) is -inf at (1,3)", "al.eq(mask, 0)")
+-- along a dim that is not the last the mask's shape error was expand's ("expand: cannot expand
+-- float32 (5) to (2,3,4)"), not naming the mask
+err("sparsemax along dim 2 with a mask that does not broadcast", function()
+  return al.sparsemax(al.randn { 2, 3, 4 }, { dim = 2, mask = al.ones { 5 } })
+end, "attnlab.sparsemax: mask float32 (5) does not broadcast to x float32 (2,3,4)")
 -- top-k without its ratio was refused as "ratio must be in (0, 1], got 0" (a ratio never given);
 -- a mask, iters or normalizer of the wrong type said "bad argument #9 (#-1) to 'attention'"
 err("attention topk_softmax without ratio", function()
