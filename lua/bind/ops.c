@@ -399,8 +399,9 @@ static int l_normalizer(lua_State *L) {
   }
   else if (d->param == AL_NORM_P_ALPHA) {
     /* alpha may be left out: an options table in its place is the options (al.entmax_bisect(x,
-     * {mask = m}) was refused as "alpha must be a number or a tensor, got a table") */
-    if (lua_istable(L, 2)) first = 2;
+     * {mask = m}) was refused as "alpha must be a number or a tensor, got a table"); a list
+     * ({1.5}, alpha as a Lua table) is still refused as an alpha */
+    if (lua_istable(L, 2) && lua_rawlen(L, 2) == 0) first = 2;
     else {
       if (lua_type(L, 2) == LUA_TNUMBER) av = lua_tonumber(L, 2);
       else if (!lua_isnoneornil(L, 2)) alpha = l_check_alpha(L, 2, d->name);

@@ -154,7 +154,8 @@ end)
 -- ---- 5. alpha of entmax_bisect -------------------------------------------------------------------
 err("entmax_bisect(x, '1.5')", function() return al.entmax_bisect(al.randn { 2, 4 }, "1.5") end,
   "attnlab.entmax_bisect: alpha must be a number or a tensor, got the string '1.5'")
-err("entmax_bisect(x, {})", function() return al.entmax_bisect(al.randn { 2, 4 }, {}) end,
+-- (a table of options in alpha's place is the options: al.entmax_bisect(x, {mask = m}))
+err("entmax_bisect(x, {1.5})", function() return al.entmax_bisect(al.randn { 2, 4 }, { 1.5 }) end,
   "attnlab.entmax_bisect: alpha must be a number or a tensor, got a table")
 err("attention{alpha = '1.5'}", function()
   return al.attention(al.randn { 1, 3, 12 }, { heads = 2, normalizer = "entmax_bisect", alpha = "1.5" })
