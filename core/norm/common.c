@@ -23,7 +23,8 @@ al_status al_norm_check_(const char *who, const void *out, const void *x, const 
     return al_seterr(AL_EINVAL, "%s: NULL %s for (%" PRId64 ", %" PRId64 ")", who,
                      !out ? "output" : "input", rows, n);
   if (keep) {
-    if (mrows <= 0 || rows % mrows != 0)
+    /* no rows: a mask of no rows too (an empty batch's key mask, mrows = 0), or one to broadcast */
+    if (mrows < 0 || (rows > 0 && (mrows == 0 || rows % mrows != 0)))
       return al_seterr(AL_EINVAL,
                        "%s: keep mask is (%" PRId64 ", %" PRId64 "), want (mrows, %" PRId64
                        ") with rows %% mrows == 0 for x (%" PRId64 ", %" PRId64 ")",

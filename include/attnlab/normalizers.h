@@ -11,7 +11,7 @@
  * Layout: x, out, gout, gin are (rows, n) float32, contiguous.
  * keep:   NULL, or uint8 (mrows, n) with rows % mrows == 0; row r uses keep row
  *         r / (rows / mrows) (e.g. a key-padding mask (B, T) for scores (B, H, T, T) flattened
- *         to rows = B*H*T: mrows = B).
+ *         to rows = B*H*T: mrows = B). With rows == 0, mrows may be 0 (an empty batch's mask).
  *         keep[j] == 0 -> out[j] = 0 exactly and x[j] never influences anything (it may be NaN
  *         or garbage). x[j] == -inf behaves exactly like keep[j] == 0, for every normalizer.
  *         A row with nothing kept (every entry masked or -inf) gives all zeros (never NaN).

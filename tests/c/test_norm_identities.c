@@ -338,6 +338,18 @@ static void test_errors(void) {
         al_softmax_fwd(o, x, NULL, 1, 0, 3) == AL_OK && al_entmax15_fwd(o, x, NULL, 1, 3, 0) == AL_OK &&
         al_topk_softmax_fwd(o, x, 0.5, NULL, 1, 0, 0) == AL_OK,
         "nonzero status");
+  /* an empty batch's key mask has no rows either: it was refused as "keep mask is (0, 3), want
+   * (mrows, 3) with rows % mrows == 0" (al.softmax of a (0, 3) x with a mask failed so) */
+  st = al_softmax_fwd(o, x, keep, 0, 0, 3);
+  if (st == AL_OK) st = al_entmax_bisect_fwd(o, x, alpha, keep, 0, 0, 3, 50, NULL);
+  if (st == AL_OK) st = al_topk_softmax_fwd(o, x, 0.5, keep, 0, 0, 0);
+  CHECK("errors: empty input with a keep mask of no rows (mrows = 0) is fine", st == AL_OK, "status %d msg '%s'",
+        st, al_errmsg());
+  st = al_sparsemax_fwd(o, x, keep, 0, 2, 3);
+  CHECK("errors: rows > 0 with mrows = 0 -> AL_EINVAL", st == AL_EINVAL && strstr(al_errmsg(), "(0, 3)"),
+        "status %d msg '%s'", st, al_errmsg());
+  st = al_sparsemax_fwd(o, x, keep, -1, 0, 3);
+  CHECK("errors: mrows < 0 -> AL_EINVAL", st == AL_EINVAL, "status %d msg '%s'", st, al_errmsg());
 }
 
 
