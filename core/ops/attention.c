@@ -132,7 +132,9 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   if (qkv->dtype != AL_F32 || qkv->ndim != 3)
     return al_seterr(AL_EINVAL, "attention: qkv must be float32 (B,N,3D), got %s", al_shape_str(qkv, s1, sizeof s1));
   int64_t B = qkv->shape[0], N = qkv->shape[1], L3 = qkv->shape[2], H = o->heads;
-  if (H < 1 || H > L3 / 3 || L3 % (3 * H) != 0)   /* (H > L3/3 first: 3*H could overflow) */
+  if (H < 1)   /* (below: "a multiple of heads 0") */
+    return al_seterr(AL_EINVAL, "attention: heads must be >= 1, got %lld", (long long)H);
+  if (H > L3 / 3 || L3 % (3 * H) != 0)   /* (H > L3/3 first: 3*H could overflow) */
     return al_seterr(AL_EINVAL, "attention: qkv %s: last dim must be 3*D with D a multiple of heads %lld", al_shape_str(qkv, s1, sizeof s1), (long long)H);
   int64_t D = L3 / 3, dh = D / H, NN = N * N;
   const al_norm_desc *d = al_norm_get(o->kind);

@@ -446,7 +446,11 @@ static int l_attention(lua_State *L) {
   l_check_keys(L, 2, "attention", keys);
   al_attention_opts op = {0};
   lua_getfield(L, 2, "heads");
-  if (!lua_isinteger(L, -1)) return luaL_argerror(L, 2, "opts.heads must be an integer");
+  if (!lua_isinteger(L, -1)) {   /* (as the other options: "bad argument #2 ..." named no option) */
+    if (lua_isnil(L, -1)) return luaL_error(L, "attnlab.attention: option heads is required (an integer >= 1)");
+    return luaL_error(L, "attnlab.attention: option heads must be an integer >= 1, got %s",
+                      lua_type(L, -1) == LUA_TNUMBER ? l_numstr(L, lua_tonumber(L, -1)) : lua_pushfstring(L, "a %s", luaL_typename(L, -1)));
+  }
   op.heads = lua_tointeger(L, -1);
   lua_getfield(L, 2, "scale");
   if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TNUMBER)   /* luaL_optnumber said "bad argument #-1" */

@@ -262,6 +262,14 @@ end, "attnlab.attention: mask float32 (1,3) is -inf at (1,3)", "al.eq(mask, 0)")
 err("sparsemax along dim 2 with a mask that does not broadcast", function()
   return al.sparsemax(al.randn { 2, 3, 4 }, { dim = 2, mask = al.ones { 5 } })
 end, "attnlab.sparsemax: mask float32 (5) does not broadcast to x float32 (2,3,4)")
+-- heads: "bad argument #2 to 'attention' (opts.heads must be an integer)" for a missing or 2.0
+-- heads, and "last dim must be 3*D with D a multiple of heads 0" for 0
+err("attention without heads", function() return al.attention(al.randn { 1, 3, 12 }, { normalizer = "softmax" }) end,
+  "attnlab.attention: option heads is required (an integer >= 1)")
+err("attention heads = 2.0", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 12 / 6 }) end,
+  "attnlab.attention: option heads must be an integer >= 1, got 2.0")
+err("attention heads = 0", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 0 }) end,
+  "attnlab.attention: heads must be >= 1, got 0")
 -- top-k without its ratio was refused as "ratio must be in (0, 1], got 0" (a ratio never given);
 -- a mask, iters or normalizer of the wrong type said "bad argument #9 (#-1) to 'attention'"
 err("attention topk_softmax without ratio", function()
