@@ -326,15 +326,24 @@ static const char *rows_with(lua_State *L, al_norm_param p) {
   return lua_tostring(L, -1);
 }
 
-static void norm_opts(lua_State *L, int first, const al_norm_desc *d, int *dim, al_tensor **mask, int *iters) {
-  int top = lua_gettop(L);
+/* A dim given a second time, as a number or an option (al.softmax(x, 1, {dim = 2})), must be the
+ * same dim of x (ndim dims; -1 and 2 are one dim of a 2-D x): the last one was taken, silently. */
+static void set_dim(lua_State *L, const al_norm_desc *d, int ndim, int *dim, int *given, int v) {
+  if (*given && (v < 0 ? v + ndim : v) != (*dim < 0 ? *dim + ndim : *dim))
+    luaL_error(L, "attnlab.%s: dim given twice, %d and %d", d->name, *dim >= 0 ? *dim + 1 : *dim, v >= 0 ? v + 1 : v);
+  *dim = v;
+  *given = 1;
+}
+
+static void norm_opts(lua_State *L, int first, const al_norm_desc *d, int ndim, int *dim, al_tensor **mask, int *iters) {
+  int top = lua_gettop(L), given = 0;
   for (int i = first; i <= top; i++) {
-    if (lua_type(L, i) == LUA_TNUMBER) *dim = l_checkdim(L, i, d->name);
+    if (lua_type(L, i) == LUA_TNUMBER) set_dim(L, d, ndim, dim, &given, l_checkdim(L, i, d->name));
     else if (lua_istable(L, i)) {
       static const char *const keys[] = {"dim", "mask", "iters", NULL};
       l_check_keys(L, i, d->name, keys);
       lua_getfield(L, i, "dim");
-      if (!lua_isnil(L, -1)) *dim = opt_dim_field(L, lua_gettop(L), d->name);
+      if (!lua_isnil(L, -1)) set_dim(L, d, ndim, dim, &given, opt_dim_field(L, lua_gettop(L), d->name));
       lua_pop(L, 1);
       lua_getfield(L, i, "mask");
       if (!lua_isnil(L, -1)) {
@@ -408,7 +417,7 @@ static int l_normalizer(lua_State *L) {
       first = 3;
     }
   }
-  norm_opts(L, first, d, &dim, &mask, &iters);
+  norm_opts(L, first, d, x->ndim, &dim, &mask, &iters);
   L_TRY(L, d->name, al_normalize(&o, d->kind, x, dim, mask, ratio, alpha, av, iters));
   return l_pushtensor(L, o);
 }

@@ -156,6 +156,15 @@ err("randn {dtype = 'int64'} (it made float32 silently)", function() return al.r
 err("randn {generator = 5}", function() return al.randn({ 2 }, { generator = 5 }) end, "generator", "al.Generator")
 err("randn {seed = 1}", function() return al.randn({ 2 }, { seed = 1 }) end, "unknown option 'seed'")
 err("softmax {dims = 1}", function() return al.softmax(al.ones { 2, 2 }, { dims = 1 }) end, "unknown option 'dims'", "dim, mask, iters")
+-- a dim given twice (a number and an option, or two numbers) took the last one, silently
+err("softmax dim 1 and {dim = 2}", function() return al.softmax(al.ones { 2, 3 }, 1, { dim = 2 }) end,
+  "attnlab.softmax: dim given twice, 1 and 2")
+err("entmax_bisect dim 2 and {dim = 1}", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, 2, { dim = 1 }) end,
+  "attnlab.entmax_bisect: dim given twice, 2 and 1")
+cases[#cases + 1] = { name = "softmax: the same dim given twice (-1 and 2 of a 2-D x) is that dim", fn = function()
+  local x = al.randn { 2, 3 }
+  T.eq(al.softmax(x, -1, { dim = 2 }):totable(), al.softmax(x):totable())
+end }
 err("entmax_bisect {foo = 1}", function() return al.entmax_bisect(al.ones { 2, 2 }, 1.5, { foo = 1 }) end, "unknown option 'foo'")
 err("attention {hedas = 4}", function()
   return al.attention(al.ones { 1, 2, 12 }, { heads = 2, normalizer = "softmax", hedas = 4 })
