@@ -142,6 +142,10 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   int has_alpha = d->param == AL_NORM_P_ALPHA;
   /* (values as given, to the digit that decides: %g printed the ratio 1.0000001 as "1") */
   if (!isfinite(o->scale)) return al_seterr(AL_EINVAL, "attention: scale must be finite, got %s", al_fmt_d_(vb, o->scale));
+  /* the GEMMs take it as a float: 1e39 became inf there, every score +-inf or NaN */
+  if (isinf((float)o->scale))
+    return al_seterr(AL_EINVAL, "attention: scale must be finite, got %s (inf as a float32, which the kernels compute in)",
+                     al_fmt_d_(vb, o->scale));
   if (d->param == AL_NORM_P_RATIO && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %s", al_fmt_d_(vb, o->ratio));
   al_tensor *alpha = has_alpha ? o->alpha : NULL;
   if (alpha && (alpha->dtype != AL_F32 || al_numel(alpha) != H))

@@ -234,6 +234,9 @@ err("attention alpha that is 1 in float32", function()
 end, "attnlab.attention: alpha must be > 1 and finite, got 1.000000001 (head 1; 1 as a float32")
 err("attention scale NaN", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 2, scale = 0 / 0 }) end,
   "scale must be finite, got nan")
+-- finite as a double, inf as the float the GEMMs take: every score +-inf (NaN weights, or zeros)
+err("attention scale 1e39", function() return al.attention(al.randn { 1, 3, 12 }, { heads = 2, scale = -1e39 }) end,
+  "attnlab.attention: scale must be finite, got -1e+39 (inf as a float32")
 -- options that do not apply to the normalizer were ignored (softmax ran with ratio = 0.5), and a
 -- ratio of the wrong type said "bad argument #-1 to 'attention'"
 err("attention softmax with ratio and alpha", function()
