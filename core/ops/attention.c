@@ -37,6 +37,63 @@ static int use_threads(int64_t items) { return al_get_num_threads() > 1 && items
 static float *scratch_new(int nt, int64_t each) { return al_malloc(sizeof(float) * (size_t)(nt * (each > 0 ? each : 1))); }
 static void scratch_free(float *p, int nt, int64_t each) { al_free(p, sizeof(float) * (size_t)(nt * (each > 0 ? each : 1))); }
 
+/* The nodes' constants (both nodes, below): k = {B, N, H, D, kind}, d = {scale, alpha_value, ratio};
+ * saved = {qkv (B,N,3D) contiguous, P (B,H,N,N)[, alpha (H)]}. */
+
+/* The scores' part of a backward, one batch element: from dP (H,N,N), dS = f'(S)^T dP by the
+ * kernel, all heads' rows in one call (fewer short row batches in the kernels; the _write kernels
+ * fill dS and the per-row alpha gradients without a zero fill first); gah (H doubles, or NULL):
+ * head h's alpha gradient summed over its rows in double; GXb (N, 3D) rows of qkv's gradient, or
+ * NULL: dQ = scale dS K and dK = scale dS^T Q into its q and k columns (the v columns untouched).
+ * pa: alpha per head or NULL (then d[1]). dS (H,N,N), ar and gar (H*N): the caller's scratch. */
+static al_status scores_bwd(const al_node *n, const al_norm_desc *d, const float *dP, const float *Pb,
+                            const float *Xb, float *GXb, double *gah, const float *pa, float *dS, float *ar,
+                            float *gar) {
+  int64_t N = n->k[1], H = n->k[2], D = n->k[3];
+  int64_t dh = D / H, L3 = 3 * D, NN = N * N, HN = H * N;
+  double scale = n->d[0], alpha_value = n->d[1];
+  al_norm_params prm = {.ratio = n->d[2]};
+  if (d->param == AL_NORM_P_ALPHA) {   /* one alpha per row: head h's for its N rows */
+    for (int64_t h = 0; h < H; h++) {
+      float a = pa ? pa[h] : (float)alpha_value;
+      for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
+    }
+    prm.alpha = ar;
+  }
+  al_status s = d->bwd_write(dS, gah ? gar : NULL, dP, Pb, HN, N, &prm);
+  if (s) return s;
+  if (gah)
+    for (int64_t h = 0; h < H; h++) {
+      double acc = 0;
+      for (int64_t r = 0; r < N; r++) acc += gar[h * N + r];
+      gah[h] = acc;
+    }
+  if (GXb)
+    for (int64_t h = 0; h < H; h++) {
+      const float *Q = Xb + h * dh, *K = Xb + D + h * dh, *dSh = dS + h * NN;
+      al_sgemm(0, 0, N, dh, N, (float)scale, dSh, N, K, L3, 0.0f, GXb + h * dh, L3);      /* dQ = scale dS K */
+      al_sgemm(1, 0, N, dh, N, (float)scale, dSh, N, Q, L3, 0.0f, GXb + D + h * dh, L3);  /* dK = scale dS^T Q */
+    }
+  return AL_OK;
+}
+
+/* alpha's gradient (gin[1], alpha's own shape, H elements) from gah (B, H) doubles: summed over b
+ * in order. Frees gah; gah NULL: alpha needs none. */
+static al_status alpha_grad_finish(al_node *n, double *gah, al_tensor **gin) {
+  if (!gah) return AL_OK;
+  int64_t B = n->k[0], H = n->k[2];
+  al_tensor *ga = al_tensor_new(AL_F32, n->in[1].ndim, n->in[1].shape);
+  if (!ga) { free(gah); return AL_ENOMEM; }
+  for (int64_t h = 0; h < H; h++) {
+    double s = 0;
+    for (int64_t b = 0; b < B; b++) s += gah[b * H + h];
+    al_f32(ga)[h] = (float)s;
+  }
+  gin[1] = ga;
+  free(gah);
+  return AL_OK;
+}
+
 /* Backward. Forward relations per (b, h), with Q, K, V (N, dh) views of qkv:
  *   S = scale Q K^T,  P = f(S) rowwise,  O = P V.
  * Inverted: dP = dO V^T, dV = P^T dO, dS = f'(S)^T dP (the kernels' bwd), dQ = scale dS K,
@@ -45,10 +102,8 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_tensor *qkv = n->saved[0], *P = n->saved[1], *alpha = n->nsaved > 2 ? n->saved[2] : NULL;
   int64_t B = n->k[0], N = n->k[1], H = n->k[2], D = n->k[3];
   const al_norm_desc *d = al_norm_get((al_norm_kind)n->k[4]);
-  double scale = n->d[0], alpha_value = n->d[1];
   int64_t dh = D / H, L3 = 3 * D, NN = N * N, HN = H * N, HNN = H * NN, pairs = B * H;
-  int has_alpha = d->param == AL_NORM_P_ALPHA;
-  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && has_alpha;
+  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && d->param == AL_NORM_P_ALPHA;
   al_tensor *gc = NULL;
   AL_TRY(al_contiguous_ref(&gc, g));
   al_tensor *gx = need_x ? al_tensor_new(AL_F32, 3, (int64_t[]){B, N, L3}) : NULL;
@@ -74,35 +129,11 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
       al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, D, V, L3, 0.0f, dP + h * NN, N);          /* dP = dO V^T */
       if (GXb) al_sgemm(1, 0, N, dh, N, 1.0f, Pb + h * NN, N, Gb + h * dh, D, 0.0f, GXb + 2 * D + h * dh, L3);   /* dV = P^T dO */
     }
-    al_status s = AL_OK;
-    /* all heads' rows in one call (fewer short row batches in the kernels); the _write kernels
-     * fill dS (and the per-row alpha gradients) without a zero fill first */
-    al_norm_params prm = {.ratio = n->d[2]};
-    if (has_alpha) {   /* one alpha per row: head h's for its N rows */
-      for (int64_t h = 0; h < H; h++) {
-        float a = pa ? pa[h] : (float)alpha_value;
-        for (int64_t r = 0; r < N; r++) ar[h * N + r] = a;
-      }
-      prm.alpha = ar;
-    }
-    s = d->bwd_write(dS, gah ? gar : NULL, dP, Pb, HN, N, &prm);
-    if (!s && gah)
-      for (int64_t h = 0; h < H; h++) {
-        double acc = 0;
-        for (int64_t r = 0; r < N; r++) acc += gar[h * N + r];
-        gah[b * H + h] = acc;
-      }
+    al_status s = scores_bwd(n, d, dP, Pb, Xb, GXb, gah ? gah + b * H : NULL, pa, dS, ar, gar);
     if (s) {
       #pragma omp critical(al_attention_err)
       if (!st) st = s;
-      continue;
     }
-    if (GXb)
-      for (int64_t h = 0; h < H; h++) {
-        const float *Q = Xb + h * dh, *K = Xb + D + h * dh, *dSh = dS + h * NN;
-        al_sgemm(0, 0, N, dh, N, (float)scale, dSh, N, K, L3, 0.0f, GXb + h * dh, L3);      /* dQ = scale dS K */
-        al_sgemm(1, 0, N, dh, N, (float)scale, dSh, N, Q, L3, 0.0f, GXb + D + h * dh, L3);  /* dK = scale dS^T Q */
-      }
   }
   scratch_free(scr, nt, each);
   al_tensor_release(gc);
@@ -112,18 +143,58 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
                      (long long)B, (long long)H, (long long)N, (long long)N);
   }
   gin[0] = gx;
-  if (need_a) {
-    al_tensor *ga = al_tensor_new(AL_F32, n->in[1].ndim, n->in[1].shape);   /* alpha's own shape, H elements */
-    if (!ga) { free(gah); return AL_ENOMEM; }
-    for (int64_t h = 0; h < H; h++) {
-      double s = 0;
-      for (int64_t b = 0; b < B; b++) s += gah[b * H + h];
-      al_f32(ga)[h] = (float)s;
-    }
-    gin[1] = ga;
+  return alpha_grad_finish(n, gah, gin);
+}
+
+/* Backward of the weights P as an output of their own (a loss on P: an entropy or sparsity
+ * term, attention distillation). A second node over the same inputs, saving what the first one
+ * saved (aliases, no copies), so that a loss on out alone never reaches it: the first node's
+ * arithmetic, and its cost, are as without it. From dP (B,H,N,N): dS = f'(S)^T dP, then dQ, dK
+ * and dalpha as in attention_bwd (scores_bwd); v's columns of qkv's gradient are 0. Masked keys
+ * have P = 0, where every kernel's backward gives dS = 0 (as al_normalize's, the unfused path). */
+static al_status attention_weights_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
+  al_tensor *qkv = n->saved[0], *P = n->saved[1], *alpha = n->nsaved > 2 ? n->saved[2] : NULL;
+  int64_t B = n->k[0], N = n->k[1], H = n->k[2], D = n->k[3];
+  const al_norm_desc *d = al_norm_get((al_norm_kind)n->k[4]);
+  int64_t L3 = 3 * D, HN = H * N, HNN = H * N * N, pairs = B * H;
+  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && d->param == AL_NORM_P_ALPHA;
+  al_tensor *gc = NULL;
+  AL_TRY(al_contiguous_ref(&gc, g));
+  al_tensor *gx = need_x ? al_tensor_new(AL_F32, 3, (int64_t[]){B, N, L3}) : NULL;
+  double *gah = need_a ? calloc((size_t)(pairs ? pairs : 1), sizeof *gah) : NULL;
+  int par = use_threads(B);
+  int nt = par ? al_get_num_threads() : 1;
+  int64_t each = HNN + 2 * HN;   /* dS (H,N,N), alpha rows, alpha grad rows (H*N) */
+  float *scr = scratch_new(nt, each);
+  if ((need_x && !gx) || (need_a && !gah) || !scr) {
+    al_tensor_release(gc); al_tensor_release(gx); free(gah); if (scr) scratch_free(scr, nt, each);
+    return al_seterr(AL_ENOMEM, "attention: out of memory in the weights' backward (B=%lld, N=%lld)", (long long)B, (long long)N);
   }
-  free(gah);
-  return AL_OK;
+  const float *X = al_f32(qkv), *pP = al_f32(P), *G = al_f32(gc), *pa = alpha ? al_f32(alpha) : NULL;
+  float *GX = gx ? al_f32(gx) : NULL;
+  al_status st = AL_OK;
+  #pragma omp parallel for if (par) schedule(static)
+  for (int64_t b = 0; b < B; b++) {
+    float *dS = scr + (int64_t)omp_get_thread_num() * each, *ar = dS + HNN, *gar = ar + HN;
+    const float *Xb = X + b * N * L3;
+    float *GXb = GX ? GX + b * N * L3 : NULL;
+    if (GXb)   /* v does not reach the weights */
+      for (int64_t r = 0; r < N; r++) memset(GXb + r * L3 + 2 * D, 0, sizeof(float) * (size_t)D);
+    al_status s = scores_bwd(n, d, G + b * HNN, pP + b * HNN, Xb, GXb, gah ? gah + b * H : NULL, pa, dS, ar, gar);
+    if (s) {
+      #pragma omp critical(al_attention_err)
+      if (!st) st = s;
+    }
+  }
+  scratch_free(scr, nt, each);
+  al_tensor_release(gc);
+  if (st) {
+    al_tensor_release(gx); free(gah);
+    return al_seterr(st, "attention: %s backward of the weights failed (%lld,%lld,%lld,%lld)", d->name,
+                     (long long)B, (long long)H, (long long)N, (long long)N);
+  }
+  gin[0] = gx;
+  return alpha_grad_finish(n, gah, gin);
 }
 
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *o) {
@@ -235,15 +306,20 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
   free(keep);
   al_tensor_release(mc);
   if (!st) {
-    al_tensor *ins[2] = {qkv, alpha};
-    al_node *n = al_node_new("attention", attention_bwd, alpha ? 2 : 1, ins, &st);
-    if (!st && n) {
+    /* out's node; and, when the caller takes the weights, theirs (attention_weights_bwd), with
+     * the same inputs, constants and saved tensors (the saved P is a detached alias: no cycle) */
+    al_tensor *ins[2] = {qkv, alpha}, *outs[2] = {y, probs ? P : NULL};
+    al_backward_fn fns[2] = {attention_bwd, attention_weights_bwd};
+    const char *names[2] = {"attention", "attention_weights"};
+    for (int i = 0; i < 2 && !st && outs[i]; i++) {
+      al_node *n = al_node_new(names[i], fns[i], alpha ? 2 : 1, ins, &st);
+      if (st || !n) break;
       n->k[0] = B; n->k[1] = N; n->k[2] = H; n->k[3] = D; n->k[4] = d->kind;
       n->d[0] = o->scale; n->d[1] = o->alpha_value; n->d[2] = o->ratio;
       al_node_save(n, xc);
       al_node_save(n, P);
       if (ac) al_node_save(n, ac);
-      al_node_attach(n, y);
+      al_node_attach(n, outs[i]);
     }
   }
   al_tensor_release(xc); al_tensor_release(ac);

@@ -116,9 +116,14 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
  * tensor of H elements that receives a gradient, or alpha_value when alpha is NULL). key_mask: NULL
  * or (B, N), nonzero = a key that may be attended to (masked keys get weight exactly 0); NaN or
  * +-inf in it is refused, as al_normalize's mask.
- * *probs (if probs != NULL): the weights (B, H, N, N), no gradient; the backward uses
- * them, so do not write into them. One node with a hand-written backward to qkv (and
- * alpha). Bitwise identical for any thread count. */
+ * *probs (if probs != NULL): the weights (B, H, N, N), differentiable as out is (to the q and
+ * k parts of qkv, and alpha) when an input requires grad: a loss on them (an entropy or
+ * sparsity term, attention distillation) back-propagates as through the unfused chain
+ * (matmul, normalizer). Both backwards use them, so do not write into them (a backward then
+ * fails naming the op). out and the weights are each the output of one node with a
+ * hand-written backward to qkv (and alpha); a loss on out alone never reaches the weights'
+ * node, so its gradient and cost are those without the weights. Bitwise identical for any
+ * thread count. */
 typedef struct {
   int64_t heads;
   double scale;

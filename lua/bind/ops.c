@@ -444,7 +444,8 @@ static int l_normalizers(lua_State *L) {
 }
 
 /* attention(qkv (B,N,3D), {heads=, scale=, normalizer=, ratio=, alpha=, iters=, mask=,
- * weights=}) -> out (B,N,D), weights (B,H,N,N) (only out with weights = false). normalizer: the
+ * weights=}) -> out (B,N,D), weights (B,H,N,N) (only out with weights = false; the weights are
+ * differentiable, to qkv's q and k and to alpha, as out is: a loss may use them). normalizer: the
  * name of a row of the normalizer table (al.normalizers()); its parameter: ratio, or alpha (a
  * number or a tensor with one value per head). mask: (B,N), nonzero = a key that may be
  * attended to. scale: default (D/heads)^-0.5. */

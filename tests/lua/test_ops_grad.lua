@@ -353,6 +353,126 @@ do
   end, function(g) return { U(g, { B, N, 3 * D }), leaf(al.tensor({ 1.3, 1.7 })) } end)
 end
 
+-- The weights al.attention returns are differentiable (a loss on them: an entropy or sparsity
+-- term, attention distillation): they came out without a gradient, and such a term added nothing,
+-- silently, where the unfused chain (matmul, normalizer) back-propagates through it. Central
+-- differences of the weights alone, and of out and the weights together, for every normalizer,
+-- with and without a key mask, and for a learned per-head alpha.
+do
+  local B, N, H, dh = 2, 5, 2, 3
+  local D = H * dh
+  local mask = al.tensor({ { 1, 1, 0, 1, 1 }, { 1, 1, 1, 1, 1 } })
+  local VALUES = { alpha = 1.3, ratio = 0.6 }
+  for _, d in ipairs(al.normalizers()) do
+    for _, masked in ipairs({ false, true }) do
+      local function opts()
+        local o = { heads = H, scale = 0.5, normalizer = d.name, mask = masked and mask or nil }
+        if d.param then o[d.param] = assert(VALUES[d.param], "no test value for " .. d.param) end
+        return o
+      end
+      local tag = d.name .. (masked and " (key mask)" or "")
+      grad_case("attention weights " .. tag, function(qkv)
+        local _, p = al.attention(qkv, opts())
+        return p
+      end, function(g) return { U(g, { B, N, 3 * D }) } end)
+      grad_case("attention out and weights " .. tag, function(qkv)
+        local o, p = al.attention(qkv, opts())
+        return { o, p }
+      end, function(g) return { U(g, { B, N, 3 * D }) } end)
+    end
+  end
+  grad_case("attention weights entmax_bisect, learned per-head alpha", function(qkv, a)
+    local _, p = al.attention(qkv, { heads = H, scale = 0.5, normalizer = "entmax_bisect", alpha = a, mask = mask })
+    return p
+  end, function(g) return { U(g, { B, N, 3 * D }), leaf(al.tensor({ 1.3, 1.7 })) } end)
+  grad_case("attention out and weights entmax_bisect, learned per-head alpha", function(qkv, a)
+    return { al.attention(qkv, { heads = H, scale = 0.5, normalizer = "entmax_bisect", alpha = a }) }
+  end, function(g) return { U(g, { B, N, 3 * D }), leaf(al.tensor({ 1.3, 1.7 })) } end)
+end
+
+case("attention weights: gradients equal the unfused chain's; out's alone are bitwise as with weights = false", function()
+  local B, N, H, dh = 3, 6, 2, 4
+  local D, scale = H * dh, 0.35
+  local function flat(t) return t:contiguous():reshape({ -1 }):totable() end
+  local function bits(t)
+    local r = {}
+    for i, v in ipairs(flat(t)) do r[i] = string.pack("<f", v) end
+    return r
+  end
+  local gen = al.Generator(31)
+  local x0 = al.randn({ B, N, 3 * D }, { generator = gen })
+  local go = al.randn({ B, N, D }, { generator = gen })
+  local gp = al.randn({ B, H, N, N }, { generator = gen })
+  local mask = al.tensor({ { 1, 1, 0, 1, 1, 1 }, { 1, 1, 1, 1, 1, 1 }, { 0, 0, 0, 0, 0, 0 } })
+  local VALUES = { alpha = 1.3, ratio = 0.5 }
+  local cases = {}
+  for _, d in ipairs(al.normalizers()) do
+    cases[#cases + 1] = { name = d.name, param = d.param, value = d.param and VALUES[d.param] }
+  end
+  cases[#cases + 1] = { name = "entmax_bisect", param = "alpha", learned = { 1.3, 1.8 } }
+  for _, c in ipairs(cases) do
+    for _, m in ipairs({ false, mask }) do
+      local tag = c.name .. (c.learned and " (alpha tensor)" or "") .. (m and " (key mask)" or "")
+      local function inputs()
+        local a = c.learned and al.tensor(c.learned):requires_grad_() or nil
+        return x0:clone():requires_grad_(), a
+      end
+      local function fused(x, a, weights)
+        local o = { heads = H, scale = scale, normalizer = c.name, mask = m or nil, weights = weights }
+        if c.param then o[c.param] = a or c.value end
+        return al.attention(x, o)
+      end
+      -- the unfused chain: heads split by views, scores by matmul, the normalizer op
+      local function unfused(x, a)
+        local t = x:reshape({ B, N, 3, H, dh }):permute({ 3, 1, 4, 2, 5 })      -- (3,B,H,N,dh)
+        local s = al.matmul(t[1], t[2]:transpose(3, 4)) * scale                   -- (B,H,N,N)
+        local nopt = { mask = m and m:reshape({ B, 1, 1, N }) or nil }
+        local p
+        if c.param then p = al[c.name](s, a and a:reshape({ 1, H, 1, 1 }) or c.value, nopt)
+        else p = al[c.name](s, nopt) end
+        return al.matmul(p, t[3]):transpose(2, 3):reshape({ B, N, D }), p
+      end
+      -- loss on out and weights: fused and unfused agree to rounding
+      local r = {}
+      for i, f in ipairs({ fused, unfused }) do
+        local x, a = inputs()
+        local o, p = f(x, a, true)
+        local l = al.sum(o * go) + al.sum(p * gp)
+        l:backward()
+        r[i] = { gx = x.grad, ga = a and a.grad }
+      end
+      T.close(flat(r[1].gx), flat(r[2].gx), 1e-5, 1e-4, tag .. " grad qkv (out and weights)")
+      if c.learned then T.close(flat(r[1].ga), flat(r[2].ga), 1e-5, 1e-4, tag .. " grad alpha (out and weights)") end
+      -- loss on the weights alone: v's part of the gradient is exactly 0
+      local x, a = inputs()
+      local _, p = fused(x, a, true)
+      al.sum(p * gp):backward()
+      local xu, au = inputs()
+      local _, pu = unfused(xu, au)
+      al.sum(pu * gp):backward()
+      T.close(flat(x.grad), flat(xu.grad), 1e-5, 1e-4, tag .. " grad qkv (weights)")
+      if c.learned then T.close(flat(a.grad), flat(au.grad), 1e-5, 1e-4, tag .. " grad alpha (weights)") end
+      T.eq(flat(al.abs(x.grad:narrow(3, 2 * D + 1, D)):sum()), { 0 }, tag .. " v gets no gradient from the weights")
+      -- loss on out alone: the weights' node is never reached, out's gradient is bitwise the same
+      local g = {}
+      for i, w in ipairs({ true, false }) do
+        local xx, aa = inputs()
+        local o = fused(xx, aa, w)
+        al.sum(o * go):backward()
+        g[i] = { bits(xx.grad), aa and bits(aa.grad) }
+      end
+      T.eq(g[1], g[2], tag .. " out's gradient with weights = true vs false")
+    end
+  end
+end)
+
+case("attention weights: written into after the op, a backward through them fails naming the op", function()
+  local x = al.randn({ 1, 3, 12 }, { generator = al.Generator(5) }):requires_grad_()
+  local _, p = al.attention(x, { heads = 2 })
+  al.no_grad(function() p:fill_(0) end)
+  T.raises(function() al.sum(p * p):backward() end, "backward of attention_weights: a tensor it saved")
+end)
+
 -- gelu's backward takes Phi from the saved output (y/x): check it against
 -- Phi(x) + x phi(x) in double (erfc by its Taylor series below 3, a continued fraction
 -- beyond), over both tails and at x = 0.
