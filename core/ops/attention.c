@@ -6,7 +6,8 @@
  * merge-heads copy, and in the backward a zero-filled gradient for each of q, k, v that
  * select() scatters into, then sums). Here each (batch, head) reads its q, k, v straight
  * out of the qkv rows through strides, and writes its output columns straight into the
- * (B, N, D) result: no copies, one node. The batch elements are independent, so they are
+ * (B, N, D) result: no copies, one node (the weights, when the caller takes them, have their own:
+ * attention_weights_bwd). The batch elements are independent, so they are
  * split across threads with one-thread GEMMs -- the per-head GEMMs (N x N x D/H) are too
  * small to split -- and each one's H*N score rows go to the normalizer kernel in a single
  * call (the kernels work on batches of 16 rows; per head, N = 17 or 65 rows would leave a

@@ -466,6 +466,26 @@ case("attention weights: gradients equal the unfused chain's; out's alone are bi
   end
 end)
 
+case("attention weights: their gradient is bitwise the same at 1 and 2 threads", function()
+  T.need_cores(2)
+  local x0 = al.randn({ 4, 9, 24 }, { generator = al.Generator(41) })
+  local w = al.randn({ 4, 2, 9, 9 }, { generator = al.Generator(42) })
+  local was = al.get_num_threads()
+  local function run(threads)
+    al.set_num_threads(threads)
+    local x, a = x0:clone():requires_grad_(), al.tensor({ 1.4, 1.9 }):requires_grad_()
+    local _, p = al.attention(x, { heads = 2, normalizer = "entmax_bisect", alpha = a })
+    al.sum(p * w):backward()
+    al.set_num_threads(was)
+    local r = {}
+    for _, t in ipairs({ x.grad, a.grad }) do
+      for _, v in ipairs(t:reshape({ -1 }):totable()) do r[#r + 1] = string.pack("<f", v) end
+    end
+    return r
+  end
+  T.eq(run(2), run(1), "gradients at 2 vs 1 threads")
+end)
+
 case("attention weights: written into after the op, a backward through them fails naming the op", function()
   local x = al.randn({ 1, 3, 12 }, { generator = al.Generator(5) }):requires_grad_()
   local _, p = al.attention(x, { heads = 2 })
