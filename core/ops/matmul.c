@@ -51,7 +51,11 @@ static al_status matmul_bwd(al_node *n, al_tensor *g0, al_tensor **gin) {
     al_tensor *t = NULL;
     if (b->ndim == 2 && a->ndim > 2) {   /* fold the batch: (R,K)^T @ (R,N) */
       al_tensor *a2 = NULL, *g2 = NULL, *a2t = NULL;
-      int64_t sa[2] = {-1, a->shape[a->ndim - 1]}, sg[2] = {-1, g->shape[g->ndim - 1]};
+      /* R = the rows of a (..., M, K), which g (..., M, N) has too: -1 could not be inferred
+       * when K or N is 0 ("cannot view (2,1,0) as (-1,0)" from the backward of a valid product) */
+      int64_t R = 1;
+      for (int i = 0; i < a->ndim - 1; i++) R *= a->shape[i];
+      int64_t sa[2] = {R, a->shape[a->ndim - 1]}, sg[2] = {R, g->shape[g->ndim - 1]};
       st = al_reshape(&a2, a, 2, sa);
       if (!st) st = al_reshape(&g2, g, 2, sg);
       if (!st) st = al_transpose(&a2t, a2, 0, 1);
@@ -216,7 +220,8 @@ static al_status linear_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
     /* in double, four rows per pass over acc (a quarter of the accumulator traffic);
      * threads take column panels, so each column is summed in the same order whatever
      * the thread count */
-    int64_t cp = OUT >= 32 ? (OUT / 2 + 15) / 16 * 16 : OUT, ncp = (OUT + cp - 1) / cp;
+    /* OUT = 0 (a weight (0,IN)): no panels (the division by a panel of 0 columns was SIGFPE) */
+    int64_t cp = OUT >= 32 ? (OUT / 2 + 15) / 16 * 16 : OUT, ncp = cp ? (OUT + cp - 1) / cp : 0;
     #pragma omp parallel for if (R * OUT >= AL_PAR_MIN_WORK && ncp > 1) schedule(static)
     for (int64_t c = 0; c < ncp; c++) {
       int64_t j0 = c * cp, j1 = j0 + cp < OUT ? j0 + cp : OUT, r = 0;
@@ -248,7 +253,11 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
     return al_seterr(AL_EINVAL, "linear: input %s does not match weight %s (want input (..., %lld))", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), (long long)(w->ndim == 2 ? w->shape[1] : -1));
   if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
     return al_seterr(AL_EINVAL, "linear: bias %s does not match weight %s (want (%lld))", al_shape_str(b, s3, sizeof s3), al_shape_str(w, s2, sizeof s2), (long long)w->shape[0]);
-  int64_t IN = w->shape[1], OUT = w->shape[0], R = al_numel(x) / (IN ? IN : 1);
+  /* R: the rows, the product of x's leading dims. numel / IN took an IN of 0 for 1 and gave 0
+   * rows: an (R,OUT) output of uninitialised memory instead of the bias, and a bias gradient of
+   * 0 instead of R */
+  int64_t IN = w->shape[1], OUT = w->shape[0], R = 1;
+  for (int i = 0; i < x->ndim - 1; i++) R *= x->shape[i];
   al_tensor *xc = NULL, *wc = NULL, *bc = NULL;
   al_status st = al_contiguous_ref(&xc, x);
   if (!st) st = al_contiguous_ref(&wc, w);

@@ -390,4 +390,36 @@ case("gradcheck catches a wrong gradient (a fake op with a 10% error)", function
   T.eq(al.gradcheck(function(x) return x * x end, { al.tensor({ 0.5, 1.5, -1 }, { requires_grad = true }) }), true)
 end)
 
+-- linear took its rows as numel / IN, and for IN = 0 that was 0 rows: the (3,2) output was
+-- uninitialised memory instead of the bias, and the bias gradient 0 instead of 3. A weight of
+-- 0 outputs made the bias backward divide by a panel of 0 columns (SIGFPE).
+case("linear with 0 input features gives the bias; with 0 outputs its backward runs", function()
+  local x, w, b = al.zeros({ 3, 0 }, { requires_grad = true }), al.zeros({ 2, 0 }, { requires_grad = true }), P { 0.5, -2 }
+  local y = al.linear(x, w, b)
+  T.eq(y:totable(), { { 0.5, -2 }, { 0.5, -2 }, { 0.5, -2 } })
+  al.sum(y * al.tensor { 1, 10 }):backward()
+  T.eq(b.grad:totable(), { 3, 30 })
+  T.eq(x.grad:shape(), { 3, 0 })
+  T.eq(w.grad:shape(), { 2, 0 })
+  local x2, w2, b2 = P { { 1, 2, 3 }, { 4, 5, 6 } }, al.zeros({ 0, 3 }, { requires_grad = true }), al.zeros({ 0 }, { requires_grad = true })
+  local y2 = al.linear(x2, w2, b2)
+  T.eq(y2:shape(), { 2, 0 })
+  al.sum(y2):backward()
+  T.eq(x2.grad:totable(), { { 0, 0, 0 }, { 0, 0, 0 } })
+  T.eq(b2.grad:shape(), { 0 })
+end)
+
+-- The backward of a batch (..., M, K) @ a matrix (K, N) folds the batch into rows with a
+-- reshape to (-1, K), which cannot be inferred when K or N is 0: a valid product's backward
+-- failed with "cannot view float32 (2,1,0) as (-1,0)".
+case("matmul backward of a batch times a matrix with an inner or outer size of 0", function()
+  for _, s in ipairs { { { 2, 3, 0 }, { 0, 4 } }, { { 2, 0, 3 }, { 3, 0 } }, { { 2, 1, 0 }, { 0 } }, { { 2, 3, 2 }, { 2, 0 } } } do
+    local a, b = al.zeros(s[1], { requires_grad = true }), al.zeros(s[2], { requires_grad = true })
+    al.sum(al.matmul(a, b)):backward()
+    T.eq(a.grad:shape(), s[1])
+    T.eq(b.grad:shape(), s[2])
+    T.eq(al.sum(al.abs(a.grad)):item() + al.sum(al.abs(b.grad)):item(), 0)
+  end
+end)
+
 return cases
