@@ -14,6 +14,9 @@ int l_raise(lua_State *L, const char *name) {
 }
 
 void l_check_writable(lua_State *L, const al_tensor *t, const char *fname) {
+  /* no elements, nothing shared: a fresh (2,0,3) has stride 0 in its dim of 2 and was refused
+   * as an expand (al.nn.Linear(0, 3)'s weight (3,0) could not be initialised or stepped) */
+  if (al_numel(t) == 0) return;
   for (int d = 0; d < t->ndim; d++)
     if (t->stride[d] == 0 && t->shape[d] > 1) {
       char b[128];

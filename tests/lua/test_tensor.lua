@@ -674,4 +674,21 @@ case("distributions: mean/std of 1e5 normals, uniform moments, tail fractions", 
   T.truthy(math.abs(c) < 0.015, "lag-1 correlation " .. c)
 end)
 
+-- A fresh (2,0,3) has stride 0 in its dim of 2 (0 * 3), and in-place writes took it for an
+-- expand: "cannot write into float32 (2,0,3), a view whose elements share memory".
+case("in-place writes into a tensor with no elements are no-ops, not refused as an expand", function()
+  local x = al.zeros { 2, 0, 3 }
+  T.eq(x:copy_(al.ones { 3 }):shape(), { 2, 0, 3 })
+  T.eq(x:add_(al.ones { 3 }, 2):shape(), { 2, 0, 3 })
+  T.eq(x:normal_():shape(), { 2, 0, 3 })
+  T.eq(x:uniform_():shape(), { 2, 0, 3 })
+  x[1] = 5
+  x[-1] = al.zeros { 0, 3 }
+  T.eq(x:numel(), 0)
+  local i = al.zeros({ 3, 0 }, { dtype = "int64" }):transpose(1, 2)
+  T.eq(i:copy_(al.ones { 3 }):shape(), { 0, 3 })
+  -- a real expand is still refused
+  T.raises(function() al.zeros({ 1, 3 }):expand { 2, 3 }:copy_(al.ones { 3 }) end, "a view whose elements share memory")
+end)
+
 return cases
