@@ -193,6 +193,19 @@ return {
     -- std of N(0,1) truncated to [-1,1] is 0.5376
     T.close(math.sqrt(al.var(t):item()), 0.5376, 0.01)
   end },
+  -- Rejection sampling never ended when [a, b] held (almost) none of N(mean, std): b < a, std 0
+  -- with the mean outside, or bounds far in a tail. It hung; now it is refused in one line.
+  { name = "trunc_normal_ refuses bounds it could never fill instead of hanging", fn = function()
+    local t = al.zeros({ 4 })
+    T.raises(function() nn.init.trunc_normal_(t, 1, 0, 1, -1) end, "trunc_normal_: [a, b] = [1, -1] holds none of N(0, 1^2)")
+    T.raises(function() nn.init.trunc_normal_(t, 0, 3, -1, 1) end, "holds none of N(3, 0^2)")
+    T.raises(function() nn.init.trunc_normal_(t, 1, 0, 5, 6) end, "holds 3e-07 of N(0, 1^2)")
+    T.raises(function() nn.init.trunc_normal_(t, 0 / 0) end, "trunc_normal_: std must be a number, got nan")
+    T.raises(function() nn.init.trunc_normal_(t, -1) end, "needs a finite mean and a finite std >= 0")
+    T.eq(nn.init.trunc_normal_(t, 0, 0.5, -1, 1):totable(), { 0.5, 0.5, 0.5, 0.5 })
+    nn.init.trunc_normal_(t, 1, 0, 3, math.huge, al.Generator(1))   -- a far but reachable tail
+    T.truthy(al.min(t):item() >= 3, "in bounds")
+  end },
   { name = "ViT: study preset is N = 17 tokens, timm names, logits shape", fn = function()
     local m = nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, seed = 1 }
     T.eq(m.num_tokens, 17)
