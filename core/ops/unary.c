@@ -278,7 +278,10 @@ static al_status pow_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   float *pt = al_f32(t);
   int64_t cnt = al_numel(t);
   double p = n->d[0];
-  if (n->k[0] == 0) {
+  if (n->k[0] == 0 && p == 0) {
+    /* x^0 is 1 everywhere: 0 * 0^-1 made the gradient at x = 0 NaN (PyTorch's is 0) */
+    for (int64_t i = 0; i < cnt; i++) pt[i] = 0.0f;
+  } else if (n->k[0] == 0) {
     for (int64_t i = 0; i < cnt; i++) pt[i] = pg[i] * (float)(p * pow(x[i], p - 1));
   } else {
     float lb = (float)log(p);

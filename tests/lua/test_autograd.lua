@@ -422,4 +422,14 @@ case("matmul backward of a batch times a matrix with an inner or outer size of 0
   end
 end)
 
+-- The gradient of x^p is p x^(p-1), and for p = 0 that was 0 * 0^-1 = NaN at x = 0.
+case("pow(x, 0) has gradient 0 everywhere, x = 0 included (as PyTorch)", function()
+  local x = P { 0, 2, -1 }
+  al.sum(al.pow(x, 0) * al.tensor { 1, 2, 3 }):backward()
+  T.eq(x.grad:totable(), { 0, 0, 0 })
+  local z = P { 0, 3 }
+  al.sum(z ^ 2 + z ^ 1):backward()
+  T.eq(z.grad:totable(), { 1, 7 })
+end)
+
 return cases
