@@ -64,9 +64,29 @@ static int l_masked_fill(lua_State *L) {
 }
 
 /* ---- reductions: f(t) over all, f(t, dim [, keepdim]) ----------------------------------- */
+/* Pushes o, the reduction of x over all its elements (0-d); with keepdim, as PyTorch's
+ * sum(x, dim=None, keepdim=True), reshaped to x's number of dims, all of size 1. keepdim was
+ * ignored without a dim: a 0-d result where (1,1) was asked for. Takes o's reference. */
+static int push_all(lua_State *L, al_tensor *o, const al_tensor *x, int keep, const char *name) {
+  if (keep && x->ndim > 0) {
+    int64_t ones[AL_MAXDIM];
+    for (int i = 0; i < x->ndim; i++) ones[i] = 1;
+    al_tensor *r = NULL;
+    al_status st = al_reshape(&r, o, x->ndim, ones);
+    al_tensor_release(o);
+    if (st) return l_raise(L, name);
+    o = r;
+  }
+  return l_pushtensor(L, o);
+}
+
 static int reduce(lua_State *L, int mean, const char *name) {
   al_tensor *x = l_checktensor(L, 1), *o = NULL;
-  if (lua_isnoneornil(L, 2)) { L_TRY(L, name, mean ? al_mean_all(&o, x) : al_sum_all(&o, x)); }
+  if (lua_isnoneornil(L, 2)) {
+    int keep = l_optbool_arg(L, 3, 0, name, "keepdim");
+    L_TRY(L, name, mean ? al_mean_all(&o, x) : al_sum_all(&o, x));
+    return push_all(L, o, x, keep, name);
+  }
   else {
     int d = l_checkdim(L, 2, name), keep = l_optbool_arg(L, 3, 0, name, "keepdim");
     L_TRY(L, name, mean ? al_mean_dim(&o, x, d, keep) : al_sum_dim(&o, x, d, keep));
@@ -80,8 +100,9 @@ static int l_mean(lua_State *L) { return reduce(L, 1, "mean"); }
 static int extreme(lua_State *L, int is_min, const char *name) {
   al_tensor *x = l_checktensor(L, 1), *v = NULL, *i = NULL;
   if (lua_isnoneornil(L, 2)) {
+    int keep = l_optbool_arg(L, 3, 0, name, "keepdim");
     L_TRY(L, name, is_min ? al_min_all(&v, x) : al_max_all(&v, x));
-    return l_pushtensor(L, v);
+    return push_all(L, v, x, keep, name);
   }
   int d = l_checkdim(L, 2, name), keep = l_optbool_arg(L, 3, 0, name, "keepdim");
   L_TRY(L, name, is_min ? al_min_dim(&v, &i, x, d, keep) : al_max_dim(&v, &i, x, d, keep));
@@ -112,6 +133,7 @@ static int l_argmax(lua_State *L) {
   al_status st = al_affine(&i1, i, 1, 1);
   al_tensor_release(i);
   if (st) return l_raise(L, "argmax");
+  if (lua_isnoneornil(L, 2)) return push_all(L, i1, x, keep, "argmax");
   return l_pushtensor(L, i1);
 }
 
@@ -140,7 +162,7 @@ static int l_var(lua_State *L) {
     al_status st = al_var_dim(&o, f, 0, 0, unbiased);
     al_tensor_release(f);
     if (st) return l_raise(L, "var");
-    return l_pushtensor(L, o);
+    return push_all(L, o, x, keep, "var");
   }
   L_TRY(L, "var", al_var_dim(&o, x, d, keep, unbiased));
   return l_pushtensor(L, o);

@@ -691,4 +691,22 @@ case("in-place writes into a tensor with no elements are no-ops, not refused as 
   T.raises(function() al.zeros({ 1, 3 }):expand { 2, 3 }:copy_(al.ones { 3 }) end, "a view whose elements share memory")
 end)
 
+-- Without a dim the reductions ignored keepdim: al.mean(x, nil, true) on (2,2) was 0-d, where
+-- PyTorch's mean(x, dim=None, keepdim=True) is (1,1); and keepdim = "yes" passed unread.
+case("reductions over all elements keep every dim as size 1 with keepdim", function()
+  local x = al.tensor({ { 1, 5 }, { 7, 2 } }, { requires_grad = true })
+  for _, f in ipairs { "sum", "mean", "var", "std", "max", "min", "argmax" } do
+    T.eq(al[f](x, nil, true):shape(), { 1, 1 }, 0, f)
+    T.eq(al[f](x, nil, false):shape(), {}, 0, f)
+    T.eq(al[f](x):shape(), {}, 0, f)
+  end
+  T.eq(al.sum(x, nil, true):totable(), { { 15 } })
+  T.eq(al.argmax(x, nil, true):totable(), { { 3 } })
+  T.eq(al.var(x, nil, true, { unbiased = false }):totable(), { { 5.6875 } })
+  T.eq(al.argmax(al.tensor { 1, 3, 2 }, nil, true):totable(), { 2 })
+  al.sum(al.mean(x, nil, true) * 4):backward()
+  T.eq(x.grad:totable(), { { 1, 1 }, { 1, 1 } })
+  T.raises(function() al.sum(x, nil, "yes") end, "attnlab.sum: keepdim (argument #3) must be true or false")
+end)
+
 return cases
