@@ -86,9 +86,13 @@ static int m_mul_(lua_State *L) {
   double s = luaL_checknumber(L, 2);
   l_check_store_value(L, s, t->dtype, "mul_");   /* an int64 tensor by an integer only */
   l_check_inplace_grad(L, t, NULL, "mul_");
+  /* an int64 tensor times an integer: int64 arithmetic, exact (affine goes through a double,
+   * which rounded 3 * (2^53 + 1) to 3 * 2^53), as t * n does; made before grad mode is
+   * switched, since making it may raise */
+  al_tensor *si = t->dtype == AL_I64 ? l_operand(L, 2, 1) : NULL;
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
-  al_status st = al_affine(&o, t, s, 0);
+  al_status st = si ? al_binary(&o, AL_MUL, t, si) : al_affine(&o, t, s, 0);
   if (!st) st = al_copy_into(t, o);
   if (!st) al_tensor_mark_modified(t);
   al_set_grad_enabled(was);

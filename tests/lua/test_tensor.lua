@@ -709,4 +709,15 @@ case("reductions over all elements keep every dim as size 1 with keepdim", funct
   T.raises(function() al.sum(x, nil, "yes") end, "attnlab.sum: keepdim (argument #3) must be true or false")
 end)
 
+-- mul_ went through a double: an int64 tensor times 2^53 + 1 was multiplied by 2^53.
+case("int64 mul_ by an integer beyond 2^53 is exact", function()
+  local big = 9007199254740993   -- 2^53 + 1
+  T.eq(al.tensor({ 3, -1 }, { dtype = "int64" }):mul_(big):totable(), { 3 * big, -big })
+  T.eq(al.tensor({ big }, { dtype = "int64" }):mul_(1):totable(), { big })
+  T.eq(al.tensor({ 3 }, { dtype = "int64" }):mul_(2.0):totable(), { 6 })
+  T.eq(al.tensor({ 3 }, { dtype = "int64" }):mul_(2.0):dtype(), "int64")
+  T.raises(function() al.tensor({ 3 }, { dtype = "int64" }):mul_(2.5) end, "attnlab.mul_: an int64 tensor holds integers, got 2.5")
+  T.eq(al.tensor { 1.5 }:mul_(2):totable(), { 3 })
+end)
+
 return cases
