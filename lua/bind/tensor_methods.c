@@ -19,6 +19,9 @@ static int m_size(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   if (lua_isnoneornil(L, 2)) return m_shape(L);
   int d = l_checkdim(L, 2, "size");
+  /* al_wrap_dim takes a 0-dim tensor as 1-dim (sum(x, 1) reduces a scalar), and its size(1)
+   * read shape[0], which a 0-dim tensor does not have: 0, as if it were empty */
+  if (t->ndim == 0) return luaL_error(L, "attnlab.size: a 0-dim tensor has no dims (size() is {})");
   if (al_wrap_dim(&d, t->ndim, "size")) return l_raise(L, "size");
   lua_pushinteger(L, t->shape[d]);
   return 1;

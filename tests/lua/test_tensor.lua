@@ -720,4 +720,13 @@ case("int64 mul_ by an integer beyond 2^53 is exact", function()
   T.eq(al.tensor { 1.5 }:mul_(2):totable(), { 3 })
 end)
 
+-- t:size(1) of a 0-dim tensor read a dim it does not have and said 0, as if it were empty.
+case("size(d) of a 0-dim tensor is refused; size() is {}", function()
+  local z = al.tensor(5)
+  T.eq(z:size(), {})
+  T.raises(function() z:size(1) end, "attnlab.size: a 0-dim tensor has no dims")
+  T.raises(function() z:size(-1) end, "attnlab.size: a 0-dim tensor has no dims")
+  T.eq(al.zeros({ 0, 3 }):size(-1), 3)
+end)
+
 return cases
