@@ -91,13 +91,18 @@ static int mt_tostring(lua_State *L) {
   return 1;
 }
 
+/* an operand arithmetic takes besides a tensor: a number, or a nested table of numbers */
+static int operand_like(lua_State *L, int idx) { return lua_type(L, idx) == LUA_TNUMBER || lua_istable(L, idx); }
+
 static int arith(lua_State *L, al_binop op, const char *name) {
   al_tensor *a = l_totensor(L, 1), *b = l_totensor(L, 2), *o = NULL;
   al_status st;
   if (a && b) st = al_binary(&o, op, a, b);
   /* an int64 tensor and a whole number: int64 arithmetic, exact (affine goes through a
-   * double, which rounded integers above 2^53); as al.add/sub/mul */
-  else if (((a && a->dtype == AL_I64) || (b && b->dtype == AL_I64)) && op != AL_DIV)
+   * double, which rounded integers above 2^53); as al.add/sub/mul. Anything else beside it
+   * (nil, a string) goes to the message below, as beside a float32 tensor: it said "bad
+   * argument #2 to 'add'" */
+  else if (((a && a->dtype == AL_I64 && operand_like(L, 2)) || (b && b->dtype == AL_I64 && operand_like(L, 1))) && op != AL_DIV)
     st = al_binary(&o, op, l_operand(L, 1, 2), l_operand(L, 2, 1));
   else if (a && lua_type(L, 2) == LUA_TNUMBER) {
     double v = lua_tonumber(L, 2);

@@ -729,4 +729,16 @@ case("size(d) of a 0-dim tensor is refused; size() is {}", function()
   T.eq(al.zeros({ 0, 3 }):size(-1), 3)
 end)
 
+-- Beside an int64 tensor, a nil or a string reached the int64 path and its raw argument check:
+-- "bad argument #2 to 'add' (tensor, number or table expected, got nil)"; beside a float32
+-- tensor the same mistake was named by the op.
+case("arithmetic of an int64 tensor with nil or a string names the op and both operands", function()
+  local i = al.tensor({ 1, 2 }, { dtype = "int64" })
+  T.raises(function() return i + nil end, "attnlab.add: cannot apply to int64 (2) and nil")
+  T.raises(function() return "1" * i end, "attnlab.mul: cannot apply to string and int64 (2)")
+  T.raises(function() return i - true end, "attnlab.sub: cannot apply to int64 (2) and boolean")
+  T.eq((i - { 1, 1 }):totable(), { 0, 1 })
+  T.eq((i * 3):totable(), { 3, 6 })
+end)
+
 return cases
