@@ -206,6 +206,20 @@ return {
     nn.init.trunc_normal_(t, 1, 0, 3, math.huge, al.Generator(1))   -- a far but reachable tail
     T.truthy(al.min(t):item() >= 3, "in bounds")
   end },
+  -- A buffer that is not a tensor was registered, and the module's own state dict then failed to
+  -- load ("mis-shaped: count: not a tensor") and to save; an int64 param was refused from the
+  -- library's line ("nn/init.lua:72: attnlab.requires_grad_: ...").
+  { name = "buffer takes tensors only; param names a tensor of the wrong dtype", fn = function()
+    local M = nn.class("BufM", nn.Module)
+    function M:init(v) self:buffer("count", v) end
+    T.raises(function() M(5) end, "buffer: expected a tensor for count, got number")
+    local m = M(al.tensor({ 5 }, { dtype = "int64" }))
+    m:load_state_dict(m:state_dict())
+    T.eq(m.count:totable(), { 5 })
+    local ok, err = pcall(function() nn.Linear(2, 3):param("steps", al.tensor({ 1 }, { dtype = "int64" })) end)
+    T.eq(ok, false)
+    T.truthy(err:find("param: steps must be a float32 tensor", 1, true) and not err:find("nn/init.lua", 1, true), err)
+  end },
   { name = "ViT: study preset is N = 17 tokens, timm names, logits shape", fn = function()
     local m = nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, seed = 1 }
     T.eq(m.num_tokens, 17)

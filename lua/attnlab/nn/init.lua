@@ -66,6 +66,11 @@ function Module:param(name, t)
   if not al.is_tensor(t) then   -- a module author's mistake: the position is their init
     error(("param: expected a tensor for %s, got %s"):format(tostring(name), type(t)), 2)
   end
+  -- (requires_grad_ refused it below, from this file's line: "nn/init.lua:72: attnlab.requires_grad_")
+  if t:dtype() ~= "float32" then
+    error(("param: %s must be a float32 tensor (only those take gradients), got %s; keep it with :buffer"):format(
+      tostring(name), t:dtype()), 2)
+  end
   if not (is_parameter(t) and t:is_contiguous()) then
     t = t:detach()
     if not t:is_contiguous() then t = t:contiguous() end
@@ -127,6 +132,11 @@ end
 
 -- A non-trainable tensor saved in state_dict (e.g. running statistics).
 function Module:buffer(name, t)
+  -- a number was taken, and the module's own state dict then failed to load ("count: not a
+  -- tensor") and to save
+  if not al.is_tensor(t) then
+    error(("buffer: expected a tensor for %s, got %s"):format(tostring(name), type(t)), 2)
+  end
   if self._buffers[name] == nil then table.insert(self._buffer_names, name) end
   self._buffers[name] = t
   rawset(self, name, t)
