@@ -91,14 +91,21 @@ local function like_call(who, base, f, ...)
   if type(r) ~= "string" then error(r, 0) end
   error((r:gsub("^attnlab%." .. base .. ":", "attnlab." .. who .. ":")), 3)
 end
+-- opts of a *_like function: t's dtype unless opts names one (as PyTorch's zeros_like). Any
+-- options table without a dtype -- {requires_grad = false}, {} -- made an int64 t's copy float32.
+local function like_opts(t, opts)
+  local o = { dtype = t:dtype() }
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return o
+end
 function al.zeros_like(t, opts)
   check_like("zeros_like", t, opts)
-  local r = like_call("zeros_like", "zeros", al.zeros, t:shape(), opts or { dtype = t:dtype() })
+  local r = like_call("zeros_like", "zeros", al.zeros, t:shape(), like_opts(t, opts))
   return r
 end
 function al.ones_like(t, opts)
   check_like("ones_like", t, opts)
-  local r = like_call("ones_like", "ones", al.ones, t:shape(), opts or { dtype = t:dtype() })
+  local r = like_call("ones_like", "ones", al.ones, t:shape(), like_opts(t, opts))
   return r
 end
 function al.randn_like(t, opts)   -- (randn refuses an explicit nil where its options go)

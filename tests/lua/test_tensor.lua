@@ -741,4 +741,16 @@ case("arithmetic of an int64 tensor with nil or a string names the op and both o
   T.eq((i * 3):totable(), { 3, 6 })
 end)
 
+-- zeros_like / ones_like with any options table lost t's dtype: al.zeros_like(i, {requires_grad
+-- = false}) of an int64 i was float32 (PyTorch keeps t's dtype unless one is given).
+case("zeros_like and ones_like keep t's dtype unless the options name one", function()
+  local i = al.ones({ 2 }, { dtype = "int64" })
+  T.eq(al.zeros_like(i, { requires_grad = false }):dtype(), "int64")
+  T.eq(al.ones_like(i, {}):dtype(), "int64")
+  T.eq(al.ones_like(i, {}):totable(), { 1, 1 })
+  T.eq(al.zeros_like(i, { dtype = "float32" }):dtype(), "float32")
+  T.eq(al.ones_like(al.ones { 2 }, { requires_grad = true }).requires_grad, true)
+  T.raises(function() al.zeros_like(i, { requires_grad = true }) end, "only float32 tensors can require grad")
+end)
+
 return cases
