@@ -87,25 +87,27 @@ al_tensor *l_tensor_from_table(lua_State *L, int idx, al_dtype dt, const char *f
 
 static const char *const NEW_KEYS[] = {"dtype", "requires_grad", NULL};
 
-static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def) {
+/* fname: the function whose options these are, for the messages (they said "attnlab.tensor:"
+ * or "attnlab:" for al.zeros, al.arange and the *_like functions too) */
+static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def, const char *fname) {
   if (!lua_istable(L, opts)) return def;
-  l_check_keys(L, opts, "tensor", NEW_KEYS);
+  l_check_keys(L, opts, fname, NEW_KEYS);
   lua_getfield(L, opts, "dtype");
   al_dtype dt = def;
   if (!lua_isnil(L, -1)) {
     const char *s = luaL_checkstring(L, -1);
     if (!strcmp(s, "float32") || !strcmp(s, "float")) dt = AL_F32;
     else if (!strcmp(s, "int64") || !strcmp(s, "long")) dt = AL_I64;
-    else luaL_error(L, "attnlab: unknown dtype '%s' (float32 or int64)", s);
+    else luaL_error(L, "attnlab.%s: unknown dtype '%s' (float32 or int64)", fname, s);
   }
   lua_pop(L, 1);
   return dt;
 }
 
-static void opt_requires_grad(lua_State *L, int opts, al_tensor *t) {
+static void opt_requires_grad(lua_State *L, int opts, al_tensor *t, const char *fname) {
   if (!lua_istable(L, opts)) return;
-  if (l_optbool_field(L, opts, "requires_grad", 0, "tensor")) {
-    if (t->dtype != AL_F32) luaL_error(L, "attnlab: only float32 tensors can require grad");
+  if (l_optbool_field(L, opts, "requires_grad", 0, fname)) {
+    if (t->dtype != AL_F32) luaL_error(L, "attnlab.%s: only float32 tensors can require grad, this one is %s", fname, al_dtype_name(t->dtype));
     t->requires_grad = 1;
   }
 }
@@ -133,7 +135,7 @@ static int l_tensor_new(lua_State *L) {
   /* al.tensor(t, "int64") made a float32 tensor: anything but an options table is refused */
   if (!lua_isnoneornil(L, 2) && !lua_istable(L, 2))
     return luaL_error(L, "attnlab.tensor: options must be a table {dtype =, requires_grad =}, got a %s", luaL_typename(L, 2));
-  al_dtype dt = opt_dtype(L, 2, AL_F32);
+  al_dtype dt = opt_dtype(L, 2, AL_F32, "tensor");
   al_tensor *t;
   if (lua_type(L, 1) == LUA_TNUMBER) {
     int isint = 0;
@@ -144,7 +146,7 @@ static int l_tensor_new(lua_State *L) {
     if (dt == AL_I64) al_i64(t)[0] = iv;
     else al_f32(t)[0] = (float)lua_tonumber(L, 1);
   } else if (lua_istable(L, 1)) {
-    opt_requires_grad(L, 2, l_tensor_from_table(L, 1, dt, "tensor"));
+    opt_requires_grad(L, 2, l_tensor_from_table(L, 1, dt, "tensor"), "tensor");
     return 1;
   } else if (l_totensor(L, 1)) {
     al_tensor *src = l_totensor(L, 1);
@@ -154,7 +156,7 @@ static int l_tensor_new(lua_State *L) {
     return luaL_typeerror(L, 1, "nested table of numbers, number or tensor");
   }
   l_pushtensor(L, t);
-  opt_requires_grad(L, 2, t);
+  opt_requires_grad(L, 2, t, "tensor");
   return 1;
 }
 
@@ -171,14 +173,14 @@ static int make_filled(lua_State *L, double v, const lua_Integer *exact, const c
   if (!lua_isnoneornil(L, k) && !lua_istable(L, k)) return l_unexpected_arg(L, k, shift, fname, want);
   l_check_no_more_args(L, k + 1, shift, fname, want);
   int opts = lua_istable(L, k) ? k : 0;
-  al_dtype dt = opts ? opt_dtype(L, opts, AL_F32) : AL_F32;
+  al_dtype dt = opts ? opt_dtype(L, opts, AL_F32, fname) : AL_F32;
   l_check_store_value(L, v, dt, fname);
   al_tensor *t = al_tensor_new(dt, nd, shape);
   if (!t) return l_raise(L, fname);
   if (exact && dt == AL_I64) al_fill_i64(t, (int64_t)*exact);
   else al_fill(t, v);
   l_pushtensor(L, t);
-  if (opts) opt_requires_grad(L, opts, t);
+  if (opts) opt_requires_grad(L, opts, t, fname);
   return 1;
 }
 
@@ -239,7 +241,7 @@ static int l_arange(lua_State *L) {
     n = count < 0 ? 0 : (int64_t)count;
   }
   int opts = lua_istable(L, lua_gettop(L)) ? lua_gettop(L) : 0;
-  al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32) : (allint ? AL_I64 : AL_F32);
+  al_dtype dt = opts ? opt_dtype(L, opts, allint ? AL_I64 : AL_F32, "arange") : (allint ? AL_I64 : AL_F32);
   al_tensor *t = al_tensor_new(dt, 1, &n);
   if (!t) return l_raise(L, "arange");
   l_pushtensor(L, t);   /* anchored: filling an int64 tensor may raise */
@@ -255,7 +257,7 @@ static int l_arange(lua_State *L) {
       al_f32(t)[i] = (float)(a + i * step);
     }
   }
-  if (opts) opt_requires_grad(L, opts, t);
+  if (opts) opt_requires_grad(L, opts, t, "arange");
   return 1;
 }
 

@@ -461,7 +461,7 @@ end, "ViT: give seed or generator, not both (seed 2 would be ignored")
 here_or_nowhere("full_like(int64, 1.5)", function() local _ = al.full_like(al.ones({ 2 }, { dtype = "int64" }), 1.5) end,
   "attnlab.full_like: an int64 tensor holds integers, got 1.5")
 here_or_nowhere("zeros_like with a bad dtype", function() local _ = al.zeros_like(al.ones { 2 }, { dtype = "int8" }) end,
-  "attnlab: unknown dtype 'int8'")
+  "attnlab.zeros_like: unknown dtype 'int8'")
 here_or_nowhere("randn_like with dtype int64", function() local _ = al.randn_like(al.ones { 2 }, { dtype = "int64" }) end,
   "attnlab.randn_like: makes float32 tensors")
 cases[#cases + 1] = { name = "ViT with a generator alone draws from it", fn = function()

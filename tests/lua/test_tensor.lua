@@ -753,4 +753,14 @@ case("zeros_like and ones_like keep t's dtype unless the options name one", func
   T.raises(function() al.zeros_like(i, { requires_grad = true }) end, "only float32 tensors can require grad")
 end)
 
+-- The options of al.zeros, al.arange, ... were refused as al.tensor's ("attnlab.tensor: unknown
+-- option") or as nobody's ("attnlab: only float32 tensors can require grad").
+case("option errors of the constructors name the constructor", function()
+  T.raises(function() al.zeros({ 2 }, { dtype = "int8" }) end, "attnlab.zeros: unknown dtype 'int8'")
+  T.raises(function() al.ones({ 2 }, { dtyp = "int64" }) end, "attnlab.ones: unknown option 'dtyp'")
+  T.raises(function() al.arange(3, { requires_grad = true }) end, "attnlab.arange: only float32 tensors can require grad, this one is int64")
+  T.raises(function() al.tensor({ 1 }, { dtype = "int64", requires_grad = true }) end, "attnlab.tensor: only float32 tensors can require grad")
+  T.raises(function() al.full({ 2 }, 1, { requires_grad = 1 }) end, "attnlab.full:")
+end)
+
 return cases
