@@ -220,6 +220,15 @@ return {
     T.eq(ok, false)
     T.truthy(err:find("param: steps must be a float32 tensor", 1, true) and not err:find("nn/init.lua", 1, true), err)
   end },
+  -- nn.GELU{approximate = "tanh"} ran the exact GELU without a word (PyTorch's option gives the
+  -- tanh approximation), and every activation ignored whatever it was given.
+  { name = "activation modules refuse options they do not have", fn = function()
+    T.raises(function() nn.GELU({ approximate = "tanh" }) end, "GELU() takes no options, got a table (al.gelu is the exact erf GELU")
+    T.raises(function() nn.ReLU({ inplace = true }) end, "ReLU() takes no options")
+    T.raises(function() nn.Tanh(1) end, "Tanh() takes no options, got 1")
+    T.eq(nn.GELU()(al.tensor { 1 }):totable(), al.gelu(al.tensor { 1 }):totable())
+    T.eq(nn.Identity(54, "unused")(al.tensor { 2 }):totable(), { 2 })   -- argument-insensitive, as PyTorch's
+  end },
   { name = "ViT: study preset is N = 17 tokens, timm names, logits shape", fn = function()
     local m = nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, seed = 1 }
     T.eq(m.num_tokens, 17)

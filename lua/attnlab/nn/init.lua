@@ -637,9 +637,22 @@ function Dropout:forward(x)
 end
 function Dropout:extra_repr() return ("p=%g"):format(self.p) end
 
+-- The activations take no options: nn.GELU{approximate = "tanh"} (PyTorch's tanh GELU) ran the
+-- exact erf GELU, silently, and nn.ReLU{inplace = true} ignored its option too. Identity takes
+-- anything, as PyTorch's (argument-insensitive by design).
 local function activation(name, fn)
   local cls = nn.class(name, Module)
   cls.forward = function(_, x) return fn(x) end
+  if name ~= "Identity" then
+    cls.init = function(_, ...)
+      local n = select("#", ...)
+      if n == 0 then return end
+      local first = ...
+      local extra = name == "GELU" and type(first) == "table" and first.approximate ~= nil
+        and " (al.gelu is the exact erf GELU, PyTorch's approximate = 'none'; there is no tanh approximation)" or ""
+      error(("%s() takes no options, got %s%s"):format(name, show(first), extra), 3)
+    end
+  end
   nn[name] = cls
   return cls
 end
