@@ -469,7 +469,9 @@ al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx) {
   for (int d = 0; d < x->ndim; d++)
     if (d != dim && idx->shape[d] > x->shape[d])
       return al_seterr(AL_EINVAL, "gather: index %s larger than input %s in dim %d", al_shape_str(idx, b1, sizeof b1), al_shape_str(x, b2, sizeof b2), d + 1);
-  AL_TRY(check_index(idx, x->shape[dim], "gather"));
+  /* a 0-dim x has one entry along its (wrapped) dim; shape[0] it does not have said "out of
+   * range 1..0" for every index (index_select already counts it so) */
+  AL_TRY(check_index(idx, x->ndim ? x->shape[dim] : 1, "gather"));
   al_tensor *xc = NULL, *ic = NULL;
   AL_TRY(al_contiguous_ref(&xc, x));
   al_status st = al_contiguous_ref(&ic, idx);

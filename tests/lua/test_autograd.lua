@@ -432,4 +432,17 @@ case("pow(x, 0) has gradient 0 everywhere, x = 0 included (as PyTorch)", functio
   T.eq(z.grad:totable(), { 1, 7 })
 end)
 
+-- gather of a 0-dim tensor refused every index as "out of range 1..0" (it read a size the
+-- tensor does not have); PyTorch's gather(x, 0, index) of a scalar gives it back.
+case("gather of a 0-dim tensor by a 0-dim index, and its gradient", function()
+  local z = P(5)
+  local y = al.gather(z, 1, al.tensor(1, { dtype = "int64" }))
+  T.eq(y:shape(), {})
+  T.eq(y:item(), 5)
+  local l = y * 3
+  l:backward()
+  T.eq(z.grad:item(), 3)
+  T.raises(function() al.gather(z, 1, al.tensor(2, { dtype = "int64" })) end, "gather: index 2 (element 1) out of range 1..1")
+end)
+
 return cases
