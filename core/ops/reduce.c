@@ -166,6 +166,23 @@ static al_status select_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   return AL_OK;
 }
 
+/* max(x) / min(x) over all elements: g shared evenly by the positions that hold the extreme,
+ * saved in saved[0] (int64, 0-based flat), as PyTorch's max() without a dim
+ * (evenly_distribute_backward). Giving all of g to the first of tied elements differed from it
+ * wherever the maximum repeats (relu outputs, whole numbers, a padded row). */
+static al_status ties_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
+  al_tensor *gi = al_tensor_zeros(AL_F32, n->in[0].ndim, n->in[0].shape);
+  if (!gi) return AL_ENOMEM;
+  const al_tensor *pos = n->saved[0];
+  int64_t cnt = al_numel(pos);
+  const int64_t *pp = al_i64(pos);
+  float share = al_f32(g)[0] / (float)cnt;   /* g is 0-dim: its one element */
+  float *pi = al_f32(gi);
+  for (int64_t k = 0; k < cnt; k++) pi[pp[k]] = share;
+  gin[0] = gi;
+  return AL_OK;
+}
+
 static al_status reduce_max(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim, int is_min, int all) {
   const char *op = is_min ? "min" : "max";
   al_tensor *xc = NULL;
@@ -212,16 +229,29 @@ static al_status reduce_max(al_tensor **values, al_tensor **indices, al_tensor *
       }
       pi[r * inner + i] = bi;
     }
+  al_tensor *ties = NULL;
+  if (all && x->dtype == AL_F32 && al_grad_enabled() && x->requires_grad) {
+    /* the positions equal to the extreme (NaN: the NaNs), for ties_bwd */
+    const float *p = al_f32(xc), best = al_f32(v)[0];
+    int64_t cnt = 0;
+    for (int64_t l = 0; l < len; l++) cnt += best != best ? p[l] != p[l] : p[l] == best;
+    ties = al_tensor_new(AL_I64, 1, &cnt);
+    if (!ties) { al_tensor_release(v); al_tensor_release(ix); al_tensor_release(xc); return AL_ENOMEM; }
+    int64_t *pt = al_i64(ties), k = 0;
+    for (int64_t l = 0; l < len; l++)
+      if (best != best ? p[l] != p[l] : p[l] == best) pt[k++] = l;
+  }
   al_tensor_release(xc);
   if (x->dtype == AL_F32) {
-    al_node *n = al_node_new(op, select_bwd, 1, &x, &st);
-    if (st) { al_tensor_release(v); al_tensor_release(ix); return st; }
+    al_node *n = al_node_new(op, ties ? ties_bwd : select_bwd, 1, &x, &st);
+    if (st) { al_tensor_release(v); al_tensor_release(ix); al_tensor_release(ties); return st; }
     if (n) {
       n->k[1] = outer; n->k[2] = len; n->k[3] = inner;
-      al_node_save(n, ix);
+      al_node_save(n, ties ? ties : ix);
       al_node_attach(n, v);
     }
   }
+  al_tensor_release(ties);
   if (values) *values = v; else al_tensor_release(v);
   if (indices) *indices = ix; else al_tensor_release(ix);
   return AL_OK;

@@ -445,4 +445,29 @@ case("gather of a 0-dim tensor by a 0-dim index, and its gradient", function()
   T.raises(function() al.gather(z, 1, al.tensor(2, { dtype = "int64" })) end, "gather: index 2 (element 1) out of range 1..1")
 end)
 
+-- max(x) and min(x) over all elements gave all of the gradient to the first of tied extremes;
+-- PyTorch's max() without a dim shares it evenly among them (NaNs, when the max is NaN).
+case("max and min over all elements share the gradient among tied extremes", function()
+  local x = P { { 1, 5, 2 }, { 5, 0, 5 } }
+  local l = al.max(x) * 3
+  l:backward()
+  T.eq(x.grad:totable(), { { 0, 1, 0 }, { 1, 0, 1 } })
+  local y = P { { 1, 5 }, { 5, 1 } }
+  l = al.min(y:transpose()) * 2
+  l:backward()
+  T.eq(y.grad:totable(), { { 1, 0 }, { 0, 1 } })
+  local z = P { 1, 0 / 0, 3, 0 / 0 }
+  l = al.max(z) * 3
+  l:backward()
+  T.eq(z.grad:totable(), { 0, 1.5, 0, 1.5 })
+  local w = P { { 2, 2 } }
+  l = al.sum(al.max(w, nil, true))
+  l:backward()
+  T.eq(w.grad:totable(), { { 0.5, 0.5 } })
+  local v = P { { 2, 2 }, { 1, 3 } }   -- along a dim: to the index max returns, as PyTorch
+  l = al.sum((al.max(v, 1)))
+  l:backward()
+  T.eq(v.grad:totable(), { { 1, 0 }, { 0, 1 } })
+end)
+
 return cases
