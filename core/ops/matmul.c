@@ -249,8 +249,11 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
       return al_seterr(AL_EINVAL, "linear: expected float32 tensors, got input %s, weight %s, bias %s", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), al_shape_str(b, s3, sizeof s3));
     return al_seterr(AL_EINVAL, "linear: expected float32 tensors, got input %s, weight %s", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2));
   }
-  if (w->ndim != 2 || x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
-    return al_seterr(AL_EINVAL, "linear: input %s does not match weight %s (want input (..., %lld))", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), (long long)(w->ndim == 2 ? w->shape[1] : -1));
+  /* a weight of another rank: said "want input (..., -1)" */
+  if (w->ndim != 2)
+    return al_seterr(AL_EINVAL, "linear: weight must be (out, in), got %s", al_shape_str(w, s2, sizeof s2));
+  if (x->ndim < 1 || x->shape[x->ndim - 1] != w->shape[1])
+    return al_seterr(AL_EINVAL, "linear: input %s does not match weight %s (want input (..., %lld))", al_shape_str(x, s1, sizeof s1), al_shape_str(w, s2, sizeof s2), (long long)w->shape[1]);
   if (b && (b->ndim != 1 || b->shape[0] != w->shape[0]))
     return al_seterr(AL_EINVAL, "linear: bias %s does not match weight %s (want (%lld))", al_shape_str(b, s3, sizeof s3), al_shape_str(w, s2, sizeof s2), (long long)w->shape[0]);
   /* R: the rows, the product of x's leading dims. numel / IN took an IN of 0 for 1 and gave 0

@@ -763,4 +763,11 @@ case("option errors of the constructors name the constructor", function()
   T.raises(function() al.full({ 2 }, 1, { requires_grad = 1 }) end, "attnlab.full:")
 end)
 
+-- al.linear with a weight that is not 2-D said "does not match weight float32 (3) (want input
+-- (..., -1))".
+case("linear names a weight that is not (out, in)", function()
+  T.raises(function() al.linear(al.ones { 3 }, al.ones { 3 }) end, "attnlab.linear: weight must be (out, in), got float32 (3)")
+  T.raises(function() al.linear(al.ones { 2, 4 }, al.ones { 3, 5 }) end, "want input (..., 5)")
+end)
+
 return cases
