@@ -35,7 +35,9 @@
  * one 2176-row call and two 1088-row calls differ in the last bits. The own kernel does
  * not care how it is cut (gemm.h); it runs whole at 1 thread, in any panels otherwise. */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +58,9 @@ static void (*p_set_threads)(int);
 static char *(*p_get_corename)(void);
 static char *(*p_get_config)(void);
 static al_blas_info_t info = {"builtin", "none", "", "openblas", "", 1, "", ""};
-static int inited;
+/* set (release) once blas_init_once has finished: until then p_sgemm and the crossover are not
+ * known, and a GEMM must wait for them rather than read them half-written */
+static atomic_int inited;
 static char note_buf[512], core_buf[64], config_buf[256];
 static int want_threads = 0;
 static int force_path = AL_SGEMM_AUTO;   /* al_sgemm_force_path: tests and benchmarks */
@@ -224,9 +228,7 @@ static int probe_child(const char *coretype, char *core_out, size_t n) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-void al_blas_init(void) {
-  if (inited) return;
-  inited = 1;
+static void blas_init_once(void) {
   const char *user = getenv("OPENBLAS_CORETYPE");
   note_buf[0] = 0;
   if (user && *user) {
@@ -282,6 +284,15 @@ void al_blas_init(void) {
   read_sgemm_env();
   info.gemm_rule = rule_buf;
   if (p_set_threads) p_set_threads(1);   /* al_sgemm splits panels itself (see top) */
+  atomic_store_explicit(&inited, 1, memory_order_release);
+}
+
+/* Once per process, even when two threads make their first GEMM at the same moment: the set-up
+ * probes OpenBLAS in child processes for a while, and a second caller that only saw a flag set
+ * at its start ran its product on the builtin loop meanwhile (other bits than OpenBLAS's) */
+void al_blas_init(void) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  if (!atomic_load_explicit(&inited, memory_order_acquire)) pthread_once(&once, blas_init_once);
 }
 
 const al_blas_info_t *al_blas_info(void) {
@@ -292,7 +303,7 @@ const al_blas_info_t *al_blas_info(void) {
 void al_blas_set_threads(int n) {
   want_threads = n;
   info.threads = n;
-  if (inited && p_set_threads) p_set_threads(1);   /* panels are split by al_sgemm (see top) */
+  if (atomic_load_explicit(&inited, memory_order_acquire) && p_set_threads) p_set_threads(1);   /* panels are split by al_sgemm (see top) */
 }
 
 int al_sgemm_force_path(int path) {
@@ -353,7 +364,7 @@ static void sgemm_panel(int own, int split_m, int64_t s, int64_t panel, int64_t 
 /* al_sgemm, and al_sgemm_bias when bias is set (see sgemm_one) */
 static void sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                   const float *B, int64_t ldb, float beta, const float *bias, float *C, int64_t ldc) {
-  if (!inited) al_blas_init();
+  al_blas_init();
   if (M <= 0 || N <= 0) return;
   if (K <= 0) {   /* C = beta*C (or the bias rows); BLAS implementations differ on K = 0 */
     for (int64_t i = 0; i < M; i++)

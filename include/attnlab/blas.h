@@ -42,7 +42,7 @@ typedef struct {
   const char *gemm_rule;    /* the crossover: which shapes al_sgemm gives it (the rest: OpenBLAS) */
 } al_blas_info_t;
 
-void al_blas_init(void);    /* idempotent; every al_sgemm calls it */
+void al_blas_init(void);    /* idempotent and thread-safe (once per process); every al_sgemm calls it */
 const al_blas_info_t *al_blas_info(void);
 void al_blas_set_threads(int n);
 

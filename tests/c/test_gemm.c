@@ -13,9 +13,12 @@
  *   - al_sgemm at 1 and 2 threads, bitwise, on model shapes in all four transposes, with
  *     attnlab's kernel and with OpenBLAS forced (al_sgemm_force_path);
  *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1;
- *   - bad arguments return AL_EINVAL, never a crash.
+ *   - bad arguments return AL_EINVAL, never a crash;
+ *   - two threads whose first GEMMs start together get OpenBLAS's bits, both of them (the
+ *     one-time set-up runs once and the second waits for it).
  * Every check prints PASS/FAIL/SKIP (check.h). */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,6 +189,33 @@ static void test_errors(void) {
   ok &= al_gemm_f32(0, 0, 0, 2, 2, 1, NULL, 0, NULL, 0, 0, NULL, 0) == AL_OK;   /* nothing to do */
   CHECK("gemm bad sizes, short leading dimensions, NULL: AL_EINVAL (empty product: AL_OK)", ok, "%s", al_errmsg());
   CHECK("gemm error message names the sizes", named, "no M=-1 in the message");
+}
+
+/* The first GEMMs of the process, on two threads at the same moment, in a shape the crossover
+ * sends to OpenBLAS. al_blas_init set its "done" flag before probing OpenBLAS (child processes,
+ * tens of ms), so the second thread skipped the set-up and ran its product on the builtin loop:
+ * other bits than the same call a moment later. Must run before anything else touches BLAS. */
+enum { RM = 64, RN = 1024, RK = 300 };
+static float ra[RM * RK], rb[RK * RN], rc[2][RM * RN], rc_after[RM * RN];
+static pthread_barrier_t rbar;
+static void *race_job(void *c) {
+  pthread_barrier_wait(&rbar);
+  al_sgemm(0, 0, RM, RN, RK, 1.0f, ra, RK, rb, RN, 0.0f, (float *)c, RN);
+  return NULL;
+}
+static void test_first_gemm_race(void) {
+  fill(ra, RM * RK);
+  fill(rb, (size_t)RK * RN);
+  pthread_barrier_init(&rbar, NULL, 2);
+  pthread_t t[2];
+  for (int i = 0; i < 2; i++) pthread_create(&t[i], NULL, race_job, rc[i]);
+  for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+  pthread_barrier_destroy(&rbar);
+  al_sgemm(0, 0, RM, RN, RK, 1.0f, ra, RK, rb, RN, 0.0f, rc_after, RN);
+  int same0 = !memcmp(rc[0], rc_after, sizeof rc_after), same1 = !memcmp(rc[1], rc_after, sizeof rc_after);
+  CHECK("first GEMMs on two threads at once: both equal the same call after the set-up, bitwise", same0 && same1,
+        "thread 1 %s, thread 2 %s (backend %s, path %d)", same0 ? "equal" : "differs", same1 ? "equal" : "differs",
+        al_blas_info()->backend, al_sgemm_path(RM, RN, RK));
 }
 
 /* the product cut into row panels of r rows and, separately, column panels of c columns */
@@ -414,6 +444,7 @@ static void test_fma_levels_agree(void) {
 int main(void) {
   al_set_num_threads(1);
   size_t mem0 = al_mem_live();
+  test_first_gemm_race();   /* first: nothing may have set up BLAS before it */
   printf("gemm level: %s\n", al_gemm_level());
   test_reference();
   test_alpha_beta_edges();
