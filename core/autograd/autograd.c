@@ -7,6 +7,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/ops.h"
 #include "attnlab/threads.h"
+#include "../util/need.h"
 
 static _Thread_local int grad_off;   /* 0 = grad mode on (the default) */
 
@@ -14,6 +15,7 @@ int al_grad_enabled(void) { return !grad_off; }
 void al_set_grad_enabled(int on) { grad_off = !on; }
 
 al_tensor *al_detach(const al_tensor *t) {
+  if (!t) { al_seterr(AL_EINVAL, "detach: the tensor is NULL"); return NULL; }
   return al_tensor_view(t, t->ndim, t->shape, t->stride, t->offset);
 }
 
@@ -47,6 +49,7 @@ al_node *al_node_new(const char *name, al_backward_fn bw, int ninputs, al_tensor
 }
 
 al_status al_node_save(al_node *n, const al_tensor *t) {
+  AL_NEED(n, "node_save", "the node"); AL_NEED(t, n->name, "a saved tensor");
   if (n->nsaved >= AL_MAXSAVED) return al_seterr(AL_ESTATE, "%s: too many saved tensors", n->name);
   al_tensor *d = al_detach(t);
   if (!d) return AL_ENOMEM;
@@ -102,13 +105,16 @@ void al_node_release(al_node *n) {
 }
 
 al_status al_accumulate(al_tensor *dst, const al_tensor *src) {
+  AL_NEED(dst, "accumulate", "dst"); AL_NEED(src, "accumulate", "src");
   if (dst->dtype != AL_F32 || src->dtype != AL_F32)   /* gradients are float32; anything else would be read as its bits */
     return al_seterr(AL_EINVAL, "accumulate: gradients are float32, got %s into %s", al_dtype_name(src->dtype), al_dtype_name(dst->dtype));
   if (!al_same_shape(dst, src)) {
     char a[128], b[128];
     return al_seterr(AL_ESTATE, "gradient shape %s does not match %s", al_shape_str(src, a, sizeof a), al_shape_str(dst, b, sizeof b));
   }
-  if (al_is_contiguous(dst) && al_is_contiguous(src)) {
+  /* in place only when no element of dst is read as src after it was written: separate storages,
+   * or the very same elements (dst += dst). Two shifted views of one storage go through a sum */
+  if (al_is_contiguous(dst) && al_is_contiguous(src) && (dst->storage != src->storage || dst->offset == src->offset)) {
     float *d = al_f32(dst);
     const float *s = al_f32(src);
     int64_t n = al_numel(dst);
@@ -182,6 +188,7 @@ static al_status check_saved_versions(const al_node *n) {
 
 al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph) {
   char buf[128];
+  AL_NEED(root, "backward", "the tensor");
   if (!root->requires_grad)
     return al_seterr(AL_ESTATE, "backward: tensor %s does not require grad (no input had requires_grad, or it was made under no_grad)", al_shape_str(root, buf, sizeof buf));
   al_tensor *g0 = NULL;
@@ -190,6 +197,10 @@ al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph) {
       char b2[128];
       return al_seterr(AL_EINVAL, "backward: gradient %s does not match the tensor %s", al_shape_str(grad, buf, sizeof buf), al_shape_str(root, b2, sizeof b2));
     }
+    /* the backward functions read gout as float32 (autograd.h): an int64 gradient's bits read
+     * as floats gave a wrong gradient without an error (as torch, a dtype mismatch is refused) */
+    if (grad->dtype != AL_F32)
+      return al_seterr(AL_EINVAL, "backward: gradient %s must be float32", al_shape_str(grad, buf, sizeof buf));
     g0 = al_tensor_retain(grad);
   } else {
     if (al_numel(root) != 1)

@@ -3,10 +3,13 @@
 
 #include "attnlab/augment.h"
 #include "attnlab/threads.h"
+#include "../util/need.h"
 
 al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const int64_t *top,
                        const int64_t *left, const int64_t *flip) {
+  AL_NEED(out, "crop_flip", "out");
   *out = NULL;
+  AL_NEED(x, "crop_flip", "x");
   char buf[96];
   if (x->dtype != AL_F32 || x->ndim != 4)
     return al_seterr(AL_EINVAL, "crop_flip: expected a float32 (B, C, H, W) tensor, got %s",
@@ -14,6 +17,7 @@ al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const i
   if (pad < 0 || pad > AL_CROP_PAD_MAX)
     return al_seterr(AL_EINVAL, "crop_flip: pad must be in 0..2^40, got %lld", (long long)pad);
   const int64_t B = x->shape[0], C = x->shape[1], H = x->shape[2], W = x->shape[3];
+  if (B > 0) { AL_NEED(top, "crop_flip", "top"); AL_NEED(left, "crop_flip", "left"); }
   for (int64_t b = 0; b < B; b++) {
     if (top[b] < 0 || top[b] > 2 * pad || left[b] < 0 || left[b] > 2 * pad)
       return al_seterr(AL_EINVAL, "crop_flip: image %lld's offset (%lld, %lld) is outside [0, %lld]",
@@ -51,6 +55,12 @@ al_status al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_
                             int64_t *flip) {
   if (pad < 0 || pad > AL_CROP_PAD_MAX)
     return al_seterr(AL_EINVAL, "crop_flip: pad must be in 0..2^40, got %lld", (long long)pad);
+  /* (a negative B was drawn as nothing, then memset a size_t of 2^64 - 8 bytes of flip) */
+  if (B < 0) return al_seterr(AL_EINVAL, "crop_flip: batch size must be >= 0, got %lld", (long long)B);
+  if (B > 0) {
+    AL_NEED(g, "crop_flip", "the generator");
+    AL_NEED(top, "crop_flip", "top"); AL_NEED(left, "crop_flip", "left"); AL_NEED(flip, "crop_flip", "flip");
+  }
   if (pad > 0) {
     al_rng_randint(g, top, B, 2 * pad + 1);
     al_rng_randint(g, left, B, 2 * pad + 1);
@@ -58,6 +68,6 @@ al_status al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_
     for (int64_t b = 0; b < B; b++) top[b] = left[b] = 0;
   }
   if (hflip) al_rng_randint(g, flip, B, 2);
-  else memset(flip, 0, (size_t)B * sizeof *flip);
+  else if (B > 0) memset(flip, 0, (size_t)B * sizeof *flip);
   return AL_OK;
 }

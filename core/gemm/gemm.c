@@ -385,8 +385,9 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
    * products are a few thousand multiply-adds, and a malloc per call showed */
   _Alignas(64) float pack_stack[2048];
   if (transB) {
-    int64_t npad = (N + NR - 1) / NR * NR;
-    if ((uint64_t)K > SIZE_MAX / sizeof(float) / (uint64_t)npad)
+    /* N rounded up to whole tiles; N within NR of INT64_MAX would overflow the rounding */
+    int64_t npad = N <= INT64_MAX - NR ? (N + NR - 1) / NR * NR : 0;
+    if (!npad || (uint64_t)K > SIZE_MAX / sizeof(float) / (uint64_t)npad)
       return al_seterr(AL_ENOMEM, "gemm: B^T of %lld x %lld is too large to pack", (long long)N, (long long)K);
     pack_bytes = sizeof(float) * (size_t)K * (size_t)npad;
     pack = pack_bytes <= sizeof pack_stack ? pack_stack : al_malloc(pack_bytes);

@@ -20,6 +20,7 @@
 
 #include "attnlab/io.h"
 #include "internal.h"
+#include "../util/need.h"
 
 struct al_afile {
   char *path;
@@ -112,6 +113,7 @@ al_status al_atomic_replaceable(const char *path) {
 }
 
 al_status al_afile_open(const char *path, al_afile **out) {
+  AL_NEED(out, "al_afile_open", "out");
   *out = NULL;
   if (!path || !path[0]) return al_seterr(AL_EINVAL, "al_afile_open: empty path");
   al_status chk = al_atomic_replaceable(path);
@@ -154,7 +156,13 @@ al_status al_afile_open(const char *path, al_afile **out) {
 }
 
 al_status al_afile_write(al_afile *a, const void *data, size_t size) {
+  AL_NEED(a, "al_afile_write", "the file");
   if (a->err) return al_seterr(a->err, "%s", a->errmsg);
+  if (!data && size) {   /* write(2) said "Bad address"; sticky like any failed write, so commit refuses */
+    snprintf(a->errmsg, sizeof a->errmsg, "%s: al_afile_write: data is NULL with size %zu", a->path, size);
+    a->err = AL_EINVAL;
+    return al_seterr(a->err, "%s", a->errmsg);
+  }
   const uint8_t *p = data;
   while (size > 0) {
     size_t chunk = size > ((size_t)1 << 30) ? ((size_t)1 << 30) : size;
@@ -186,6 +194,7 @@ void al_afile_abort(al_afile *a) {
 }
 
 al_status al_afile_commit(al_afile *a) {
+  AL_NEED(a, "al_afile_commit", "the file");
   al_status st = AL_OK;
   if (a->err) st = al_seterr(a->err, "%s", a->errmsg);
   else if (fsync(a->fd) != 0)
@@ -217,6 +226,7 @@ al_status al_afile_commit(al_afile *a) {
 }
 
 al_status al_write_file_atomic(const char *path, const void *data, size_t size) {
+  if (!data && size) return al_seterr(AL_EINVAL, "%s: data is NULL with size %zu", path ? path : "al_write_file_atomic", size);
   al_afile *a;
   al_status st = al_afile_open(path, &a);
   if (st) return st;

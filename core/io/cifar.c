@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attnlab/io.h"
+#include "../util/need.h"
 
 #define BLOCK_RECORDS 64
 
@@ -36,6 +37,7 @@ static int resize(al_cifar *c, int64_t *cap, int64_t ncap) {
 }
 
 al_status al_cifar_read_gz(al_gz *f, al_cifar *out) {
+  AL_NEED(out, "al_cifar_read", "out"); AL_NEED(f, "al_cifar_read_gz", "the stream");
   memset(out, 0, sizeof *out);
   const char *nm = al_gz_name(f);
   const char *what = al_gz_is_gzip(f) ? "decompressed size" : "file size";
@@ -99,6 +101,7 @@ al_status al_cifar_read_gz(al_gz *f, al_cifar *out) {
 }
 
 al_status al_cifar_read(const char *path, al_cifar *out) {
+  AL_NEED(out, "al_cifar_read", "out");
   memset(out, 0, sizeof *out);
   al_gz *f;
   al_status st = al_gz_open(path, &f);
@@ -109,6 +112,7 @@ al_status al_cifar_read(const char *path, al_cifar *out) {
 }
 
 al_status al_cifar_read_memory(const void *data, size_t size, const char *name, al_cifar *out) {
+  AL_NEED(out, "al_cifar_read_memory", "out");
   memset(out, 0, sizeof *out);
   al_gz *f;
   al_status st = al_gz_open_memory(data, size, name, &f);

@@ -15,6 +15,7 @@
 
 #include "attnlab/io.h"
 #include "internal.h"
+#include "../util/need.h"
 
 #define IN_CAP (256u << 10)    /* compressed input buffer (file sources) */
 #define OUT_CAP (256u << 10)   /* inflated output buffer: small reads come from here */
@@ -178,6 +179,7 @@ static al_status gz_start(al_gz *f, const uint8_t *head, size_t nhead) {
 }
 
 al_status al_gz_open(const char *path, al_gz **out) {
+  AL_NEED(out, "al_gz_open", "out");
   *out = NULL;
   if (!path) return al_seterr(AL_EINVAL, "al_gz_open: path is NULL");
   FILE *fp;
@@ -209,6 +211,7 @@ al_status al_gz_open(const char *path, al_gz **out) {
 }
 
 al_status al_gz_open_memory(const void *data, size_t size, const char *name, al_gz **out) {
+  AL_NEED(out, "al_gz_open_memory", "out");
   *out = NULL;
   if (!name) name = "<memory>";
   if (!data && size) return al_seterr(AL_EINVAL, "%s: data is NULL with size %zu", name, size);
@@ -263,6 +266,8 @@ al_status al_gz_read(al_gz *f, void *buf, size_t n, size_t *got) {
   size_t dummy;
   if (!got) got = &dummy;
   *got = 0;
+  AL_NEED(f, "al_gz_read", "the stream");
+  if (n > 0) AL_NEED(buf, al_gz_name(f), "al_gz_read: buf");
   if (f->err) return sticky(f);
   if (n == 0) return AL_OK;
   uint8_t *dst = buf;
@@ -304,6 +309,7 @@ al_status al_gz_skip(al_gz *f, uint64_t n, uint64_t *skipped) {
   uint64_t dummy;
   if (!skipped) skipped = &dummy;
   *skipped = 0;
+  AL_NEED(f, "al_gz_skip", "the stream");
   if (f->err) return sticky(f);
   if (!f->gz && f->mem) {
     uint64_t left = src_left(f);
@@ -359,6 +365,7 @@ void al_gz_close(al_gz *f) {
 }
 
 al_status al_read_file(const char *path, int gunzip, void **data, size_t *size) {
+  AL_NEED(data, "al_read_file", "data"); AL_NEED(size, "al_read_file", "size");
   *data = NULL;
   *size = 0;
   al_gz *f = NULL;

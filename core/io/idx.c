@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attnlab/io.h"
+#include "../util/need.h"
 
 static const char *idx_type_name(int t) {
   switch (t) {
@@ -35,6 +36,7 @@ static void describe(char *buf, size_t cap, int ndim, const int64_t *d) {
 }
 
 al_status al_idx_read_gz(al_gz *f, al_idx *out) {
+  AL_NEED(out, "al_idx_read", "out"); AL_NEED(f, "al_idx_read_gz", "the stream");
   memset(out, 0, sizeof *out);
   const char *nm = al_gz_name(f);
   const char *what = al_gz_is_gzip(f) ? "the decompressed file" : "the file";
@@ -121,6 +123,7 @@ al_status al_idx_read_gz(al_gz *f, al_idx *out) {
 }
 
 al_status al_idx_read(const char *path, al_idx *out) {
+  AL_NEED(out, "al_idx_read", "out");
   memset(out, 0, sizeof *out);
   al_gz *f;
   al_status st = al_gz_open(path, &f);
@@ -131,6 +134,7 @@ al_status al_idx_read(const char *path, al_idx *out) {
 }
 
 al_status al_idx_read_memory(const void *data, size_t size, const char *name, al_idx *out) {
+  AL_NEED(out, "al_idx_read_memory", "out");
   memset(out, 0, sizeof *out);
   al_gz *f;
   al_status st = al_gz_open_memory(data, size, name, &f);

@@ -20,6 +20,7 @@
 
 #include "attnlab/io.h"
 #include "internal.h"
+#include "../util/need.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "core/io/safetensors_read.c assumes a little-endian host (safetensors data are little-endian)"
@@ -390,6 +391,7 @@ static al_status parse(const uint8_t *data, size_t size, const char *nm, al_st_f
 }
 
 al_status al_st_open_memory(const void *data, size_t size, const char *name, al_st_file **out) {
+  AL_NEED(out, "al_st_open_memory", "out");
   *out = NULL;
   if (!name) name = "<memory>";
   if (!data && size) return al_seterr(AL_EINVAL, "%s: data is NULL with size %zu", name, size);
@@ -407,6 +409,7 @@ al_status al_st_open_memory(const void *data, size_t size, const char *name, al_
 }
 
 al_status al_st_open(const char *path, al_st_file **out) {
+  AL_NEED(out, "al_st_open", "out");
   *out = NULL;
   void *buf;
   size_t size;
@@ -479,10 +482,12 @@ static al_status check_size(const al_st_entry *e, int64_t numel) {
 }
 
 al_status al_st_to_f32(const al_st_entry *e, float *out) {
+  AL_NEED(e, "al_st_to_f32", "the entry");
   int64_t n = al_st_numel(e);
   const uint8_t *p = e->data;
   al_status st = check_size(e, n);
   if (st) return st;
+  if (n > 0) AL_NEED(out, efile(e), "al_st_to_f32: out");
   switch (e->dtype) {
     case AL_ST_F32:
       if (n) memcpy(out, p, (size_t)n * 4);
@@ -511,10 +516,12 @@ al_status al_st_to_f32(const al_st_entry *e, float *out) {
 }
 
 al_status al_st_to_i64(const al_st_entry *e, int64_t *out) {
+  AL_NEED(e, "al_st_to_i64", "the entry");
   int64_t n = al_st_numel(e);
   const uint8_t *p = e->data;
   al_status st = check_size(e, n);
   if (st) return st;
+  if (n > 0) AL_NEED(out, efile(e), "al_st_to_i64: out");
   switch (e->dtype) {
 #define CONV(T, W) for (int64_t i = 0; i < n; i++) { T v; memcpy(&v, p + (W) * i, W); out[i] = (int64_t)v; } return AL_OK
     case AL_ST_I64: if (n) memcpy(out, p, (size_t)n * 8); return AL_OK;

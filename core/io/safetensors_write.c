@@ -12,6 +12,7 @@
 
 #include "attnlab/io.h"
 #include "internal.h"
+#include "../util/need.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "core/io/safetensors_write.c assumes a little-endian host (safetensors data are little-endian)"
@@ -218,6 +219,7 @@ al_status al_st_write(const char *path, const al_st_entry *entries, int n,
 
 al_status al_st_write_memory(const al_st_entry *entries, int n, const al_st_meta *meta,
                              int nmeta, void **data, size_t *size) {
+  AL_NEED(data, "al_st_write_memory", "data"); AL_NEED(size, "al_st_write_memory", "size");
   *data = NULL;
   *size = 0;
   sbuf hb = {0};

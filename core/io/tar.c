@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attnlab/io.h"
+#include "../util/need.h"
 
 #define BLOCK 512
 #define MAX_META (16u << 20)   /* a GNU long name or a pax header larger than this is corrupt */
@@ -282,6 +283,7 @@ static al_status run(tar_state *t, al_tar_fn fn, void *ud) {
 }
 
 al_status al_tar_foreach_gz(al_gz *f, al_tar_fn fn, void *ud) {
+  AL_NEED(f, "al_tar_foreach_gz", "the stream");
   if (!fn) return al_seterr(AL_EINVAL, "%s: al_tar_foreach: callback is NULL", al_gz_name(f));
   tar_state t;
   memset(&t, 0, sizeof t);

@@ -199,6 +199,7 @@ static al_status attention_weights_bwd(al_node *n, al_tensor *g, al_tensor **gin
 }
 
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *o) {
+  AL_NEED(out, "attention", "out"); AL_NEED(qkv, "attention", "qkv"); AL_NEED(o, "attention", "opts");
   char s1[128], s2[128], vb[32], vbf[32];
   if (probs) *probs = NULL;
   if (qkv->dtype != AL_F32 || qkv->ndim != 3)

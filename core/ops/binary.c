@@ -213,6 +213,7 @@ static al_status binary_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 
 al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b) {
   if ((unsigned)op > (unsigned)AL_NE) return al_seterr(AL_EINVAL, "binary: unknown op %d", (int)op);
+  AL_NEED(out, binop_name(op), "out"); AL_NEED(a, binop_name(op), "a"); AL_NEED(b, binop_name(op), "b");
   int ndim;
   int64_t shape[AL_MAXDIM];
   al_status st = al_broadcast_shape_(&ndim, shape, a, b, binop_name(op));
@@ -280,6 +281,7 @@ static al_status where_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b) {
+  AL_NEED(out, "where", "out"); AL_NEED(cond, "where", "cond"); AL_NEED(a, "where", "a"); AL_NEED(b, "where", "b");
   int nd1, nd;
   int64_t s1[AL_MAXDIM], shape[AL_MAXDIM];
   al_status st = al_broadcast_shape_(&nd1, s1, a, b, "where");
@@ -289,20 +291,25 @@ al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b)
   memcpy(tmp.shape, s1, sizeof s1);
   st = al_broadcast_shape_(&nd, shape, cond, &tmp, "where");
   if (st) return st;
-  /* cond as float 0/1 expanded to the output shape */
+  /* cond as float 0/1 expanded to the output shape, mapped in a tensor of its own: al_to_dtype
+   * hands back cond itself when it is contiguous float32, and mapping that one to 0/1 wrote
+   * into the caller's tensor (al.where(c, a, b) and x:masked_fill(mask, v) changed c and mask) */
   al_tensor *cf = NULL, *ones = NULL, *cb = NULL;
   st = al_to_dtype(&cf, cond, AL_F32);
   if (st) return st;
-  float *pc = al_f32(cf);
-  int64_t nc = al_numel(cf);
-  for (int64_t i = 0; i < nc; i++) pc[i] = pc[i] != 0 ? 1.0f : 0.0f;
   ones = al_tensor_new(AL_F32, nd, shape);
   if (!ones) { al_tensor_release(cf); return AL_ENOMEM; }
   al_fill(ones, 1.0);
-  st = al_mul(&cb, ones, cf);   /* materialise cond at the output shape */
+  int was_c = al_grad_enabled();
+  al_set_grad_enabled(0);
+  st = al_mul(&cb, ones, cf);   /* materialise cond at the output shape: 1*v is v, exactly */
+  al_set_grad_enabled(was_c);
   al_tensor_release(ones);
   al_tensor_release(cf);
   if (st) return st;
+  float *pc = al_f32(cb);
+  int64_t nc = al_numel(cb);
+  for (int64_t i = 0; i < nc; i++) pc[i] = pc[i] != 0 ? 1.0f : 0.0f;
   /* out = b + c * (a - b) would turn inf*0 into NaN: select elementwise instead. a and b are
    * broadcast by adding them to zeros of the output's dtype: int64 when both are (exactly, as in
    * PyTorch; through float32 an id above 2^24 was rounded), else float32. */

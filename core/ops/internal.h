@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "attnlab/ops.h"
+#include "../util/need.h"
 
 al_status al_broadcast_shape_(int *ndim, int64_t *shape, const al_tensor *a, const al_tensor *b, const char *op);
 

@@ -75,6 +75,7 @@ static al_status matmul_bwd(al_node *n, al_tensor *g0, al_tensor **gin) {
 }
 
 al_status al_matmul(al_tensor **out, al_tensor *a0, al_tensor *b0) {
+  AL_NEED(out, "matmul", "out"); AL_NEED(a0, "matmul", "a"); AL_NEED(b0, "matmul", "b");
   char s1[128], s2[128];
   if (a0->dtype != AL_F32 || b0->dtype != AL_F32)
     return al_seterr(AL_EINVAL, "matmul: expected float32 tensors, got %s and %s", al_shape_str(a0, s1, sizeof s1), al_shape_str(b0, s2, sizeof s2));
@@ -243,6 +244,7 @@ static al_status linear_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b) {
+  AL_NEED(out, "linear", "out"); AL_NEED(x, "linear", "input"); AL_NEED(w, "linear", "weight");
   char s1[128], s2[128], s3[128];
   if (x->dtype != AL_F32 || w->dtype != AL_F32 || (b && b->dtype != AL_F32)) {
     if (b && b->dtype != AL_F32)

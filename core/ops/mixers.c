@@ -99,6 +99,7 @@ static al_status bilstm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_bilstm_op(al_tensor **out, al_tensor *x, al_tensor *const *params, al_tensor *keep, int64_t H) {
+  AL_NEED(out, "bilstm", "out"); AL_NEED(x, "bilstm", "x"); AL_NEED(params, "bilstm", "params");
   const char *op = "bilstm";
   char s[128];
   if (x->dtype != AL_F32 || x->ndim != 3) return al_seterr(AL_EINVAL, "%s: x must be float32 (B,T,C), got %s", op, al_shape_str(x, s, sizeof s));
@@ -171,6 +172,7 @@ static al_status bimamba_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 
 al_status al_bimamba_op(al_tensor **out, al_tensor *xz, al_tensor *const *params, al_tensor *keep, int64_t H,
                         int64_t N, int64_t R, int64_t K) {
+  AL_NEED(out, "bimamba", "out"); AL_NEED(xz, "bimamba", "xz"); AL_NEED(params, "bimamba", "params");
   const char *op = "bimamba";
   char s[128];
   if (xz->dtype != AL_F32 || xz->ndim != 3 || xz->shape[2] % 2)

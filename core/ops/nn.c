@@ -102,6 +102,7 @@ static al_status layer_norm_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b, double eps) {
+  AL_NEED(out, "layer_norm", "out"); AL_NEED(x, "layer_norm", "x");
   char s1[128], s2[128];
   if (x->dtype != AL_F32 || x->ndim < 1) return al_seterr(AL_EINVAL, "layer_norm: expected a float32 tensor (..., D), got %s", al_shape_str(x, s1, sizeof s1));
   int64_t D = x->shape[x->ndim - 1], R = D ? al_numel(x) / D : 0;
@@ -212,6 +213,7 @@ static al_status log_softmax_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_log_softmax(al_tensor **out, al_tensor *x, int dim) {
+  AL_NEED(out, "log_softmax", "out"); AL_NEED(x, "log_softmax", "x");
   char s1[128];
   if (x->dtype != AL_F32) return al_seterr(AL_EINVAL, "log_softmax: expected float32, got %s", al_shape_str(x, s1, sizeof s1));
   AL_TRY(al_wrap_dim(&dim, x->ndim, "log_softmax"));
@@ -271,6 +273,7 @@ static al_status cross_entropy_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels, double smoothing, int64_t ignore_index) {
+  AL_NEED(out, "cross_entropy", "out"); AL_NEED(logits, "cross_entropy", "logits"); AL_NEED(labels, "cross_entropy", "labels");
   char s1[128], s2[128];
   if (logits->dtype != AL_F32 || logits->ndim != 2)
     return al_seterr(AL_EINVAL, "cross_entropy: logits must be float32 (B,C), got %s", al_shape_str(logits, s1, sizeof s1));
@@ -323,6 +326,7 @@ al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels
 }
 
 al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b) {
+  AL_NEED(out, "mse", "out"); AL_NEED(a, "mse", "a"); AL_NEED(b, "mse", "b");
   char s1[128], s2[128];
   if (!al_same_shape(a, b)) return al_seterr(AL_EINVAL, "mse: shapes differ: %s vs %s", al_shape_str(a, s1, sizeof s1), al_shape_str(b, s2, sizeof s2));
   al_tensor *d = NULL, *d2 = NULL;
@@ -334,6 +338,7 @@ al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b) {
 }
 
 al_status al_dropout(al_tensor **out, al_tensor *x, double p, al_rng *rng) {
+  AL_NEED(out, "dropout", "out"); AL_NEED(x, "dropout", "x");
   if (!(p >= 0 && p < 1)) return al_seterr(AL_EINVAL, "dropout: p must be in [0, 1), got %g", p);
   if (p == 0) { *out = al_tensor_retain(x); return AL_OK; }
   al_tensor *m = al_tensor_new(AL_F32, x->ndim, x->shape);

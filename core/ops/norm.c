@@ -177,6 +177,7 @@ static al_status check_alpha(const char *op, const al_tensor *x, int dim, al_ten
 
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
                        al_tensor *alpha, double alpha_value, int max_iter) {
+  AL_NEED(out, "normalize", "out"); AL_NEED(x, "normalize", "x");
   const al_norm_desc *d = al_norm_get(kind);
   if (!d) return al_seterr(AL_EINVAL, "normalize: unknown normalizer %d", (int)kind);
   const char *op = d->name;

@@ -18,7 +18,10 @@ al_status al_need_f32_(al_tensor **out, al_tensor *x, const char *op) {
 
 /* ---- sum to shape ------------------------------------------------------------ */
 al_status al_sum_to_shape(al_tensor **out, al_tensor *g, int ndim, const int64_t *shape) {
-  if (g->ndim == ndim && !memcmp(g->shape, shape, sizeof(int64_t) * (size_t)ndim)) {
+  AL_NEED(out, "sum_to_shape", "out"); AL_NEED(g, "sum_to_shape", "g");
+  if (ndim < 0 || ndim > AL_MAXDIM) return al_seterr(AL_EINVAL, "sum_to_shape: %d dims (0..%d)", ndim, AL_MAXDIM);
+  if (ndim > 0) AL_NEED(shape, "sum_to_shape", "shape");
+  if (g->ndim == ndim && (ndim == 0 || !memcmp(g->shape, shape, sizeof(int64_t) * (size_t)ndim))) {
     *out = al_tensor_retain(g);
     return AL_OK;
   }
@@ -88,6 +91,7 @@ static al_status expand_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 static al_status reduce_sum(al_tensor **out, al_tensor *x, int dim, int keepdim, int mean, int all) {
+  AL_NEED(out, mean ? "mean" : "sum", "out"); AL_NEED(x, mean ? "mean" : "sum", "x");
   al_tensor *xc = NULL;
   al_status st = al_need_f32_(&xc, x, mean ? "mean" : "sum");
   if (st) return st;
@@ -185,6 +189,10 @@ static al_status ties_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 
 static al_status reduce_max(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim, int is_min, int all) {
   const char *op = is_min ? "min" : "max";
+  AL_NEED(x, op, "x");
+  /* max_dim/min_dim: the values or the indices alone may be asked for (the other slot NULL) */
+  if (all) AL_NEED(values, op, "out");
+  else if (!values && !indices) return al_seterr(AL_EINVAL, "%s: values and indices are both NULL", op);
   al_tensor *xc = NULL;
   AL_TRY(al_contiguous_ref(&xc, x));
   int64_t outer = 1, len = 1, inner = 1, oshape[AL_MAXDIM];
@@ -264,6 +272,7 @@ al_status al_min_all(al_tensor **out, al_tensor *x) { return reduce_max(out, NUL
 
 /* var = sum((x - mean)^2) / (n - unbiased), built from differentiable ops. */
 al_status al_var_dim(al_tensor **out, al_tensor *x, int dim, int keepdim, int unbiased) {
+  AL_NEED(out, "var", "out"); AL_NEED(x, "var", "x");
   AL_TRY(al_wrap_dim(&dim, x->ndim, "var"));
   int64_t n = x->ndim ? x->shape[dim] : 1;
   if (n - (unbiased ? 1 : 0) <= 0) {

@@ -26,8 +26,10 @@ static al_status reshape_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_reshape(al_tensor **out, al_tensor *x, int ndim, const int64_t *shape_in) {
+  AL_NEED(out, "reshape", "out"); AL_NEED(x, "reshape", "x");
   char b1[128], b2[128];
   if (ndim < 0 || ndim > AL_MAXDIM) return al_seterr(AL_EINVAL, "reshape: %d dims (at most %d)", ndim, AL_MAXDIM);
+  if (ndim > 0) AL_NEED(shape_in, "reshape", "shape");
   int64_t shape[AL_MAXDIM], known = 1;
   int infer = -1;
   for (int i = 0; i < ndim; i++) {
@@ -78,6 +80,7 @@ al_status al_reshape(al_tensor **out, al_tensor *x, int ndim, const int64_t *sha
 }
 
 al_status al_squeeze(al_tensor **out, al_tensor *x, int dim) {
+  AL_NEED(out, "squeeze", "out"); AL_NEED(x, "squeeze", "x");
   int64_t shape[AL_MAXDIM];
   int nd = 0;
   if (dim != -100) {
@@ -90,6 +93,7 @@ al_status al_squeeze(al_tensor **out, al_tensor *x, int dim) {
 }
 
 al_status al_unsqueeze(al_tensor **out, al_tensor *x, int dim) {
+  AL_NEED(out, "unsqueeze", "out"); AL_NEED(x, "unsqueeze", "x");
   if (dim < 0) dim += x->ndim + 1;
   if (dim < 0 || dim > x->ndim || x->ndim >= AL_MAXDIM) {
     char b[128];
@@ -113,6 +117,8 @@ static al_status permute_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_permute(al_tensor **out, al_tensor *x, const int *perm) {
+  AL_NEED(out, "permute", "out"); AL_NEED(x, "permute", "x");
+  if (x->ndim > 0) AL_NEED(perm, "permute", "perm");
   int seen[AL_MAXDIM] = {0};
   int64_t shape[AL_MAXDIM], stride[AL_MAXDIM];
   for (int i = 0; i < x->ndim; i++) {
@@ -136,6 +142,7 @@ al_status al_permute(al_tensor **out, al_tensor *x, const int *perm) {
 }
 
 al_status al_transpose(al_tensor **out, al_tensor *x, int d1, int d2) {
+  AL_NEED(out, "transpose", "out"); AL_NEED(x, "transpose", "x");
   AL_TRY(al_wrap_dim(&d1, x->ndim, "transpose"));
   AL_TRY(al_wrap_dim(&d2, x->ndim, "transpose"));
   int perm[AL_MAXDIM];
@@ -158,6 +165,7 @@ static al_status narrow_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_narrow(al_tensor **out, al_tensor *x, int dim, int64_t start, int64_t len) {
+  AL_NEED(out, "narrow", "out"); AL_NEED(x, "narrow", "x");
   char b[128];
   AL_TRY(al_wrap_dim(&dim, x->ndim, "narrow"));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "narrow: cannot narrow a 0-dim tensor");
@@ -179,6 +187,7 @@ al_status al_narrow(al_tensor **out, al_tensor *x, int dim, int64_t start, int64
 }
 
 al_status al_select(al_tensor **out, al_tensor *x, int dim, int64_t index) {
+  AL_NEED(out, "select", "out"); AL_NEED(x, "select", "x");
   char b[128];
   AL_TRY(al_wrap_dim(&dim, x->ndim, "select"));
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "select: cannot index a 0-dim tensor");
@@ -206,6 +215,8 @@ static al_status expand_view_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_expand(al_tensor **out, al_tensor *x, int ndim, const int64_t *shape_in) {
+  AL_NEED(out, "expand", "out"); AL_NEED(x, "expand", "x");
+  if (ndim > 0) AL_NEED(shape_in, "expand", "shape");
   char b1[128], b2[128];
   if (ndim < x->ndim || ndim > AL_MAXDIM)
     return al_seterr(AL_EINVAL, "expand: cannot expand %s to %s", al_shape_str(x, b1, sizeof b1), al_dims_str(ndim, shape_in, b2, sizeof b2));
@@ -246,6 +257,7 @@ static al_status identity_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_clone(al_tensor **out, al_tensor *x) {
+  AL_NEED(out, "clone", "out"); AL_NEED(x, "clone", "x");
   al_tensor *o = al_tensor_new_like(x);
   if (!o) return AL_ENOMEM;
   al_status st = al_copy_into(o, x);
@@ -256,6 +268,7 @@ al_status al_clone(al_tensor **out, al_tensor *x) {
 }
 
 al_status al_contiguous(al_tensor **out, al_tensor *x) {
+  AL_NEED(out, "contiguous", "out"); AL_NEED(x, "contiguous", "x");
   if (al_is_contiguous(x)) { *out = al_tensor_retain(x); return AL_OK; }
   return al_clone(out, x);
 }
@@ -272,6 +285,9 @@ static al_status cat_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim) {
+  AL_NEED(out, "cat", "out");
+  if (n >= 1) AL_NEED(xs, "cat", "the tensor list");
+  for (int i = 0; i < n; i++) if (!xs[i]) return al_seterr(AL_EINVAL, "cat: tensor %d is NULL", i + 1);
   char b1[128], b2[128];
   if (n < 1) return al_seterr(AL_EINVAL, "cat: need at least one tensor");
   const al_tensor *x0 = xs[0];
@@ -313,6 +329,9 @@ al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim) {
 }
 
 al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim) {
+  AL_NEED(out, "stack", "out");
+  if (n >= 1) AL_NEED(xs, "stack", "the tensor list");
+  for (int i = 0; i < n; i++) if (!xs[i]) return al_seterr(AL_EINVAL, "stack: tensor %d is NULL", i + 1);
   if (n < 1) return al_seterr(AL_EINVAL, "stack: need at least one tensor");
   /* wrapped here and checked: al_unsqueeze would wrap a negative dim a second time, so -4 on
    * a 2-dim tensor landed at dim 3 instead of being refused */
@@ -385,10 +404,15 @@ static al_status index_select_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx) {
+  AL_NEED(out, "index_select", "out"); AL_NEED(x, "index_select", "x"); AL_NEED(idx, "index_select", "idx");
   char b[128];
   AL_TRY(al_wrap_dim(&dim, x->ndim, "index_select"));
   if (idx->ndim > 1) return al_seterr(AL_EINVAL, "index_select: indices must be 1-D, got %s", al_shape_str(idx, b, sizeof b));
   AL_TRY(check_index(idx, x->ndim ? x->shape[dim] : 1, "index_select"));
+  /* a 0-dim x has one element and its result is 0-dim too: room for exactly one index (as torch).
+   * Two indices wrote past the 1-element output; none left it uninitialised. */
+  if (x->ndim == 0 && al_numel(idx) != 1)
+    return al_seterr(AL_EINVAL, "index_select: a 0-dim tensor takes exactly one index, got %s", al_shape_str(idx, b, sizeof b));
   al_tensor *xc = NULL, *ic = NULL;
   AL_TRY(al_contiguous_ref(&xc, x));
   al_status st = al_contiguous_ref(&ic, idx);
@@ -418,6 +442,7 @@ al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx
 }
 
 al_status al_embedding(al_tensor **out, al_tensor *weight, al_tensor *ids) {
+  AL_NEED(out, "embedding", "out"); AL_NEED(weight, "embedding", "weight"); AL_NEED(ids, "embedding", "ids");
   char b[128];
   if (weight->ndim != 2) return al_seterr(AL_EINVAL, "embedding: weight must be (V,D), got %s", al_shape_str(weight, b, sizeof b));
   if (ids->dtype != AL_I64) return al_seterr(AL_EINVAL, "embedding: ids must be int64, got %s", al_shape_str(ids, b, sizeof b));
@@ -463,6 +488,7 @@ static al_status gather_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx) {
+  AL_NEED(out, "gather", "out"); AL_NEED(x, "gather", "x"); AL_NEED(idx, "gather", "idx");
   char b1[128], b2[128];
   AL_TRY(al_wrap_dim(&dim, x->ndim, "gather"));
   if (idx->ndim != x->ndim) return al_seterr(AL_EINVAL, "gather: index %s must have the same number of dims as input %s", al_shape_str(idx, b1, sizeof b1), al_shape_str(x, b2, sizeof b2));
@@ -497,6 +523,7 @@ al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx) {
 }
 
 al_status al_masked_fill(al_tensor **out, al_tensor *x, al_tensor *mask, double value) {
+  AL_NEED(out, "masked_fill", "out"); AL_NEED(x, "masked_fill", "x"); AL_NEED(mask, "masked_fill", "mask");
   /* the mask broadcasts to x; the result has x's shape (as torch.masked_fill) */
   int nd;
   int64_t shape[AL_MAXDIM];

@@ -188,6 +188,7 @@ static int64_t par_chunk(int64_t n) {
 }
 
 al_status al_unary(al_tensor **out, al_unop op, al_tensor *x) {
+  AL_NEED(out, "unary", "out"); AL_NEED(x, "unary", "x");
   if (op >= AL_UNARY_COUNT) return al_seterr(AL_EINVAL, "unary: unknown op %d", (int)op);
   if (x->dtype != AL_F32) {
     char b[128];
@@ -228,6 +229,7 @@ static al_status affine_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 al_status al_affine(al_tensor **out, al_tensor *x, double scale, double shift) {
+  AL_NEED(out, "affine", "out"); AL_NEED(x, "affine", "x");
   al_tensor *xc = NULL;
   al_status st;
   /* int64 stays int64 under integer scale and shift (ids + 1, labels * 2); the range
@@ -293,6 +295,7 @@ static al_status pow_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
 }
 
 static al_status pow_common(al_tensor **out, al_tensor *x, double p, int rpow) {
+  AL_NEED(out, "pow", "out"); AL_NEED(x, "pow", "x");
   al_tensor *xc = NULL;
   al_status st = x->dtype == AL_F32 ? al_contiguous_ref(&xc, x) : al_to_dtype(&xc, x, AL_F32);
   if (st) return st;
@@ -350,6 +353,7 @@ static al_status clamp_i64(al_tensor **out, al_tensor *x, double lo, double hi) 
 }
 
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi) {
+  AL_NEED(out, "clamp", "out"); AL_NEED(x, "clamp", "x");
   if (lo != lo || hi != hi) return al_seterr(AL_EINVAL, "clamp: a bound is NaN (min %g, max %g)", lo, hi);
   if (lo > hi) return al_seterr(AL_EINVAL, "clamp: min %g is greater than max %g", lo, hi);
   if (x->dtype == AL_I64 && lo == floor(lo) && hi == floor(hi)) return clamp_i64(out, x, lo, hi);
@@ -371,6 +375,7 @@ al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi) {
 }
 
 al_status al_to_dtype(al_tensor **out, al_tensor *x, al_dtype dt) {
+  AL_NEED(out, "to_dtype", "out"); AL_NEED(x, "to_dtype", "x");
   if (dt != AL_F32 && dt != AL_I64) return al_seterr(AL_EINVAL, "to_dtype: unknown dtype %d", (int)dt);
   if (x->dtype == dt) return al_contiguous_ref(out, x);
   al_tensor *o = al_tensor_new(dt, x->ndim, x->shape);

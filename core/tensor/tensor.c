@@ -9,6 +9,7 @@
 #include "attnlab/autograd.h"
 #include "attnlab/tensor.h"
 #include "attnlab/threads.h"
+#include "../util/need.h"
 
 size_t al_dtype_size(al_dtype dt) { return dt == AL_I64 ? 8 : 4; }
 const char *al_dtype_name(al_dtype dt) { return dt == AL_I64 ? "int64" : "float32"; }
@@ -37,6 +38,7 @@ al_tensor *al_tensor_new(al_dtype dt, int ndim, const int64_t *shape) {
     al_seterr(AL_EINVAL, "tensor: %d dims, at most %d supported", ndim, AL_MAXDIM);
     return NULL;
   }
+  if (ndim > 0 && !shape) { al_seterr(AL_EINVAL, "tensor: shape is NULL for %d dims", ndim); return NULL; }
   /* span: the product of the nonzero sizes, which the strides below reach. Capping numel alone
    * let (0, 2^40, 2^40) through (numel 0) and its strides overflowed int64 (undefined). The cap
    * is on span, which is numel whenever numel > 0. */
@@ -78,13 +80,20 @@ al_tensor *al_tensor_zeros(al_dtype dt, int ndim, const int64_t *shape) {
   return t;
 }
 
-al_tensor *al_tensor_new_like(const al_tensor *t) { return al_tensor_new(t->dtype, t->ndim, t->shape); }
+al_tensor *al_tensor_new_like(const al_tensor *t) {
+  if (!t) { al_seterr(AL_EINVAL, "tensor: new_like of a NULL tensor"); return NULL; }
+  return al_tensor_new(t->dtype, t->ndim, t->shape);
+}
 
 al_tensor *al_tensor_view(const al_tensor *src, int ndim, const int64_t *shape, const int64_t *stride,
                           int64_t offset) {
   /* the geometry is the caller's to get right (no bounds check), but ndim indexes shape[] here */
   if (ndim < 0 || ndim > AL_MAXDIM) {
     al_seterr(AL_EINVAL, "tensor view: %d dims, at most %d supported", ndim, AL_MAXDIM);
+    return NULL;
+  }
+  if (!src || (ndim > 0 && (!shape || !stride))) {
+    al_seterr(AL_EINVAL, "tensor view: %s is NULL", !src ? "the source tensor" : !shape ? "shape" : "stride");
     return NULL;
   }
   al_tensor *t = calloc(1, sizeof *t);
@@ -148,6 +157,7 @@ char *al_shape_str(const al_tensor *t, char *buf, size_t n) {
 }
 
 al_status al_wrap_dim(int *dim, int ndim, const char *what) {
+  AL_NEED(dim, what ? what : "wrap_dim", "dim");
   int d = *dim;
   int lim = ndim > 0 ? ndim : 1;
   if (d < 0) d += lim;
@@ -257,6 +267,7 @@ static int same_view(const al_tensor *a, const al_tensor *b) {
 }
 
 al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
+  AL_NEED(dst, "copy", "dst"); AL_NEED(src, "copy", "src");
   int64_t n = al_numel(dst);
   if (n != al_numel(src)) {
     char a[128], b[128];
@@ -325,6 +336,7 @@ al_status al_copy_into(al_tensor *dst, const al_tensor *src) {
 }
 
 al_status al_contiguous_ref(al_tensor **out, al_tensor *t) {
+  AL_NEED(out, "contiguous", "out"); AL_NEED(t, "contiguous", "t");
   if (al_is_contiguous(t)) { *out = al_tensor_retain(t); return AL_OK; }
   al_tensor *c = al_tensor_new_like(t);
   if (!c) return AL_ENOMEM;

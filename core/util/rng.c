@@ -39,6 +39,7 @@ void al_rng_seed(al_rng *g, uint64_t seed) {
 static inline float u24(uint32_t x) { return (float)(x >> 8) * (1.0f / 16777216.0f); }
 
 void al_rng_uniform(al_rng *g, float *out, int64_t n, float lo, float hi) {
+  if (n <= 0) return;   /* (a negative n would move the counter back) */
   uint64_t base = g->counter;
   g->counter += (uint64_t)((n + 3) / 4);
   float span = hi - lo;
@@ -53,6 +54,7 @@ void al_rng_uniform(al_rng *g, float *out, int64_t n, float lo, float hi) {
 }
 
 void al_rng_uniform_f64(al_rng *g, double *out, int64_t n) {
+  if (n <= 0) return;   /* (a negative n would move the counter back) */
   uint64_t base = g->counter;
   g->counter += (uint64_t)((n + 1) / 2);
   for (int64_t i = 0; i < n; i += 2) {
@@ -67,6 +69,7 @@ void al_rng_uniform_f64(al_rng *g, double *out, int64_t n) {
 
 /* Box-Muller: each counter block gives two pairs of uniforms -> four normals. */
 void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std) {
+  if (n <= 0) return;   /* (a negative n would move the counter back) */
   uint64_t base = g->counter;
   g->counter += (uint64_t)((n + 3) / 4);
   const double two_pi = 6.283185307179586476925;
@@ -85,6 +88,9 @@ void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std) {
 }
 
 al_status al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n) {
+  if (!g) return al_seterr(AL_EINVAL, "randint: the generator is NULL");
+  if (count < 0) return al_seterr(AL_EINVAL, "randint: count must be >= 0, got %lld", (long long)count);
+  if (count > 0 && !out) return al_seterr(AL_EINVAL, "randint: out is NULL for %lld values", (long long)count);
   if (n < 1) return al_seterr(AL_EINVAL, "randint: the range [0, n) needs n >= 1, got %lld", (long long)n);
   uint64_t un = (uint64_t)n, limit = UINT64_MAX - UINT64_MAX % un;
   for (int64_t i = 0; i < count; i++) {

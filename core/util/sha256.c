@@ -49,6 +49,7 @@ void al_sha256_init(al_sha256_ctx *c) {
 }
 
 void al_sha256_update(al_sha256_ctx *c, const void *data, size_t n) {
+  if (n == 0) return;   /* (data may then be NULL, which memcpy may not be given even for 0 bytes) */
   const uint8_t *p = data;
   c->len += n;
   if (c->nbuf) {
@@ -98,6 +99,7 @@ void al_sha256_hex(const uint8_t d[AL_SHA256_SIZE], char hex[AL_SHA256_HEX]) {
 al_status al_sha256_file(const char *path, char hex[AL_SHA256_HEX], uint64_t *size) {
   /* a regular file only, as every reader of core/io: fopen waits forever on a FIFO, and
    * /dev/zero would be hashed forever */
+  if (!hex) return al_seterr(AL_EINVAL, "%s: sha256: hex is NULL", path ? path : "(NULL path)");
   FILE *f;
   al_status ost = al_io_open_regular_(path, &f, NULL);
   if (ost != AL_OK) return ost;

@@ -37,7 +37,8 @@ al_status al_crop_flip(al_tensor **out, const al_tensor *x, int64_t pad, const i
 
 /* Draws for B images from g, in this order: B tops, B lefts (uniform in [0, 2*pad]; none
  * when pad == 0), then B flips (uniform in {0,1}; none when !hflip, flips all 0).
- * AL_EINVAL, nothing drawn, unless 0 <= pad <= AL_CROP_PAD_MAX. */
+ * AL_EINVAL, nothing drawn, unless 0 <= pad <= AL_CROP_PAD_MAX and B >= 0, with g, top, left
+ * and flip set when B > 0. */
 al_status al_crop_flip_draw(al_rng *g, int64_t B, int64_t pad, int hflip, int64_t *top, int64_t *left,
                             int64_t *flip);
 

@@ -71,13 +71,16 @@ void al_node_attach(al_node *n, al_tensor *out);          /* out takes n's refer
 void al_node_release(al_node *n);
 void al_node_retain(al_node *n);
 
-/* A detached alias: same storage and geometry, no grad_fn, no requires_grad. */
+/* A detached alias: same storage and geometry, no grad_fn, no requires_grad (NULL, with a
+ * message, for a NULL t or no memory). */
 al_tensor *al_detach(const al_tensor *t);
 
-/* Reverse pass from `root`. grad: NULL means 1 (root must then have one element). */
+/* Reverse pass from `root`. grad: float32 with root's shape (any strides), or NULL for 1 (root
+ * must then have one element). */
 al_status al_backward(al_tensor *root, al_tensor *grad, int retain_graph);
 
-/* dst += src (shapes equal; any strides). */
+/* dst += src (both float32, shapes equal; any strides; views of one storage may overlap: src is
+ * read as it was before the call). */
 al_status al_accumulate(al_tensor *dst, const al_tensor *src);
 
 #ifdef __cplusplus

@@ -31,7 +31,8 @@ extern "C" {
 /* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C, the convention of al_sgemm:
  * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); the same for B.
  * Returns AL_EINVAL (negative size, short leading dimension, NULL with work to do) or
- * AL_ENOMEM (transB needs a K x N packing buffer); C is untouched then. */
+ * AL_ENOMEM (transB needs a K x N packing buffer; K past one block needs an M-block x N
+ * accumulator); C is untouched then. */
 al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
                       float *C, int64_t ldc);

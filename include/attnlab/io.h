@@ -17,7 +17,9 @@
  * member are an error ("trailing garbage"), as are bad CRCs and truncated members.
  *
  * Memory: buffers handed to the caller are allocated with al_malloc and released by the
- * matching *_free / *_close function (or al_free with the size stated in the comment). */
+ * matching *_free / *_close function (or al_free with the size stated in the comment).
+ * Pointer arguments: out slots, streams and handles are required (NULL is AL_EINVAL naming
+ * it); data may be NULL only with size 0; the comments name the other optional ones. */
 #ifndef ATTNLAB_IO_H
 #define ATTNLAB_IO_H
 
@@ -42,10 +44,10 @@ al_status al_gz_open(const char *path, al_gz **out);
 /* The same over `size` bytes at `data` (not copied: must outlive the stream). `name` is
  * used in error messages (NULL: "<memory>"). */
 al_status al_gz_open_memory(const void *data, size_t size, const char *name, al_gz **out);
-/* Read up to n bytes. *got < n only at the end of the stream (then *got may be 0).
- * Errors (corrupt/truncated gzip, read errors, trailing garbage) are sticky. */
+/* Read up to n bytes. *got < n only at the end of the stream (then *got may be 0); got may be
+ * NULL. Errors (corrupt/truncated gzip, read errors, trailing garbage) are sticky. */
 al_status al_gz_read(al_gz *f, void *buf, size_t n, size_t *got);
-/* Skip up to n bytes (UINT64_MAX: to the end); *skipped < n only at the end. */
+/* Skip up to n bytes (UINT64_MAX: to the end); *skipped < n only at the end (skipped may be NULL). */
 al_status al_gz_skip(al_gz *f, uint64_t n, uint64_t *skipped);
 /* Decompressed bytes delivered (read or skipped) so far. */
 uint64_t al_gz_tell(const al_gz *f);

@@ -3,7 +3,9 @@
  * Conventions: `out` first; on success *out holds a new reference. Dims are 0-based
  * here (negative counts from the end); the Lua binding converts from Lua's 1-based
  * dims. Every op records an autograd node when an input requires grad and grad mode
- * is on. Broadcasting follows NumPy/PyTorch rules. Errors name the op and shapes. */
+ * is on. Broadcasting follows NumPy/PyTorch rules. Errors name the op and shapes.
+ * Every tensor and out argument is required unless its comment says it may be NULL; a NULL
+ * one is AL_EINVAL ("matmul: a is NULL"), never a crash. */
 #ifndef ATTNLAB_OPS_H
 #define ATTNLAB_OPS_H
 
@@ -51,13 +53,14 @@ al_status al_sum_all(al_tensor **out, al_tensor *x);
 al_status al_mean_all(al_tensor **out, al_tensor *x);
 al_status al_sum_dim(al_tensor **out, al_tensor *x, int dim, int keepdim);
 al_status al_mean_dim(al_tensor **out, al_tensor *x, int dim, int keepdim);
-/* values and (0-based, int64) indices of the max along dim; ties: lowest index. */
+/* values and (0-based, int64) indices of the max along dim; ties: lowest index. Either slot
+ * may be NULL (only the other result is made), not both. */
 al_status al_max_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim);
 al_status al_min_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim);
 al_status al_max_all(al_tensor **out, al_tensor *x);
 al_status al_min_all(al_tensor **out, al_tensor *x);
 al_status al_var_dim(al_tensor **out, al_tensor *x, int dim, int keepdim, int unbiased);
-/* Sum g down to `shape` (the reverse of broadcasting). */
+/* Sum g down to `shape` (ndim 0..AL_MAXDIM; the reverse of broadcasting). */
 al_status al_sum_to_shape(al_tensor **out, al_tensor *g, int ndim, const int64_t *shape);
 
 /* ---- shape and indexing (views where possible) ----------------------------- */
@@ -73,7 +76,7 @@ al_status al_contiguous(al_tensor **out, al_tensor *x);   /* differentiable */
 al_status al_clone(al_tensor **out, al_tensor *x);        /* differentiable copy */
 al_status al_cat(al_tensor **out, al_tensor *const *xs, int n, int dim);
 al_status al_stack(al_tensor **out, al_tensor *const *xs, int n, int dim);
-/* idx: int64 (0-based) 1-D. */
+/* idx: int64 (0-based) 1-D (or 0-dim). A 0-dim x gives a 0-dim result: exactly one index. */
 al_status al_index_select(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
 /* idx: int64 with x's ndim; out[i][j] = x[i][idx[i][j]] along dim. */
 al_status al_gather(al_tensor **out, al_tensor *x, int dim, al_tensor *idx);
@@ -98,6 +101,7 @@ al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels
                            int64_t ignore_index);
 al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b);   /* mean((a-b)^2) */
 struct al_rng;
+/* p in [0, 1); rng NULL: this thread's al_rng_default(). */
 al_status al_dropout(al_tensor **out, al_tensor *x, double p, struct al_rng *rng);
 
 /* ---- attention normalizers along `dim` (the kinds: norm_registry.h; kernels: normalizers.h)

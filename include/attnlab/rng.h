@@ -18,13 +18,16 @@ typedef struct al_rng {
 } al_rng;
 
 void al_rng_seed(al_rng *g, uint64_t seed);
+/* The calling OS thread's generator (seed 0x5eed at first use); each thread has its own. */
 al_rng *al_rng_default(void);
 void al_rng_philox(uint32_t out[4], uint64_t seed, uint64_t counter);   /* the raw block */
+/* The draws of n values: n <= 0 draws nothing and leaves the counter. */
 void al_rng_uniform(al_rng *g, float *out, int64_t n, float lo, float hi);  /* [lo, hi) */
 void al_rng_normal(al_rng *g, float *out, int64_t n, float mean, float std);
 /* Uniform doubles in [0,1) with 53 random bits. */
 void al_rng_uniform_f64(al_rng *g, double *out, int64_t n);
-/* Integers in [0, n) without modulo bias (rejection); AL_EINVAL (nothing drawn) unless n >= 1. */
+/* count integers in [0, n) without modulo bias (rejection); AL_EINVAL (nothing drawn) unless
+ * n >= 1, count >= 0, g is set and out is (when count > 0). */
 al_status al_rng_randint(al_rng *g, int64_t *out, int64_t count, int64_t n);
 /* A uniformly random permutation of 0..n-1 (Fisher-Yates). */
 void al_rng_permutation(al_rng *g, int64_t *out, int64_t n);

@@ -50,7 +50,9 @@ typedef struct al_tensor {
 size_t al_dtype_size(al_dtype dt);
 const char *al_dtype_name(al_dtype dt);
 
-/* New contiguous tensor; data uninitialised (al_tensor_zeros: zero-filled). */
+/* New contiguous tensor; data uninitialised (al_tensor_zeros: zero-filled). shape: ndim sizes (may
+ * be NULL for ndim 0). NULL with al_errmsg() set on a bad dtype, ndim or shape (AL_EINVAL) or no
+ * memory; al_tensor_view and al_tensor_new_like likewise. */
 al_tensor *al_tensor_new(al_dtype dt, int ndim, const int64_t *shape);
 al_tensor *al_tensor_zeros(al_dtype dt, int ndim, const int64_t *shape);
 al_tensor *al_tensor_new_like(const al_tensor *t);      /* same dtype and shape, contiguous */

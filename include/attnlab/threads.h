@@ -9,7 +9,11 @@
 extern "C" {
 #endif
 
-void al_set_num_threads(int n);   /* n >= 1 */
+/* For the calling OS thread (as omp_set_num_threads): each thread that runs attnlab picks its own
+ * count for the OpenMP loops; one that never set it gets OpenMP's default. n < 1 is taken as 1.
+ * Exception: al_sgemm splits its panels over the count set last by any thread (blas.h,
+ * al_blas_set_threads), 1 until one is set; its results do not depend on it. */
+void al_set_num_threads(int n);
 int al_get_num_threads(void);
 
 /* Rows below this amount of work (elements) run on one thread: forking costs ~2 us. */

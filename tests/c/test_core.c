@@ -1,6 +1,7 @@
 /* tests/c/test_core.c -- C-level tests of the core's services: the vectorized exp/erf of
  * core/simd/fastmath.h against libm (in ulps), the Philox known-answer vector and the
- * generator's streams, error codes and messages, al_malloc (alignment, counting), run-time
+ * generator's streams and its refusals (negative counts, NULL), the augmentation draws' batch
+ * size, error codes and messages, al_malloc (alignment, counting), run-time
  * CPU dispatch, and al_mem_live() returning to its start value (no leaks). The tensor and
  * its graph: test_tensor.c. Every check prints PASS/FAIL/SKIP (tests/c/check.h). */
 #include <float.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attnlab/augment.h"
 #include "attnlab/autograd.h"
 #include "attnlab/cpu.h"
 #include "attnlab/normalizers.h"
@@ -107,6 +109,43 @@ static void test_rng(void) {
   ok = 1;
   for (int i = 0; i < 1000; i++) ok &= u[i] >= 0 && u[i] < 1;
   CHECK("uniform_f64 in [0,1)", ok, "");
+}
+
+/* Counts and pointers the generator cannot use: randint refuses them with nothing drawn (a
+ * negative count returned AL_OK); the void draws take n <= 0 as nothing (a negative n moved
+ * the counter back: n = -8 rewound it one block, and the next draws repeated old ones). */
+static void test_rng_edges(void) {
+  al_rng g;
+  al_rng_seed(&g, 9);
+  int64_t r[4] = {7, 7, 7, 7};
+  al_status st = al_rng_randint(&g, r, -1, 5);
+  CHECK("randint: a negative count is AL_EINVAL, nothing drawn", st == AL_EINVAL && g.counter == 0 && strstr(al_errmsg(), "count"),
+        "status %d, counter %llu: %s", (int)st, (unsigned long long)g.counter, al_errmsg());
+  st = al_rng_randint(&g, NULL, 3, 5);
+  CHECK("randint: NULL out for 3 values is AL_EINVAL", st == AL_EINVAL && g.counter == 0, "status %d", (int)st);
+  st = al_rng_randint(NULL, r, 3, 5);
+  CHECK("randint: a NULL generator is AL_EINVAL", st == AL_EINVAL && r[0] == 7, "status %d", (int)st);
+  st = al_rng_randint(&g, NULL, 0, 5);
+  CHECK("randint: 0 values into NULL is fine", st == AL_OK && g.counter == 0, "status %d", (int)st);
+  al_rng h = {9, 5};
+  float f[1];
+  double dd[1];
+  al_rng_uniform(&h, f, -8, 0, 1);
+  al_rng_normal(&h, f, -8, 0, 1);
+  al_rng_uniform_f64(&h, dd, -8);
+  CHECK("uniform, normal, uniform_f64: a negative n draws nothing and leaves the counter", h.counter == 5,
+        "counter %llu, want 5", (unsigned long long)h.counter);
+  /* crop_flip_draw: a negative batch drew nothing, then cleared (size_t)-1 * 8 bytes of flip */
+  int64_t top[2], left[2], flip[2];
+  st = al_crop_flip_draw(&g, -1, 0, 0, top, left, flip);
+  CHECK("crop_flip_draw: a negative batch size is AL_EINVAL", st == AL_EINVAL && strstr(al_errmsg(), "batch size"),
+        "status %d: %s", (int)st, al_errmsg());
+  st = al_crop_flip_draw(&g, -1, 4, 1, top, left, flip);
+  CHECK("crop_flip_draw: ... with padding and flips too (returned AL_OK)", st == AL_EINVAL, "status %d", (int)st);
+  st = al_crop_flip_draw(&g, 2, 4, 1, top, NULL, flip);
+  CHECK("crop_flip_draw: NULL left is AL_EINVAL", st == AL_EINVAL && strstr(al_errmsg(), "left is NULL"), "status %d: %s", (int)st, al_errmsg());
+  st = al_crop_flip_draw(&g, 0, 0, 0, NULL, NULL, NULL);
+  CHECK("crop_flip_draw: an empty batch needs no arrays", st == AL_OK, "status %d: %s", (int)st, al_errmsg());
 }
 
 /* ---------------------------------------------------------------- errors */
@@ -218,6 +257,7 @@ int main(void) {
   mem_start = al_mem_live();
   test_fastmath();
   test_rng();
+  test_rng_edges();
   test_errors();
   test_malloc();
   test_cpu_dispatch();

@@ -188,6 +188,10 @@ static void test_errors(void) {
   ok &= al_gemm_f32(0, 0, 2, 2, 2, 1, a, 2, b, 2, 0, NULL, 2) == AL_EINVAL;
   ok &= al_gemm_f32(0, 0, 0, 2, 2, 1, NULL, 0, NULL, 0, 0, NULL, 0) == AL_OK;   /* nothing to do */
   CHECK("gemm bad sizes, short leading dimensions, NULL: AL_EINVAL (empty product: AL_OK)", ok, "%s", al_errmsg());
+  /* N within a tile of INT64_MAX: rounding it up to whole tiles overflowed int64 (UBSan stopped) */
+  al_status big = al_gemm_f32(0, 1, 2, INT64_MAX, 2, 1, a, 2, b, 2, 0, c, INT64_MAX);
+  CHECK("gemm transB with N = INT64_MAX: too large to pack, refused", big == AL_ENOMEM && strstr(al_errmsg(), "too large"),
+        "status %d: %s", (int)big, al_errmsg());
   CHECK("gemm error message names the sizes", named, "no M=-1 in the message");
 }
 

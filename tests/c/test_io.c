@@ -1,7 +1,8 @@
 /* tests/c/test_io.c -- the I/O layer under the decoders: the gzip reader (plain and gzip,
  * multi-member, truncated and corrupt streams), atomic file writes, and SHA-256
  * (core/util/sha256.c) against FIPS 180-4 vectors and the independent implementation in
- * io_fixtures.h. The decoders: test_io_datasets.c, test_io_tar.c, test_io_safetensors.c.
+ * io_fixtures.h, and NULL arguments of every reader and writer (AL_EINVAL naming them). The
+ * decoders: test_io_datasets.c, test_io_tar.c, test_io_safetensors.c.
  * Files are written to a fresh folder under /tmp. Run from the repository root. */
 #include <stdint.h>
 #include <stdio.h>
@@ -328,6 +329,10 @@ static void test_sha256(void) {
     if (strcmp(hex, want)) { ok = 0; printf("  n=%zu: got %s want %s\n", n, hex, want); }
   }
   CHECK("sha256: every length 0..200 matches an independent implementation", ok, "see above");
+  /* no bytes at a NULL pointer: the empty digest (memcpy(NULL, 0) was undefined: UBSan stopped) */
+  al_sha256(NULL, 0, d);
+  al_sha256_hex(d, hex);
+  CHECK("sha256: 0 bytes at NULL is the empty digest", !strcmp(hex, V[0].hex), "got %s", hex);
   const char *p = tmppath("sha.bin");
   uint64_t size = 0;
   al_status st = write_bytes(p, "abc", 3) ? al_sha256_file(p, hex, &size) : AL_EIO;
@@ -346,6 +351,62 @@ static void test_sha256(void) {
   unlink(fifo);
 }
 
+/* A NULL out slot, stream, handle or buffer with bytes to move: AL_EINVAL naming the function and
+ * the argument, as the NULL path and NULL data of the *_memory readers already were. They were
+ * dereferenced (or handed to write(2), which said "Bad address" as an I/O error). */
+static void test_null_arguments(void) {
+  const char *p = tmppath("null.bin");
+  CHECK("null: a file to read was written", write_bytes(p, "abc", 3), "");
+  al_gz *gz = NULL;
+  void *data = NULL;
+  size_t size = 0, got = 0;
+  al_idx idx;
+  al_cifar cf;
+  al_afile *af = NULL;
+  char hex[AL_SHA256_HEX];
+  expect_err("null: al_gz_open out", al_gz_open(p, NULL), "al_gz_open: out is NULL", NULL);
+  expect_err("null: al_gz_open_memory out", al_gz_open_memory("abc", 3, NULL, NULL), "al_gz_open_memory: out is NULL", NULL);
+  expect_err("null: al_gz_read stream", al_gz_read(NULL, hex, 3, &got), "al_gz_read: the stream is NULL", NULL);
+  expect_err("null: al_gz_skip stream", al_gz_skip(NULL, 3, NULL), "al_gz_skip: the stream is NULL", NULL);
+  if (al_gz_open_memory("abc", 3, "mem", &gz) == AL_OK) {
+    expect_err("null: al_gz_read buf with bytes to read", al_gz_read(gz, NULL, 3, &got), "mem", "buf is NULL", NULL);
+    CHECK("null: al_gz_read of 0 bytes into NULL is fine", al_gz_read(gz, NULL, 0, &got) == AL_OK && got == 0, "%s", al_errmsg());
+    al_gz_close(gz);
+  }
+  expect_err("null: al_read_file data", al_read_file(p, 0, NULL, &size), "al_read_file: data is NULL", NULL);
+  expect_err("null: al_read_file size", al_read_file(p, 0, &data, NULL), "al_read_file: size is NULL", NULL);
+  expect_err("null: al_idx_read out", al_idx_read(p, NULL), "al_idx_read: out is NULL", NULL);
+  expect_err("null: al_idx_read_memory out", al_idx_read_memory("abc", 3, "m", NULL), "out is NULL", NULL);
+  expect_err("null: al_idx_read_gz stream", al_idx_read_gz(NULL, &idx), "the stream is NULL", NULL);
+  expect_err("null: al_cifar_read out", al_cifar_read(p, NULL), "al_cifar_read: out is NULL", NULL);
+  expect_err("null: al_cifar_read_gz stream", al_cifar_read_gz(NULL, &cf), "the stream is NULL", NULL);
+  expect_err("null: al_tar_foreach_gz stream", al_tar_foreach_gz(NULL, NULL, NULL), "the stream is NULL", NULL);
+  expect_err("null: al_st_open out", al_st_open(p, NULL), "al_st_open: out is NULL", NULL);
+  expect_err("null: al_st_open_memory out", al_st_open_memory("abc", 3, "m", NULL), "out is NULL", NULL);
+  al_st_entry e = {"w", AL_ST_F32, 1, {2}, "\0\0\0\0\0\0\0\0", 8, NULL};
+  float f2[2];
+  expect_err("null: al_st_to_f32 entry", al_st_to_f32(NULL, f2), "al_st_to_f32: the entry is NULL", NULL);
+  expect_err("null: al_st_to_f32 out", al_st_to_f32(&e, NULL), "al_st_to_f32: out is NULL", NULL);
+  expect_err("null: al_st_to_i64 entry", al_st_to_i64(NULL, NULL), "al_st_to_i64: the entry is NULL", NULL);
+  expect_err("null: al_st_write_memory data", al_st_write_memory(&e, 1, NULL, 0, NULL, &size), "data is NULL", NULL);
+  expect_err("null: al_afile_open out", al_afile_open(p, NULL), "al_afile_open: out is NULL", NULL);
+  expect_err("null: al_afile_write handle", al_afile_write(NULL, "a", 1), "al_afile_write: the file is NULL", NULL);
+  expect_err("null: al_afile_commit handle", al_afile_commit(NULL), "al_afile_commit: the file is NULL", NULL);
+  expect_err("null: al_write_file_atomic data with a size", al_write_file_atomic(p, NULL, 3), p, "data is NULL with size 3", NULL);
+  size_t nb = 0;
+  uint8_t *back = slurp(p, &nb);
+  CHECK("null: a refused al_write_file_atomic left the file as it was", back && nb == 3 && !memcmp(back, "abc", 3), "");
+  free(back);
+  if (al_afile_open(p, &af) == AL_OK) {
+    expect_err("null: al_afile_write data with a size is AL_EINVAL", al_afile_write(af, NULL, 3), "data is NULL with size 3", NULL);
+    expect_err("null: ... and sticky: commit refuses and keeps the old file", al_afile_commit(af), "data is NULL", NULL);
+    back = slurp(p, &nb);
+    CHECK("null: the old file is still there", back && nb == 3 && !memcmp(back, "abc", 3), "");
+    free(back);
+  }
+  expect_err("null: al_sha256_file hex", al_sha256_file(p, NULL, NULL), p, "hex is NULL", NULL);
+}
+
 int main(void) {
   if (!io_begin("test_io")) return 1;
   test_gz();
@@ -353,6 +414,7 @@ int main(void) {
   test_atomic_symlinks();
   test_nonregular_reads();
   test_sha256();
+  test_null_arguments();
   io_end(1);
   CHECK_EXIT();
 }

@@ -2,7 +2,8 @@
  * lifetime (reference counts, views keeping storage alive), al_copy_into over strided
  * views, broadcasting geometry of the elementwise kernels against a plain index-arithmetic
  * reference, the reverse pass (al_backward) on small graphs with closed-form gradients,
- * empty tensors, and al_mem_live() back at its start value after each of them (no leaks).
+ * empty tensors, NULL and out-of-range arguments of every op (a status and a message, never a
+ * crash), and al_mem_live() back at its start value after each of them (no leaks).
  * Every check prints PASS/FAIL/SKIP (tests/c/check.h). */
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "attnlab/autograd.h"
+#include "attnlab/mixer_ops.h"
 #include "attnlab/ops.h"
 #include "attnlab/rng.h"
 #include "attnlab/threads.h"
@@ -596,9 +598,177 @@ static void test_bad_arguments(void) {
   al_tensor_release(src); al_tensor_release(dst); al_tensor_release(ix); al_tensor_release(x);
 }
 
+/* A NULL tensor, out slot or list where an op needs one: AL_EINVAL naming the op and the
+ * argument (base.h's convention), before anything is touched. They all dereferenced it. */
+static int refused_null(al_status st, const char *op, const char *what) {
+  char want[96];
+  snprintf(want, sizeof want, "%s: %s is NULL", op, what);
+  return st == AL_EINVAL && strstr(al_errmsg(), want) != NULL;
+}
+
+static void test_null_arguments(void) {
+  size_t m0 = al_mem_live();
+  int64_t s23[2] = {2, 3}, s3[1] = {3}, s2[1] = {2}, s32[2] = {3, 2};
+  al_tensor *a = al_tensor_zeros(AL_F32, 2, s23), *v = al_tensor_zeros(AL_F32, 1, s3), *lab = al_tensor_zeros(AL_I64, 1, s2);
+  al_tensor *o = NULL, *o2 = NULL, *N = NULL;
+  int perm[2] = {1, 0}, bad = 0;
+  char first[160] = "";
+#define NUL(call, op, what) do { al_status st_ = (call); \
+    if (!refused_null(st_, op, what) && !bad++) snprintf(first, sizeof first, "%s -> %d: %s", #call, (int)st_, al_errmsg()); } while (0)
+  NUL(al_add(NULL, a, a), "add", "out");
+  NUL(al_mul(&o, N, a), "mul", "a");
+  NUL(al_div(&o, a, N), "div", "b");
+  NUL(al_where(&o, N, a, a), "where", "cond");
+  NUL(al_where(&o, a, a, N), "where", "b");
+  NUL(al_unary(&o, AL_EXP, N), "unary", "x");
+  NUL(al_affine(&o, N, 2, 1), "affine", "x");
+  NUL(al_pow_scalar(&o, N, 2), "pow", "x");
+  NUL(al_rpow_scalar(&o, 2, N), "pow", "x");
+  NUL(al_clamp(&o, N, 0, 1), "clamp", "x");
+  NUL(al_to_dtype(&o, N, AL_I64), "to_dtype", "x");
+  NUL(al_sum_all(NULL, a), "sum", "out");
+  NUL(al_mean_all(&o, N), "mean", "x");
+  NUL(al_sum_dim(&o, N, 0, 0), "sum", "x");
+  NUL(al_max_dim(&o, &o2, N, 0, 0), "max", "x");
+  NUL(al_min_all(NULL, a), "min", "out");
+  NUL(al_var_dim(&o, N, 0, 0, 1), "var", "x");
+  NUL(al_sum_to_shape(&o, N, 1, s3), "sum_to_shape", "g");
+  NUL(al_sum_to_shape(&o, a, 2, NULL), "sum_to_shape", "shape");
+  NUL(al_reshape(&o, N, 1, s3), "reshape", "x");
+  NUL(al_reshape(&o, a, 2, NULL), "reshape", "shape");
+  NUL(al_permute(&o, N, perm), "permute", "x");
+  NUL(al_permute(&o, a, NULL), "permute", "perm");
+  NUL(al_transpose(&o, N, 0, 1), "transpose", "x");
+  NUL(al_narrow(&o, N, 0, 0, 1), "narrow", "x");
+  NUL(al_select(&o, N, 0, 0), "select", "x");
+  NUL(al_expand(&o, N, 2, s23), "expand", "x");
+  NUL(al_expand(&o, v, 2, NULL), "expand", "shape");
+  NUL(al_squeeze(&o, N, 0), "squeeze", "x");
+  NUL(al_unsqueeze(&o, N, 0), "unsqueeze", "x");
+  NUL(al_contiguous(&o, N), "contiguous", "x");
+  NUL(al_clone(&o, N), "clone", "x");
+  NUL(al_cat(&o, NULL, 2, 0), "cat", "the tensor list");
+  NUL(al_cat(&o, (al_tensor *[]){a, N}, 2, 0), "cat", "tensor 2");
+  NUL(al_stack(&o, (al_tensor *[]){N, a}, 2, 0), "stack", "tensor 1");
+  NUL(al_index_select(&o, a, 0, N), "index_select", "idx");
+  NUL(al_gather(&o, N, 0, lab), "gather", "x");
+  NUL(al_embedding(&o, N, lab), "embedding", "weight");
+  NUL(al_masked_fill(&o, a, N, 0), "masked_fill", "mask");
+  NUL(al_matmul(&o, N, a), "matmul", "a");
+  NUL(al_matmul(&o, a, N), "matmul", "b");
+  NUL(al_linear(&o, a, N, NULL), "linear", "weight");
+  NUL(al_layer_norm(&o, N, NULL, NULL, 1e-5), "layer_norm", "x");
+  NUL(al_log_softmax(&o, N, 0), "log_softmax", "x");
+  NUL(al_cross_entropy(&o, a, N, 0, -1), "cross_entropy", "labels");
+  NUL(al_mse(&o, a, N), "mse", "b");
+  NUL(al_dropout(&o, N, 0.5, NULL), "dropout", "x");
+  NUL(al_normalize(&o, AL_NORM_SOFTMAX, N, -1, NULL, 0, NULL, 0, 0), "normalize", "x");
+  al_attention_opts ao = {.heads = 1, .scale = 1, .kind = AL_NORM_SOFTMAX};
+  NUL(al_attention(&o, NULL, N, &ao), "attention", "qkv");
+  NUL(al_attention(&o, NULL, a, NULL), "attention", "opts");
+  NUL(al_bilstm_op(&o, N, NULL, NULL, 1), "bilstm", "x");
+  NUL(al_bimamba_op(&o, a, NULL, NULL, 1, 4, 1, 2), "bimamba", "params");
+  NUL(al_contiguous_ref(&o, N), "contiguous", "t");
+  NUL(al_copy_into(a, N), "copy", "src");
+  NUL(al_copy_into(N, a), "copy", "dst");
+  NUL(al_accumulate(N, a), "accumulate", "dst");
+  NUL(al_backward(N, NULL, 0), "backward", "the tensor");
+#undef NUL
+  CHECK("ops, copies and backward refuse a NULL tensor or out slot with AL_EINVAL naming it", !bad, "%d wrong, first: %s", bad, first);
+  CHECK("tensor_new: a NULL shape for 2 dims is refused", !al_tensor_new(AL_F32, 2, NULL) && strstr(al_errmsg(), "shape is NULL"),
+        "%s", al_errmsg());
+  CHECK("tensor_view: a NULL source is refused", !al_tensor_view(NULL, 2, s23, s32, 0) && strstr(al_errmsg(), "NULL"), "%s", al_errmsg());
+  /* max_dim may be asked for the values or the indices alone */
+  al_status st = al_max_dim(NULL, &o2, a, 1, 0);
+  CHECK("max_dim: indices alone (values NULL) is fine", st == AL_OK && o2 && o2->dtype == AL_I64, "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(o2);
+  al_tensor_release(a); al_tensor_release(v); al_tensor_release(lab);
+  CHECK("NULL refusals leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
+/* Edges that returned garbage or wrong values without an error. */
+static void test_argument_edges(void) {
+  size_t m0 = al_mem_live();
+  /* index_select on a 0-dim x: its result is 0-dim (one element), so there is room for exactly
+   * one index. Three indices wrote two floats past the output; none returned it uninitialised. */
+  al_tensor *x = al_tensor_new(AL_F32, 0, NULL), *o = NULL;
+  al_f32(x)[0] = 5;
+  int64_t s3[1] = {3}, s0[1] = {0};
+  al_tensor *i3 = al_tensor_zeros(AL_I64, 1, s3), *i0 = al_tensor_zeros(AL_I64, 1, s0);
+  al_status st = al_index_select(&o, x, 0, i3);
+  CHECK("index_select: a 0-dim tensor with 3 indices is refused (wrote past its 1-element result)",
+        st == AL_EINVAL && !o && strstr(al_errmsg(), "exactly one index"), "status %d: %s", (int)st, al_errmsg());
+  st = al_index_select(&o, x, 0, i0);
+  CHECK("index_select: a 0-dim tensor with no index is refused (returned an uninitialised value)",
+        st == AL_EINVAL && !o, "status %d: %s", (int)st, al_errmsg());
+  int64_t s1[1] = {1};
+  al_tensor *i1 = al_tensor_zeros(AL_I64, 1, s1);
+  st = al_index_select(&o, x, 0, i1);
+  CHECK("index_select: a 0-dim tensor with one index gives its value", st == AL_OK && o && o->ndim == 0 && al_f32(o)[0] == 5,
+        "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(o); o = NULL;
+  al_tensor_release(x); al_tensor_release(i3); al_tensor_release(i0); al_tensor_release(i1);
+
+  /* backward with an int64 gradient: the hand-written backwards read gout as float32, so
+   * log_softmax's gradient came out as the bits of the integers read as floats (zeros) */
+  int64_t s23[2] = {2, 3};
+  al_tensor *w = al_tensor_new(AL_F32, 2, s23), *gi = al_tensor_zeros(AL_I64, 2, s23), *y = NULL;
+  for (int i = 0; i < 6; i++) { al_f32(w)[i] = (float)i; al_i64(gi)[i] = i % 2; }
+  w->requires_grad = 1;
+  st = al_log_softmax(&y, w, 1);
+  if (!st) st = al_backward(y, gi, 0);
+  CHECK("backward: an int64 gradient is refused (it was read as float32 bits)",
+        st == AL_EINVAL && !w->grad && strstr(al_errmsg(), "float32"), "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(y); al_tensor_release(gi); al_tensor_release(w);
+
+  /* accumulate into a view that overlaps its source: dst += src as if src were read first */
+  int64_t s5[1] = {5}, s4[1] = {4}, st1[1] = {1};
+  al_tensor *b = al_tensor_new(AL_F32, 1, s5);
+  for (int i = 0; i < 5; i++) al_f32(b)[i] = (float)(i + 1);
+  al_tensor *dst = al_tensor_view(b, 1, s4, st1, 1), *src = al_tensor_view(b, 1, s4, st1, 0);
+  st = al_accumulate(dst, src);
+  const float *pb = al_f32(b);
+  CHECK("accumulate: b[2..5] += b[1..4] on one storage gives 1 3 5 7 9 (read src in full first)",
+        st == AL_OK && pb[0] == 1 && pb[1] == 3 && pb[2] == 5 && pb[3] == 7 && pb[4] == 9,
+        "status %d: %g %g %g %g %g", (int)st, pb[0], pb[1], pb[2], pb[3], pb[4]);
+  st = al_accumulate(b, b);
+  CHECK("accumulate: a tensor into itself doubles it", st == AL_OK && pb[4] == 18, "status %d: %g", (int)st, pb[4]);
+  al_tensor_release(dst); al_tensor_release(src); al_tensor_release(b);
+
+  /* where and masked_fill read cond/mask: a contiguous float32 one was mapped to 0/1 in place */
+  int64_t s4b[1] = {4};
+  al_tensor *c = al_tensor_new(AL_F32, 1, s4b), *one = al_tensor_new(AL_F32, 0, NULL), *zero = al_tensor_zeros(AL_F32, 0, NULL);
+  const float cv[4] = {0.5f, -2, 0, 3};
+  memcpy(al_f32(c), cv, sizeof cv);
+  al_f32(one)[0] = 1;
+  st = al_where(&o, c, one, zero);
+  CHECK("where: a float32 cond is left as it was", st == AL_OK && !memcmp(al_f32(c), cv, sizeof cv) &&
+        al_f32(o)[0] == 1 && al_f32(o)[2] == 0, "status %d, cond %g %g %g %g", (int)st, al_f32(c)[0], al_f32(c)[1], al_f32(c)[2], al_f32(c)[3]);
+  al_tensor_release(o); o = NULL;
+  al_tensor *z4 = al_tensor_zeros(AL_F32, 1, s4b);
+  st = al_masked_fill(&o, z4, c, 9);
+  al_tensor_release(z4);
+  CHECK("masked_fill: a float32 mask is left as it was", st == AL_OK && !memcmp(al_f32(c), cv, sizeof cv) && al_f32(o)[1] == 9 &&
+        al_f32(o)[2] == 0, "status %d, mask %g %g", (int)st, al_f32(c)[0], al_f32(c)[1]);
+  al_tensor_release(o); o = NULL;
+  al_tensor_release(c); al_tensor_release(one); al_tensor_release(zero);
+
+  /* sum_to_shape with a negative dim count: AL_EINVAL naming sum_to_shape (was AL_ENOMEM, "tensor:") */
+  al_tensor *g = al_tensor_zeros(AL_F32, 2, s23);
+  st = al_sum_to_shape(&o, g, -1, s23);
+  CHECK("sum_to_shape: -1 dims is AL_EINVAL naming sum_to_shape", st == AL_EINVAL && !o && strstr(al_errmsg(), "sum_to_shape"),
+        "status %d: %s", (int)st, al_errmsg());
+  st = al_sum_to_shape(&o, g, 0, NULL);
+  CHECK("sum_to_shape: to 0 dims (a NULL shape) sums everything", st == AL_OK && o && o->ndim == 0, "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(o); al_tensor_release(g);
+  CHECK("argument edges leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+}
+
 int main(void) {
   al_set_num_threads(1);
   test_bad_arguments();
+  test_null_arguments();
+  test_argument_edges();
   test_lifetime();
   test_copy_into();
   test_broadcast();
