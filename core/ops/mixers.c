@@ -179,6 +179,10 @@ al_status al_bimamba_op(al_tensor **out, al_tensor *xz, al_tensor *const *params
     return al_seterr(AL_EINVAL, "%s: xz must be float32 (B,T,2E), got %s", op, al_shape_str(xz, s, sizeof s));
   int64_t B = xz->shape[0], T = xz->shape[1], E = xz->shape[2] / 2;
   if (H < 1 || E % H) return al_seterr(AL_EINVAL, "%s: inner channels %lld not divisible by heads %lld", op, (long long)E, (long long)H);
+  /* before the shapes below are made of them (R + 2N overflowed for a huge N) */
+  if (N < 1 || N > AL_BIMAMBA_MAX_N || R < 1 || R > INT64_MAX / 2 || K < 1)
+    return al_seterr(AL_EINVAL, "%s: d_state %lld must be in 1..%d, dt_rank %lld and d_conv %lld >= 1", op, (long long)N,
+                     AL_BIMAMBA_MAX_N, (long long)R, (long long)K);
   int64_t shp[7][3] = {{E, K}, {E}, {H, R + 2 * N, E / H}, {E, R}, {E}, {E, N}, {E}};
   int nds[7] = {2, 1, 3, 2, 1, 2, 1};
   static const char *names[7] = {"conv_w", "conv_b", "x_proj", "dt_w", "dt_b", "A_log", "D"};

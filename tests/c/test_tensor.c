@@ -753,6 +753,18 @@ static void test_argument_edges(void) {
   al_tensor_release(o); o = NULL;
   al_tensor_release(c); al_tensor_release(one); al_tensor_release(zero);
 
+  /* bimamba's d_state, dt_rank, d_conv: checked before the parameter shapes are made from them
+   * (R + 2N overflowed int64 for N = INT64_MAX) */
+  int64_t sxz[3] = {1, 2, 8};
+  al_tensor *xz = al_tensor_zeros(AL_F32, 3, sxz), *mp[14] = {0};
+  st = al_bimamba_op(&o, xz, mp, NULL, 1, INT64_MAX, 1, 2);
+  CHECK("bimamba: d_state = INT64_MAX is refused by name", st == AL_EINVAL && !o && strstr(al_errmsg(), "d_state"),
+        "status %d: %s", (int)st, al_errmsg());
+  st = al_bimamba_op(&o, xz, mp, NULL, 1, 4, 1, 0);
+  CHECK("bimamba: d_conv = 0 is refused by name", st == AL_EINVAL && !o && strstr(al_errmsg(), "d_conv 0"),
+        "status %d: %s", (int)st, al_errmsg());
+  al_tensor_release(xz);
+
   /* sum_to_shape with a negative dim count: AL_EINVAL naming sum_to_shape (was AL_ENOMEM, "tensor:") */
   al_tensor *g = al_tensor_zeros(AL_F32, 2, s23);
   st = al_sum_to_shape(&o, g, -1, s23);
