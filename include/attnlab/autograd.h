@@ -58,6 +58,8 @@ struct al_node {
   uint8_t freed;        /* saved tensors released after a backward */
 };
 
+/* Grad mode, per OS thread (on at a thread's start): another thread's no_grad does not reach
+ * this one's ops. */
 int al_grad_enabled(void);
 void al_set_grad_enabled(int on);
 

@@ -96,7 +96,9 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b);
 /* over the last dim; w, b (D) may be NULL. */
 al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b, double eps);
 al_status al_log_softmax(al_tensor **out, al_tensor *x, int dim);
-/* logits (B, C), labels int64 (B) 0-based (ignore_index < 0: none) -> mean loss (scalar). */
+/* logits (B, C), labels int64 (B) 0-based -> mean loss (scalar) over the rows whose label is not
+ * ignore_index (any value, negative ones too, as torch's -100; INT64_MIN, which no label is, for
+ * none). Every row ignored: NaN, as torch. */
 al_status al_cross_entropy(al_tensor **out, al_tensor *logits, al_tensor *labels, double smoothing,
                            int64_t ignore_index);
 al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b);   /* mean((a-b)^2) */

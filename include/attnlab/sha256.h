@@ -8,7 +8,8 @@
  *   uint64_t size; al_sha256_file("data_batch_1.bin.gz", hex, &size);
  *
  * al_sha256_file hashes the file's bytes as stored (a .gz file's compressed bytes), reading
- * it in 1 MiB pieces; on failure it returns AL_EIO with al_errmsg() naming the file. */
+ * it in 1 MiB pieces; on failure it returns AL_EIO with al_errmsg() naming the file (AL_EINVAL
+ * for a NULL or empty path, or a NULL hex). al_sha256 and al_sha256_update take NULL with 0 bytes. */
 #ifndef ATTNLAB_SHA256_H
 #define ATTNLAB_SHA256_H
 
