@@ -19,7 +19,9 @@ extern "C" {
 #endif
 
 /* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C.
- * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); same for B. */
+ * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); same for B. C must not
+ * overlap A, B or the bias (as in BLAS). No checks and no status, as BLAS: a caller that wants
+ * bad sizes refused uses al_gemm_f32 (gemm.h). */
 void al_sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha,
               const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
               float *C, int64_t ldc);

@@ -30,6 +30,8 @@ extern "C" {
 
 /* Row-major C[M,N] = alpha * op(A)[M,K] op(B)[K,N] + beta * C, the convention of al_sgemm:
  * op(A) = A (lda >= K) or A^T when transA (A stored K x M, lda >= M); the same for B.
+ * C must not overlap A or B (nor the bias below), as in BLAS: rows of C are written while
+ * other tiles still read them (C = A B into A gives wrong values from 64 x 64 on).
  * Returns AL_EINVAL (negative size, short leading dimension, NULL with work to do) or
  * AL_ENOMEM (transB needs a K x N packing buffer; K past one block needs an M-block x N
  * accumulator); C is untouched then. */
