@@ -37,7 +37,7 @@ static int resize(al_cifar *c, int64_t *cap, int64_t ncap) {
 }
 
 al_status al_cifar_read_gz(al_gz *f, al_cifar *out) {
-  AL_NEED(out, "al_cifar_read", "out"); AL_NEED(f, "al_cifar_read_gz", "the stream");
+  AL_NEED(out, "al_cifar_read_gz", "out"); AL_NEED(f, "al_cifar_read_gz", "the stream");
   memset(out, 0, sizeof *out);
   const char *nm = al_gz_name(f);
   const char *what = al_gz_is_gzip(f) ? "decompressed size" : "file size";

@@ -36,7 +36,7 @@ static void describe(char *buf, size_t cap, int ndim, const int64_t *d) {
 }
 
 al_status al_idx_read_gz(al_gz *f, al_idx *out) {
-  AL_NEED(out, "al_idx_read", "out"); AL_NEED(f, "al_idx_read_gz", "the stream");
+  AL_NEED(out, "al_idx_read_gz", "out"); AL_NEED(f, "al_idx_read_gz", "the stream");
   memset(out, 0, sizeof *out);
   const char *nm = al_gz_name(f);
   const char *what = al_gz_is_gzip(f) ? "the decompressed file" : "the file";

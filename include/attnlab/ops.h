@@ -44,8 +44,8 @@ al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi);
  * give int64 (no autograd); otherwise float32. */
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b);
 /* Conversion (a new contiguous tensor, or a new reference when x is already contiguous
- * and of dtype dt). float -> int64 truncates toward zero; NaN, inf and |v| >= 2^63 are
- * AL_EINVAL. Records no autograd node. */
+ * and of dtype dt: then writing into *out writes into x). float -> int64 truncates toward zero;
+ * NaN, inf and |v| >= 2^63 are AL_EINVAL. Records no autograd node. */
 al_status al_to_dtype(al_tensor **out, al_tensor *x, al_dtype dt);
 
 /* ---- reductions ----------------------------------------------------------- */

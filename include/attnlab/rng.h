@@ -1,9 +1,11 @@
 /* attnlab/rng.h -- counter-based random numbers (Philox4x32-10, Salmon et al. 2011).
  *
- * A generator is (key = seed, counter). Drawing n numbers uses counters
- * [counter, counter + ceil(n/4)) and advances the counter; element i depends only on
- * (seed, counter + i/4), so results are bit-identical on every run, machine and
- * thread count. Normals use Box-Muller on pairs of uniforms in double. */
+ * A generator is (key = seed, counter). al_rng_uniform and al_rng_normal draw 4 values per
+ * counter: n of them use counters [counter, counter + ceil(n/4)) and advance the counter, and
+ * value i depends only on (seed, counter + i/4). al_rng_uniform_f64 draws 2 per counter
+ * (ceil(n/2)); al_rng_randint one per counter, plus one per (rare) rejection. So results are
+ * bit-identical on every run, machine and thread count. Normals use Box-Muller on pairs of
+ * uniforms in double. */
 #ifndef ATTNLAB_RNG_H
 #define ATTNLAB_RNG_H
 #include "base.h"

@@ -75,7 +75,8 @@ static inline int64_t *al_i64(const al_tensor *t) {
 char *al_shape_str(const al_tensor *t, char *buf, size_t n);
 char *al_dims_str(int ndim, const int64_t *shape, char *buf, size_t n);
 
-/* Contiguous copy (or a new reference when already contiguous). */
+/* Contiguous copy (or a new reference when already contiguous: then *out is t itself, and
+ * writing into it writes into t). */
 al_status al_contiguous_ref(al_tensor **out, al_tensor *t);
 /* dst[...] = src[...]: same numel (both walked in row-major order), any strides, any
  * dtypes; float -> int64 truncates toward zero and saturates (NaN -> 0). */
