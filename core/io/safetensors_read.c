@@ -473,19 +473,33 @@ static float half_to_float(uint16_t h) {
 /* The file an entry came from, for messages ("safetensors" for an entry made by hand). */
 static const char *efile(const al_st_entry *e) { return e->file ? e->file : "safetensors"; }
 
-/* The conversions read numel elements of the entry's dtype: its byte count must be exactly that. */
-static al_status check_size(const al_st_entry *e, int64_t numel) {
-  if ((size_t)numel * al_st_dtype_size(e->dtype) != e->nbytes)
+/* The conversions read numel elements of the entry's dtype: its byte count must be exactly that.
+ * An entry the reader made always passes; one made by hand is checked as the writer checks it
+ * (a bad dtype was reported as a byte count, a shape whose product wrapped to 0 converted
+ * nothing and returned AL_OK, and ndim > 8 read past shape[]). */
+static al_status check_size(const al_st_entry *e, int64_t *numel) {
+  size_t es = al_st_dtype_size(e->dtype);
+  if (!es) return al_seterr(AL_EINVAL, "%s: tensor '%s' has invalid dtype %d", efile(e), e->name, (int)e->dtype);
+  if (e->ndim < 0 || e->ndim > AL_ST_MAXDIM)
+    return al_seterr(AL_EINVAL, "%s: tensor '%s' has ndim %d (0..%d)", efile(e), e->name, e->ndim, AL_ST_MAXDIM);
+  int64_t n = 1;
+  for (int i = 0; i < e->ndim; i++)
+    if (e->shape[i] < 0 || __builtin_mul_overflow(n, e->shape[i], &n) || (uint64_t)n > SIZE_MAX / es)
+      return al_seterr(AL_EINVAL, "%s: tensor '%s': shape[%d] = %lld is negative or makes the size overflow", efile(e),
+                       e->name, i, (long long)e->shape[i]);
+  if ((size_t)n * es != e->nbytes)
     return al_seterr(AL_EINVAL, "%s: tensor '%s': %zu bytes do not match its shape",
                      efile(e), e->name, e->nbytes);
+  if (n > 0 && !e->data) return al_seterr(AL_EINVAL, "%s: tensor '%s' has no data", efile(e), e->name);
+  *numel = n;
   return AL_OK;
 }
 
 al_status al_st_to_f32(const al_st_entry *e, float *out) {
   AL_NEED(e, "al_st_to_f32", "the entry");
-  int64_t n = al_st_numel(e);
+  int64_t n = 0;
   const uint8_t *p = e->data;
-  al_status st = check_size(e, n);
+  al_status st = check_size(e, &n);
   if (st) return st;
   if (n > 0) AL_NEED(out, efile(e), "al_st_to_f32: out");
   switch (e->dtype) {
@@ -517,9 +531,9 @@ al_status al_st_to_f32(const al_st_entry *e, float *out) {
 
 al_status al_st_to_i64(const al_st_entry *e, int64_t *out) {
   AL_NEED(e, "al_st_to_i64", "the entry");
-  int64_t n = al_st_numel(e);
+  int64_t n = 0;
   const uint8_t *p = e->data;
-  al_status st = check_size(e, n);
+  al_status st = check_size(e, &n);
   if (st) return st;
   if (n > 0) AL_NEED(out, efile(e), "al_st_to_i64: out");
   switch (e->dtype) {

@@ -222,7 +222,8 @@ int64_t al_st_numel(const al_st_entry *e);
 
 /* Convert an entry to float32 (from F32, F64, F16, BF16; F64 rounds to nearest even,
  * F16/BF16 are exact, NaN/Inf kept) or to int64 (from I64, I32, I16, I8, U32, U16, U8,
- * BOOL, and U64 values that fit). `out` holds al_st_numel(e) values. */
+ * BOOL, and U64 values that fit). `out` holds al_st_numel(e) values. An entry made by hand is
+ * checked first, as al_st_write checks it (dtype, ndim, shape, nbytes, data): AL_EINVAL. */
 al_status al_st_to_f32(const al_st_entry *e, float *out);
 al_status al_st_to_i64(const al_st_entry *e, int64_t *out);
 

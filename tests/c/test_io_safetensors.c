@@ -1,8 +1,8 @@
 /* tests/c/test_io_safetensors.c -- safetensors: the files and float32/int64 conversions in
  * tests/ref/io_ref.json (written by tests/ref/gen_io_ref.py with an independent Python writer
  * and torch) must parse, convert bit-exactly and be reproduced byte for byte by
- * al_st_write; malformed headers and data are refused with messages that say why. Run from
- * the repository root. */
+ * al_st_write; malformed headers and data, and bad entries made by hand, are refused with
+ * messages that say why. Run from the repository root. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -360,10 +360,35 @@ static void test_st_malformed(void) {
              "missing.safetensors", "cannot open", NULL);
 }
 
+/* Entries made by hand (not by the reader) handed to the conversions: checked as the writer
+ * checks them. A bad dtype was reported as a byte-count mismatch; a shape whose product wraps
+ * to 0 (2^62 x 4) with 0 bytes converted nothing and returned AL_OK; 9 dims read past shape[]. */
+static void test_st_hand_entries(void) {
+  static const float two[2] = {1, 2};
+  float out[2];
+  int64_t iout[2];
+  al_st_entry e = {"w", AL_ST_F32, 1, {2}, two, 8, "hand"};
+  CHECK("safetensors: a valid hand-made entry converts", al_st_to_f32(&e, out) == AL_OK && out[1] == 2, "%s", al_errmsg());
+  al_st_entry bad = e;
+  bad.dtype = (al_st_dtype)99;
+  expect_err("safetensors: a hand-made entry with dtype 99 is named as such", al_st_to_f32(&bad, out), "hand", "invalid dtype 99", NULL);
+  bad = e;
+  bad.ndim = 2; bad.shape[0] = (int64_t)1 << 62; bad.shape[1] = 4; bad.nbytes = 0;
+  expect_err("safetensors: a shape whose element count wraps to 0 is refused", al_st_to_f32(&bad, out), "overflow", NULL);
+  expect_err("safetensors: ... by the int64 conversion too", al_st_to_i64(&bad, iout), "overflow", NULL);
+  bad = e;
+  bad.ndim = 9;
+  expect_err("safetensors: 9 dims are refused (shape[] holds 8)", al_st_to_f32(&bad, out), "ndim 9", NULL);
+  bad = e;
+  bad.data = NULL;
+  expect_err("safetensors: NULL data for 2 values is refused", al_st_to_f32(&bad, out), "no data", NULL);
+}
+
 int main(void) {
   if (!io_begin("test_io_safetensors")) return 1;
   test_st_ref();
   test_st_malformed();
+  test_st_hand_entries();
   io_end(0);
   CHECK_EXIT();
 }
