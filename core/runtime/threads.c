@@ -9,6 +9,7 @@ static _Thread_local int nthreads = 0;
 
 void al_set_num_threads(int n) {
   if (n < 1) n = 1;
+  if (n > AL_MAX_THREADS) n = AL_MAX_THREADS;
   nthreads = n;
   omp_set_num_threads(n);
   al_blas_set_threads(n);

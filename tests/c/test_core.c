@@ -252,6 +252,19 @@ static void test_cpu_dispatch(void) {
   al_cpu_set_level(al_cpu_level_name(start));
 }
 
+/* al_set_num_threads(100000) made libgomp abort the process at the next parallel loop ("Thread
+ * creation failed"): counts above AL_MAX_THREADS are capped, and a loop then runs. */
+static void test_thread_cap(void) {
+  al_set_num_threads(100000);
+  int got = al_get_num_threads();
+  double s = 0;
+  #pragma omp parallel for reduction(+ : s)
+  for (int i = 0; i < 1000; i++) s += i;
+  al_set_num_threads(1);
+  CHECK("threads: a count above AL_MAX_THREADS is capped, and a parallel loop runs", got == AL_MAX_THREADS && s == 499500.0,
+        "got %d threads, sum %.1f", got, s);
+}
+
 int main(void) {
   al_set_num_threads(1);
   mem_start = al_mem_live();
@@ -261,6 +274,7 @@ int main(void) {
   test_errors();
   test_malloc();
   test_cpu_dispatch();
+  test_thread_cap();
   CHECK("al_mem_live() is back at its start value after everything was released", al_mem_live() == mem_start,
         "live %zu vs %zu", al_mem_live(), mem_start);
   CHECK_EXIT();
