@@ -95,40 +95,55 @@ static al_status alpha_grad_finish(al_node *n, double *gah, al_tensor **gin) {
   return AL_OK;
 }
 
-/* Backward. Forward relations per (b, h), with Q, K, V (N, dh) views of qkv:
+/* Backward of either node. Forward relations per (b, h), with Q, K, V (N, dh) views of qkv:
  *   S = scale Q K^T,  P = f(S) rowwise,  O = P V.
  * Inverted: dP = dO V^T, dV = P^T dO, dS = f'(S)^T dP (the kernels' bwd), dQ = scale dS K,
- * dK = scale dS^T Q, dalpha_h = sum over (b, rows) of the kernel's per-row alpha grad. */
-static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
+ * dK = scale dS^T Q, dalpha_h = sum over (b, rows) of the kernel's per-row alpha grad.
+ * of_weights = 0: out's node, g = dO (B,N,D). of_weights = 1: the weights' node (a loss on P: an
+ * entropy or sparsity term, attention distillation), g = dP (B,H,N,N) itself; v's columns of
+ * qkv's gradient are 0. It is a second node over the same inputs, saving what the first one
+ * saved (aliases, no copies), so that a loss on out alone never reaches it: the first node's
+ * arithmetic, and its cost, are as without it. Masked keys have P = 0, where every kernel's
+ * backward gives dS = 0 (as al_normalize's, the unfused path). */
+static al_status backward(al_node *n, al_tensor *g, al_tensor **gin, int of_weights) {
   al_tensor *qkv = n->saved[0], *P = n->saved[1], *alpha = n->nsaved > 2 ? n->saved[2] : NULL;
   int64_t B = n->k[0], N = n->k[1], H = n->k[2], D = n->k[3];
   const al_norm_desc *d = al_norm_get((al_norm_kind)n->k[4]);
   int64_t dh = D / H, L3 = 3 * D, NN = N * N, HN = H * N, HNN = H * NN, pairs = B * H;
   int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && d->param == AL_NORM_P_ALPHA;
+  const char *what = of_weights ? "backward of the weights" : "backward";
   al_tensor *gc = NULL;
   AL_TRY(al_contiguous_ref(&gc, g));
   al_tensor *gx = need_x ? al_tensor_new(AL_F32, 3, (int64_t[]){B, N, L3}) : NULL;
   double *gah = need_a ? calloc((size_t)(pairs ? pairs : 1), sizeof *gah) : NULL;
   int par = use_threads(B);
   int nt = par ? al_get_num_threads() : 1;
-  int64_t each = 2 * HNN + 2 * HN;   /* dP, dS (H,N,N), alpha rows, alpha grad rows (H*N) */
+  /* [dP (H,N,N), out's node only,] dS (H,N,N), alpha rows, alpha grad rows (H*N) */
+  int64_t own_dP = of_weights ? 0 : HNN, each = own_dP + HNN + 2 * HN;
   float *scr = scratch_new(nt, each);
   if ((need_x && !gx) || (need_a && !gah) || !scr) {
     al_tensor_release(gc); al_tensor_release(gx); free(gah); if (scr) scratch_free(scr, nt, each);
-    return al_seterr(AL_ENOMEM, "attention: out of memory in backward (B=%lld, N=%lld)", (long long)B, (long long)N);
+    return al_seterr(AL_ENOMEM, "attention: out of memory in %s (B=%lld, N=%lld)", what, (long long)B, (long long)N);
   }
   const float *X = al_f32(qkv), *pP = al_f32(P), *G = al_f32(gc), *pa = alpha ? al_f32(alpha) : NULL;
   float *GX = gx ? al_f32(gx) : NULL;
   al_status st = AL_OK;
   #pragma omp parallel for if (par) schedule(static)
   for (int64_t b = 0; b < B; b++) {
-    float *dP = scr + (int64_t)omp_get_thread_num() * each, *dS = dP + HNN, *ar = dS + HNN, *gar = ar + HN;
-    const float *Xb = X + b * N * L3, *Pb = pP + b * HNN, *Gb = G + b * N * D;
+    float *mine = scr + (int64_t)omp_get_thread_num() * each, *dS = mine + own_dP, *ar = dS + HNN, *gar = ar + HN;
+    const float *Xb = X + b * N * L3, *Pb = pP + b * HNN, *dP = mine;
     float *GXb = GX ? GX + b * N * L3 : NULL;
-    for (int64_t h = 0; h < H; h++) {
-      const float *V = Xb + 2 * D + h * dh;
-      al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, D, V, L3, 0.0f, dP + h * NN, N);          /* dP = dO V^T */
-      if (GXb) al_sgemm(1, 0, N, dh, N, 1.0f, Pb + h * NN, N, Gb + h * dh, D, 0.0f, GXb + 2 * D + h * dh, L3);   /* dV = P^T dO */
+    if (of_weights) {
+      dP = G + b * HNN;
+      if (GXb)   /* v does not reach the weights */
+        for (int64_t r = 0; r < N; r++) memset(GXb + r * L3 + 2 * D, 0, sizeof(float) * (size_t)D);
+    } else {
+      const float *Gb = G + b * N * D;
+      for (int64_t h = 0; h < H; h++) {
+        const float *V = Xb + 2 * D + h * dh;
+        al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, D, V, L3, 0.0f, mine + h * NN, N);          /* dP = dO V^T */
+        if (GXb) al_sgemm(1, 0, N, dh, N, 1.0f, Pb + h * NN, N, Gb + h * dh, D, 0.0f, GXb + 2 * D + h * dh, L3);   /* dV = P^T dO */
+      }
     }
     al_status s = scores_bwd(n, d, dP, Pb, Xb, GXb, gah ? gah + b * H : NULL, pa, dS, ar, gar);
     if (s) {
@@ -140,63 +155,15 @@ static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
   al_tensor_release(gc);
   if (st) {
     al_tensor_release(gx); free(gah);
-    return al_seterr(st, "attention: %s backward failed on scores (%lld,%lld,%lld,%lld)", d->name,
+    return al_seterr(st, "attention: %s %s failed on scores (%lld,%lld,%lld,%lld)", d->name, what,
                      (long long)B, (long long)H, (long long)N, (long long)N);
   }
   gin[0] = gx;
   return alpha_grad_finish(n, gah, gin);
 }
 
-/* Backward of the weights P as an output of their own (a loss on P: an entropy or sparsity
- * term, attention distillation). A second node over the same inputs, saving what the first one
- * saved (aliases, no copies), so that a loss on out alone never reaches it: the first node's
- * arithmetic, and its cost, are as without it. From dP (B,H,N,N): dS = f'(S)^T dP, then dQ, dK
- * and dalpha as in attention_bwd (scores_bwd); v's columns of qkv's gradient are 0. Masked keys
- * have P = 0, where every kernel's backward gives dS = 0 (as al_normalize's, the unfused path). */
-static al_status attention_weights_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
-  al_tensor *qkv = n->saved[0], *P = n->saved[1], *alpha = n->nsaved > 2 ? n->saved[2] : NULL;
-  int64_t B = n->k[0], N = n->k[1], H = n->k[2], D = n->k[3];
-  const al_norm_desc *d = al_norm_get((al_norm_kind)n->k[4]);
-  int64_t L3 = 3 * D, HN = H * N, HNN = H * N * N, pairs = B * H;
-  int need_x = n->in[0].needs, need_a = n->ninputs > 1 && n->in[1].needs && d->param == AL_NORM_P_ALPHA;
-  al_tensor *gc = NULL;
-  AL_TRY(al_contiguous_ref(&gc, g));
-  al_tensor *gx = need_x ? al_tensor_new(AL_F32, 3, (int64_t[]){B, N, L3}) : NULL;
-  double *gah = need_a ? calloc((size_t)(pairs ? pairs : 1), sizeof *gah) : NULL;
-  int par = use_threads(B);
-  int nt = par ? al_get_num_threads() : 1;
-  int64_t each = HNN + 2 * HN;   /* dS (H,N,N), alpha rows, alpha grad rows (H*N) */
-  float *scr = scratch_new(nt, each);
-  if ((need_x && !gx) || (need_a && !gah) || !scr) {
-    al_tensor_release(gc); al_tensor_release(gx); free(gah); if (scr) scratch_free(scr, nt, each);
-    return al_seterr(AL_ENOMEM, "attention: out of memory in the weights' backward (B=%lld, N=%lld)", (long long)B, (long long)N);
-  }
-  const float *X = al_f32(qkv), *pP = al_f32(P), *G = al_f32(gc), *pa = alpha ? al_f32(alpha) : NULL;
-  float *GX = gx ? al_f32(gx) : NULL;
-  al_status st = AL_OK;
-  #pragma omp parallel for if (par) schedule(static)
-  for (int64_t b = 0; b < B; b++) {
-    float *dS = scr + (int64_t)omp_get_thread_num() * each, *ar = dS + HNN, *gar = ar + HN;
-    const float *Xb = X + b * N * L3;
-    float *GXb = GX ? GX + b * N * L3 : NULL;
-    if (GXb)   /* v does not reach the weights */
-      for (int64_t r = 0; r < N; r++) memset(GXb + r * L3 + 2 * D, 0, sizeof(float) * (size_t)D);
-    al_status s = scores_bwd(n, d, G + b * HNN, pP + b * HNN, Xb, GXb, gah ? gah + b * H : NULL, pa, dS, ar, gar);
-    if (s) {
-      #pragma omp critical(al_attention_err)
-      if (!st) st = s;
-    }
-  }
-  scratch_free(scr, nt, each);
-  al_tensor_release(gc);
-  if (st) {
-    al_tensor_release(gx); free(gah);
-    return al_seterr(st, "attention: %s backward of the weights failed (%lld,%lld,%lld,%lld)", d->name,
-                     (long long)B, (long long)H, (long long)N, (long long)N);
-  }
-  gin[0] = gx;
-  return alpha_grad_finish(n, gah, gin);
-}
+static al_status attention_bwd(al_node *n, al_tensor *g, al_tensor **gin) { return backward(n, g, gin, 0); }
+static al_status attention_weights_bwd(al_node *n, al_tensor *g, al_tensor **gin) { return backward(n, g, gin, 1); }
 
 al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const al_attention_opts *o) {
   AL_NEED(out, "attention", "out"); AL_NEED(qkv, "attention", "qkv"); AL_NEED(o, "attention", "opts");
