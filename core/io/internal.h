@@ -20,6 +20,13 @@ al_status al_io_open_regular_(const char *path, FILE **fp, uint64_t *size);
  * (RFC 3629: no overlongs, no surrogates, nothing above U+10FFFF). */
 size_t al_st_utf8_check_(const uint8_t *s, size_t n);
 
+/* core/io/safetensors_read.c. An entry's own consistency, before its bytes are read or written:
+ * a valid dtype, 0..AL_ST_MAXDIM dims, sizes >= 0 whose product fits, nbytes equal to the product
+ * times the element size, data when nbytes > 0. Messages: "<file>: <what>tensor '<name>' ...";
+ * *numel: the element count. (struct al_st_entry: attnlab/io.h) */
+struct al_st_entry;
+al_status al_st_entry_check_(const char *file, const char *what, const struct al_st_entry *e, int64_t *numel);
+
 /* "[d0, d1, ...]" into buf (truncated to cap bytes), for messages. */
 void al_st_shape_str_(char *buf, size_t cap, int ndim, const int64_t *s);
 

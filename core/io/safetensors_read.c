@@ -49,6 +49,34 @@ int64_t al_st_numel(const al_st_entry *e) {
   return n;
 }
 
+/* The writer checks every entry with it, and the conversions an entry made by hand
+ * (core/io/internal.h). The element count is bounded by INT64_MAX / element size, so that both
+ * the count (int64) and the byte count (size_t) fit. */
+al_status al_st_entry_check_(const char *file, const char *what, const al_st_entry *e, int64_t *numel) {
+  size_t es = al_st_dtype_size(e->dtype);
+  if (!es) return al_seterr(AL_EINVAL, "%s: %stensor '%s' has invalid dtype %d", file, what, e->name, (int)e->dtype);
+  if (e->ndim < 0 || e->ndim > AL_ST_MAXDIM)
+    return al_seterr(AL_EINVAL, "%s: %stensor '%s' has ndim %d (0..%d)", file, what, e->name, e->ndim, AL_ST_MAXDIM);
+  uint64_t n = 1;
+  for (int d = 0; d < e->ndim; d++) {
+    if (e->shape[d] < 0)
+      return al_seterr(AL_EINVAL, "%s: %stensor '%s' has shape[%d] = %" PRId64, file, what, e->name, d, e->shape[d]);
+    uint64_t v = (uint64_t)e->shape[d];
+    if (v && n > (uint64_t)INT64_MAX / es / v)
+      return al_seterr(AL_EINVAL, "%s: %stensor '%s': shape overflows", file, what, e->name);
+    n *= v;
+  }
+  if (n * es != e->nbytes) {
+    char sh[200];
+    al_st_shape_str_(sh, sizeof sh, e->ndim, e->shape);
+    return al_seterr(AL_EINVAL, "%s: %stensor '%s': %zu bytes given, %s x shape %s needs %" PRIu64, file, what,
+                     e->name, e->nbytes, al_st_dtype_name(e->dtype), sh, n * es);
+  }
+  if (e->nbytes && !e->data) return al_seterr(AL_EINVAL, "%s: %stensor '%s' has no data", file, what, e->name);
+  *numel = (int64_t)n;
+  return AL_OK;
+}
+
 /* The writer validates names and metadata with it too (core/io/internal.h). */
 size_t al_st_utf8_check_(const uint8_t *s, size_t n) {
   size_t i = 0;
@@ -477,23 +505,7 @@ static const char *efile(const al_st_entry *e) { return e->file ? e->file : "saf
  * An entry the reader made always passes; one made by hand is checked as the writer checks it
  * (a bad dtype was reported as a byte count, a shape whose product wrapped to 0 converted
  * nothing and returned AL_OK, and ndim > 8 read past shape[]). */
-static al_status check_size(const al_st_entry *e, int64_t *numel) {
-  size_t es = al_st_dtype_size(e->dtype);
-  if (!es) return al_seterr(AL_EINVAL, "%s: tensor '%s' has invalid dtype %d", efile(e), e->name, (int)e->dtype);
-  if (e->ndim < 0 || e->ndim > AL_ST_MAXDIM)
-    return al_seterr(AL_EINVAL, "%s: tensor '%s' has ndim %d (0..%d)", efile(e), e->name, e->ndim, AL_ST_MAXDIM);
-  int64_t n = 1;
-  for (int i = 0; i < e->ndim; i++)
-    if (e->shape[i] < 0 || __builtin_mul_overflow(n, e->shape[i], &n) || (uint64_t)n > SIZE_MAX / es)
-      return al_seterr(AL_EINVAL, "%s: tensor '%s': shape[%d] = %lld is negative or makes the size overflow", efile(e),
-                       e->name, i, (long long)e->shape[i]);
-  if ((size_t)n * es != e->nbytes)
-    return al_seterr(AL_EINVAL, "%s: tensor '%s': %zu bytes do not match its shape",
-                     efile(e), e->name, e->nbytes);
-  if (n > 0 && !e->data) return al_seterr(AL_EINVAL, "%s: tensor '%s' has no data", efile(e), e->name);
-  *numel = n;
-  return AL_OK;
-}
+static al_status check_size(const al_st_entry *e, int64_t *numel) { return al_st_entry_check_(efile(e), "", e, numel); }
 
 al_status al_st_to_f32(const al_st_entry *e, float *out) {
   AL_NEED(e, "al_st_to_f32", "the entry");

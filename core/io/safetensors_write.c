@@ -86,31 +86,9 @@ static al_status build_header(const char *nm, const al_st_entry *E, int n, const
       return al_seterr(AL_EINVAL, "%s: safetensors write: a tensor may not be named __metadata__", nm);
     if (al_st_utf8_check_((const uint8_t *)e->name, strlen(e->name)) != strlen(e->name))
       return al_seterr(AL_EINVAL, "%s: safetensors write: tensor name of entry %d is not UTF-8", nm, i);
-    if ((unsigned)e->dtype >= AL_ST_NDTYPE)
-      return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s' has invalid dtype %d", nm,
-                       e->name, (int)e->dtype);
-    if (e->ndim < 0 || e->ndim > AL_ST_MAXDIM)
-      return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s' has ndim %d (0..%d)", nm,
-                       e->name, e->ndim, AL_ST_MAXDIM);
-    uint64_t numel = 1;
-    for (int d = 0; d < e->ndim; d++) {
-      if (e->shape[d] < 0)
-        return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s' has shape[%d] = %" PRId64,
-                         nm, e->name, d, e->shape[d]);
-      uint64_t v = (uint64_t)e->shape[d];
-      if (v && numel > UINT64_MAX / 16 / v)
-        return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s': shape overflows", nm, e->name);
-      numel *= v;
-    }
-    if (numel * al_st_dtype_size(e->dtype) != e->nbytes) {
-      char s[200];
-      al_st_shape_str_(s, sizeof s, e->ndim, e->shape);
-      return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s': %zu bytes given, %s x "
-                       "shape %s needs %" PRIu64, nm, e->name, e->nbytes,
-                       al_st_dtype_name(e->dtype), s, numel * al_st_dtype_size(e->dtype));
-    }
-    if (e->nbytes && !e->data)
-      return al_seterr(AL_EINVAL, "%s: safetensors write: tensor '%s' has no data", nm, e->name);
+    int64_t numel;
+    al_status st = al_st_entry_check_(nm, "safetensors write: ", e, &numel);
+    if (st) return st;
   }
   for (int i = 0; i < nmeta; i++) {
     if (!M[i].key || !M[i].value)

@@ -94,10 +94,10 @@ static al_status check_mask(const char *op, const al_tensor *x, al_tensor *mask)
   return st;
 }
 
+/* mask passed check_mask (its dims, broadcasting, finiteness) */
 static al_status build_keep(uint8_t **keep, al_tensor *mask, const al_tensor *x, const char *op) {
   char s1[128], s2[128];
   al_tensor *e = NULL, *c = NULL;
-  if (mask->ndim > x->ndim) return al_seterr(AL_EINVAL, "%s: mask %s has more dims than x %s", op, al_shape_str(mask, s1, sizeof s1), al_shape_str(x, s2, sizeof s2));
   int was = al_grad_enabled();
   al_set_grad_enabled(0);
   al_status st = al_expand(&e, mask, x->ndim, x->shape);
@@ -175,8 +175,10 @@ static al_status check_alpha(const char *op, const al_tensor *x, int dim, al_ten
   return st;
 }
 
-al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
-                       al_tensor *alpha, double alpha_value, int max_iter) {
+/* al_normalize; checked: alpha and mask passed check_alpha and check_mask already (the call that
+ * moved dim last: its moved views need not be scanned again, the mask's as an x-sized copy) */
+static al_status normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
+                           al_tensor *alpha, double alpha_value, int max_iter, int checked) {
   AL_NEED(out, "normalize", "out"); AL_NEED(x, "normalize", "x");
   const al_norm_desc *d = al_norm_get(kind);
   if (!d) return al_seterr(AL_EINVAL, "normalize: unknown normalizer %d", (int)kind);
@@ -189,8 +191,8 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
     char b[32];
     return al_seterr(AL_EINVAL, "%s: ratio must be in (0, 1], got %s", op, al_fmt_d_(b, ratio));
   }
-  if (d->param == AL_NORM_P_ALPHA) AL_TRY(check_alpha(op, x, dim, alpha, alpha_value));
-  if (mask) AL_TRY(check_mask(op, x, mask));
+  if (d->param == AL_NORM_P_ALPHA && !checked) AL_TRY(check_alpha(op, x, dim, alpha, alpha_value));
+  if (mask && !checked) AL_TRY(check_mask(op, x, mask));
   if (dim != x->ndim - 1) {
     /* move dim last; the mask and alpha move with it */
     al_tensor *xt = NULL, *mt = NULL, *at = NULL, *y = NULL, *tmp = NULL;
@@ -211,7 +213,7 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
         al_tensor_release(tmp);
       }
     }
-    if (!st) st = al_normalize(&y, kind, xt, -1, mt, ratio, at, alpha_value, max_iter);
+    if (!st) st = normalize(&y, kind, xt, -1, mt, ratio, at, alpha_value, max_iter, 1);
     if (!st) st = al_transpose(out, y, dim, -1);
     al_tensor_release(xt); al_tensor_release(mt); al_tensor_release(at); al_tensor_release(y);
     return st;
@@ -286,4 +288,9 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
   if (st) { al_tensor_release(o); return st; }
   *out = o;
   return AL_OK;
+}
+
+al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask, double ratio,
+                       al_tensor *alpha, double alpha_value, int max_iter) {
+  return normalize(out, kind, x, dim, mask, ratio, alpha, alpha_value, max_iter, 0);
 }
