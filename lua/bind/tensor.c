@@ -29,6 +29,12 @@ static size_t gc_young_step(size_t live) {
  * still in cache, and the next step's tensors reuse them instead of cold memory. */
 void l_gc_pace(lua_State *L) {
   size_t live = al_mem_live();
+  /* Tensors freed since gc_young_at was set (a phase with large buffers ended) lower the
+   * live bytes the next young collection waits for, so it still comes after a quarter of
+   * them: otherwise the smaller phase that follows piled up the old phase's quarter in
+   * garbage before its first collection (BiMamba after attention at N = 2304: five
+   * forwards, 490 MB of freed but uncollected outputs, each call's buffers freshly faulted). */
+  if (gc_young_at > live + gc_young_step(live)) gc_young_at = live + gc_young_step(live);
   if (live > gc_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
     live = al_mem_live();

@@ -85,6 +85,31 @@ print(start, worst)
     -- a young collection at 8 MB past the live bytes, plus the tensor being made
     assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
   end },
+  { name = "after a phase with a large live set, garbage is still collected young", fn = function()
+    -- The young collection waits for a quarter of the live bytes. When a large live set is
+    -- freed (the buffers of a long sequence, a model dropped) the wait must shrink with it:
+    -- it stayed at the old size, so the smaller phase after it piled up that quarter in
+    -- garbage first (BiMamba after attention at N = 2304: 490 MB, every buffer faulted in
+    -- again). In a fresh process, so that the live set is known.
+    local big, worst = two_numbers_from_child([[
+local al = require "attnlab"
+local big = {}
+for i = 1, 64 do big[i] = al.zeros({ 1024, 1024 }) end   -- 256 MB live
+local t = al.zeros({ 256, 1024 })                         -- a young collection at this size
+big = nil; t = nil
+collectgarbage(); collectgarbage()
+local start, worst = al.mem().live, 0
+for _ = 1, 300 do
+  local g = al.zeros({ 256, 1024 })                       -- 1 MB, garbage at the next iteration
+  local over = al.mem().live - start
+  if over > worst then worst = over end
+end
+print(256 * 1024 * 1024, worst)
+]])
+    print(("# fresh process, 300 x 1 MB of garbage after a %d MB live set was freed: at most %d kB of it alive at once")
+      :format(big >> 20, worst // 1024))
+    assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
+  end },
   { name = "tensors released promptly (<close>, release) reuse their memory: RSS flat", fn = function()
     -- A training step whose outputs are closed as soon as they are used frees each buffer
     -- before the next step asks for one of the same size; the allocator must hand it back
