@@ -12,6 +12,7 @@
 
 #include "attnlab/base.h"
 #include "attnlab/version.h"
+#include "block_cache.h"
 
 static _Thread_local char errbuf[1024];
 static atomic_size_t mem_live, mem_peak;   /* relaxed: they order nothing else */
@@ -45,23 +46,36 @@ const char *al_status_name(al_status st) {
   return "unknown status";
 }
 
-/* 64-byte alignment by hand: malloc(size + 72), the block starting at the first 64-byte
- * boundary at least 8 bytes in, malloc's pointer kept in the 8 bytes before it. Why not
- * aligned_alloc: glibc serves it by asking for size + alignment + a header and splitting off
- * both ends, so a freed tensor buffer is exactly its size and too small for the next request
- * of that same size; released promptly (t:release(), <close>) in a training loop, every
- * step's buffers went to fresh heap (+8.6 MB of RSS a step, a page fault per 4 KB). A plain
- * malloc of the same size reuses the freed block exactly. */
+/* 64-byte alignment by hand: malloc(size + 64 + 16), the block starting at the first 64-byte
+ * boundary at least 16 bytes in, with malloc's pointer and the size it was given kept in the
+ * 16 bytes before it (the size lets a block taken from the large-block cache, which may be a
+ * little larger than asked, go back to it whole). Why not aligned_alloc: glibc serves it by
+ * asking for size + alignment + a header and splitting off both ends, so a freed tensor
+ * buffer is exactly its size and too small for the next request of that same size; released
+ * promptly (t:release(), <close>) in a training loop, every step's buffers went to fresh
+ * heap (+8.6 MB of RSS a step, a page fault per 4 KB). A plain malloc of the same size
+ * reuses the freed block exactly. Blocks of 4 MB and more go through block_cache.c. */
 #define AL_ALIGN 64
+typedef struct {
+  char *raw;     /* malloc's pointer */
+  size_t cap;    /* the bytes behind it */
+} block_header;
+
 void *al_malloc(size_t nbytes) {
   size_t rounded = (nbytes + AL_ALIGN - 1) & ~(size_t)(AL_ALIGN - 1);
   if (rounded < nbytes || rounded > SIZE_MAX - 2 * AL_ALIGN) return NULL;
   if (rounded == 0) rounded = AL_ALIGN;
-  /* p is at most sizeof raw + 63 bytes in, whatever malloc's own alignment: inside */
-  char *raw = malloc(rounded + AL_ALIGN + sizeof raw);
-  if (!raw) return NULL;
-  char *p = (char *)(((uintptr_t)raw + sizeof raw + AL_ALIGN - 1) & ~(uintptr_t)(AL_ALIGN - 1));
-  memcpy(p - sizeof raw, &raw, sizeof raw);
+  block_header h = {NULL, rounded + AL_ALIGN + sizeof h};
+  h.raw = al_block_cache_take(h.cap, &h.cap);
+  if (!h.raw) h.raw = malloc(h.cap);
+  if (!h.raw && h.cap >= AL_CACHE_MIN_BYTES && al_mem_cached() > 0) {
+    al_mem_empty_cache();   /* kept blocks of other sizes may be what the system is missing */
+    h.raw = malloc(h.cap);
+  }
+  if (!h.raw) return NULL;
+  /* p is at most sizeof h + 63 bytes in, whatever malloc's own alignment: inside */
+  char *p = (char *)(((uintptr_t)h.raw + sizeof h + AL_ALIGN - 1) & ~(uintptr_t)(AL_ALIGN - 1));
+  memcpy(p - sizeof h, &h, sizeof h);
   size_t live = atomic_fetch_add_explicit(&mem_live, nbytes, memory_order_relaxed) + nbytes;
   size_t peak = atomic_load_explicit(&mem_peak, memory_order_relaxed);
   while (live > peak &&
@@ -80,9 +94,9 @@ void *al_calloc(size_t nbytes) {
 void al_free(void *p, size_t nbytes) {
   if (!p) return;
   atomic_fetch_sub_explicit(&mem_live, nbytes, memory_order_relaxed);
-  char *raw;
-  memcpy(&raw, (char *)p - sizeof raw, sizeof raw);
-  free(raw);
+  block_header h;
+  memcpy(&h, (char *)p - sizeof h, sizeof h);
+  if (!al_block_cache_keep(h.raw, h.cap)) free(h.raw);
 }
 
 size_t al_mem_live(void) { return atomic_load_explicit(&mem_live, memory_order_relaxed); }

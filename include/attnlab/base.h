@@ -41,6 +41,17 @@ void al_free(void *p, size_t nbytes);
 size_t al_mem_live(void);         /* bytes currently allocated through al_malloc */
 size_t al_mem_peak(void);
 
+/* Freed blocks of 4 MB and more are kept (not counted as live) and given to the next
+ * allocation of about their size, instead of being unmapped and faulted in again: a step at
+ * many tokens allocates the same large buffers every time (attention's weights at N = 2304,
+ * 509 MB). At most the limit's bytes are kept, 2 GiB by default; the oldest go first.
+ * Results never depend on it: a kept block's old contents are as undefined as fresh memory.
+ * Builds with AddressSanitizer keep nothing (the limit is 0 and cannot be raised). */
+size_t al_mem_cached(void);                   /* bytes kept now */
+void al_mem_empty_cache(void);                /* give every kept block back to the system */
+size_t al_mem_set_cache_limit(size_t bytes);  /* 0 keeps nothing; returns the old limit */
+size_t al_mem_cache_limit(void);
+
 #define AL_MAXDIM 8
 /* The most elements a tensor's shape may span: the product of its nonzero sizes (its numel
  * unless it is empty), so that numel, every stride and the byte count of 8-byte elements fit

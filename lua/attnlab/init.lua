@@ -325,7 +325,7 @@ function al.help(name)
   save/load:   al.save(path, tensors)  al.load(path)  al.checkpoint.save_vit(path, model)  al.checkpoint.vit_from_file(path)
   checks:      al.gradcheck(fn, {x, ...})
   statistics:  al.stats.ttest_rel(a, b)  al.stats.holm(ps)  al.report (records -> Markdown)
-  config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)]]):gsub("NORMALIZERS", normalizer_functions())))
+  config:      al.config()  al.set_num_threads(n)  al.manual_seed(n)  al.mem()  al.empty_cache()]]):gsub("NORMALIZERS", normalizer_functions())))
 end
 
 -- Last, when every function of this file is defined: the core refuses a normalizer named like

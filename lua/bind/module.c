@@ -64,12 +64,36 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
+/* al.mem() -> {live, peak, cached, cache_limit}: tensor bytes in use, their high-water mark,
+ * and the freed large blocks kept for reuse (base.h says why) with their limit. */
 static int l_mem(lua_State *L) {
-  lua_createtable(L, 0, 2);
+  lua_createtable(L, 0, 4);
   lua_pushinteger(L, (lua_Integer)al_mem_live());
   lua_setfield(L, -2, "live");
   lua_pushinteger(L, (lua_Integer)al_mem_peak());
   lua_setfield(L, -2, "peak");
+  lua_pushinteger(L, (lua_Integer)al_mem_cached());
+  lua_setfield(L, -2, "cached");
+  lua_pushinteger(L, (lua_Integer)al_mem_cache_limit());
+  lua_setfield(L, -2, "cache_limit");
+  return 1;
+}
+
+/* al.empty_cache(): the kept large blocks go back to the system (torch.cuda.empty_cache). */
+static int l_empty_cache(lua_State *L) {
+  if (lua_gettop(L) > 0) return luaL_error(L, "attnlab.empty_cache takes no argument");
+  al_mem_empty_cache();
+  return 0;
+}
+
+/* al.set_cache_limit(bytes) -> the old limit; 0 keeps no freed block. */
+static int l_set_cache_limit(lua_State *L) {
+  int isint = 0;
+  lua_Integer n = lua_tointegerx(L, 1, &isint);
+  if (!isint || n < 0 || lua_gettop(L) != 1)
+    return luaL_error(L, "attnlab.set_cache_limit: expects one whole number of bytes >= 0, got %s",
+                      lua_gettop(L) == 1 ? luaL_tolstring(L, 1, NULL) : "other arguments");
+  lua_pushinteger(L, (lua_Integer)al_mem_set_cache_limit((size_t)n));
   return 1;
 }
 
@@ -214,7 +238,8 @@ int luaopen_attnlab_core(lua_State *L) {
   l_open_augment(L);
   static const luaL_Reg fns[] = {{"set_num_threads", l_set_num_threads}, {"get_num_threads", l_get_num_threads},
                                  {"set_grad_enabled", l_set_grad_enabled}, {"is_grad_enabled", l_is_grad_enabled},
-                                 {"clock", l_clock}, {"mem", l_mem}, {"config", l_config}, {"bench_sgemm", l_bench_sgemm}, {NULL, NULL}};
+                                 {"clock", l_clock}, {"mem", l_mem}, {"empty_cache", l_empty_cache},
+                                 {"set_cache_limit", l_set_cache_limit}, {"config", l_config}, {"bench_sgemm", l_bench_sgemm}, {NULL, NULL}};
   luaL_setfuncs(L, fns, 0);
   lua_pushliteral(L, ATTNLAB_VERSION);
   lua_setfield(L, -2, "version");

@@ -85,6 +85,48 @@ print(start, worst)
     -- a young collection at 8 MB past the live bytes, plus the tensor being made
     assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
   end },
+  { name = "al.mem() shows the kept large blocks; al.empty_cache and al.set_cache_limit", fn = function()
+    -- in a fresh process: the cache is process-wide and other tests leave blocks in it
+    T.need_host()
+    local script = T.tmpscript([[
+local al = require "attnlab"
+local m0 = al.mem()
+local t = al.zeros({ 2048, 1024 })       -- 8 MB: from 4 MB on, a freed block is kept
+t:release()
+local m1 = al.mem()
+al.empty_cache()
+local m2 = al.mem()
+local old = al.set_cache_limit(0)
+local u = al.zeros({ 2048, 1024 }); u:release()
+local m3 = al.mem()
+local ok, err = pcall(al.set_cache_limit, -1)
+local ok2, err2 = pcall(al.set_cache_limit, 1.5)
+local ok3, err3 = pcall(al.empty_cache, true)
+print(m0.cache_limit, m1.cached - m0.cached, m1.live - m0.live, m2.cached, old, m3.cached, m3.cache_limit)
+print(err); print(err2); print(err3)
+]])
+    local out = T.sh(T.HOST .. " " .. script)
+    os.remove(script)
+    local lines = {}
+    for l in out:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    local nums = {}
+    for n in lines[1]:gmatch("%d+") do nums[#nums + 1] = tonumber(n) end
+    local sanitized = os.getenv("ATTNLAB_SANITIZED") == "1"
+    if sanitized then
+      T.eq(nums[1], 0, "an ASan build keeps no blocks")
+    else
+      T.eq(nums[1], 2 << 30, "default limit")
+      assert(nums[2] >= 8 << 20 and nums[2] < (8 << 20) + 4096, "a released 8 MB tensor is kept: " .. lines[1])
+      T.eq(nums[5], 2 << 30, "set_cache_limit returns the old limit")
+    end
+    T.eq(nums[3], 0, "kept bytes are not live")
+    T.eq(nums[4], 0, "al.empty_cache gives them back")
+    T.eq(nums[6], 0, "limit 0 keeps nothing")
+    T.eq(nums[7], 0, "the limit reads back")
+    T.eq(lines[2], "attnlab.set_cache_limit: expects one whole number of bytes >= 0, got -1")
+    T.eq(lines[3], "attnlab.set_cache_limit: expects one whole number of bytes >= 0, got 1.5")
+    T.eq(lines[4], "attnlab.empty_cache takes no argument")
+  end },
   { name = "after a phase with a large live set, garbage is still collected young", fn = function()
     -- The young collection waits for a quarter of the live bytes. When a large live set is
     -- freed (the buffers of a long sequence, a model dropped) the wait must shrink with it:

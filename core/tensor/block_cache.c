@@ -1,0 +1,169 @@
+/* core/tensor/block_cache.c -- large freed blocks kept for the next allocation of about
+ * their size (see block_cache.h; the public side is al_mem_cached, al_mem_empty_cache and
+ * al_mem_set_cache_limit in include/attnlab/base.h). C11 atomics and POSIX sched_yield.
+ *
+ * Why: glibc serves a block of 32 MB or more (the highest its mmap threshold goes), and
+ * often smaller ones, with a fresh mmap and unmaps it at free, so the next block of that size
+ * is faulted in and zeroed by the kernel again, 4 KB at a time. Attention at N = 2304 (batch 8, 3 heads) allocates
+ * its weights P (8, 3, 2304, 2304), 509 MB, and their gradient every step: before this
+ * cache a forward+backward took about 145,000 page faults, and 32% of the process's CPU
+ * time was the kernel's. BiMamba's workspace at that size made single forwards 1x to 3x
+ * their warm time depending on whether glibc had given the memory back. Blocks below
+ * AL_CACHE_MIN_BYTES (4 MB, block_cache.h says why) are left to glibc.
+ *
+ * What it changes: only where a block's bytes live. A block taken from the cache holds the
+ * last owner's data instead of the kernel's zeros; al_malloc never promised either, and
+ * al_calloc clears what it returns. Sanitizer builds keep no blocks, so ASan sees every free;
+ * under valgrind, memcheck is told that a kept block is inaccessible and a taken one
+ * undefined, so a use after free or a read of old data is still reported.
+ *
+ * Policy: at most AL_CACHE_SLOTS blocks and `limit` bytes (al_mem_set_cache_limit; 2 GiB
+ * by default). A request takes the smallest kept block that holds it and wastes at most an
+ * eighth of it; a free that would pass the limit drops the oldest blocks first. A lock
+ * (an atomic flag: the sections are a few dozen instructions, and only blocks of 4 MB or
+ * more come here) makes it safe from any thread. */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "attnlab/base.h"
+#include "block_cache.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define AL_CACHE_ENABLED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define AL_CACHE_ENABLED 0
+#endif
+#endif
+#ifndef AL_CACHE_ENABLED
+#define AL_CACHE_ENABLED 1
+#endif
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define AL_VG_NOACCESS(p, n) VALGRIND_MAKE_MEM_NOACCESS(p, n)
+#define AL_VG_UNDEFINED(p, n) VALGRIND_MAKE_MEM_UNDEFINED(p, n)
+#endif
+#endif
+#ifndef AL_VG_NOACCESS
+#define AL_VG_NOACCESS(p, n) ((void)(p), (void)(n))
+#define AL_VG_UNDEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
+#define AL_CACHE_SLOTS 32
+
+typedef struct {
+  void *raw;        /* malloc's pointer; NULL for an empty slot */
+  size_t cap;       /* the bytes malloc gave it */
+  uint64_t stamp;   /* when it was kept: the smallest is the oldest */
+} cache_slot;
+
+static cache_slot slots[AL_CACHE_SLOTS];
+static size_t cached_bytes;
+static size_t limit = AL_CACHE_ENABLED ? (size_t)2 << 30 : 0;
+static uint64_t clock_;
+static atomic_flag busy = ATOMIC_FLAG_INIT;
+static atomic_size_t cached_view;   /* cached_bytes for readers that do not lock */
+
+/* yield while another thread holds it: with more threads than cores the holder may be the
+ * one waiting for the core */
+static void lock(void) { while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) sched_yield(); }
+static void unlock(void) {
+  atomic_store_explicit(&cached_view, cached_bytes, memory_order_relaxed);
+  atomic_flag_clear_explicit(&busy, memory_order_release);
+}
+
+/* Empties slot i into *out (to be freed after unlocking: free can take a while). */
+static void drop_slot(int i, void **out) {
+  *out = slots[i].raw;
+  cached_bytes -= slots[i].cap;
+  slots[i].raw = NULL;
+}
+
+void *al_block_cache_take(size_t need, size_t *cap) {
+  if (need < AL_CACHE_MIN_BYTES || atomic_load_explicit(&cached_view, memory_order_relaxed) == 0) return NULL;
+  void *raw = NULL;
+  lock();
+  int best = -1;
+  for (int i = 0; i < AL_CACHE_SLOTS; i++) {
+    if (slots[i].raw && slots[i].cap >= need && slots[i].cap - need <= need / 8 &&
+        (best < 0 || slots[i].cap < slots[best].cap))
+      best = i;
+  }
+  if (best >= 0) {
+    *cap = slots[best].cap;
+    drop_slot(best, &raw);
+  }
+  unlock();
+  if (raw) AL_VG_UNDEFINED(raw, *cap);
+  return raw;
+}
+
+int al_block_cache_keep(void *raw, size_t cap) {
+  if (cap < AL_CACHE_MIN_BYTES) return 0;
+  void *evicted[AL_CACHE_SLOTS];
+  int nevicted = 0, kept = 0;
+  lock();
+  if (cap <= limit) {
+    /* make room: the oldest blocks go first, until the bytes and a slot allow this one */
+    for (;;) {
+      int oldest = -1, empty = -1;
+      for (int i = 0; i < AL_CACHE_SLOTS; i++) {
+        if (!slots[i].raw) { if (empty < 0) empty = i; continue; }
+        if (oldest < 0 || slots[i].stamp < slots[oldest].stamp) oldest = i;
+      }
+      if (empty >= 0 && cached_bytes + cap <= limit) {
+        slots[empty] = (cache_slot){raw, cap, ++clock_};
+        cached_bytes += cap;
+        kept = 1;
+        break;
+      }
+      if (oldest < 0) break;   /* unreachable: cap <= limit leaves room once all are gone */
+      drop_slot(oldest, &evicted[nevicted++]);
+    }
+  }
+  unlock();
+  for (int i = 0; i < nevicted; i++) free(evicted[i]);
+  if (kept) AL_VG_NOACCESS(raw, cap);
+  return kept;
+}
+
+/* Drops kept blocks until at most `keep` bytes stay (0: all of them). */
+static void trim_to(size_t keep) {
+  for (;;) {
+    void *raw = NULL;
+    lock();
+    if (cached_bytes > keep) {
+      int oldest = -1;
+      for (int i = 0; i < AL_CACHE_SLOTS; i++)
+        if (slots[i].raw && (oldest < 0 || slots[i].stamp < slots[oldest].stamp)) oldest = i;
+      if (oldest >= 0) drop_slot(oldest, &raw);
+    }
+    unlock();
+    if (!raw) return;
+    free(raw);
+  }
+}
+
+void al_mem_empty_cache(void) { trim_to(0); }
+
+size_t al_mem_cached(void) { return atomic_load_explicit(&cached_view, memory_order_relaxed); }
+
+size_t al_mem_cache_limit(void) {
+  lock();
+  size_t l = limit;
+  unlock();
+  return l;
+}
+
+size_t al_mem_set_cache_limit(size_t bytes) {
+  lock();
+  size_t old = limit;
+  limit = AL_CACHE_ENABLED ? bytes : 0;
+  unlock();
+  trim_to(bytes);
+  return old;
+}
