@@ -196,10 +196,19 @@ static al_status binary_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
         }
         break;
       case AL_MAXIMUM: case AL_MINIMUM: {
-        /* gradient goes to the selected operand; ties go to a */
-        al_binop sel = (op == AL_MAXIMUM) ? (i == 0 ? AL_GE : AL_LT) : (i == 0 ? AL_LE : AL_GT);
-        st = al_binary(&t2, sel, a, b);
-        if (!st) st = al_mul(&t, g, t2);
+        /* As PyTorch: the selected operand takes g, a tie (a == b) gives each operand g/2, and
+         * where a or b is NaN both take g. The operand that lost gets an exact 0 (a select, not
+         * g * 0, which is NaN where g is inf or NaN). */
+        al_binop lost = (op == AL_MAXIMUM) ? (i == 0 ? AL_LT : AL_GT) : (i == 0 ? AL_GT : AL_LT);
+        al_tensor *l = NULL, *e = NULL, *w = NULL, *gw = NULL;
+        al_tensor *zero = al_tensor_zeros(AL_F32, 0, NULL);
+        st = zero ? al_binary(&l, lost, a, b) : AL_ENOMEM;
+        if (!st) st = al_binary(&e, AL_EQ, a, b);
+        if (!st) st = al_affine(&w, e, -0.5, 1);       /* 0.5 at a tie, else 1 */
+        if (!st) st = al_mul(&gw, g, w);
+        if (!st) st = al_where(&t, l, zero, gw);
+        al_tensor_release(l); al_tensor_release(e); al_tensor_release(w); al_tensor_release(gw);
+        al_tensor_release(zero);
         break;
       }
       default: break;

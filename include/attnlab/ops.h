@@ -19,8 +19,9 @@ extern "C" {
 /* ---- elementwise, broadcasting ----------------------------------------------
  * float32 results, except int64 (op) int64 for + - * maximum minimum, which stays int64
  * (wrapping on overflow). Division is always a true division (int64 / int64 -> float32,
- * as PyTorch); comparisons give float32 0/1. maximum/minimum propagate NaN; their
- * gradient goes to a on ties. */
+ * as PyTorch); comparisons give float32 0/1. maximum/minimum propagate NaN; their gradient
+ * is PyTorch's: all of it to the selected operand, half to each at a tie (a == b; the
+ * derivative from either side), all of it to both where a or b is NaN, exactly 0 to the other. */
 typedef enum { AL_ADD, AL_SUB, AL_MUL, AL_DIV, AL_MAXIMUM, AL_MINIMUM,
                AL_GT, AL_GE, AL_LT, AL_LE, AL_EQ, AL_NE } al_binop;
 al_status al_binary(al_tensor **out, al_binop op, al_tensor *a, al_tensor *b);

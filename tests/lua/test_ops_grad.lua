@@ -290,6 +290,38 @@ case("max/min ties: along a dim to the first (lowest index), over all shared eve
   y:min():backward()
   T.eq(y.grad:totable(), { 0, 0.5, 0.5 })
 end)
+-- maximum/minimum (elementwise, two operands) as torch 1.13: a tie gives each operand half (the
+-- mean of the one-sided derivatives; all of it went to a), a NaN gives both all of it, and the
+-- operand that lost gets an exact 0 even where the incoming gradient is inf
+case("maximum/minimum ties: half to each operand, as PyTorch", function()
+  local nan = 0 / 0
+  for _, op in ipairs { "maximum", "minimum" } do
+    local a = al.tensor({ 1, 2, 3, nan, 0 }, { requires_grad = true })
+    local b = al.tensor({ 1, 1, 4, 5, 0 }, { requires_grad = true })
+    al[op](a, b):sum():backward()
+    local ga, gb = a.grad:totable(), b.grad:totable()
+    local win = op == "maximum"
+    T.eq(ga, { 0.5, win and 1 or 0, win and 0 or 1, 1, 0.5 }, nil, op .. " a.grad")
+    T.eq(gb, { 0.5, win and 0 or 1, win and 1 or 0, 1, 0.5 }, nil, op .. " b.grad")
+    -- broadcast: b (1) ties with every element of a (3): its gradient is the sum of the halves
+    local x = al.tensor({ 2, 2, 7 }, { requires_grad = true })
+    local y = al.tensor({ 2 }, { requires_grad = true })
+    al[op](x, y):sum():backward()
+    T.eq(x.grad:totable(), { 0.5, 0.5, win and 1 or 0 }, nil, op .. " broadcast x.grad")
+    T.eq(y.grad:totable(), { win and 1 or 2 }, nil, op .. " broadcast y.grad")
+    -- an inf gradient reaches the winner only (inf * 0 made the loser's NaN)
+    local p = al.tensor({ 1, 3 }, { requires_grad = true })
+    local q = al.tensor({ 2, 2 }, { requires_grad = true })
+    local r = al[op](p, q) * al.tensor { 1 / 0, 1 / 0 }
+    r:sum():backward()
+    for _, v in ipairs(p.grad:totable()) do T.truthy(v == 0 or v == 1 / 0, op .. " p.grad " .. tostring(v)) end
+    for _, v in ipairs(q.grad:totable()) do T.truthy(v == 0 or v == 1 / 0, op .. " q.grad " .. tostring(v)) end
+  end
+  -- the one-sided derivatives at a tie are 1 and 0: central differences see their mean
+  local ok, report = al.gradcheck(function(a, b) return al.maximum(a, b) * 2 + al.minimum(a, b) end,
+    { al.tensor({ 0.5, -1, 2 }, { requires_grad = true }), al.tensor({ 0.5, -1, 2 }, { requires_grad = true }) }, TOL)
+  if not ok then error(report, 0) end
+end)
 case("relu/abs/clamp gradients at the kink are 0 (as PyTorch)", function()
   local x = al.tensor({ 0, 0, 0 }, { requires_grad = true })
   local y0 = al.relu(x) + al.abs(x)
