@@ -128,6 +128,9 @@ int64_t al_numel(const al_tensor *t) {
 }
 
 int al_is_contiguous(const al_tensor *t) {
+  /* no elements: no layout to disagree with (as PyTorch; an empty transpose or narrow was "not
+   * contiguous", and view() refused it) */
+  if (al_numel(t) == 0) return 1;
   int64_t st = 1;
   for (int i = t->ndim - 1; i >= 0; i--) {
     if (t->shape[i] != 1 && t->stride[i] != st) return 0;

@@ -63,6 +63,8 @@ al_tensor *al_tensor_retain(al_tensor *t);
 void al_tensor_release(al_tensor *t);                    /* NULL is fine */
 
 int64_t al_numel(const al_tensor *t);
+/* Row-major with no gaps; the strides of size-1 dims do not matter, and a tensor with no
+ * elements is contiguous whatever its strides (as PyTorch). */
 int al_is_contiguous(const al_tensor *t);
 int al_same_shape(const al_tensor *a, const al_tensor *b);
 static inline float *al_f32(const al_tensor *t) {

@@ -199,6 +199,11 @@ static void test_copy_into(void) {
   int64_t st1[3] = {99, 1, 7};
   al_tensor *odd = al_tensor_view(a, 3, sh1, st1, 0);
   CHECK("al_is_contiguous ignores the strides of size-1 dims", al_is_contiguous(odd) && !al_is_contiguous(p), "");
+  /* no elements: contiguous whatever the strides (as PyTorch) */
+  int64_t sh0[2] = {0, 3}, st0[2] = {1, 0};
+  al_tensor *empty_t = al_tensor_view(a, 2, sh0, st0, 0);
+  CHECK("al_is_contiguous: an empty view with any strides is contiguous", empty_t && al_is_contiguous(empty_t), "");
+  al_tensor_release(empty_t);
 
   al_tensor *rels[] = {a, p, c, big, nv, tv, src, q6, q6t, d6, f, i, odd};
   for (size_t k = 0; k < sizeof rels / sizeof *rels; k++) al_tensor_release(rels[k]);

@@ -222,6 +222,20 @@ case("strides, contiguity and shapes of views", function()
   T.eq(al.zeros { 3, 1 }:expand(3, 5):stride(), { 1, 0 })
   T.eq(#al.zeros { 5, 2 }, 5)
 end)
+-- PyTorch: a tensor with no elements is contiguous whatever its strides. An empty transpose or
+-- narrow said false, so view() refused it (and the optimizers would refuse it as a parameter)
+case("empty views are contiguous, and view() takes them", function()
+  local e = al.zeros({ 3, 0 }):transpose(1, 2)
+  T.eq(e:stride(), { 1, 0 })
+  T.eq(e:is_contiguous(), true)
+  T.eq(e:view { 0, 3 }:shape(), { 0, 3 })
+  local n = al.zeros({ 3, 4 }):narrow(2, 2, 0)
+  T.eq(n:is_contiguous(), true)
+  T.eq(n:view { 3, 0 }:shape(), { 3, 0 })
+  T.eq(n:contiguous():shape(), { 3, 0 })
+  T.eq(al.zeros({ 2, 0, 3 }):permute(3, 1, 2):is_contiguous(), true)
+  T.eq(al.zeros({ 3, 4 }):transpose(1, 2):is_contiguous(), false)   -- elements: the layout decides
+end)
 
 case("reshape of a non-contiguous tensor copies the values in row-major order", function()
   local t = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
