@@ -188,14 +188,16 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
                      al_fmt_d_(vb, o->scale));
   if (d->param == AL_NORM_P_RATIO && !(o->ratio > 0 && o->ratio <= 1)) return al_seterr(AL_EINVAL, "attention: topk ratio must be in (0, 1], got %s", al_fmt_d_(vb, o->ratio));
   al_tensor *alpha = has_alpha ? o->alpha : NULL;
-  if (alpha && (alpha->dtype != AL_F32 || al_numel(alpha) != H))
-    return al_seterr(AL_EINVAL, "attention: alpha must be float32 with one value per head (%lld), got %s", (long long)H, al_shape_str(alpha, s1, sizeof s1));
+  if (alpha && al_numel(alpha) != H)
+    return al_seterr(AL_EINVAL, "attention: alpha must have one value per head (%lld), got %s", (long long)H, al_shape_str(alpha, s1, sizeof s1));
   if (o->key_mask && (o->key_mask->ndim != 2 || o->key_mask->shape[0] != B || o->key_mask->shape[1] != N))
     return al_seterr(AL_EINVAL, "attention: key mask must be (B,N) = (%lld,%lld), got %s", (long long)B, (long long)N, al_shape_str(o->key_mask, s2, sizeof s2));
   al_tensor *xc = NULL, *ac = NULL, *mc = NULL;
   AL_TRY(al_contiguous_ref(&xc, qkv));
   al_status st = AL_OK;
-  if (alpha) st = al_contiguous_ref(&ac, alpha);
+  /* an int64 alpha is taken as float32, as al_normalize takes it (and the entmax package an
+   * integer alpha); a float32 one as it is (al_to_dtype: a new reference when contiguous) */
+  if (alpha) st = al_to_dtype(&ac, alpha, AL_F32);
   if (!st && o->key_mask) st = al_to_dtype(&mc, o->key_mask, AL_F32);
   if (!st && mc) st = al_mask_check_finite_("attention", mc);
   if (st) { al_tensor_release(xc); al_tensor_release(ac); al_tensor_release(mc); return st; }

@@ -111,8 +111,9 @@ al_status al_dropout(al_tensor **out, al_tensor *x, double p, struct al_rng *rng
  * mask: NULL, or a tensor broadcastable to x, nonzero = keep; a NaN or +-inf in it is refused
  * (AL_EINVAL: -inf is an additive mask's, which as nonzero kept what it meant to drop). The
  * parameter of the kind's row (al_norm_desc.param): ratio (AL_NORM_P_RATIO), or alpha
- * (AL_NORM_P_ALPHA) as a tensor broadcastable to x with size 1 along dim (it gets a gradient),
- * or alpha_value when alpha is NULL; max_iter <= 0 means 50. */
+ * (AL_NORM_P_ALPHA) as a tensor broadcastable to x with size 1 along dim (it gets a gradient;
+ * an int64 one, which cannot, is taken as float32), or alpha_value when alpha is NULL;
+ * max_iter <= 0 means 50. */
 al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim, al_tensor *mask,
                        double ratio, al_tensor *alpha, double alpha_value, int max_iter);
 
@@ -120,7 +121,8 @@ al_status al_normalize(al_tensor **out, al_norm_kind kind, al_tensor *x, int dim
  * qkv (B, N, 3D), laid out as timm's (3, heads, D/heads) along the last dim ->
  * out (B, N, D) = concat over heads of f(scale q k^T) v, f = the normalizer `kind`
  * (AL_NORM_P_RATIO rows: ratio; AL_NORM_P_ALPHA rows: alpha = one value per head, a float32
- * tensor of H elements that receives a gradient, or alpha_value when alpha is NULL). key_mask: NULL
+ * tensor of H elements that receives a gradient (or an int64 one, taken as float32, as
+ * al_normalize's), or alpha_value when alpha is NULL). key_mask: NULL
  * or (B, N), nonzero = a key that may be attended to (masked keys get weight exactly 0); NaN or
  * +-inf in it is refused, as al_normalize's mask.
  * *probs (if probs != NULL): the weights (B, H, N, N), differentiable as out is (to the q and

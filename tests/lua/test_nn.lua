@@ -472,6 +472,22 @@ return {
     T.raises(function() al.attention(q, { heads = 2, mask = al.ones({ 2, 5 }) }) end, "key mask must be (B,N) = (2,4), got float32 (2,5)")
     T.raises(function() al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = al.tensor({ 1.5, 1.5, 1.5 }) }) end,
       "one value per head (2), got float32 (3)")
+    -- an int64 alpha is taken as float32 by both paths (al.entmax_bisect took it, al.attention
+    -- refused it "must be float32"), as the entmax package converts an integer alpha
+    local ai, af = al.tensor({ 2, 3 }, { dtype = "int64" }), al.tensor { 2, 3 }
+    local oi, pi = al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = ai })
+    local of, pf = al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = af })
+    T.eq(flat(oi), flat(of), 0, "attention, int64 alpha: out")
+    T.eq(flat(pi), flat(pf), 0, "attention, int64 alpha: weights")
+    local s = al.randn({ 2, 3, 5 })
+    T.eq(flat(al.entmax_bisect(s, ai:reshape { 2, 1, 1 })), flat(al.entmax_bisect(s, af:reshape { 2, 1, 1 })), 0,
+      "entmax_bisect, int64 alpha")
+    local qg = q:detach():requires_grad_()
+    al.sum(al.attention(qg, { heads = 2, normalizer = "entmax_bisect", alpha = ai }) ^ 2):backward()
+    T.truthy(qg.grad ~= nil, "qkv's gradient with an int64 alpha")
+    T.raises(function() al.attention(q, { heads = 2, normalizer = "entmax_bisect", alpha = al.tensor({ 1, 2 }, { dtype = "int64" }) }) end,
+      "alpha must be > 1 and finite, got 1 (head 1)")
+    T.raises(function() al.entmax_bisect(s, al.tensor({ 1 }, { dtype = "int64" })) end, "alpha must be > 1 and finite, got 1")
   end },
   { name = "a fixed-seed ViT training run is bitwise the same at 1 and 2 threads, at each FMA CPU level the machine has (avx512, avx2), under OpenBLAS's own kernel and OPENBLAS_CORETYPE=Haswell", fn = function()
     -- Each configuration in its own process (the CPU level and the OpenBLAS kernel are chosen when
