@@ -7,6 +7,10 @@
 #include "attnlab/autograd.h"
 #include "bind.h"
 
+/* Registry key of the iterator ipairs returns (Lua's ipairsaux): ipairs(t) walks t[1], t[2],
+ * ... until one is nil, so it asks for t[#t + 1], which indexing raises as out of range. */
+#define IPAIRS_ITER "attnlab.Tensor.ipairs_iter"
+
 /* ---- lifetime: pacing the collector, checking and pushing ------------------------ */
 /* Per OS thread, so states on different threads never race on them. The live byte count
  * they are compared with is process-wide (al_mem_live): with several states each one also
@@ -153,10 +157,31 @@ static int mt_pow(lua_State *L) {
   else return luaL_error(L, "attnlab.pow: tensor ^ number or number ^ tensor");
   return l_pushtensor(L, o);
 }
+/* pairs(t) as ipairs(t): the rows along dim 1 with their 1-based index */
+static int mt_pairs(lua_State *L) {
+  l_checktensor(L, 1);
+  lua_getfield(L, LUA_REGISTRYINDEX, IPAIRS_ITER);
+  if (lua_isnil(L, -1)) return luaL_error(L, "attnlab.pairs: no ipairs in this Lua state; use for i = 1, #t do ... t[i] ... end");
+  lua_pushvalue(L, 1);
+  lua_pushinteger(L, 0);
+  return 3;
+}
 static int mt_len(lua_State *L) {
   al_tensor *t = l_checktensor(L, 1);
   lua_pushinteger(L, t->ndim ? t->shape[0] : 0);
   return 1;
+}
+
+/* Whether the function that indexed t (the caller of __index) is ipairs's iterator: then the
+ * index one past the end is the end of the loop, not a mistake. Ordinary t[i] (a Lua function's
+ * frame) still raises. */
+static int indexed_by_ipairs(lua_State *L) {
+  lua_Debug ar;
+  if (!lua_getstack(L, 1, &ar) || !lua_getinfo(L, "f", &ar)) return 0;
+  lua_getfield(L, LUA_REGISTRYINDEX, IPAIRS_ITER);
+  int yes = !lua_isnil(L, -1) && lua_rawequal(L, -1, -2);
+  lua_pop(L, 2);
+  return yes;
 }
 
 static int mt_index(lua_State *L) {
@@ -176,6 +201,15 @@ static int mt_index(lua_State *L) {
     lua_Integer i = luaL_checkinteger(L, 2);
     al_tensor *o = NULL;
     if (i == 0) return luaL_error(L, "attnlab: index 0 is invalid: indices are 1-based");
+    /* for i, row in ipairs(t): the rows along dim 1 (PyTorch's `for row in t`), and nil after
+     * the last one, which ends the loop (an empty t: no rows) */
+    if (t->ndim > 0 && i == t->shape[0] + 1 && indexed_by_ipairs(L)) { lua_pushnil(L); return 1; }
+    if (t->ndim == 0 && indexed_by_ipairs(L)) {   /* as PyTorch's "iteration over a 0-d tensor"; at the loop's line */
+      luaL_where(L, 2);
+      lua_pushliteral(L, "attnlab.ipairs: cannot iterate over a 0-dim tensor (it has no dim to walk); t:item() is its value");
+      lua_concat(L, 2);
+      return lua_error(L);
+    }
     L_TRY(L, "index", al_select(&o, t, 0, i > 0 ? i - 1 : i));
     return l_pushtensor(L, o);
   }
@@ -268,7 +302,8 @@ static const luaL_Reg lifetime_methods[] = {{"__close", mt_gc}, {"release", mt_g
 static const luaL_Reg metamethods[] = {
   {"__gc", mt_gc}, {"__close", mt_gc}, {"__tostring", mt_tostring}, {"__index", mt_index},
   {"__newindex", mt_newindex}, {"__add", mt_add}, {"__sub", mt_sub}, {"__mul", mt_mul},
-  {"__div", mt_div}, {"__unm", mt_unm}, {"__pow", mt_pow}, {"__len", mt_len}, {NULL, NULL}};
+  {"__div", mt_div}, {"__unm", mt_unm}, {"__pow", mt_pow}, {"__len", mt_len}, {"__pairs", mt_pairs},
+  {NULL, NULL}};
 
 static int count(const luaL_Reg *r) {
   int n = 0;
@@ -277,6 +312,15 @@ static int count(const luaL_Reg *r) {
 }
 
 void l_open_tensor(lua_State *L) {
+  /* ipairs's iterator, for mt_index to tell the end of an ipairs loop from t[#t + 1]
+   * (ipairs({}) returns it; no base library, no ipairs: indexing raises as before) */
+  if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
+    lua_newtable(L);
+    if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_iscfunction(L, -1)) lua_setfield(L, LUA_REGISTRYINDEX, IPAIRS_ITER);
+    else lua_pop(L, 1);
+  } else {
+    lua_pop(L, 1);
+  }
   luaL_newmetatable(L, TENSOR_MT);
   luaL_setfuncs(L, metamethods, 0);
   luaL_checkversion(L);

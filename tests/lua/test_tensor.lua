@@ -281,6 +281,29 @@ case("t[i] selects along dim 1 (1-based, negative from the end) and assigns", fu
   T.eq(math.type(i[1]:item()), "integer")
 end)
 
+-- ipairs(t) walks dim 1 as PyTorch's `for row in t` (it ended in "index 4 out of range": ipairs
+-- stops at a nil, and t[#t + 1] raises); pairs(t) does the same. Indexing past the end in code
+-- still raises.
+case("ipairs(t) and pairs(t) walk the rows along dim 1; t[#t + 1] still raises", function()
+  local t = al.tensor { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+  for _, iter in ipairs { ipairs, pairs } do
+    local rows, n = {}, 0
+    for i, row in iter(t) do
+      n = n + 1
+      T.eq(i, n)
+      rows[i] = row:totable()
+    end
+    T.eq(rows, { { 1, 2 }, { 3, 4 }, { 5, 6 } })
+  end
+  local v = {}
+  for i, x in ipairs(al.tensor { 10, 20, 30 }) do v[i] = x:item() end   -- 1-D: 0-dim elements
+  T.eq(v, { 10, 20, 30 })
+  for _ in ipairs(al.zeros { 0, 3 }) do error("an empty tensor has no rows") end
+  T.raises(function() return t[4] end, "index 4 out of range for dim 1")
+  T.raises(function() return t[100] end, "index 100 out of range for dim 1")
+  T.raises(function() for _ in ipairs(al.tensor(5)) do end end, "cannot iterate over a 0-dim tensor")
+end)
+
 case("item and totable", function()
   T.eq(al.tensor({ { 3.5 } }):item(), 3.5)
   T.eq(al.tensor({ 1, 2, 3 }):narrow(1, 2, 1):item(), 2)
