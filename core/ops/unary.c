@@ -314,7 +314,30 @@ static al_status pow_common(al_tensor **out, al_tensor *x, double p, int rpow) {
   return finish_saving_x_y(out, o, xc, node, st);
 }
 
-al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p) { return pow_common(out, x, p, 0); }
+/* int64 x ^ a whole p >= 0: int64 out, exactly (wrapping on overflow, as PyTorch's integer pow
+ * and al_mul). Through float32 a value above 2^24 was rounded (x ^ 1 changed 16777217). */
+static al_status pow_i64(al_tensor **out, al_tensor *x, uint64_t p) {
+  al_tensor *xc = NULL;
+  AL_TRY(al_contiguous_ref(&xc, x));
+  al_tensor *o = al_tensor_new(AL_I64, x->ndim, x->shape);
+  if (!o) { al_tensor_release(xc); return AL_ENOMEM; }
+  const int64_t *px = al_i64(xc);
+  int64_t *po = al_i64(o), n = al_numel(o);
+  for (int64_t i = 0; i < n; i++) {   /* square and multiply, in unsigned arithmetic (no UB) */
+    uint64_t b = (uint64_t)px[i], r = 1;
+    for (uint64_t e = p; e; e >>= 1, b *= b) if (e & 1) r *= b;
+    po[i] = (int64_t)r;
+  }
+  al_tensor_release(xc);
+  *out = o;
+  return AL_OK;
+}
+
+al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p) {
+  if (x && out && x->dtype == AL_I64 && p >= 0 && p == floor(p) && p < 18446744073709551616.0)
+    return pow_i64(out, x, (uint64_t)p);
+  return pow_common(out, x, p, 0);
+}
 al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x) {
   if (!(base > 0)) return al_seterr(AL_EINVAL, "pow: base %g ^ tensor needs a positive base", base);
   return pow_common(out, x, base, 1);

@@ -37,7 +37,9 @@ const char *al_unop_name(al_unop op);
 al_status al_unary(al_tensor **out, al_unop op, al_tensor *x);
 /* out = scale * x + shift (scalar arithmetic from Lua: x*2, x+1, 1-x, ...). */
 al_status al_affine(al_tensor **out, al_tensor *x, double scale, double shift);
-al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p);      /* x^p */
+/* x^p. An int64 x and a whole p >= 0 give int64 (exact, wrapping on overflow, as PyTorch);
+ * otherwise float32. */
+al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p);
 al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x */
 /* +-inf = no bound. An int64 x with whole-number bounds gives int64; otherwise float32. */
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi);

@@ -59,6 +59,20 @@ case("int64 stays exact beyond 2^53 in arithmetic with numbers, fill_, t[i] = n 
   T.eq(al.masked_fill(z, al.tensor { 1, 0 }, 7):totable(), { 7, 5 })
 end)
 
+-- int64 ^ n went through float32 (16777217 ^ 1 came back 16777216.0); a whole n >= 0 gives int64,
+-- exact and wrapping as PyTorch's integer pow, a fraction or negative n float32
+case("int64 ^ a whole power >= 0 is int64 and exact, as PyTorch", function()
+  local i = al.tensor({ 16777217, -3, 0, 2 }, { dtype = "int64" })
+  T.eq((i ^ 1):dtype(), "int64")
+  T.eq((i ^ 1):totable(), { 16777217, -3, 0, 2 })
+  T.eq(al.pow(i, 2):totable(), { 281475010265089, 9, 0, 4 })
+  T.eq((i ^ 0):totable(), { 1, 1, 1, 1 })                  -- 0 ^ 0 = 1
+  T.eq((al.tensor({ 3 }, { dtype = "int64" }) ^ 40):item(), -6289078614652622815)   -- 3^40 - 2^64, as torch
+  T.eq((al.tensor({ 2 }, { dtype = "int64" }) ^ 64):item(), 0)   -- wraps, as int64 * int64
+  T.eq((i ^ 0.5):dtype(), "float32")
+  T.eq((al.tensor({ 4 }, { dtype = "int64" }) ^ -1):totable(), { 0.25 })
+end)
+
 -- stack wrapped a negative dim twice: -4 on (3,4) stacked at dim 3 instead of being refused.
 case("stack: dims -(ndim+1)..ndim+1, others refused", function()
   local x = al.randn { 3, 4 }
