@@ -193,6 +193,9 @@ al_status al_select(al_tensor **out, al_tensor *x, int dim, int64_t index) {
   if (x->ndim == 0) return al_seterr(AL_EINVAL, "select: cannot index a 0-dim tensor");
   int64_t given = index;
   if (index < 0) index += x->shape[dim];
+  if (x->shape[dim] == 0)   /* (the range below read "indices are 1..0 or -0..-1") */
+    return al_seterr(AL_EINVAL, "select: index %lld out of range for dim %d of %s: the dim is empty (size 0)",
+                     (long long)(given >= 0 ? given + 1 : given), dim + 1, al_shape_str(x, b, sizeof b));
   if (index < 0 || index >= x->shape[dim])
     return al_seterr(AL_EINVAL, "select: index %lld out of range for dim %d of %s (indices are 1..%lld or -%lld..-1)",
                      (long long)(given >= 0 ? given + 1 : given), dim + 1, al_shape_str(x, b, sizeof b), (long long)x->shape[dim], (long long)x->shape[dim]);

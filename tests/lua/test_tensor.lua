@@ -315,6 +315,7 @@ case("ipairs(t) and pairs(t) walk the rows along dim 1; t[#t + 1] still raises",
   for _ in ipairs(al.zeros { 0, 3 }) do error("an empty tensor has no rows") end
   T.raises(function() return t[4] end, "index 4 out of range for dim 1")
   T.raises(function() return t[100] end, "index 100 out of range for dim 1")
+  T.raises(function() return al.zeros({ 0, 3 })[1] end, "index 1 out of range for dim 1 of float32 (0,3): the dim is empty (size 0)")
   T.raises(function() for _ in ipairs(al.tensor(5)) do end end, "cannot iterate over a 0-dim tensor")
 end)
 
