@@ -274,18 +274,27 @@ al_status al_mul(al_tensor **out, al_tensor *a, al_tensor *b) { return al_binary
 al_status al_div(al_tensor **out, al_tensor *a, al_tensor *b) { return al_binary(out, AL_DIV, a, b); }
 
 /* ---- where ------------------------------------------------------------------ */
+/* g to a where cond holds, to b elsewhere, and an exact 0 to the other (as PyTorch): g * c
+ * made it NaN where g was inf or NaN, and so al.where(m, x, 0) under a sqrt, whose gradient
+ * is inf at the 0, gave x a NaN gradient at every position m dropped. */
 static al_status where_bwd(al_node *n, al_tensor *g, al_tensor **gin) {
-  al_tensor *c = n->saved[0];   /* float 0/1 with the output's shape */
+  al_tensor *c = n->saved[0];   /* float 0/1 with the output's shape, contiguous */
+  al_tensor *gc = NULL;
+  AL_TRY(al_contiguous_ref(&gc, g));
   al_status st = AL_OK;
+  const float *pc = al_f32(c), *pg = al_f32(gc);
+  const int64_t cnt = al_numel(c);
   for (int i = 0; i < 2 && !st; i++) {
     if (!n->in[i + 1].needs) continue;
-    al_tensor *m = NULL, *t = NULL;
-    if (i == 0) st = al_mul(&t, g, c);
-    else { st = al_affine(&m, c, -1, 1); if (!st) st = al_mul(&t, g, m); }
-    al_tensor_release(m);
-    if (!st) st = al_sum_to_shape(&gin[i + 1], t, n->in[i + 1].ndim, n->in[i + 1].shape);
+    al_tensor *t = al_tensor_new(AL_F32, c->ndim, c->shape);
+    if (!t) { st = AL_ENOMEM; break; }
+    float *pt = al_f32(t);
+    const float keep = i == 0 ? 1.0f : 0.0f;   /* the value of c where this operand was taken */
+    for (int64_t k = 0; k < cnt; k++) pt[k] = pc[k] == keep ? pg[k] : 0.0f;
+    st = al_sum_to_shape(&gin[i + 1], t, n->in[i + 1].ndim, n->in[i + 1].shape);
     al_tensor_release(t);
   }
+  al_tensor_release(gc);
   return st;
 }
 

@@ -44,7 +44,9 @@ al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x
 /* +-inf = no bound. An int64 x with whole-number bounds gives int64; otherwise float32. */
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi);
 /* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. Two int64 operands
- * give int64 (no autograd); otherwise float32. */
+ * give int64 (no autograd); otherwise float32. The gradient goes to the operand taken at each
+ * position and is exactly 0 for the other, even where it is inf or NaN (as PyTorch; also
+ * al_masked_fill's). */
 al_status al_where(al_tensor **out, al_tensor *cond, al_tensor *a, al_tensor *b);
 /* Conversion (a new contiguous tensor, or a new reference when x is already contiguous
  * and of dtype dt: then writing into *out writes into x). float -> int64 truncates toward zero;

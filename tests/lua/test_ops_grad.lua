@@ -322,6 +322,25 @@ case("maximum/minimum ties: half to each operand, as PyTorch", function()
     { al.tensor({ 0.5, -1, 2 }, { requires_grad = true }), al.tensor({ 0.5, -1, 2 }, { requires_grad = true }) }, TOL)
   if not ok then error(report, 0) end
 end)
+-- where/masked_fill: the operand not taken gets an exact 0, as PyTorch (g * c made it NaN where
+-- the incoming gradient was inf or NaN): sqrt of a masked x, whose derivative at the fill 0 is
+-- inf, gave x a NaN gradient at every dropped position
+case("where/masked_fill backward: the operand not taken gets 0 even under an inf gradient", function()
+  local x = al.tensor({ 4, 9, 16 }, { requires_grad = true })
+  local m = al.tensor { 1, 0, 1 }
+  al.sum(al.sqrt(al.where(m, x, al.zeros { 3 }))):backward()
+  T.eq(x.grad:totable(), { 0.25, 0, 0.125 })
+  local y = al.tensor({ 4, 9, 16 }, { requires_grad = true })
+  al.sum(al.sqrt(al.masked_fill(y, al.tensor { 0, 1, 0 }, 0))):backward()
+  T.eq(y.grad:totable(), { 0.25, 0, 0.125 })
+  -- broadcast operands: b (1) sums the gradient of the positions it filled
+  local a = al.tensor({ 1, 2, 3 }, { requires_grad = true })
+  local b = al.tensor(0, { requires_grad = true })
+  local r = al.where(al.tensor { { 1 }, { 0 } }, a, b) * al.tensor { { 1, 1, 1 }, { 2, 2, 2 } }
+  r:sum():backward()
+  T.eq(a.grad:totable(), { 1, 1, 1 })
+  T.eq(b.grad:item(), 6)
+end)
 case("relu/abs/clamp gradients at the kink are 0 (as PyTorch)", function()
   local x = al.tensor({ 0, 0, 0 }, { requires_grad = true })
   local y0 = al.relu(x) + al.abs(x)
