@@ -96,9 +96,18 @@ static int reduce(lua_State *L, int mean, const char *name) {
 static int l_sum(lua_State *L) { return reduce(L, 0, "sum"); }
 static int l_mean(lua_State *L) { return reduce(L, 1, "mean"); }
 
-/* max(t) -> value tensor; max(t, dim [, keepdim]) -> values, indices (1-based) */
+/* max(t) -> value tensor; max(t, dim [, keepdim]) -> values, indices (1-based);
+ * max(a, b) with a tensor b -> al.maximum(a, b), as PyTorch's torch.max(input, other) (it said
+ * "bad argument #2 (number expected, got attnlab.Tensor)"). */
 static int extreme(lua_State *L, int is_min, const char *name) {
   al_tensor *x = l_checktensor(L, 1), *v = NULL, *i = NULL;
+  al_tensor *other = l_totensor(L, 2);
+  if (other) {
+    if (!lua_isnone(L, 3))
+      return luaL_error(L, "attnlab.%s: %s(a, b) of two tensors is elementwise and takes no keepdim", name, name);
+    L_TRY(L, name, al_binary(&v, is_min ? AL_MINIMUM : AL_MAXIMUM, x, other));
+    return l_pushtensor(L, v);
+  }
   if (lua_isnoneornil(L, 2)) {
     int keep = l_optbool_arg(L, 3, 0, name, "keepdim");
     L_TRY(L, name, is_min ? al_min_all(&v, x) : al_max_all(&v, x));

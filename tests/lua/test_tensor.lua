@@ -384,6 +384,12 @@ case("comparisons give float 0/1; maximum/minimum propagate NaN", function()
   T.truthy(n[1] ~= n[1] and n[2] ~= n[2], "NaN propagates through maximum")
   local v = al.max(al.tensor { 1, 0 / 0, 3 }):item()
   T.truthy(v ~= v, "max of a row with NaN is NaN (as PyTorch)")
+  -- max(a, b) / min(a, b) of two tensors: elementwise, as torch.max(input, other) (they raised
+  -- "number expected, got attnlab.Tensor"); broadcasting, and the method form too
+  T.eq(al.max(a, b):totable(), { 3, 2, 3 })
+  T.eq(a:min(al.tensor { 2 }):totable(), { 1, 2, 2 })
+  T.eq(al.max(al.tensor({ 1, 7 }, { dtype = "int64" }), al.tensor({ 4, 2 }, { dtype = "int64" })):dtype(), "int64")
+  T.raises(function() al.max(a, b, true) end, "attnlab.max: max(a, b) of two tensors is elementwise and takes no keepdim")
 end)
 
 case("unary ops on special values", function()
