@@ -329,6 +329,10 @@ al_status al_mse(al_tensor **out, al_tensor *a, al_tensor *b) {
   AL_NEED(out, "mse", "out"); AL_NEED(a, "mse", "a"); AL_NEED(b, "mse", "b");
   char s1[128], s2[128];
   if (!al_same_shape(a, b)) return al_seterr(AL_EINVAL, "mse: shapes differ: %s vs %s", al_shape_str(a, s1, sizeof s1), al_shape_str(b, s2, sizeof s2));
+  /* (two int64s went through int64 arithmetic, wrapping, to mean's refusal: "mse: mean: ...") */
+  if (a->dtype == AL_I64 && b->dtype == AL_I64)
+    return al_seterr(AL_EINVAL, "mse: expected float32 tensors, got %s and %s (convert one with :float())",
+                     al_shape_str(a, s1, sizeof s1), al_shape_str(b, s2, sizeof s2));
   al_tensor *d = NULL, *d2 = NULL;
   al_status st = al_sub(&d, a, b);
   if (!st) st = al_mul(&d2, d, d);

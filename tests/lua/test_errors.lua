@@ -28,6 +28,8 @@ err("linear 1-D weight", function() return al.linear(al.ones { 2, 4 }, al.ones {
 err("layer_norm weight size", function() return al.layer_norm(al.ones { 2, 3 }, al.ones { 4 }) end, "weight", "(4)", "(2,3)")
 err("layer_norm negative eps", function() return al.layer_norm(al.ones { 2, 3 }, nil, nil, -1) end, "eps")
 err("mse shapes", function() return al.mse(al.ones { 2 }, al.ones { 3 }) end, "mse", "(2)", "(3)")
+err("mse of two int64 tensors", function() return al.mse(I { 1, 2 }, I { 1, 3 }) end, "attnlab.mse: expected float32 tensors",
+  "int64 (2) and int64 (2)")
 err("where shapes", function() return al.where(al.ones { 3 }, al.ones { 2 }, al.ones { 2 }) end, "where", "(3)", "(2)")
 err("masked_fill mask shape", function() return al.masked_fill(al.ones { 2, 3 }, al.ones { 4 }, 0) end, "mask", "(4)", "(2,3)")
 err("masked_fill mask larger than x", function() return al.masked_fill(al.ones { 3 }, al.ones { 2, 3 }, 0) end, "(2,3)", "(3)")
