@@ -313,8 +313,13 @@ static int count(const luaL_Reg *r) {
 
 void l_open_tensor(lua_State *L) {
   /* ipairs's iterator, for mt_index to tell the end of an ipairs loop from t[#t + 1]
-   * (ipairs({}) returns it; no base library, no ipairs: indexing raises as before) */
-  if (lua_getglobal(L, "ipairs") == LUA_TFUNCTION) {
+   * (ipairs({}) returns it; no base library, no ipairs: indexing raises as before). A raw
+   * read: a strict-globals __index must not make loading the library fail. */
+  lua_pushglobaltable(L);
+  lua_pushliteral(L, "ipairs");
+  int has_ipairs = lua_rawget(L, -2) == LUA_TFUNCTION;
+  lua_remove(L, -2);
+  if (has_ipairs) {
     lua_newtable(L);
     if (lua_pcall(L, 1, 1, 0) == LUA_OK && lua_iscfunction(L, -1)) lua_setfield(L, LUA_REGISTRYINDEX, IPAIRS_ITER);
     else lua_pop(L, 1);
