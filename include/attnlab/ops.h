@@ -34,13 +34,18 @@ typedef enum { AL_NEG, AL_EXP, AL_LOG, AL_SQRT, AL_TANH, AL_SIGMOID, AL_RELU, AL
                AL_SOFTPLUS, AL_ABS, AL_SIN, AL_COS, AL_RSQRT, AL_LOG1P, AL_SIGN, AL_FLOOR,
                AL_ROUND, AL_ERF, AL_UNARY_COUNT } al_unop;
 const char *al_unop_name(al_unop op);
+/* neg, abs and sign also take int64 (int64 out, exact); the others float32 only (AL_EINVAL).
+ * sign keeps NaN and the sign of a zero (NumPy's sign; PyTorch 1.13 gives sign(NaN) = 0); the
+ * gradient of relu and abs at 0, and of sign, floor and round, is 0 (as PyTorch). */
 al_status al_unary(al_tensor **out, al_unop op, al_tensor *x);
 /* out = scale * x + shift (scalar arithmetic from Lua: x*2, x+1, 1-x, ...). */
 al_status al_affine(al_tensor **out, al_tensor *x, double scale, double shift);
 /* x^p. An int64 x and a whole p >= 0 give int64 (exact, wrapping on overflow, as PyTorch);
  * otherwise float32. */
 al_status al_pow_scalar(al_tensor **out, al_tensor *x, double p);
-al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);  /* base^x */
+/* base^x for a base > 0 only (AL_EINVAL otherwise: its gradient is base^x log(base); PyTorch
+ * also takes 0 and negative bases). */
+al_status al_rpow_scalar(al_tensor **out, double base, al_tensor *x);
 /* +-inf = no bound. An int64 x with whole-number bounds gives int64; otherwise float32. */
 al_status al_clamp(al_tensor **out, al_tensor *x, double lo, double hi);
 /* out = cond ? a : b (cond: nonzero = true; any dtype); a, b broadcast. Two int64 operands
@@ -64,6 +69,8 @@ al_status al_max_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int 
 al_status al_min_dim(al_tensor **values, al_tensor **indices, al_tensor *x, int dim, int keepdim);
 al_status al_max_all(al_tensor **out, al_tensor *x);
 al_status al_min_all(al_tensor **out, al_tensor *x);
+/* Fewer than 2 elements along dim (1 when biased) is AL_EINVAL, where PyTorch returns NaN with a
+ * warning: a NaN loss term found steps later is harder to trace than the refusal. */
 al_status al_var_dim(al_tensor **out, al_tensor *x, int dim, int keepdim, int unbiased);
 /* Sum g down to `shape` (ndim 0..AL_MAXDIM; the reverse of broadcasting). */
 al_status al_sum_to_shape(al_tensor **out, al_tensor *g, int ndim, const int64_t *shape);
