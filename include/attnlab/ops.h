@@ -107,6 +107,8 @@ al_status al_linear(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b);
 /* ---- neural-network ops (fused forward and backward) ------------------------ */
 /* over the last dim; w, b (D) may be NULL. */
 al_status al_layer_norm(al_tensor **out, al_tensor *x, al_tensor *w, al_tensor *b, double eps);
+/* A row holding a NaN gives NaN; a row of only -inf gives -inf throughout (the log of the zero
+ * row the normalizers give a row with nothing kept, normalizers.h), where PyTorch gives NaN. */
 al_status al_log_softmax(al_tensor **out, al_tensor *x, int dim);
 /* logits (B, C), labels int64 (B) 0-based -> mean loss (scalar) over the rows whose label is not
  * ignore_index (any value, negative ones too, as torch's -100; INT64_MIN, which no label is, for
