@@ -171,8 +171,10 @@ static int l_bytes_cat(lua_State *L) {
     count += b->shape[0];
     lua_pop(L, 1);
   }
-  uint8_t *data = al_malloc(total ? total : 1);
-  if (!data) return luaL_error(L, "attnlab.bytes_cat: out of memory (%d bytes)", (int)total);
+  /* exactly total bytes, as bytes_gc frees them (b->size): al_malloc(1) for empty parts was
+   * freed as 0, and each such concatenation left al_mem_live() one byte high for good */
+  uint8_t *data = al_malloc(total);
+  if (!data) return luaL_error(L, "attnlab.bytes_cat: out of memory (%I bytes)", (LUAI_UACINT)total);
   size_t off = 0;
   for (int i = 1; i <= n; i++) {
     lua_geti(L, 1, i);
