@@ -182,6 +182,59 @@ print(rss0, rss_kb())
       :format(8 * 4 * 65 * 65 * 4 // 1024, rss0, rss1))
     assert(rss1 - rss0 < 8 * 1024, ("RSS grew by %d kB over 350 steps"):format(rss1 - rss0))
   end },
+  { name = "training-loop variants keep live tensor bytes constant from step 10 to step 40", fn = function()
+    -- What a sweep or a REPL session runs again and again: attention weights kept and support
+    -- tracked, sequential mixers, A-ViT halting losses, gradient accumulation with clipping and
+    -- a schedule, and a checkpoint written and read back every step. Any tensor or graph
+    -- carried from one step to the next would show as live bytes that grow.
+    local nn, s2s = al.nn, al.s2s
+    local function vit(o)
+      local c = { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 8, depth = 2, heads = 2, seed = 1 }
+      for k, v in pairs(o or {}) do c[k] = v end
+      return nn.ViT(c)
+    end
+    local x, y = al.randn({ 2, 1, 8, 8 }), al.randint(1, 3, { 2 })
+    local path = T.tmpname(".safetensors")
+    local variants = {
+      { "keep_attention + track_support (hae)", function()
+        local m = vit({ normalizer = "hae" })
+        m:track_support(true)
+        for _, a in ipairs(m:attention_layers()) do a.keep_attention = true end
+        return m, function() return al.cross_entropy(m(x), y) end
+      end },
+      { "BiMamba and BiLSTM mixers", function()
+        local m = vit()
+        m:block(1):set_mixer(nn.BiMamba { dim = 8, heads = 2 })
+        m:block(2):set_mixer(nn.BiLSTM { dim = 8, heads = 2 })
+        return m, function() return al.cross_entropy(m(x), y) end
+      end },
+      { "A-ViT halting loss, gather mode", function()
+        local m = vit()
+        return m, function() return (s2s.distilling.halting_loss(m, x, y, { halting = true, mode = "gather" })) end
+      end },
+    }
+    for _, v in ipairs(variants) do
+      local m, loss_of = v[2]()
+      local opt = al.optim.AdamW(m:parameters())
+      local sched = al.optim.CosineWarmup(opt, { warmup = 5, total = 1000 })
+      local live = {}
+      for step = 1, 40 do
+        loss_of():backward()
+        if step % 2 == 0 then   -- two micro-batches per update
+          al.optim.clip_grad_norm(m:parameters(), 0.5)
+          opt:step(); sched:step(); opt:zero_grad()
+          al.save(path, m:state_dict())
+          m:load_state_dict((al.load(path)))
+          opt:load_state_dict(opt:state_dict())
+          al.no_grad(function() return m(x) end)
+        end
+        if step == 10 or step == 40 then collectgarbage(); collectgarbage(); live[#live + 1] = al.mem().live end
+      end
+      print(("# %s: live bytes %d at step 10, %d at step 40"):format(v[1], live[1], live[2]))
+      T.eq(live[2], live[1], 0, v[1])
+    end
+    os.remove(path)
+  end },
   { name = "al.mem().live returns to its baseline after bytes_cat of empty datasets", fn = function()
     -- a dataset file of 0 records (an IDX header with dim 0) gives an empty Bytes; bytes_cat of
     -- such parts allocated 1 byte and its __gc freed 0 (the Bytes' size), so every call left
