@@ -19,7 +19,8 @@
  *
  * Policy: at most AL_CACHE_SLOTS blocks and `limit` bytes (al_mem_set_cache_limit; 2 GiB
  * by default). A request takes the smallest kept block that holds it and wastes at most an
- * eighth of it; a free that would pass the limit drops the oldest blocks first. A lock
+ * eighth of it, of equal ones the last kept (the most likely to be still in cache, as glibc's
+ * own reuse is); a free that would pass the limit drops the oldest blocks first. A lock
  * (an atomic flag: the sections are a few dozen instructions, and only blocks of 4 MB or
  * more come here) makes it safe from any thread. */
 #include <sched.h>
@@ -90,7 +91,8 @@ void *al_block_cache_take(size_t need, size_t *cap) {
   int best = -1;
   for (int i = 0; i < AL_CACHE_SLOTS; i++) {
     if (slots[i].raw && slots[i].cap >= need && slots[i].cap - need <= need / 8 &&
-        (best < 0 || slots[i].cap < slots[best].cap))
+        (best < 0 || slots[i].cap < slots[best].cap ||
+         (slots[i].cap == slots[best].cap && slots[i].stamp > slots[best].stamp)))
       best = i;
   }
   if (best >= 0) {
