@@ -61,8 +61,13 @@ static al_status zero_grads(al_node *n, al_tensor **gin, int count) {
 
 /* The end of a mixer op after its forward ran with status st: on success o goes to *out, and the
  * node n (NULL when no input needs a gradient) keeps e for its backward; on failure all of n, e
- * and o are released. */
+ * and o are released. e's tensors are also saved in n, only for the version check before any
+ * backward runs (autograd.h): they are the input's and the parameters' own storages when those
+ * were contiguous, so an in-place change between forward and backward (x:add_(1), a parameter
+ * updated) would otherwise make the backward use the new values, silently. */
 static al_status finish_op(al_tensor **out, al_tensor *o, al_node *n, mix_extra *e, al_status st) {
+  for (int i = 0; i < e->n && n && !st; i++)
+    if (e->t[i]) st = al_node_save(n, e->t[i]);
   if (st) { if (n) al_node_release(n); mix_free(e); al_tensor_release(o); return st; }
   if (n) { n->extra = e; n->free_extra = mix_free; al_node_attach(n, o); }
   else mix_free(e);

@@ -20,7 +20,8 @@
 extern "C" {
 #endif
 
-#define AL_MAXSAVED 8
+/* BiMamba's node saves its input and 14 parameters (so that each is version-checked) */
+#define AL_MAXSAVED 16
 
 typedef struct al_node al_node;
 
