@@ -162,7 +162,10 @@ static int l_bytes_cat(lua_State *L) {
   l_bytes *first = NULL;
   for (int i = 1; i <= n; i++) {
     lua_geti(L, 1, i);
-    l_bytes *b = check_bytes(L, -1);
+    /* named by its place in the list: check_bytes would say "bad argument #-1" */
+    l_bytes *b = luaL_testudata(L, -1, BYTES_MT);
+    if (!b) return luaL_error(L, "attnlab.bytes_cat: part %d is a %s, not dataset bytes", i, luaL_typename(L, -1));
+    if (!b->data && b->size) return luaL_error(L, "attnlab.bytes_cat: part %d was released", i);
     if (!first) first = b;
     if (b->ndim != first->ndim) return luaL_error(L, "attnlab.bytes_cat: part %d has %d dims, part 1 has %d", i, b->ndim, first->ndim);
     for (int d = 1; d < b->ndim; d++)

@@ -251,5 +251,7 @@ print(rss0, rss_kb())
     end
     collectgarbage(); collectgarbage()
     T.eq(al.mem().live - before, 0, 0, "live bytes left behind by 10 empty bytes_cat")
+    -- a part that is not dataset bytes is named by its place (it said "bad argument #-1")
+    T.raises(function() al.bytes_cat({ empty, 5 }) end, "attnlab.bytes_cat: part 2 is a number, not dataset bytes")
   end },
 }
