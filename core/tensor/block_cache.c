@@ -4,10 +4,10 @@
  *
  * Why: glibc serves a block of 32 MB or more (the highest its mmap threshold goes), and
  * often smaller ones, with a fresh mmap and unmaps it at free, so the next block of that size
- * is faulted in and zeroed by the kernel again, 4 KB at a time. Attention at N = 2304 (batch 8, 3 heads) allocates
- * its weights P (8, 3, 2304, 2304), 509 MB, and their gradient every step: before this
- * cache a forward+backward took about 145,000 page faults, and 32% of the process's CPU
- * time was the kernel's. BiMamba's workspace at that size made single forwards 1x to 3x
+ * is faulted in and zeroed by the kernel again, 4 KB at a time. Attention at N = 2304
+ * (batch 8, 3 heads) allocates its weights P (8, 3, 2304, 2304), 509 MB, and their gradient
+ * every step: before this cache a forward+backward took about 145,000 page faults, and about
+ * a third of the process's CPU time was the kernel's. BiMamba's workspace at that size made single forwards 1x to 3x
  * their warm time depending on whether glibc had given the memory back. Blocks below
  * AL_CACHE_MIN_BYTES (4 MB, block_cache.h says why) are left to glibc.
  *

@@ -25,6 +25,17 @@ local function two_numbers_from_child(source)
   return tonumber(a), tonumber(b)
 end
 
+-- The tail of a child script: 300 x 1 MB of garbage, and in `worst` the most tensor bytes above
+-- the live bytes at its start (`start`) alive at once.
+local GARBAGE_LOOP = [[
+local start, worst = al.mem().live, 0
+for _ = 1, 300 do
+  local g = al.zeros({ 256, 1024 })     -- 1 MB, garbage at the next iteration
+  local over = al.mem().live - start
+  if over > worst then worst = over end
+end
+]]
+
 return {
   { name = "10k MLP steps keep tensor memory and RSS flat", fn = function()
     al.manual_seed(T.seed)
@@ -72,14 +83,7 @@ return {
     local start, worst = two_numbers_from_child([[
 local al = require "attnlab"
 local keep = al.zeros({ 1024, 1024 })   -- 4 MB live throughout
-local start, worst = al.mem().live, 0
-for _ = 1, 300 do
-  local t = al.zeros({ 256, 1024 })     -- 1 MB, garbage at the next iteration
-  local over = al.mem().live - start
-  if over > worst then worst = over end
-end
-print(start, worst)
-]])
+]] .. GARBAGE_LOOP .. "print(start, worst)\n")
     print(("# fresh process, 300 x 1 MB of garbage over %d kB live: at most %d kB of it alive at once")
       :format(start // 1024, worst // 1024))
     -- a young collection at 8 MB past the live bytes, plus the tensor being made
@@ -140,14 +144,7 @@ for i = 1, 64 do big[i] = al.zeros({ 1024, 1024 }) end   -- 256 MB live
 local t = al.zeros({ 256, 1024 })                         -- a young collection at this size
 big = nil; t = nil
 collectgarbage(); collectgarbage()
-local start, worst = al.mem().live, 0
-for _ = 1, 300 do
-  local g = al.zeros({ 256, 1024 })                       -- 1 MB, garbage at the next iteration
-  local over = al.mem().live - start
-  if over > worst then worst = over end
-end
-print(256 * 1024 * 1024, worst)
-]])
+]] .. GARBAGE_LOOP .. "print(256 * 1024 * 1024, worst)\n")
     print(("# fresh process, 300 x 1 MB of garbage after a %d MB live set was freed: at most %d kB of it alive at once")
       :format(big >> 20, worst // 1024))
     assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
