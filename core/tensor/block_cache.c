@@ -63,29 +63,45 @@ typedef struct {
 } cache_slot;
 
 static cache_slot slots[AL_CACHE_SLOTS];
-static size_t cached_bytes;
+/* changed only under the lock; atomic so that al_mem_cached and take's early test can read it
+ * without one */
+static atomic_size_t cached_bytes;
 static size_t limit = AL_CACHE_ENABLED ? (size_t)2 << 30 : 0;
 static uint64_t clock_;
 static atomic_flag busy = ATOMIC_FLAG_INIT;
-static atomic_size_t cached_view;   /* cached_bytes for readers that do not lock */
 
 /* yield while another thread holds it: with more threads than cores the holder may be the
  * one waiting for the core */
 static void lock(void) { while (atomic_flag_test_and_set_explicit(&busy, memory_order_acquire)) sched_yield(); }
-static void unlock(void) {
-  atomic_store_explicit(&cached_view, cached_bytes, memory_order_relaxed);
-  atomic_flag_clear_explicit(&busy, memory_order_release);
+static void unlock(void) { atomic_flag_clear_explicit(&busy, memory_order_release); }
+static size_t cached(void) { return atomic_load_explicit(&cached_bytes, memory_order_relaxed); }
+static void set_cached(size_t n) { atomic_store_explicit(&cached_bytes, n, memory_order_relaxed); }
+
+/* The slot of the oldest kept block, or -1 when none is kept (under the lock). */
+static int oldest_slot(void) {
+  int oldest = -1;
+  for (int i = 0; i < AL_CACHE_SLOTS; i++)
+    if (slots[i].raw && (oldest < 0 || slots[i].stamp < slots[oldest].stamp)) oldest = i;
+  return oldest;
 }
 
-/* Empties slot i into *out (to be freed after unlocking: free can take a while). */
-static void drop_slot(int i, void **out) {
-  *out = slots[i].raw;
-  cached_bytes -= slots[i].cap;
+/* An empty slot, or -1 (under the lock). */
+static int empty_slot(void) {
+  for (int i = 0; i < AL_CACHE_SLOTS; i++)
+    if (!slots[i].raw) return i;
+  return -1;
+}
+
+/* Empties slot i and returns its block (to be freed after unlocking: free can take a while). */
+static void *drop_slot(int i) {
+  void *raw = slots[i].raw;
+  set_cached(cached() - slots[i].cap);
   slots[i].raw = NULL;
+  return raw;
 }
 
 void *al_block_cache_take(size_t need, size_t *cap) {
-  if (need < AL_CACHE_MIN_BYTES || atomic_load_explicit(&cached_view, memory_order_relaxed) == 0) return NULL;
+  if (need < AL_CACHE_MIN_BYTES || cached() == 0) return NULL;
   void *raw = NULL;
   lock();
   int best = -1;
@@ -97,7 +113,7 @@ void *al_block_cache_take(size_t need, size_t *cap) {
   }
   if (best >= 0) {
     *cap = slots[best].cap;
-    drop_slot(best, &raw);
+    raw = drop_slot(best);
   }
   unlock();
   if (raw) AL_VG_UNDEFINED(raw, *cap);
@@ -106,44 +122,29 @@ void *al_block_cache_take(size_t need, size_t *cap) {
 
 int al_block_cache_keep(void *raw, size_t cap) {
   if (cap < AL_CACHE_MIN_BYTES) return 0;
+  /* before another thread can take it; a block that is not kept is freed, which reads nothing */
+  AL_VG_NOACCESS(raw, cap);
   void *evicted[AL_CACHE_SLOTS];
   int nevicted = 0, kept = 0;
   lock();
   if (cap <= limit) {
-    /* make room: the oldest blocks go first, until the bytes and a slot allow this one */
-    for (;;) {
-      int oldest = -1, empty = -1;
-      for (int i = 0; i < AL_CACHE_SLOTS; i++) {
-        if (!slots[i].raw) { if (empty < 0) empty = i; continue; }
-        if (oldest < 0 || slots[i].stamp < slots[oldest].stamp) oldest = i;
-      }
-      if (empty >= 0 && cached_bytes + cap <= limit) {
-        slots[empty] = (cache_slot){raw, cap, ++clock_};
-        cached_bytes += cap;
-        kept = 1;
-        break;
-      }
-      if (oldest < 0) break;   /* unreachable: cap <= limit leaves room once all are gone */
-      drop_slot(oldest, &evicted[nevicted++]);
-    }
+    /* make room, the oldest first: once all are gone the bytes and a slot allow this one */
+    while (cached() + cap > limit || empty_slot() < 0) evicted[nevicted++] = drop_slot(oldest_slot());
+    slots[empty_slot()] = (cache_slot){raw, cap, ++clock_};
+    set_cached(cached() + cap);
+    kept = 1;
   }
   unlock();
   for (int i = 0; i < nevicted; i++) free(evicted[i]);
-  if (kept) AL_VG_NOACCESS(raw, cap);
   return kept;
 }
 
-/* Drops kept blocks until at most `keep` bytes stay (0: all of them). */
+/* Drops kept blocks, the oldest first, until at most `keep` bytes stay (0: all of them). */
 static void trim_to(size_t keep) {
   for (;;) {
     void *raw = NULL;
     lock();
-    if (cached_bytes > keep) {
-      int oldest = -1;
-      for (int i = 0; i < AL_CACHE_SLOTS; i++)
-        if (slots[i].raw && (oldest < 0 || slots[i].stamp < slots[oldest].stamp)) oldest = i;
-      if (oldest >= 0) drop_slot(oldest, &raw);
-    }
+    if (cached() > keep) raw = drop_slot(oldest_slot());
     unlock();
     if (!raw) return;
     free(raw);
@@ -152,7 +153,7 @@ static void trim_to(size_t keep) {
 
 void al_mem_empty_cache(void) { trim_to(0); }
 
-size_t al_mem_cached(void) { return atomic_load_explicit(&cached_view, memory_order_relaxed); }
+size_t al_mem_cached(void) { return cached(); }
 
 size_t al_mem_cache_limit(void) {
   lock();

@@ -16,6 +16,18 @@ static int check_failures = 0;
  * shrinks work that is slow under instrumentation and adds nothing to a memory check. */
 static inline int under_valgrind(void) { return getenv("ATTNLAB_VALGRIND") != NULL; }
 
+/* Whether this program was built with AddressSanitizer (CI's asan-test build). */
+static inline int built_with_asan(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 1;
+#endif
+#endif
+  return 0;
+}
+
 static inline void check_report(int ok, const char *name, const char *fmt, ...) {
   if (ok) {
     printf("PASS: %s\n", name);

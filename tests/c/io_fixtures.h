@@ -153,16 +153,7 @@ static inline char *find_data(const char *rel, char *buf, size_t cap) {
 
 /* Under valgrind (under_valgrind(), check.h) the ~300 MB of real data would take minutes: the
  * biggest files are skipped there, and wall-clock limits only apply to uninstrumented builds. */
-static inline int instrumented(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return 1;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return 1;
-#endif
-#endif
-  return under_valgrind();
-}
+static inline int instrumented(void) { return built_with_asan() || under_valgrind(); }
 #define HEAVY_SKIP(nm) do { if (under_valgrind()) { check_skip(nm, "large real-data file skipped under valgrind; make test runs it"); return; } } while (0)
 
 static inline void rm_tmpdir(void) {

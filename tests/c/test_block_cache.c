@@ -15,17 +15,6 @@
 #include "attnlab/base.h"
 #include "check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN_BUILD 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN_BUILD 1
-#endif
-#endif
-#ifndef ASAN_BUILD
-#define ASAN_BUILD 0
-#endif
-
 #define MB ((size_t)1 << 20)
 
 static void test_sanitized(void) {
@@ -143,7 +132,7 @@ static void test_threads(void) {
 }
 
 int main(void) {
-  if (ASAN_BUILD) {
+  if (built_with_asan()) {
     test_sanitized();
     check_skip("block cache reuse, limit and threads", "AddressSanitizer build keeps no blocks");
   } else {
