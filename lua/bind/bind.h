@@ -87,6 +87,8 @@ int l_checkshape(lua_State *L, int idx, int64_t *shape, const char *fname);
 al_tensor *l_index_to0(lua_State *L, al_tensor *idx, const char *fname);
 
 void l_gc_pace(lua_State *L);
+/* The young and full collections l_gc_pace has run on this OS thread (al.mem()). */
+void l_gc_runs(long *young, long *full);
 /* The Generator at idx (or the `generator` field of an options table there), else the
  * default one (lua/bind/rng.c). */
 al_rng *l_optrng(lua_State *L, int idx);

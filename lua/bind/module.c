@@ -64,10 +64,18 @@ static int l_clock(lua_State *L) {
   return 1;
 }
 
-/* al.mem() -> {live, peak, cached, cache_limit}: tensor bytes in use, their high-water mark,
- * and the freed large blocks kept for reuse (base.h says why) with their limit. */
+/* al.mem() -> {live, peak, cached, cache_limit, young_collections, full_collections}: tensor
+ * bytes in use, their high-water mark, the freed large blocks kept for reuse (base.h says
+ * why) with their limit, and the collections the binding has run to pace Lua's collector by
+ * the tensor bytes (on this OS thread; collectgarbage() calls are not counted). */
 static int l_mem(lua_State *L) {
-  lua_createtable(L, 0, 4);
+  long young, full;
+  l_gc_runs(&young, &full);
+  lua_createtable(L, 0, 6);
+  lua_pushinteger(L, young);
+  lua_setfield(L, -2, "young_collections");
+  lua_pushinteger(L, full);
+  lua_setfield(L, -2, "full_collections");
   lua_pushinteger(L, (lua_Integer)al_mem_live());
   lua_setfield(L, -2, "live");
   lua_pushinteger(L, (lua_Integer)al_mem_peak());

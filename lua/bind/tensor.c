@@ -17,6 +17,7 @@
  * sees the others' tensors, which only makes collections a little more frequent. */
 static _Thread_local size_t gc_threshold = (size_t)32 << 20;   /* a full collection above this */
 static _Thread_local size_t gc_young_at = (size_t)8 << 20;     /* a young collection above this */
+static _Thread_local long gc_young_runs, gc_full_runs;          /* collections run here (al.mem()) */
 
 /* Tensor bytes to allocate between two young collections: a quarter of the live bytes, at
  * least 8 MB. */
@@ -33,23 +34,35 @@ static size_t gc_young_step(size_t live) {
  * still in cache, and the next step's tensors reuse them instead of cold memory. */
 void l_gc_pace(lua_State *L) {
   size_t live = al_mem_live();
-  /* Tensors freed since gc_young_at was set (a phase with large buffers ended) lower the
-   * live bytes the next young collection waits for, so it still comes after a quarter of
-   * them: otherwise the smaller phase that follows piled up the old phase's quarter in
-   * garbage before its first collection (BiMamba after attention at N = 2304: five
-   * forwards, 490 MB of freed but uncollected outputs, each call's buffers freshly faulted). */
-  if (gc_young_at > live + gc_young_step(live)) gc_young_at = live + gc_young_step(live);
+  /* When the live bytes fall to less than half of where the next young collection waits (a
+   * phase with large buffers ended), the wait comes down with them: otherwise the smaller
+   * phase that follows piled up the old phase's quarter in garbage before its first
+   * collection (BiMamba after attention at N = 2304: five forwards, 490 MB of freed but
+   * uncollected outputs, each call's buffers freshly faulted). A smaller fall is the ebb of
+   * every training step (the backward frees the forward's activations): following it down
+   * ran two young collections a step instead of one, each freeing less (the cost measured:
+   * experiments/classifier/THROUGHPUT.md). A wait left where it is stays at most
+   * 2 (live + step), so the garbage alive before a young collection stays below
+   * live + 2 step: about 1.5x the live bytes, or 16 MB over them for small live sets. */
+  if (live + gc_young_step(live) < gc_young_at / 2) gc_young_at = live + gc_young_step(live);
   if (live > gc_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
+    gc_full_runs++;
     live = al_mem_live();
     size_t floor = (size_t)32 << 20;
     gc_threshold = live * 2 > floor ? live * 2 : floor;
     gc_young_at = live + gc_young_step(live);
   } else if (live > gc_young_at) {
     lua_gc(L, LUA_GCSTEP, 0);
+    gc_young_runs++;
     live = al_mem_live();
     gc_young_at = live + gc_young_step(live);
   }
+}
+
+void l_gc_runs(long *young, long *full) {
+  *young = gc_young_runs;
+  *full = gc_full_runs;
 }
 
 al_tensor *l_totensor(lua_State *L, int idx) {

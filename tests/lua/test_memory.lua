@@ -149,6 +149,34 @@ collectgarbage(); collectgarbage()
       :format(big >> 20, worst // 1024))
     assert(worst <= 10 * 1024 * 1024, ("%d kB of garbage alive at once"):format(worst // 1024))
   end },
+  { name = "a training step's ebb does not bring the next young collection forward", fn = function()
+    -- The backward frees the forward's activations, so the live bytes fall within every step.
+    -- Following that fall down with the young collection's wait ran two young collections a
+    -- step instead of one at N = 17 (224 against 126 in 60 steps at N = 65), for no less
+    -- garbage alive: the wait comes down only when the live bytes fall below half of it (a
+    -- phase ended; the test above). Counted over 30 steps of the compact classifier at N = 17,
+    -- batch 128, in a fresh process (the counters are the binding's, per OS thread).
+    local young, full = two_numbers_from_child([[
+local al = require "attnlab"
+al.set_num_threads(1)
+al.manual_seed(0)
+local x, y = al.randn({ 128, 3, 32, 32 }), al.randint(1, 10, { 128 })
+local m = al.nn.ViT { image_size = 32, patch_size = 8, channels = 3, num_classes = 10, seed = 0 }
+local opt = al.optim.AdamW(m:parameters(), { lr = 1e-3 })
+local function step()
+  local l = al.cross_entropy(m(x), y)
+  opt:zero_grad(); l:backward(); opt:step()
+end
+for _ = 1, 10 do step() end
+local m0 = al.mem()
+for _ = 1, 30 do step() end
+local m1 = al.mem()
+print(m1.young_collections - m0.young_collections, m1.full_collections - m0.full_collections)
+]])
+    print(("# 30 training steps at N = 17: %d young and %d full collections"):format(young, full))
+    assert(young >= 20, ("%d young collections in 30 steps: the step's garbage is not collected young"):format(young))
+    assert(young <= 36, ("%d young collections in 30 steps: more than about one a step"):format(young))
+  end },
   { name = "tensors released promptly (<close>, release) reuse their memory: RSS flat", fn = function()
     -- A training step whose outputs are closed as soon as they are used frees each buffer
     -- before the next step asks for one of the same size; the allocator must hand it back
