@@ -81,6 +81,43 @@ return {
     end
     T.close(p:totable(), ref, 1e-6, 1e-5)
   end },
+  { name = "SGD with momentum and dampening (no nesterov) matches the closed form", fn = function()
+    -- torch.optim.SGD: the first step's buffer is the gradient itself (no dampening), later
+    -- ones buf = momentum buf + (1 - dampening) g, and the step is lr buf
+    local p = al.tensor({ 1.0, -2.0 })
+    local opt = al.optim.SGD({ p }, { lr = 0.1, momentum = 0.9, dampening = 0.5, weight_decay = 0.01 })
+    local ref, buf = { 1.0, -2.0 }, { 0, 0 }
+    for t = 1, 3 do
+      local g = { 0.3 * t, -0.1 }
+      p.grad = al.tensor(g)
+      opt:step()
+      for i = 1, 2 do
+        local gi = g[i] + 0.01 * ref[i]
+        buf[i] = t == 1 and gi or 0.9 * buf[i] + 0.5 * gi
+        ref[i] = ref[i] - 0.1 * buf[i]
+      end
+    end
+    T.close(p:totable(), ref, 1e-6, 1e-5)
+  end },
+  { name = "AdamW adds eps to the bias-corrected sqrt(v), as torch.optim.AdamW (gradients near eps)", fn = function()
+    -- gradients of the size of eps: there denom = sqrt(v / (1 - beta2^t)) + eps and, say,
+    -- (sqrt(v) + eps) / sqrt(1 - beta2^t) differ by a factor of ~5 in the step
+    local p = al.tensor({ 1.0, -1.0, 0.5 })
+    local opt = al.optim.AdamW({ p }, { lr = 0.1, betas = { 0.9, 0.99 }, eps = 1e-8, weight_decay = 0 })
+    local grads = { { 1e-8, -3e-8, 2e-9 }, { 2e-8, -1e-8, 0 } }
+    local ref, m, v = { 1.0, -1.0, 0.5 }, { 0, 0, 0 }, { 0, 0, 0 }
+    for t = 1, 2 do
+      p.grad = al.tensor(grads[t])
+      opt:step()
+      for i = 1, 3 do
+        local g = grads[t][i]
+        m[i] = 0.9 * m[i] + 0.1 * g
+        v[i] = 0.99 * v[i] + 0.01 * g * g
+        ref[i] = ref[i] - 0.1 * (m[i] / (1 - 0.9 ^ t)) / (math.sqrt(v[i] / (1 - 0.99 ^ t)) + 1e-8)
+      end
+    end
+    T.close(p:totable(), ref, 1e-6, 1e-5)
+  end },
   { name = "cosine schedule with warmup", fn = function()
     local opt = al.optim.SGD({ al.zeros({ 1 }) }, { lr = 1.0 })
     local s = al.optim.CosineWarmup(opt, { warmup = 4, total = 14, min_lr = 0.1 })
