@@ -76,6 +76,20 @@ case("random_crop_flip: draws from its generator, independent of the thread coun
   T.truthy(nflip > 10 and nflip < 54, "about half the images flipped")
 end)
 
+case("random_crop_flip: the offsets take every value of 0..2*pad, and both flips", function()
+  -- pad 1: top and left uniform on {0, 1, 2} (2 * pad + 1 values); 300 draws miss one of them
+  -- with probability 3 (2/3)^300, and the generator is seeded
+  local _, d = al.random_crop_flip(al.zeros({ 300, 1, 2, 2 }), { pad = 1, hflip = true, generator = al.Generator(3) })
+  for _, key in ipairs({ "top", "left" }) do
+    local seen = {}
+    for b = 1, 300 do seen[d[key][b]] = true end
+    T.eq({ seen[0], seen[1], seen[2], seen[-1], seen[3] }, { true, true, true, nil, nil }, 0, key .. " covers 0..2 and no more")
+  end
+  local nflip = 0
+  for b = 1, 300 do if d.flip[b] then nflip = nflip + 1 end end
+  T.truthy(nflip > 100 and nflip < 200, "about half flipped: " .. nflip)
+end)
+
 case("crop_flip pads with the normalized zero (the channel-mean colour, not black), and augment.h says so", function()
   -- fit.run passes the loader's NORMALIZED batch: the padded border is 0 there, i.e. the
   -- training split's mean colour, while a black pixel of the image is -mean/std. torchvision's
