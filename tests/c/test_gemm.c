@@ -12,7 +12,8 @@
  *   - bitwise independence of how M and N are cut into panels;
  *   - al_sgemm at 1 and 2 threads, bitwise, on model shapes in all four transposes, with
  *     attnlab's kernel and with OpenBLAS forced (al_sgemm_force_path);
- *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1;
+ *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1, and
+ *     exactly the bias rows at K = 0 and alpha = 0;
  *   - bad arguments return AL_EINVAL, never a crash;
  *   - two threads whose first GEMMs start together get OpenBLAS's bits, both of them (the
  *     one-time set-up runs once and the second waits for it).
@@ -384,6 +385,24 @@ static void test_bias(void) {
     CHECK("gemm bias: a NULL bias is no bias (al_gemm_f32_bias and al_sgemm_bias: the beta = 0 product)", same, "differs");
     free(want);
     prob_free(&p);
+  }
+  {   /* K = 0 or alpha = 0: A and B are not read and C is the bias rows, exactly (C's old values,
+       * here random, unread; the padding of C kept). al_sgemm_bias answers K = 0 before it gets
+       * here, so only al_gemm_f32_bias itself reaches this path. */
+    int same = 1;
+    for (int c = 0; c < 2; c++) {
+      prob p = prob_new(0, c, 9, 37, c ? 5 : 0, 2);
+      float *bias = malloc(sizeof(float) * (size_t)p.N), *want = malloc(sizeof(float) * ((size_t)p.M * p.ldc + 1));
+      fill(bias, (size_t)p.N);
+      memcpy(want, p.C0, sizeof(float) * ((size_t)p.M * p.ldc + 1));
+      for (int64_t i = 0; i < p.M; i++) memcpy(want + i * p.ldc, bias, sizeof(float) * (size_t)p.N);
+      same &= al_gemm_f32_bias(0, c, p.M, p.N, p.K, c ? 0.0f : 0.75f, p.A, p.lda, p.B, p.ldb, bias, p.C, p.ldc) == AL_OK;
+      same &= memcmp(want, p.C, sizeof(float) * ((size_t)p.M * p.ldc + 1)) == 0;
+      free(bias);
+      free(want);
+      prob_free(&p);
+    }
+    CHECK("gemm bias: K = 0 and alpha = 0 give the bias rows (al_gemm_f32_bias), C's old values unread", same, "differs");
   }
   /* al_sgemm_bias: the linear layer's shape, split by rows; a wide one split by columns;
    * odd sizes; K = 0 */
