@@ -56,7 +56,7 @@ int64_t al_topk_count(double ratio, int64_t n_kept) {
    * any k in range would do: keep everything, as for a ratio above 1 */
   if (isnan(ratio)) return n_kept;
   double v = ratio * (double)n_kept;
-  /* ratio*n is often a hair above an integer (0.3*10 = 3.0000000000000004): forgive 1e-9. */
+  /* ratio*n is often a hair above an integer (0.07*100 = 7.000000000000001): forgive 1e-9. */
   double c = ceil(v - 1e-9 * (v > 1.0 ? v : 1.0));
   int64_t k = c < 1.0 ? 1 : (c > (double)n_kept ? n_kept : (int64_t)c);
   return k;

@@ -219,6 +219,34 @@ static void test_topk_ties(void) {
   free(x); free(y); free(ref);
 }
 
+/* k = max(1, ceil(ratio * n_kept)), by hand: ratio * n is sometimes a hair above a whole number
+ * in double (0.07 * 100 = 7.000000000000001, 0.14 * 50 and 0.55 * 100 too), and must then count
+ * as that number, not the next one up; a real excess (0.0700001 * 100) still rounds up. */
+static void test_topk_count(void) {
+  const struct { double ratio; int64_t n, k; } c[] = {
+      {0.07, 100, 7}, {0.14, 50, 7}, {0.55, 100, 55}, {0.25, 17, 5}, {0.0700001, 100, 8},
+      {0.01, 10, 1}, {1.0, 65, 65}, {0.5, 0, 0}};
+  int ok = 1;
+  char where[80] = "";
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    if (al_topk_count(c[i].ratio, c[i].n) != c[i].k && ok) {
+      ok = 0;
+      snprintf(where, sizeof where, "ratio %.9g n %lld: %lld, want %lld", c[i].ratio, (long long)c[i].n,
+               (long long)al_topk_count(c[i].ratio, c[i].n), (long long)c[i].k);
+    }
+  /* and the kernel keeps that many: ratio 0.14 of 50 distinct scores 0..49 -> the top 7 */
+  float x[50], o[50];
+  for (int j = 0; j < 50; j++) x[j] = (float)((j * 17) % 50);   /* a permutation of 0..49 */
+  al_topk_softmax_fwd(o, x, 0.14, NULL, 1, 1, 50);
+  int nz = 0, top = 1;
+  for (int j = 0; j < 50; j++) {
+    nz += o[j] > 0;
+    if ((o[j] > 0) != (x[j] >= 43)) top = 0;
+  }
+  CHECK("topk: k = ceil(ratio * n) forgives double's hair above a whole number (0.14 * 50 -> 7)",
+        ok && nz == 7 && top, "%s; %d kept of 50 at ratio 0.14", where, nz);
+}
+
 /* ---------------------------------------------------------------- 7. threads, bwd, errors */
 static void test_threads(void) {
   const long rows = 700, n = 65;   /* rows*n >= AL_PAR_MIN_WORK: the parallel path */
@@ -558,6 +586,7 @@ int main(void) {
   test_nan_only_rows();   /* (after the others' draws: their inputs stay as they were) */
   rng_at(720900);
   test_topk_ties();
+  test_topk_count();
   rng_at(728900);
   test_threads();
   rng_at(912055);
