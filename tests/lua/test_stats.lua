@@ -405,6 +405,16 @@ case("holm properties: input order, >= p, monotone in p, capped at 1, default al
   end
 end)
 
+-- BH's step-up rejects H_(k) at p_(k) <= (k/m) alpha, equality included (statsmodels:
+-- pvals_sorted <= ecdffactor * alpha). Here (1/2) 0.05 = 0.025 and (2/2) 0.05 = 0.05 exactly in
+-- doubles, so both p-values sit on their thresholds: both rejected, both adjusted to 0.05.
+case("bh rejects a p-value equal to its step-up threshold (k/m) alpha", function()
+  T.eq({ S.bh({ 0.025, 0.05 }, 0.05) }, { { 0.05, 0.05 }, { true, true } }, 0, "on both thresholds ")
+  T.eq({ S.bh({ 0.05, 0.025 }, 0.05) }, { { 0.05, 0.05 }, { true, true } }, 0, "input order ")
+  T.eq({ S.bh({ 0.05 }, 0.05) }, { { 0.05 }, { true } }, 0, "single p = alpha ")
+  T.eq(select(2, S.bh({ 0.025 + 2 ^ -50, 0.05 + 2 ^ -50 }, 0.05)), { false, false }, nil, "just above both ")
+end)
+
 case("holm/bonferroni/bh input errors name the index", function()
   for _, m in ipairs({ "holm", "bonferroni", "bh" }) do
     T.raises(function() S[m]({ 0.1, NAN, 0.2 }) end, ("attnlab.stats.%s: p[2] is NaN"):format(m))
@@ -470,6 +480,16 @@ case("wilcoxon auto picks exact only for n <= 25 without ties or zeros", functio
   local d = S.wilcoxon({ 0.5, -1, 2, 3.5, 4 })          -- b = nil: differences given
   local p = S.wilcoxon({ 0.5, -1, 2, 3.5, 4 }, { 0, 0, 0, 0, 0 })
   T.eq({ d.statistic, d.p }, { p.statistic, p.p }, 0, "differences form ")
+end)
+
+case("wilcoxon approximation: a note below 10 differences, none from 10", function()
+  local a9, a10 = {}, {}
+  for i = 1, 9 do a9[i] = i end
+  for i = 1, 10 do a10[i] = i end
+  local r9, r10 = S.wilcoxon(a9, nil, { method = "approx" }), S.wilcoxon(a10, nil, { method = "approx" })
+  T.eq({ r9.method, r10.method }, { "approx", "approx" })
+  T.truthy(r9.note and r9.note:find("fewer than 10 differences", 1, true), "n = 9 says the approximation is rough")
+  T.eq(r10.note, nil, nil, "n = 10 ")
 end)
 
 case("wilcoxon input errors", function()
@@ -557,6 +577,10 @@ case("report.paired.why: 0 or 1 pair, non-finite, no variance (also when only ro
   T.eq(PAIRED.why({ 0.5 + 1e-6, 0.6 }, { 0.5, 0.6 - 0 }), nil)
   T.eq(PAIRED.why({ 50.0001, 60 }, { 50, 60 }), nil)
   T.eq(PAIRED.why({ 50.01, 60.01 }, { 50, 60 }), "no variance")
+  -- the tolerance is relative to max(1, |values|): near 0 it stays 1e-9 (a spread of 5e-10
+  -- is rounding, not two values); a spread that is not exactly 0 is no variance, not identical
+  T.eq({ PAIRED.why({ 5e-10, 0 }, { 0, 0 }) }, { "no variance", 2.5e-10 })
+  T.eq({ PAIRED.why({ 0, 1e-12 }, { 0, 0 }) }, { "no variance", 5e-13 })
   -- ttest(): the raw result when testable, else nil, the reason and the mean
   T.eq({ PAIRED.ttest({ 3, 4 }, { 1, 2 }) }, { nil, "no variance", 2.0 })
   local r = PAIRED.ttest({ 3, 4, 6 }, { 1, 2, 3 })
