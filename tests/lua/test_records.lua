@@ -70,6 +70,7 @@ local BAD = {
   { "empty epochs list", with(function(r) r.epochs = {} end), "^epochs is an empty list %(no epoch was recorded%)$" },
   { "no epochs list", with(function(r) r.epochs = nil end), "^epochs is missing, want a list of per%-epoch records$" },
   { "epochs count != config", with(function(r) r.config.epochs = 5 end), "^epochs has 2 entries but config%.epochs is 5$" },
+  { "more epochs than config", with(function(r) r.config.epochs = 1 end), "^epochs has 2 entries but config%.epochs is 1$" },
   { "epochs [5]", with(function(r) r.epochs = { 5 } ; r.config.epochs = 1 end), "^epochs%[1%] is 5, want an object$" },
   { "epoch numbers", with(function(r) r.epochs[2].epoch = 7 end), "^epochs%[2%]%.epoch is 7, want 2$" },
   { "loss a string", with(function(r) r.epochs[1].loss = "x" end), "^epochs%[1%]%.loss is 'x', want a finite number$" },
@@ -485,6 +486,22 @@ cases[#cases + 1] = { name = "parity_table.lua: epochs [5], a loss 'x', an accur
     T.eq(err, ("parity_table.lua: %s is not a training record (%s)\n"):format(path, b[2]), 0, b[2])
     T.eq(out, "", 0, "half a table printed")
   end
+end }
+
+-- config_change compares every key of either side: a key the experiment leaves out is its
+-- al.train default, a key the record lacks its legacy value, and a key only the record holds
+-- (trained with lr 0.5, the experiment now on the default) is a change, not skipped.
+cases[#cases + 1] = { name = "config_change: a key only the record sets is compared with the default", fn = function()
+  local want = good().config
+  T.eq(R.config_change(good(), want), nil, nil, "the same config ")
+  local rec = good()
+  rec.config.lr = 0.5
+  want.lr = nil
+  T.eq(al.train.DEFAULTS.lr, 0.001)
+  T.eq(R.config_change(rec, want), "lr: record has 0.5, experiment has 0.001")
+  local old = good()
+  old.config.init = nil
+  T.eq(R.config_change(old, good().config), "init: record has timm, experiment has torch")
 end }
 
 cases[#cases + 1] = { name = "(cleanup of the temporary folders)", fn = function()

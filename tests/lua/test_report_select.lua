@@ -83,6 +83,24 @@ return {
     assert(md:find("\nNo test (n/a): img topk:0.125 — identical samples: the same accuracy on every matched seed, "
       .. "Δ = 0 with no spread; img topk:0.5, tie topk:0.25, tie topk:0.5 — no variance: ", 1, true), md)
   end },
+  { name = "selection: a seed only the first-listed candidate has is not common (no error, no effect)", fn = function()
+    -- the main fixture's extra seed belongs to the second candidate; here the first one
+    -- (whose seeds the common set is drawn from) has seed 4 with validation 0.99
+    local d = ROOT .. "/firstextra"
+    for s = 1, 3 do
+      rec(d, "img", "softmax", s, 0.5, 0.70)
+      rec(d, "img", "topk:0.125", s, 0.5, 0.80)
+      rec(d, "img", "topk:0.25", s, 0.5 + s / 64, 0.81)
+      rec(d, "img", "topk:0.5", s, 0.6, 0.805)
+    end
+    rec(d, "img", "topk:0.125", 4, 0.5, 0.99)
+    local S = sel.select(al.report.load(d), { baseline = "softmax", candidates = CANDS })
+    local img = S.datasets[1]
+    T.eq(img.common_seeds, { 1, 2, 3 }, 0, "seed 4 exists for the first candidate only")
+    T.close(img.val["topk:0.125"], 0.80, 1e-12, 0, "seed 4's 0.99 left out of the choice")
+    T.eq(img.chosen, "topk:0.25")
+    T.close(img.test.t, T23, 1e-12)
+  end },
   { name = "selection: a record without validation accuracy is an error naming it", fn = function()
     local d = ROOT .. "/noval"
     rec(d, "img", "softmax", 1, 0.5, 0.7)
