@@ -135,6 +135,14 @@ return {
     T.close(n, 5, 1e-6)
     T.close(math.sqrt(a.grad:sumsq() + b.grad:sumsq()), 1.0, 1e-5)
   end },
+  { name = "clip_grad_norm scales by max_norm / (norm + 1e-6), as PyTorch (visible at a small norm)", fn = function()
+    -- norm 2e-6, max_norm 1e-6: PyTorch's clip_coef = 1e-6 / (2e-6 + 1e-6) = 1/3, so the
+    -- gradient becomes 2e-6 / 3 (a scale of max_norm / norm would give 1e-6)
+    local a = al.zeros({ 1 })
+    a.grad = al.tensor({ 2e-6 })
+    T.close(al.optim.clip_grad_norm({ a }, 1e-6), 2e-6, 0, 1e-6)
+    T.close(a.grad:item(), 2e-6 / 3, 0, 1e-6)   -- (relative: float32 holds 2e-6 to ~6e-8)
+  end },
   { name = "clip_grad_norm with norm_type 1, 3 and inf is that p-norm of all gradients together", fn = function()
     local function grads() local a, b = al.zeros({ 2 }), al.zeros({ 1 }); a.grad, b.grad = al.tensor({ 3, 0 }), al.tensor({ -4 }); return a, b end
     local a, b = grads()
@@ -186,6 +194,18 @@ return {
     s:step()
     T.close({ opt.param_groups[1].lr, opt.param_groups[2].lr, opt.param_groups[3].lr }, { 0.1, 0.01, 0.005 }, 1e-15)
     T.eq(opt.param_groups[2].lr, opt.lr, 0, "a group with neither lr nor lr_scale takes the schedule's lr exactly")
+  end },
+  { name = "set_lr without a schedule keeps each group's lr relative to the optimizer's", fn = function()
+    -- groups lr 0.1 (10x the optimizer's 0.01), none, and lr_scale 0.5: set_lr(0.02) gives
+    -- 0.2, 0.02 and 0.01 (each group's own lr scaled by 0.02 / 0.01, as LambdaLR would)
+    local a, b, c = al.zeros({ 2 }), al.zeros({ 2 }), al.zeros({ 2 })
+    local opt = al.optim.AdamW({ { params = { a }, lr = 0.1 }, { params = { b } }, { params = { c }, lr_scale = 0.5 } },
+      { lr = 0.01 })
+    opt:set_lr(0.02)
+    T.close({ opt.param_groups[1].lr, opt.param_groups[2].lr, opt.param_groups[3].lr }, { 0.2, 0.02, 0.01 }, 1e-15)
+    local s = al.optim.SGD({ { params = { a }, lr = 0.3 }, { params = { b } } }, { lr = 0.1 })
+    s:set_lr(0.05)
+    T.close({ s.param_groups[1].lr, s.param_groups[2].lr }, { 0.15, 0.05 }, 1e-15)
   end },
   { name = "AdamW counts steps per parameter, as torch.optim.AdamW", fn = function()
     -- b has no gradient at step 1: its first update is a first step's (bias corrections at t = 1),
@@ -805,6 +825,28 @@ end
     m:train()
     al.train.evaluate(m, ds, { eval_batch = 4 })
     T.eq(m.training, true)
+  end },
+  { name = "train.evaluate: accuracy, mean loss over examples (uneven batches), exact-records accuracy", fn = function()
+    -- a model whose logits are its input: rows of x are the logits of 5 examples (3 classes),
+    -- evaluated in batches of 2, 2, 1. Labels make examples 1, 2 and 4 right (argmax = y).
+    local X = { { 2.0, 0.5, -1.0 }, { 0.1, 0.3, 3.0 }, { 1.0, 2.0, 0.0 }, { -0.5, 1.5, 0.2 }, { 0.0, 0.0, 4.0 } }
+    local Y = { 1, 3, 3, 2, 1 }
+    local ds = al.data.from_tensors(al.tensor(X), al.tensor(Y, { dtype = "int64" }))
+    ds.exact_records = 3                              -- the first 3 records are the exact test set
+    local model = setmetatable({ training = false }, { __call = function(_, x) return x end })
+    function model:eval() self.training = false end
+    function model:train(on) self.training = on ~= false end
+    local r = al.train.evaluate(model, ds, { eval_batch = 2 })
+    -- the loss by hand in doubles: mean over the 5 examples of logsumexp(x_i) - x_i[y_i]
+    local loss = 0
+    for i, row in ipairs(X) do
+      local se = 0
+      for _, v in ipairs(row) do se = se + math.exp(v) end
+      loss = loss + math.log(se) - row[Y[i]]
+    end
+    T.eq({ r.n, r.accuracy }, { 5, 3 / 5 })
+    T.close(r.loss, loss / 5, 1e-6)
+    T.eq({ r.n_exact, r.accuracy_exact }, { 3, 2 / 3 }, nil, "exact records 1-3 (two right) ")
   end },
   { name = "s2s.evaluate leaves the model in the mode it came in, on an error too", fn = function()
     local s2s = require "attnlab.s2s"

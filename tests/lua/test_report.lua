@@ -222,7 +222,8 @@ return {
                             "Holm over all 10; 7 without a test (identical samples ×1, no variance ×1, 1 pair ×1, no records ×4)",
                             "loss became NaN at epoch 3", "synth__softmax__seed7",
                             "invalid record synth__softmax__seed9.json: not JSON (truncated?)", "1 invalid record (not counted)",
-                            "`sparse_vs_softmax`", "2.00×", "3.00×", "(none)" }) do
+                            "`sparse_vs_softmax`", "2.00×", "3.00×", "(none)",
+                            "| topk:0.5 | 1 | 60.00 |" }) do   -- one seed: its accuracy in %, no ± sd
       assert(md:find(want, 1, true), "the report lacks '" .. want .. "'")
     end
     for _, bad in ipairs({ "+inf", "-inf", "| nan |", "| *** |" }) do
@@ -502,6 +503,17 @@ exit 1
     T.eq(rc_, 0, 0, out)
     assert(out:find("| sparsemax | 2 | 82.00 ± 1.41 | +1.00 [n/a (no variance)] | 2 | n/a (no variance) |", 1, true)
       and not out:find("+inf", 1, true), out)
+  end },
+  { name = "p-values and stars: 4 decimals from 1e-4 up, else 1 significant digit; stars strictly below .05/.01/.001", fn = function()
+    local MD = require "attnlab.report.markdown"
+    local p = { 0.05, 0.0001, 9.9e-5, 5e-4, 0, 1 }
+    local want = { "0.0500", "0.0001", "9.9e-05", "0.0005", "0", "1.0000" }
+    for i = 1, #p do T.eq(MD.fmt_p(p[i]), want[i], nil, "fmt_p(" .. p[i] .. ") ") end
+    -- the usual convention, with p equal to a threshold not beyond it
+    local s = { [0.05] = "ns", [0.0499] = "*", [0.01] = "*", [0.0099] = "**", [0.007] = "**", [0.001] = "**",
+                [0.00099] = "***", [1] = "ns" }
+    for v, st in pairs(s) do T.eq(MD.stars(v), st, nil, "stars(" .. v .. ") ") end
+    T.eq(MD.stars(0 / 0), "")
   end },
   { name = "(cleanup)", fn = function()
     assert(DIR:match("^/tmp/attnlab%-test%-report%.%w+$"))
