@@ -209,6 +209,15 @@ return {
     return P.k_at_mass(p, 0.9):reshape({ -1 }):totable()
   end, {}, { 3, 4, 1, 3, 2 } },
 
+  { name = "spearman (the depth trend): +-1 for monotone, average ranks for ties (by hand), nil below 3", fn = function()
+    T.close(P.spearman({ 1, 2, 3 }, { 10, 20, 40 }), 1, 1e-15)
+    T.close(P.spearman({ 1, 2, 3, 4 }, { 4, 3, 2.5, -1 }), -1, 1e-15)
+    -- x ranks {1, 2.5, 2.5, 4}, y ranks {1, 2, 3, 4}: sxy = 4.5, sxx = 4.5, syy = 5
+    T.close(P.spearman({ 1, 2, 2, 3 }, { 1, 2, 3, 4 }), 4.5 / math.sqrt(4.5 * 5), 1e-15)
+    T.eq(P.spearman({ 1, 2 }, { 1, 2 }), nil)
+    T.eq(P.spearman({ 1, 1, 1 }, { 1, 2, 3 }), 0, 0, "a constant side ")
+  end },
+
   { name = "k90 by bisection equals sorting on random softmax rows", fn = function()
     local r = al.softmax(al.randn({ 300, 33 }) * 2.5)
     local k = P.k_at_mass(r, 0.9):reshape({ -1 }):totable()
@@ -262,6 +271,10 @@ return {
     -- only the class token runs in layers 2-3, and it attends to itself only
     T.close(prof.layers[3].mean.k90, 1, 1e-6)
     T.close(prof.layers[3].mean.entropy, 0, 1e-6)
+    -- fractions are of the running keys (1 here), not of all 17 tokens
+    T.close(prof.layers[3].mean.nonzero, 1, 1e-6)
+    T.close(prof.layers[3].mean.k90_frac, 1, 1e-6)
+    T.close(prof.layers[3].mean.entropy_norm, 0, 1e-6)
   end },
 
   -- ---- replacement -----------------------------------------------------------------------------
