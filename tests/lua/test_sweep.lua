@@ -330,6 +330,13 @@ local cases = {
     e.normalizers = { "softmax", "entmax15", "entmax:1.5" }
     T.eq(#sweep.runs(sweep.validate(e), { out = "/tmp/x" }), 6)
   end },
+  { name = "--quick's overrides of a dataset win over the dataset entry's own keys (else --quick ran the full epochs)", fn = function()
+    local e = { name = "t", datasets = { { name = "fm_e2", dataset = "fmnist", epochs = 20 } }, normalizers = { "softmax" },
+                seeds = { 1 }, schedule = { epochs = 5 }, quick = { overrides = { fm_e2 = { epochs = 1 } } } }
+    local v = sweep.validate(e)
+    T.eq(sweep.runs(v, { out = "/tmp/x" })[1].config.epochs, 20, 0, "the entry's own epochs over the schedule's 5 ")
+    T.eq(sweep.runs(sweep.resolve(v, { quick = true }), { out = "/tmp/x" })[1].config.epochs, 1, 0, "--quick ")
+  end },
   { name = "--task with a file that is not a manifest says so (no 'command line has no --out: {')", fn = function()
     T.raises(function() sweep.run_from_command('{"a": 1}') end,
       'not the command line of a sweep run (no --out DIR/<run>.json): {"a": 1}')
