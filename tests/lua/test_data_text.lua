@@ -352,6 +352,11 @@ local cases = {
     T.eq(s8.tokens:shape(), { 11314, 8 })
     T.eq(rows(s8.tokens), rows(tr.tokens:narrow(2, 1, 8)))
     T.eq(checksum(s8.tokens), REF.seq8_checksum_train)
+    -- and its lengths are min(length, 8) (the cached corpus was read at 96)
+    local l96, l8 = tr.lengths:totable(), s8.lengths:totable()
+    for i = 1, #l96 do
+      if l8[i] ~= math.min(l96[i], 8) then error(("seq_len 8: lengths[%d] = %d, want min(%d, 8)"):format(i, l8[i], l96[i])) end
+    end
     T.truthy(s8.vocab == tr.vocab, "same vocab object for the same vocab options")
   end },
   { name = "newsgroups20: padding='masked' returns an exact key_mask; 'positions' none", fn = function()
