@@ -193,6 +193,14 @@ return {
     T.eq(v(0.6, -1), "**does not agree** (leans the other way, not monotone)")
     T.eq(v(nil, 1), "n/a")
   end },
+  { name = "s2s summary: mean ± sd and paired differences in points (x100), by hand", fn = function()
+    local S = require "attnlab.s2s.summary"
+    -- {0.5, 0.7}: mean 0.6, sd sqrt(0.02) = 0.141421
+    T.eq(S.pm({ 0.5, 0.7 }, 100), "60.00 ± 14.14")
+    T.eq(S.pm({ 0.5 }, 100), "50.00")
+    -- d = {0.1, 0.15, 0.2}: mean 0.15, sd 0.05, t = 3 sqrt3 (df 2), p = 1 - t / sqrt(2 + t^2) = 0.0351
+    T.eq(S.paired({ 0.5, 0.6, 0.8 }, { 0.4, 0.45, 0.6 }), "+15.00 (p 0.0351)")
+  end },
   { name = "s2s seeds: a seed given twice is refused in one line (preset, --seeds); a paired difference with no spread is n/a (no variance), never p 0", fn = function()
     local study = require "attnlab.s2s.study"
     local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
