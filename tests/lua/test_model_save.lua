@@ -380,6 +380,19 @@ case("train.lua --save changes nothing in the record but config.save; the run's 
     "al.train.run save")
 end)
 
+-- the record's per-epoch val_accuracy is the returned model evaluated on the held-out part of
+-- the training split (train_val_split with the run's seed), not on the test split
+case("al.train.run with val: the last epoch's val_accuracy is the model's accuracy on the val split", function()
+  local rec, model = al.train.run({ dataset = "marker", epochs = 1, train_limit = 64, test_limit = 48, batch_size = 32,
+                                    val = 40, dim = 16, heads = 2, seq_len = 24, progress = false })
+  local _, te, val = al.train.datasets(rec.config)
+  T.eq({ val.n, te.n }, { 40, 48 })
+  local on_val, on_test = al.train.evaluate(model, val, rec.config), al.train.evaluate(model, te, rec.config)
+  T.truthy(on_val.accuracy ~= on_test.accuracy, "the fixture tells the two splits apart")
+  T.eq(rec.epochs[1].val_accuracy, on_val.accuracy)
+  T.eq(rec.epochs[1].test_accuracy, on_test.accuracy)
+end)
+
 case("train.lua --save where nothing can be written, or onto --out / --checkpoint: refused before training, one line, exit 2", function()
   T.need_host()
   local function refused(args, pat)
