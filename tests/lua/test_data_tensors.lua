@@ -122,6 +122,21 @@ case("the fit loop trains a model on it (the loss goes down on a learnable task)
   T.truthy(history[3].loss < 0.7 * history[1].loss, ("loss %g -> %g"):format(history[1].loss, history[3].loss))
 end)
 
+case("the fit loop's schedule: floor(warmup_epochs * steps) warmup steps, then cosine to min_lr over the stage", function()
+  -- 12 examples in batches of 4: 3 steps per epoch, 2 epochs, total 6. warmup_epochs = 0.5 is
+  -- floor(1.5) = 1 step, so after epoch 1 (t = 3) lr = 0.5 (1 + cos(pi (3 - 1) / (6 - 1))),
+  -- after epoch 2 (t = 6) min_lr = 0
+  local ds = al.data.from_tensors(al.randn({ 12, 4 }, { generator = al.Generator(3) }),
+    al.tensor({ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2 }, { dtype = "int64" }))
+  local model = al.nn.Linear(4, 2, { generator = al.Generator(1) })
+  local fit = require "attnlab.run.fit"
+  local history = fit.run(model, { { name = "train", epochs = 2, lr = 1.0, warmup_epochs = 0.5,
+    step = function(xb, yb) local loss = al.cross_entropy(model(xb), yb) return loss, { loss = loss:item() } end } },
+    { train = ds, batch_size = 4, seed = 1, weight_decay = 0, min_lr = 0 })
+  T.close(history[1].lr, 0.5 * (1 + math.cos(math.pi * 2 / 5)), 1e-12)
+  T.close(history[2].lr, 0, 1e-12)
+end)
+
 local x10, y10 = numbered(10, 2)
 err("x not a tensor", function() return al.data.from_tensors({ 1, 2 }, y10) end,
   "al.data.from_tensors: x must be a tensor (N, ...), got a table")
