@@ -85,6 +85,14 @@ return {
       want = want + p[l] * (math.log(p[l]) - math.log(q))
     end
     T.close(got, want / 6, 1e-6)
+    -- the Gaussian's exponent -(l - t)^2 / (2 std^2): p[4] / p[3] = exp((2.25 - 0.25) / 2) = e
+    T.close(p[4] / p[3], math.exp(1), 1e-12)
+    -- a layer mean of 0 is clamped to q = 0.01 (A-ViT eq. 10), so the KL stays finite
+    local z = { al.tensor(0.0) }
+    for l = 2, 6 do z[l] = al.tensor(0.2) end
+    local wz = p[1] * (math.log(p[1]) - math.log(0.01))
+    for l = 2, 6 do wz = wz + p[l] * (math.log(p[l]) - math.log(0.2)) end
+    T.close(H.distr_loss(z, p):item(), wz / 6, 1e-6)
     T.eq(H.config({ keep_rate = 0.5 }, 12).target_depth, 6)
     T.eq(H.config({}, 12).target_depth, 9)
   end },
