@@ -340,6 +340,19 @@ return {
       parts.mse, parts2.mse, parts.halt, parts2.halt, parts.ce, parts2.ce))
     assert(loss2:item() < loss:item(), "loss did not decrease")
     assert(parts.mse > 0 and parts.halt >= 0)
+    -- the loss is ce wc + mse wm + halt wh (the parts unweighted); defaults mse 1, halt 0.1, ce 1
+    local lw, pw = D.stage1_loss(t, st, x, y, { layers = c.layers, weights = { mse = 2, halt = 0.5, ce = 1 },
+                                                teacher_halting = c.teacher_halting })
+    T.close(lw:item(), pw.ce + 2 * pw.mse + 0.5 * pw.halt, 1e-5, 1e-6)
+    local ld, pd = D.stage1_loss(t, st, x, y, { layers = c.layers, weights = {}, teacher_halting = c.teacher_halting })
+    T.close(ld:item(), pd.ce + pd.mse + 0.1 * pd.halt, 1e-5, 1e-6)
+    T.truthy(pw.mse > 0.01 and pw.halt > 0.01, "both weighted parts count")
+    -- masked_mse: the mean of (a - b)^2 over the kept tokens and all channels, by hand
+    local a = al.tensor({ { { 1, 2 }, { 3, 4 } } })            -- (1, 2, 2)
+    local b = al.tensor({ { { 0, 0 }, { 0, 0 } } })
+    T.close(D.masked_mse(a, b):item(), (1 + 4 + 9 + 16) / 4, 1e-6)
+    T.close(D.masked_mse(a, b, al.tensor({ { 0, 1 } })):item(), (9 + 16) / 2, 1e-6)
+    T.close(D.masked_mse(a, b, al.tensor({ { 0, 0 } })):item(), 0, 0)
     -- without replacement the student equals the teacher: MSE and alignment are 0
     local same = D.clone(t)
     local _, p0 = D.stage1_loss(t, same, x, y, { layers = { 3 }, weights = {}, teacher_halting = c.teacher_halting })
