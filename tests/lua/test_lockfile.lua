@@ -25,6 +25,21 @@ end
 local HOST = ((T.read_file("/proc/sys/kernel/hostname") or "localhost"):gsub("%s+", ""))
 
 return {
+  { name = "release removes only its own lock: one taken over meanwhile (judged dead) stays", fn = function()
+    local path = DIR .. "/over.lock"
+    local lock = lockfile.acquire(path)
+    T.truthy(lock, "acquire")
+    write(path, "otherhost 4242 99\n")            -- another process's lock in its place
+    lock:release()
+    T.eq((lockfile.holder(path) or {}).host, "otherhost", nil, "the new holder's lock is left ")
+    -- so is one of a process on another host that happens to have this pid
+    os.remove(path)
+    lock = lockfile.acquire(path)
+    write(path, ("otherhost %d 99\n"):format(lockfile.self().pid))
+    lock:release()
+    T.eq((lockfile.holder(path) or {}).host, "otherhost", nil, "same pid, other host ")
+    os.remove(path)
+  end },
   { name = "acquire: one holder at a time; the file names it; release removes it", fn = function()
     local path = DIR .. "/a.lock"
     local me = lockfile.self()
