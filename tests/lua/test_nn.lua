@@ -65,39 +65,32 @@ return {
     end
     T.close(p:totable(), ref, 1e-6, 1e-5)
   end },
-  { name = "SGD with momentum and nesterov matches the closed form", fn = function()
-    local p = al.tensor({ 1.0, -2.0 })
-    local opt = al.optim.SGD({ p }, { lr = 0.1, momentum = 0.9, nesterov = true, weight_decay = 0.01 })
-    local ref, buf = { 1.0, -2.0 }, { 0, 0 }
-    for t = 1, 3 do
-      local g = { 0.3 * t, -0.1 }
-      p.grad = al.tensor(g)
-      opt:step()
-      for i = 1, 2 do
-        local gi = g[i] + 0.01 * ref[i]
-        buf[i] = t == 1 and gi or 0.9 * buf[i] + gi
-        ref[i] = ref[i] - 0.1 * (gi + 0.9 * buf[i])
+  { name = "SGD with momentum matches the closed form: nesterov, and dampening without it", fn = function()
+    -- torch.optim.SGD: gi = g + wd p; the first step's buffer is gi itself (no dampening), later
+    -- ones buf = momentum buf + (1 - dampening) gi; the step is lr (gi + momentum buf) with
+    -- nesterov, else lr buf
+    local cases = {
+      { opts = { nesterov = true }, damp = 0, step = function(gi, b) return gi + 0.9 * b end },
+      { opts = { dampening = 0.5 }, damp = 0.5, step = function(_, b) return b end },
+    }
+    for _, c in ipairs(cases) do
+      local opts = { lr = 0.1, momentum = 0.9, weight_decay = 0.01 }
+      for k, v in pairs(c.opts) do opts[k] = v end
+      local p = al.tensor({ 1.0, -2.0 })
+      local opt = al.optim.SGD({ p }, opts)
+      local ref, buf = { 1.0, -2.0 }, { 0, 0 }
+      for t = 1, 3 do
+        local g = { 0.3 * t, -0.1 }
+        p.grad = al.tensor(g)
+        opt:step()
+        for i = 1, 2 do
+          local gi = g[i] + 0.01 * ref[i]
+          buf[i] = t == 1 and gi or 0.9 * buf[i] + (1 - c.damp) * gi
+          ref[i] = ref[i] - 0.1 * c.step(gi, buf[i])
+        end
       end
+      T.close(p:totable(), ref, 1e-6, 1e-5)
     end
-    T.close(p:totable(), ref, 1e-6, 1e-5)
-  end },
-  { name = "SGD with momentum and dampening (no nesterov) matches the closed form", fn = function()
-    -- torch.optim.SGD: the first step's buffer is the gradient itself (no dampening), later
-    -- ones buf = momentum buf + (1 - dampening) g, and the step is lr buf
-    local p = al.tensor({ 1.0, -2.0 })
-    local opt = al.optim.SGD({ p }, { lr = 0.1, momentum = 0.9, dampening = 0.5, weight_decay = 0.01 })
-    local ref, buf = { 1.0, -2.0 }, { 0, 0 }
-    for t = 1, 3 do
-      local g = { 0.3 * t, -0.1 }
-      p.grad = al.tensor(g)
-      opt:step()
-      for i = 1, 2 do
-        local gi = g[i] + 0.01 * ref[i]
-        buf[i] = t == 1 and gi or 0.9 * buf[i] + 0.5 * gi
-        ref[i] = ref[i] - 0.1 * buf[i]
-      end
-    end
-    T.close(p:totable(), ref, 1e-6, 1e-5)
   end },
   { name = "AdamW adds eps to the bias-corrected sqrt(v), as torch.optim.AdamW (gradients near eps)", fn = function()
     -- gradients of the size of eps: there denom = sqrt(v / (1 - beta2^t)) + eps and, say,
