@@ -37,9 +37,12 @@ static int bytes_gc(lua_State *L) {
   return 0;
 }
 
+/* Freed bytes (bytes_gc, also their __close) keep their size and lose their data. */
+static int bytes_released(const l_bytes *b) { return !b->data && b->size; }
+
 static l_bytes *check_bytes(lua_State *L, int idx) {
   l_bytes *b = luaL_checkudata(L, idx, BYTES_MT);
-  if (!b->data && b->size) luaL_argerror(L, idx, "bytes were released");
+  if (bytes_released(b)) luaL_argerror(L, idx, "bytes were released");
   return b;
 }
 
@@ -165,7 +168,7 @@ static int l_bytes_cat(lua_State *L) {
     /* named by its place in the list: check_bytes would say "bad argument #-1" */
     l_bytes *b = luaL_testudata(L, -1, BYTES_MT);
     if (!b) return luaL_error(L, "attnlab.bytes_cat: part %d is a %s, not dataset bytes", i, luaL_typename(L, -1));
-    if (!b->data && b->size) return luaL_error(L, "attnlab.bytes_cat: part %d was released", i);
+    if (bytes_released(b)) return luaL_error(L, "attnlab.bytes_cat: part %d was released", i);
     if (!first) first = b;
     if (b->ndim != first->ndim) return luaL_error(L, "attnlab.bytes_cat: part %d has %d dims, part 1 has %d", i, b->ndim, first->ndim);
     for (int d = 1; d < b->ndim; d++)
