@@ -14,6 +14,22 @@ end
 
 local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
 
+-- The mean of (a - b)^2 over the kept tokens and all channels, summed in Lua doubles.
+-- a, b (B,N,D); keep (B,N) or nil (every token).
+local function mse_by_hand(a, b, keep)
+  local at, bt, kt = a:totable(), b:totable(), keep and keep:totable()
+  local sum, count = 0, 0
+  for i = 1, #at do
+    for n = 1, #at[i] do
+      if not kt or kt[i][n] ~= 0 then
+        for d = 1, #at[i][n] do sum = sum + (at[i][n][d] - bt[i][n][d]) ^ 2 end
+        count = count + #at[i][n]
+      end
+    end
+  end
+  return sum / count
+end
+
 -- a fresh folder (T.rm_rf removes it) holding a teacher vit(o) saved as teacher.safetensors:
 -- the folder and the teacher's path
 local function saved_teacher(o)
@@ -357,6 +373,77 @@ return {
     local same = D.clone(t)
     local _, p0 = D.stage1_loss(t, same, x, y, { layers = { 3 }, weights = {}, teacher_halting = c.teacher_halting })
     T.eq({ p0.mse, p0.halt }, { 0, 0 })
+  end },
+
+  { name = "stage-1 MSE: the student runs under the teacher's masks, averaged over the teacher's kept tokens", fn = function()
+    -- The study's stage 1: both models see the same running tokens (the teacher's halting
+    -- decides), and the layer MSE counts only those tokens, summed by hand from the two
+    -- models' recorded mixer outputs.
+    local t = vit({ depth = 4 })
+    t:eval()
+    -- layers 2-4 replaced: the student's own halting then differs from the teacher's at 3-4
+    local layers = { 2, 3, 4 }
+    local st = s2s.replace(t, layers, "bimamba", { seed = 2 })
+    local x, y = s2s.synthetic_dataset({ n = 8, size = 16 }):batch(al.arange(8))
+    local thalt = H.config({ gate_scale = 5, gate_center = 1 }, 4)
+    local _, ti = al.no_grad(function() return H.forward(t, x, { halting = thalt, record = true }) end)
+    local _, si = al.no_grad(function() return H.forward(st, x, { masks = ti.keep, halting = thalt, record = true }) end)
+    local want, dense, halted = 0, 0, 0
+    for _, l in ipairs(layers) do
+      want = want + mse_by_hand(si.mixed[l], ti.mixed[l], ti.keep[l])
+      dense = dense + mse_by_hand(si.mixed[l], ti.mixed[l], nil)
+      halted = halted + (ti.batch * ti.tokens - ti.active[l])
+    end
+    -- the teacher halts tokens before the replaced layers, so the masks matter here
+    T.truthy(halted > 0, "the teacher halts no token before the replaced layers: the test has no teeth")
+    local _, parts = D.stage1_loss(t, st, x, y, { layers = layers, weights = { mse = 1, halt = 0, ce = 1 }, teacher_halting = thalt })
+    T.close(parts.mse, want, 1e-5, 1e-7)   -- the two checks below need 10x this to tell
+    T.truthy(math.abs(dense - want) > 1e-4 * want, "dense and masked MSE coincide: the test cannot tell them apart")
+    -- the student under its OWN halting would see other tokens and give another MSE
+    local _, own = al.no_grad(function() return H.forward(st, x, { halting = thalt, record = true }) end)
+    T.truthy(al.sum(al.abs(own.keep[4] - ti.keep[4])):item() > 0, "the student's own masks are the teacher's")
+    local own_mse = 0
+    for _, l in ipairs(layers) do own_mse = own_mse + mse_by_hand(own.mixed[l], ti.mixed[l], ti.keep[l]) end
+    print(("  stage-1 MSE %.6g; dense %.6g; student under its own masks %.6g"):format(want, dense, own_mse))
+    T.truthy(math.abs(own_mse - want) > 1e-4 * want, "the student's own masks give the same MSE: the test cannot tell them apart")
+  end },
+
+  { name = "stage-2 loss: weighted parts, the controller's lambda, and the MSE under the student's own masks", fn = function()
+    -- Stage 2 (and the A-ViT teacher's training) weight CE, ponder and the depth prior; with
+    -- weights.mse > 0 the teacher runs under the STUDENT's masks and the MSE counts the
+    -- student's kept tokens. The parts come back unweighted.
+    local t = vit({ depth = 4 })
+    t:eval()
+    local layers = { 2, 3, 4 }
+    local st = s2s.replace(t, layers, "bimamba", { seed = 2 })
+    local x, y = s2s.synthetic_dataset({ n = 8, size = 16 }):batch(al.arange(8))
+    local halting = { gate_scale = 5, gate_center = 1, ponder_weight = 0.03, distr_weight = 0.2 }
+    local c = { halting = halting, weights = { ce = 0.7, mse = 3 }, layers = layers }
+    local loss, parts = D.halting_loss(st, x, y, c, nil, t)
+    T.truthy(parts.ponder > 0 and parts.distr > 0 and parts.mse > 0, "every part counts")
+    T.close(loss:item(), 0.7 * parts.ce + 0.03 * parts.ponder + 0.2 * parts.distr + 3 * parts.mse, 1e-5, 1e-7)
+    -- the keep-rate controller passes its lambda as c.ponder_weight; it replaces the config's
+    local lc = D.halting_loss(st, x, y, { halting = halting, ponder_weight = 0.5, weights = c.weights, layers = layers }, nil, t)
+    T.close(lc:item(), 0.7 * parts.ce + 0.5 * parts.ponder + 0.2 * parts.distr + 3 * parts.mse, 1e-5, 1e-7)
+    -- a dense student (no halting config): CE only, weighted
+    local ld, pd = D.halting_loss(st, x, y, { weights = { ce = 0.7 } })
+    T.eq(pd.ponder, nil)
+    T.close(ld:item(), 0.7 * pd.ce, 1e-6, 1e-7)
+    -- the MSE by hand: the teacher under the student's masks, over the student's kept tokens
+    local hc = H.config(halting, 4)
+    local _, si = al.no_grad(function() return H.forward(st, x, { halting = hc, record = true }) end)
+    local _, ti = al.no_grad(function() return H.forward(t, x, { masks = si.keep, record = true }) end)
+    local _, tdense = al.no_grad(function() return H.forward(t, x, { record = true }) end)
+    local want, teacher_dense, all_tokens = 0, 0, 0
+    for _, l in ipairs(layers) do
+      want = want + mse_by_hand(si.mixed[l], ti.mixed[l], si.keep[l])
+      all_tokens = all_tokens + mse_by_hand(si.mixed[l], ti.mixed[l], nil)
+      teacher_dense = teacher_dense + mse_by_hand(si.mixed[l], tdense.mixed[l], si.keep[l])
+    end
+    T.truthy(si.active[4] < ti.batch * ti.tokens, "the student halts no token: the test has no teeth")
+    T.close(parts.mse, want, 1e-5, 1e-7)           -- the two checks below need 10x this to tell
+    T.truthy(math.abs(all_tokens - want) > 1e-4 * want, "masked and all-token MSE coincide")
+    T.truthy(math.abs(teacher_dense - want) > 1e-4 * want, "the teacher's dense run gives the same MSE")
   end },
 
   { name = "distillation resumes from its checkpoint with the same numbers", fn = function()
