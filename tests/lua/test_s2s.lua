@@ -14,6 +14,18 @@ end
 
 local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
 
+-- The two losses' tests: a depth-4 teacher (eval mode) and its student with layers 2-4
+-- replaced by bimamba, so that the student's own halting differs from the teacher's at
+-- layers 3-4; a batch of 8 synthetic 16x16 images.
+local function loss_pair()
+  local t = vit({ depth = 4 })
+  t:eval()
+  local layers = { 2, 3, 4 }
+  local st = s2s.replace(t, layers, "bimamba", { seed = 2 })
+  local x, y = s2s.synthetic_dataset({ n = 8, size = 16 }):batch(al.arange(8))
+  return t, st, x, y, layers
+end
+
 -- The mean of (a - b)^2 over the kept tokens and all channels, summed in Lua doubles.
 -- a, b (B,N,D); keep (B,N) or nil (every token).
 local function mse_by_hand(a, b, keep)
@@ -379,12 +391,7 @@ return {
     -- The study's stage 1: both models see the same running tokens (the teacher's halting
     -- decides), and the layer MSE counts only those tokens, summed by hand from the two
     -- models' recorded mixer outputs.
-    local t = vit({ depth = 4 })
-    t:eval()
-    -- layers 2-4 replaced: the student's own halting then differs from the teacher's at 3-4
-    local layers = { 2, 3, 4 }
-    local st = s2s.replace(t, layers, "bimamba", { seed = 2 })
-    local x, y = s2s.synthetic_dataset({ n = 8, size = 16 }):batch(al.arange(8))
+    local t, st, x, y, layers = loss_pair()
     local thalt = H.config({ gate_scale = 5, gate_center = 1 }, 4)
     local _, ti = al.no_grad(function() return H.forward(t, x, { halting = thalt, record = true }) end)
     local _, si = al.no_grad(function() return H.forward(st, x, { masks = ti.keep, halting = thalt, record = true }) end)
@@ -412,11 +419,7 @@ return {
     -- Stage 2 (and the A-ViT teacher's training) weight CE, ponder and the depth prior; with
     -- weights.mse > 0 the teacher runs under the STUDENT's masks and the MSE counts the
     -- student's kept tokens. The parts come back unweighted.
-    local t = vit({ depth = 4 })
-    t:eval()
-    local layers = { 2, 3, 4 }
-    local st = s2s.replace(t, layers, "bimamba", { seed = 2 })
-    local x, y = s2s.synthetic_dataset({ n = 8, size = 16 }):batch(al.arange(8))
+    local t, st, x, y, layers = loss_pair()
     local halting = { gate_scale = 5, gate_center = 1, ponder_weight = 0.03, distr_weight = 0.2 }
     local c = { halting = halting, weights = { ce = 0.7, mse = 3 }, layers = layers }
     local loss, parts = D.halting_loss(st, x, y, c, nil, t)
