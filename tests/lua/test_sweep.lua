@@ -27,6 +27,21 @@ local function kill_group(pid)
   end
 end
 
+-- Start `sh -c INNER` in a session of its own, as a killed sweep's worker left running would
+-- be, and return its pid once its /proc cmdline is that shell's and names `needle` (the run's
+-- record path). The sweep finds such a worker by that cmdline, and right after the spawn it is
+-- briefly empty (setsid and sh are still exec'ing): a sweep started then would not see it.
+local function stand_in_worker(inner, needle)
+  local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+  local t0 = al.clock()
+  while al.clock() - t0 < 30 do
+    local cmdline = read("/proc/" .. pid .. "/cmdline")
+    if cmdline and cmdline:find("^sh%z%-c%z") and cmdline:find(needle, 1, true) then return pid end
+    sh("sleep 0.01")
+  end
+  error("the stand-in worker " .. pid .. " never showed its command line")
+end
+
 local TMP = {}   -- the folders made, removed by the last case
 local function tmpdir() return T.tmpdir("sweep", TMP) end
 
@@ -570,8 +585,7 @@ local cases = {
     -- what a SIGKILL of the sweep alone leaves: its worker going on (a stand-in: 2 s of sleep that
     -- names the run's record), its pid file in .state/
     write(going, "")
-    local inner = ("sleep 2; rm -f %s; : %s"):format(q(going), q(runs[1].out))
-    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    local pid = stand_in_worker(("sleep 2; rm -f %s; : %s"):format(q(going), q(runs[1].out)), runs[1].out)
     write(out .. "/.state/" .. runs[1].name .. ".pid", pid .. "\n")
     local lines = {}
     local s = sweep.run(exp, { out = out, workers = 1, no_wait = true, entry = stub, log = function(l) lines[#lines + 1] = l end })
@@ -597,8 +611,8 @@ local cases = {
       log = function() end }).done, 1)
     sh("mkdir -p " .. q(out .. "/.state"))
     local src = src_dir .. "/" .. runs[1].name .. ".json"
-    local inner = ("sleep 0.3; cp %s %s.tmp; mv %s.tmp %s"):format(q(src), q(runs[1].out), q(runs[1].out), q(runs[1].out))
-    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    local inner = ("sleep 1; cp %s %s.tmp; mv %s.tmp %s"):format(q(src), q(runs[1].out), q(runs[1].out), q(runs[1].out))
+    local pid = stand_in_worker(inner, runs[1].out)
     write(out .. "/.state/" .. runs[1].name .. ".pid", pid .. "\n")
     local lines = {}
     local s = sweep.run(exp, { out = out, workers = 1, no_wait = true, entry = stub, log = function(l) lines[#lines + 1] = l end })
@@ -978,7 +992,7 @@ local cases = {
     -- (a stand-in worker: sleeps, then copies the finished record into place, as train.lua would)
     local src = A_DIR .. "/" .. NAMES[2] .. ".json"
     local inner = ("sleep 3; cp %s %s.tmp; mv %s.tmp %s"):format(q(src), q(run.out), q(run.out), q(run.out))
-    local pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q(inner))):match("%d+")
+    local pid = stand_in_worker(inner, run.out)
     write(dir .. "/.state/" .. NAMES[2] .. ".pid", pid .. "\n")
     local out, rc = sh(("%s scripts/sweep.lua %s --only %s --no-wait --out %s"):format(q(HOST), q(A_DIR .. "/../tiny.lua"),
       q(only), q(dir)))
@@ -992,7 +1006,7 @@ local cases = {
     T.eq(read(run.out), read(src), 0, "the earlier sweep's record is kept")
     -- a stand-in that ends without a record: the run is started again by this sweep
     os.remove(run.out)
-    pid = sh(("setsid sh -c %s >/dev/null 2>&1 </dev/null & echo $!"):format(q("sleep 1; : " .. run.out))):match("%d+")
+    pid = stand_in_worker("sleep 1; : " .. run.out, run.out)
     write(dir .. "/.state/" .. NAMES[2] .. ".pid", pid .. "\n")
     lines = {}
     s = sweep.run(exp, { out = dir, workers = 1, only = only, log = function(l) lines[#lines + 1] = l end })
