@@ -36,6 +36,9 @@ return {
     assert(err:find("missing keys: bias", 1, true), err)
     assert(err:find("unexpected keys: extra", 1, true), err)
     assert(err:find("weight: checkpoint (2,4), model (2,3)", 1, true), err)
+    -- a transposed weight (3,2) has the model's element count but not its shape: refused
+    T.raises(function() m:load_state_dict({ weight = al.zeros({ 3, 2 }), bias = al.zeros({ 2 }) }) end,
+      "mis-shaped: weight: checkpoint (3,2), model (2,3)")
     local missing, unexpected = m:load_state_dict({ weight = al.ones({ 2, 3 }) }, { strict = false })
     T.eq(missing, { "bias" }); T.eq(unexpected, {})
     T.eq(flat(m.weight), { 1, 1, 1, 1, 1, 1 })
@@ -765,6 +768,10 @@ end
     T.truthy(al.max(al.abs(m[2].weight - w2)):item() > 0, "the other layer moved")
     m:requires_grad_()
     T.truthy(m[1].weight.requires_grad, "unfrozen")
+    -- freezing drops a gradient already there, so the next step cannot move the frozen layer
+    al.sum(m(al.ones({ 2, 3 }))):backward()
+    m:get(1):requires_grad_(false)
+    T.truthy(m[1].weight.grad == nil and m[1].bias.grad == nil, "a frozen parameter keeps no gradient")
     T.raises(function() m:requires_grad_("no") end, "Sequential:requires_grad_: expects true or false")
   end },
   { name = "optimizers: a non-contiguous parameter or two over one memory refused up front; param() copies a view", fn = function()
@@ -879,5 +886,199 @@ end
     T.raises(function() s2s.save_model(path, m) end, "block 1's token mixer is OwnMixer, a module of your own, which no model file can rebuild")
     T.truthy(io.open(path) == nil, "nothing written")
     T.raises(function() al.checkpoint.save_vit(path, m) end, "a module of your own")
+  end },
+
+  -- The initialisers against their closed forms (sizes large enough that the sample statistics
+  -- sit well inside the tolerances): trunc_normal_'s default bounds are timm's absolute [-2, 2]
+  -- (std of N(0,1) truncated there: sqrt(1 - 4 phi(2) / (Phi(2) - Phi(-2))) = 0.87962); xavier's
+  -- bound sqrt(6 / (fan_in + fan_out)) and std sqrt(2 / (fan_in + fan_out)), the receptive field
+  -- counted in both fans; Linear's bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), both signs;
+  -- Embedding's N(0, 1).
+  { name = "init: trunc_normal_ defaults, xavier bounds and std, Linear bias and Embedding draws by closed form", fn = function()
+    local function stats(t)
+      local v = flat(t)
+      local s, s2, mn, mx = 0, 0, math.huge, -math.huge
+      for _, x in ipairs(v) do s, s2, mn, mx = s + x, s2 + x * x, math.min(mn, x), math.max(mx, x) end
+      local mean = s / #v
+      return mean, math.sqrt(s2 / #v - mean * mean), mn, mx
+    end
+    local t = al.zeros({ 20000 })
+    nn.init.trunc_normal_(t, 1, nil, nil, nil, al.Generator(3))       -- mean 0, [a, b] = [-2, 2]
+    local _, sd, mn, mx = stats(t)
+    T.close(sd, 0.87962, 0.015, 0, "trunc_normal_ std with the default bounds")
+    T.truthy(mn >= -2 and mx <= 2 and mn < -1.9 and mx > 1.9, ("draws in [%g, %g], want to fill [-2, 2]"):format(mn, mx))
+    -- (64, 32): fan_in 32, fan_out 64, bound sqrt(6/96) = 0.25, std sqrt(2/96) = 0.1443
+    local w = al.zeros({ 64, 32 })
+    nn.init.xavier_uniform_(w, nil, al.Generator(4))
+    _, sd, mn, mx = stats(w)
+    T.truthy(mn >= -0.25 and mx <= 0.25 and mn < -0.24 and mx > 0.24, ("xavier_uniform_ in [%g, %g], want [-0.25, 0.25]"):format(mn, mx))
+    nn.init.xavier_uniform_(w, 2, al.Generator(4))                     -- gain 2: bound 0.5
+    _, _, mn, mx = stats(w)
+    T.truthy(mx <= 0.5 and mx > 0.48, ("xavier_uniform_ gain 2: max %g, want bound 0.5"):format(mx))
+    nn.init.xavier_normal_(w, nil, al.Generator(5))
+    _, sd = stats(w)
+    T.close(sd, math.sqrt(2 / 96), 0.008, 0, "xavier_normal_ std")
+    -- a conv weight (8, 4, 3, 3): fan_in 4*9 = 36, fan_out 8*9 = 72, bound sqrt(6/108)
+    local cw = al.zeros({ 8, 4, 3, 3 })
+    T.eq({ nn.init.fans(cw) }, { 36, 72 })
+    nn.init.xavier_uniform_(cw, nil, al.Generator(6))
+    _, _, mn, mx = stats(cw)
+    T.truthy(mx <= math.sqrt(6 / 108) and mx > 0.9 * math.sqrt(6 / 108), ("conv xavier max %g"):format(mx))
+    -- Linear(16, 4000): bias U(-0.25, 0.25)
+    local lin = nn.Linear(16, 4000, { generator = al.Generator(7) })
+    local bmean, _, bmn, bmx = stats(lin.bias)
+    T.truthy(bmn >= -0.25 and bmx <= 0.25 and bmn < -0.24 and bmx > 0.24, ("bias in [%g, %g], want U(-0.25, 0.25)"):format(bmn, bmx))
+    T.close(bmean, 0, 0.015, 0, "bias mean")
+    local emean, esd = stats(nn.Embedding(500, 40, { generator = al.Generator(8) }).weight)
+    T.close({ emean, esd }, { 0, 1 }, 0.03, 0, "Embedding N(0, 1)")
+  end },
+  -- PyTorch's default p = 0.5 (kept entries scaled by 1/(1-p) = 2); timm's Mlp drops after fc2
+  -- too, so in training about half of the MLP's outputs are exactly 0 (fc2's bias makes an
+  -- undropped output nonzero), and none in eval.
+  { name = "Dropout's default p is 0.5; MLP drops after fc2 as well as after the activation", fn = function()
+    al.manual_seed(12)
+    local d = nn.Dropout(nil, { generator = al.Generator(2) })
+    T.eq(d.p, 0.5)
+    local y = flat(d(al.ones({ 4000 })))
+    local zeros = 0
+    for _, v in ipairs(y) do
+      if v == 0 then zeros = zeros + 1 else T.eq(v, 2, 0, "kept entry scaled by 1/(1-p)") end
+    end
+    T.close(zeros / #y, 0.5, 0.04, 0, "share dropped")
+    local mlp = nn.MLP { in_features = 4, hidden_features = 8, out_features = 4000, drop = 0.5 }
+    local function zero_share(out)
+      local n = 0
+      for _, v in ipairs(flat(out)) do if v == 0 then n = n + 1 end end
+      return n / out:numel()
+    end
+    local x = al.randn({ 1, 4 })
+    T.close(zero_share(mlp(x)), 0.5, 0.05, 0, "training: outputs dropped")
+    mlp:eval()
+    T.eq(zero_share(mlp(x)), 0, 0, "eval: nothing dropped")
+  end },
+  -- strict is the default: with no options and with options that do not say strict
+  { name = "load_state_dict is strict by default; buffers are in the state dict and load", fn = function()
+    local m = nn.Linear(3, 2)
+    T.raises(function() m:load_state_dict({ weight = al.zeros({ 2, 3 }) }) end, "missing keys: bias")
+    T.raises(function() m:load_state_dict({ weight = al.zeros({ 2, 3 }) }, {}) end, "missing keys: bias")
+    local M = nn.class("CountM", nn.Module)
+    function M:init() self:param("w", al.zeros({ 2 })); self:buffer("count", al.tensor({ 5 }, { dtype = "int64" })) end
+    local a = M()
+    local sd = a:state_dict()
+    T.truthy(al.is_tensor(sd.count), "the buffer is in the state dict")
+    a:load_state_dict({ w = al.ones({ 2 }), count = al.tensor({ 7 }, { dtype = "int64" }) })
+    T.eq(a.count:totable(), { 7 })
+  end },
+  { name = "format_count groups digits by three (the tree's parameter counts)", fn = function()
+    T.eq({ nn.format_count(999), nn.format_count(1000), nn.format_count(123456), nn.format_count(1234567) },
+      { "999", "1,000", "123,456", "1,234,567" })
+    -- Linear(99, 1234): 99 * 1234 + 1234 = 123400 parameters
+    T.truthy(tostring(nn.Linear(99, 1234)):find("[123,400 params]", 1, true), tostring(nn.Linear(99, 1234)))
+  end },
+  -- hae: alpha_h = 1.05 + 0.9 sigmoid(a_h), so alpha -> 1.05 and 1.95 at the ends and
+  -- sigmoid(log 3) = 3/4 gives 1.725; entmax15 is alpha 1.5, entmax:<a> is a, softmax has none
+  { name = "per-head alpha: hae's (1.05, 1.95) parametrisation at its ends and inside; fixed alphas", fn = function()
+    local a = nn.MultiHeadAttention { dim = 8, heads = 4, normalizer = "hae" }
+    a.normalizer.pre_alpha:copy_(al.tensor({ -100, 100, 0, math.log(3) }))
+    T.close(a:alphas():totable(), { 1.05, 1.95, 1.5, 1.725 }, 1e-6)
+    T.eq(nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax15" }:alphas(), 1.5)
+    T.eq(nn.MultiHeadAttention { dim = 8, heads = 2, normalizer = "entmax:1.3" }:alphas(), 1.3)
+    T.eq(nn.MultiHeadAttention { dim = 8, heads = 2 }:alphas(), nil)
+  end },
+  -- top-k keeps k = max(1, ceil(ratio * N)) keys per row and softmaxes over them: ratio 1 is
+  -- softmax itself, 0.5 of N = 5 keeps 3, 0.1 keeps 1 (weight exactly 1)
+  { name = "topk:<ratio>: ratio 1 is softmax, k = ceil(ratio * N) keys per row", fn = function()
+    al.manual_seed(13)
+    local s = al.randn({ 2, 2, 5, 5 })                                   -- (B,H,N,N) scores
+    local rows = s:totable()
+    local p1 = nn.Normalizer("topk:1")(s):totable()
+    local p5 = nn.Normalizer("topk:0.5")(s):totable()
+    local p01 = nn.Normalizer("topk:0.1")(s):totable()
+    for b = 1, 2 do for h = 1, 2 do for q = 1, 5 do
+      local r, z = rows[b][h][q], 0
+      for k = 1, 5 do z = z + math.exp(r[k]) end
+      for k = 1, 5 do T.close(p1[b][h][q][k], math.exp(r[k]) / z, 1e-6, 1e-5, "topk:1 = softmax") end
+      local n5, n01, top = 0, 0, 1
+      for k = 1, 5 do
+        if p5[b][h][q][k] > 0 then n5 = n5 + 1 end
+        if p01[b][h][q][k] > 0 then n01 = n01 + 1 end
+        if r[k] > r[top] then top = k end
+      end
+      T.eq({ n5, n01, p01[b][h][q][top] }, { 3, 1, 1 }, "keys kept by topk:0.5 and topk:0.1, the top key's weight")
+    end end end
+  end },
+  { name = "MultiHeadAttention: qkv has a bias unless qkv_bias = false; EncoderBlock's MLP is 4x wide by default", fn = function()
+    T.eq(nn.MultiHeadAttention { dim = 8, heads = 2 }.qkv.bias:shape(), { 24 })
+    T.eq(nn.MultiHeadAttention { dim = 8, heads = 2, qkv_bias = false }.qkv.bias, nil)
+    T.eq(nn.EncoderBlock { dim = 8, heads = 2 }.mlp.fc1.weight:shape(), { 32, 8 })
+  end },
+  -- B = 1, N = 4, key 4 masked. Softmax weights are all nonzero on real keys and exactly 0 on the
+  -- masked one; the padded query's row still attends to the 3 real keys. So per head: all =
+  -- 4*3 nonzero / 16 pairs = 0.75; real = 3*3 / 9 real (query, key) pairs = 1.
+  { name = "support statistics over a key mask by hand: all pairs vs real (query, key) pairs", fn = function()
+    al.manual_seed(14)
+    local a = nn.MultiHeadAttention { dim = 8, heads = 2 }
+    a.track_support = true
+    al.no_grad(function() a(al.randn({ 1, 4, 8 }), { key_mask = al.tensor({ { 1, 1, 1, 0 } }) }) end)
+    local st = a:support_stats()
+    T.eq({ st.all, st.real, st.mean_all, st.mean_real }, { { 0.75, 0.75 }, { 1, 1 }, 0.75, 1 }, 1e-7)
+  end },
+  -- x = x + keep * f(...): a halted token (keep 0) leaves the block exactly as it came in; kept
+  -- tokens change
+  { name = "EncoderBlock with keep: a halted token passes through unchanged, both residual branches", fn = function()
+    al.manual_seed(15)
+    local blk = nn.EncoderBlock { dim = 8, heads = 2 }
+    local x = al.randn({ 2, 3, 8 })
+    local y = blk(x, { keep = al.tensor({ { 1, 0, 1 }, { 1, 1, 1 } }) })
+    T.eq(flat(y:narrow(1, 1, 1):narrow(2, 2, 1)), flat(x:narrow(1, 1, 1):narrow(2, 2, 1)), 0, "halted token")
+    T.truthy(al.max(al.abs(y - x)):item() > 1e-3, "the kept tokens change")
+  end },
+  -- LayerNorm of a row alternating +-5e-4 (mean 0, biased variance 2.5e-7) with weight 1, bias 0
+  -- is +-5e-4 / sqrt(2.5e-7 + eps): 0.44721 at timm's eps 1e-6 (every LayerNorm of the ViT),
+  -- 0.15617 at PyTorch's default 1e-5 (nn.LayerNorm's own default)
+  { name = "LayerNorm eps by closed form: 1e-6 in every ViT norm, 1e-5 by default", fn = function()
+    local D = 16
+    local v = {}
+    for i = 1, D do v[i] = (i % 2 == 1) and 5e-4 or -5e-4 end
+    local x = al.tensor(v):reshape({ 1, 1, D })
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 2, dim = D, heads = 2, depth = 2 }
+    local norms = { m.norm, m:block(1).norm1, m:block(1).norm2, m:block(2).norm1, m:block(2).norm2 }
+    for i, ln in ipairs(norms) do
+      T.close(flat(ln(x))[1], 5e-4 / math.sqrt(2.5e-7 + 1e-6), 1e-4, 0, "ViT LayerNorm " .. i)
+    end
+    T.close(flat(nn.LayerNorm(D)(x))[2], -5e-4 / math.sqrt(2.5e-7 + 1e-5), 1e-4, 0, "nn.LayerNorm default")
+  end },
+  -- the class token's N(0, 0.02^2) (torch) / trunc_normal(0.02) (timm), as pos_embed's: 256
+  -- values, the sample std within 0.006 of 0.02 (over 6 standard errors)
+  { name = "ViT class token drawn with std 0.02 under either init", fn = function()
+    for _, init in ipairs({ "torch", "timm" }) do
+      local m = nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 2, dim = 256, heads = 4, depth = 1,
+                         seed = 3, init = init }
+      local s2 = 0
+      local v = flat(m.cls_token)
+      for _, x in ipairs(v) do s2 = s2 + x * x end
+      T.close(math.sqrt(s2 / #v), 0.02, 0.006, 0, init .. " cls_token std")
+    end
+  end },
+
+  -- "all random draws come from one generator in a fixed order" (nn/vit.lua), which is what makes
+  -- a seed name the same initial weights in every record: the patch Conv2d (weight, then bias,
+  -- U(-1/sqrt(C*P*P), ..)), pos_embed, the class token (N(0, 0.02^2) under "torch"), then the
+  -- Linear layers in module order (the first: blocks.0.attn.qkv). Replayed here from the same
+  -- seed with the generator's own draws.
+  { name = "ViT's initial weights are the seed's draws in the documented order", fn = function()
+    local m = nn.ViT { image_size = 8, patch_size = 4, channels = 2, num_classes = 3, dim = 8, heads = 2, depth = 1, seed = 21 }
+    local g = al.Generator(21)
+    local b = 1 / math.sqrt(2 * 4 * 4)
+    local want = {
+      { "patch_embed.proj.weight", al.zeros({ 8, 2, 4, 4 }):uniform_(-b, b, g) },
+      { "patch_embed.proj.bias", al.zeros({ 8 }):uniform_(-b, b, g) },
+      { "pos_embed", al.zeros({ 1, 5, 8 }):normal_(0, 0.02, g) },
+      { "cls_token", al.zeros({ 1, 1, 8 }):normal_(0, 0.02, g) },
+      { "blocks.0.attn.qkv.weight", al.zeros({ 24, 8 }):uniform_(-1 / math.sqrt(8), 1 / math.sqrt(8), g) },
+      { "blocks.0.attn.qkv.bias", al.zeros({ 24 }):uniform_(-1 / math.sqrt(8), 1 / math.sqrt(8), g) },
+    }
+    local sd = m:state_dict()
+    for _, w in ipairs(want) do T.eq(flat(sd[w[1]]), flat(w[2]), 0, w[1]) end
   end },
 }
