@@ -184,4 +184,58 @@ return {
     T.raises(function() m(al.randn({ 2, 5, 8 }), { keep = al.ones({ 2, 4 }) }) end, "BiLSTM: keep must be (B,N) = (2,5)")
     T.raises(function() nn.BiMamba { dim = 6, heads = 5 } end, "not divisible by heads")
   end },
+
+  -- key_mask is a mask as keep is, and the two combine (a token is present when both say so): the
+  -- real tokens' outputs equal the mixer's on the sequence without the absent ones
+  { name = "key_mask drops tokens as keep does, and combines with keep", fn = function()
+    al.manual_seed(4)
+    for _, m in ipairs(mixers(8, 2)) do
+      local x = al.randn({ 1, 5, 8 })
+      local short = al.cat({ x:narrow(2, 1, 1), x:narrow(2, 3, 2) }, 2)      -- tokens 1, 3, 4
+      local ys = m(short)
+      local y = m(x, { key_mask = al.tensor({ { 1, 1, 1, 1, 0 } }), keep = al.tensor({ { 1, 0, 1, 1, 1 } }) })
+      T.close(flat(y:narrow(2, 1, 1)), flat(ys:narrow(2, 1, 1)), 1e-5, 1e-4, m.__name .. " token 1")
+      T.close(flat(y:narrow(2, 3, 2)), flat(ys:narrow(2, 2, 2)), 1e-5, 1e-4, m.__name .. " tokens 3, 4")
+      local y1 = m(x, { key_mask = al.tensor({ { 1, 0, 1, 1, 0 } }) })
+      T.close(flat(y1:narrow(2, 3, 2)), flat(ys:narrow(2, 2, 2)), 1e-5, 1e-4, m.__name .. " key_mask alone")
+    end
+  end },
+  -- Initialisation by closed form. BiLSTM: torch.nn.LSTM's U(-1/sqrt(hidden), 1/sqrt(hidden)),
+  -- hidden = dim/heads per head. BiMamba (dim 20, heads 2, d_state 4: E = expand*dim = 40 with
+  -- expand 2, dt_rank ceil(20/16) = 2, d_conv 4): conv U(-1/sqrt(4), ..), x_proj U(-1/sqrt(E/heads), ..),
+  -- dt_proj weight U(-rank^-0.5, ..), softplus(dt bias) = dt log-uniform in [1e-3, 0.1] (about half
+  -- below 0.01), A = -exp(A_log) = -(1..N) per channel (S4D-real), D = 1.
+  { name = "mixer initialisation: LSTM and Mamba defaults by closed form", fn = function()
+    local function range(t)
+      local mn, mx = math.huge, -math.huge
+      for _, v in ipairs(flat(t)) do mn, mx = math.min(mn, v), math.max(mx, v) end
+      return mn, mx
+    end
+    local function uniform(t, b, what)
+      local mn, mx = range(t)
+      T.truthy(mn >= -b and mx <= b and mn < -0.8 * b and mx > 0.8 * b, ("%s in [%g, %g], want U(-%g, %g)"):format(what, mn, mx, b, b))
+    end
+    local lstm = nn.BiLSTM { dim = 16, heads = 4, generator = al.Generator(1) }
+    for _, n in ipairs(LSTM_NAMES) do uniform(lstm[n], 0.5, "BiLSTM " .. n) end
+    local m = nn.BiMamba { dim = 20, heads = 2, d_state = 4, generator = al.Generator(2) }
+    T.eq(m.in_proj.weight:shape(), { 80, 20 }, 0, "in_proj (2E, dim)")
+    for _, d in ipairs({ { "conv1d", "x_proj", "dt_proj", "A_log", "D" }, { "conv1d_b", "x_proj_b", "dt_proj_b", "A_b_log", "D_b" } }) do
+      uniform(m[d[1]].weight, 0.5, d[1] .. ".weight")
+      uniform(m[d[1]].bias, 0.5, d[1] .. ".bias")
+      T.eq(m[d[2]].weight:shape(), { 2, 2 + 2 * 4, 20 }, 0, d[2] .. " (heads, R+2N, E/heads)")
+      uniform(m[d[2]].weight, 1 / math.sqrt(20), d[2] .. ".weight")
+      T.eq(m[d[3]].weight:shape(), { 40, 2 }, 0, d[3] .. " (E, dt_rank)")
+      uniform(m[d[3]].weight, 2 ^ -0.5, d[3] .. ".weight")
+      local below = 0
+      for _, b in ipairs(flat(m[d[3]].bias)) do
+        local dt = math.log(1 + math.exp(b))                             -- softplus
+        T.truthy(dt >= 1e-3 * (1 - 1e-5) and dt <= 0.1 * (1 + 1e-5), ("%s: softplus(bias) = %g outside [1e-3, 0.1]"):format(d[3], dt))
+        if dt < 0.005 then below = below + 1 end
+      end
+      T.truthy(below > 0, d[3] .. ": no dt below 0.005 (log-uniform from 1e-3 puts ~35% there)")
+      local A = al.exp(m[d[4]]):totable()
+      for e = 1, 40 do T.close(A[e], { 1, 2, 3, 4 }, 1e-6, 1e-6, d[4] .. " row " .. e) end
+      T.eq(flat(m[d[5]]), flat(al.ones({ 40 })), 0, d[5])
+    end
+  end },
 }
