@@ -159,6 +159,10 @@ return {
     for k, v in pairs(sd) do wrapped["module." .. k] = v end
     local model = ck.vit_from_file(wrapped, { heads = 2 })
     T.eq(al.max(al.abs(model.pos_embed - sd.pos_embed)):item(), 0)
+    wrapped = {}
+    for k, v in pairs(sd) do wrapped["model." .. k] = v end
+    model = ck.vit_from_file(wrapped, { heads = 2 })
+    T.eq(al.max(al.abs(model.pos_embed - sd.pos_embed)):item(), 0, 0, "model.")
   end },
 
   { name = "not a ViT checkpoint: a clear error", fn = function()
@@ -225,6 +229,8 @@ return {
     local e2 = T.raises(function() ck.vit_from_file(path) end, path .. " does not record its head count")
     T.raises(function() s2s.load_model(path) end, path .. " does not record its head count")
     T.raises(function() s2s.load_model(path, { heads = 5 }) end, "dim 48 is not divisible by heads 5")
+    -- checked before a model is built, naming where the head count came from
+    T.raises(function() ck.vit_from_file(path, { heads = 5 }) end, path .. ": dim 48 is not divisible by heads 5 (from caller)")
     T.raises(function() ck.vit_from_file(fixture_sd()) end, "the state dict does not record its head count")
     os.remove(path)
     T.truthy(not e2:find("\n"), "one line")
@@ -332,5 +338,13 @@ return {
     T.eq(ck.vit_from_file(p) ~= nil, true, 0, "the old file is intact")
     os.remove(p)
     os.remove(bad)
+  end },
+
+  -- a timm file's MLP width is read from its fc1 (hidden, D): mlp_ratio = hidden / D, here 2
+  -- (the fixture's 4 is also the preset's, so it could not tell)
+  { name = "infer_config reads mlp_ratio from fc1's rows (a ratio-2 ViT, no metadata)", fn = function()
+    local m = al.nn.ViT { image_size = 8, patch_size = 4, channels = 1, num_classes = 3, dim = 16, heads = 2, mlp_ratio = 2 }
+    local back, _, c = ck.vit_from_file(m:state_dict(), { heads = 2 })
+    T.eq({ c.mlp_ratio, back:block(1).mlp.fc1.weight:shape() }, { 2, { 32, 16 } })
   end },
 }

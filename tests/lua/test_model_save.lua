@@ -303,6 +303,11 @@ case("a training checkpoint written before checkpoints carried attnlab_vit: the 
   local back, _, c = ck.vit_from_file(p)
   T.eq({ back.cfg.normalizer, c.normalizer_source }, { "sparsemax", "the run's configuration key (state metadata)" })
   same_bits(logits(back), logits(m), "legacy training checkpoint")
+  -- the run key's iters too (a bisection step count other than the default 50)
+  state.key = "dataset=kmnist;iters=30;normalizer=entmax15;seed=1"
+  al.save(p, sd, { state = al.json.encode(state), heads = "2" })
+  local b30 = ck.vit_from_file(p)
+  T.eq({ b30.cfg.normalizer, b30:block(1).attn.normalizer.iters, b30:block(2).attn.normalizer.iters }, { "entmax15", 30, 30 })
   -- an S2S run's key (a nested table) says nothing usable: the caller must name it
   state.key = "{teacher;{normalizer=softmax}}"
   al.save(p, sd, { state = al.json.encode(state), heads = "2" })
@@ -413,6 +418,28 @@ case("train.lua --save where nothing can be written, or onto --out / --checkpoin
   -- and --help lists it
   local out = T.run_host("scripts/train.lua --help")
   T.truthy(out:find("--save FILE", 1, true), "--help lacks --save: " .. out)
+end)
+
+-- The config checks that a crafted entry passed silently: qkv_bias against the qkv bias tensors;
+-- image_size against the pos_embed grid (else the model was built at the entry's size and
+-- pos_embed resampled to it, a different model without a word); a hand-set iters.
+case("attnlab_vit's qkv_bias and image_size must match the weights; save_vit refuses a normalizer's changed iters", function()
+  local m = vit("softmax")
+  local p = path()
+  ck.save_vit(p, m)
+  local sd, meta = al.load(p)
+  for _, f in ipairs({ { "qkv_bias", false, "qkv_bias = false, but its weights have qkv_bias = true" },
+                       { "image_size", 32, "image_size = 32, but its weights have image_size = 16" } }) do
+    local c = al.json.decode(meta.attnlab_vit)
+    c[f[1]] = f[2]
+    local pb = path()
+    al.save(pb, sd, { attnlab_vit = al.json.encode(c), heads = meta.heads })
+    one_line(T.raises(function() ck.vit_from_file(pb) end, "its metadata attnlab_vit says " .. f[3]))
+  end
+  local e = vit("entmax15")
+  e:block(2).attn.normalizer.iters = 30
+  one_line(T.raises(function() ck.save_vit(path(), e) end,
+    "block 2's attention uses normalizer entmax15 (iters 30), but the model was built with entmax15 (iters 50)"))
 end)
 
 cases[#cases + 1] = { name = "cleanup", fn = function() T.rm_rf(dir) end }
