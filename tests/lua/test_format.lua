@@ -119,4 +119,29 @@ case("format vs torch through the real binding (when al.tensor exists)", functio
   T.truthy(n >= 30, "only " .. n .. " cases ran")
 end)
 
+-- The boundaries of PyTorch's rules, each one character or one value from the other side
+-- (expected strings printed by torch 1.13 with the same print options; the dtype suffix is
+-- attnlab's "dtype=float64" where torch prints "dtype=torch.float64"):
+--  * _add_suffixes wraps a suffix when count + 2 + #suffix > linewidth (80), where count is the
+--    body's length + 2 on one line, and the last line's length + 2 after a newline: at exactly 80
+--    the suffix stays, at 81 it wraps;
+--  * fixed notation while the smallest nonzero |x| is not below 1e-4 and the largest not above
+--    1e8 (both limits themselves print fixed).
+case("format: suffix wrapping and sci-mode limits at their exact boundaries", function()
+  -- "tensor([...]" is 58 characters: 60 + 2 + 18 ("requires_grad=True") = 80, no wrap
+  same_text(format(Fake.new({ -0.5, 0.25, 0.125 }, { 3 }, { requires_grad = true }), { footer = false, precision = 12 }),
+    "tensor([-0.500000000000,  0.250000000000,  0.125000000000], requires_grad=True)", "suffix at exactly 80")
+  -- (2,5): the last line "        [  0.2500, ...]]" is 59 characters: 61 + 2 + 18 = 81, wrapped
+  local v = {}
+  for i = 1, 5 do v[i], v[5 + i] = -10.5, 0.25 end
+  same_text(format(Fake.new(v, { 2, 5 }, { requires_grad = true }), { footer = false }),
+    "tensor([[-10.5000, -10.5000, -10.5000, -10.5000, -10.5000],\n" ..
+    "        [  0.2500,   0.2500,   0.2500,   0.2500,   0.2500]],\n" ..
+    "       requires_grad=True)", "suffix wraps at 81")
+  same_text(format(Fake.new({ 1e-4, 0.05 }, { 2 }, { dtype = "float64" }), { footer = false }),
+    "tensor([0.0001, 0.0500], dtype=float64)", "min |x| = 1e-4 is fixed")
+  same_text(format(Fake.new({ 1e8, 5e7 + 0.5 }, { 2 }, { dtype = "float64" }), { footer = false }),
+    "tensor([100000000.0000,  50000000.5000], dtype=float64)", "max |x| = 1e8 is fixed")
+end)
+
 return cases
