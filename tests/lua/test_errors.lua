@@ -557,6 +557,34 @@ cases[#cases + 1] = { name = "util.error_text drops error()'s file position and 
   T.eq(util.error_text({ 1 }):match("^table"), "table")
 end }
 
+-- ---- the other small helpers of attnlab.util, each at the edge of its rule ------------------
+cases[#cases + 1] = { name = "util: key_list's cap, median, deep_merge's list rule, shquote, abspath, is_list, finite, sorted_keys", fn = function()
+  local util = require "attnlab.util"
+  -- at most `max` (5) names; exactly 5 are all shown, 6 give "and 1 more"
+  T.eq(util.key_list({ "a", "b", "c", "d", "e" }), "a, b, c, d, e")
+  T.eq(util.key_list({ "a", "b", "c", "d", "e", "f" }), "a, b, c, d, e, and 1 more")
+  T.eq(util.key_list({ "a", "b", "c" }, "; ", 2), "a; b; and 1 more")
+  -- the middle value; of an even count the mean of the middle two
+  T.eq({ util.median({ 3, 1, 2 }), util.median({ 4, 1, 3, 2 }), util.median({}) }, { 2, 2.5, nil })
+  -- tables that are not lists merge key by key; a list or an empty table replaces
+  local m = util.deep_merge({ x = { p = 1, q = 2 }, l = { 1, 2, 3 }, e = { k = 1 } }, { x = { q = 5 }, l = { 9 }, e = {} })
+  T.eq(m, { x = { p = 1, q = 5 }, l = { 9 }, e = {} })
+  T.eq(next(m.e), nil, "an empty table replaces")
+  -- sh quoting: the empty string is '' (an argument), not nothing
+  T.eq({ util.shquote(""), util.shquote("a b"), util.shquote("it's"), util.shquote("dir/f-1.txt") },
+    { "''", "'a b'", "'it'\\''s'", "dir/f-1.txt" })
+  T.eq({ util.abspath("/a/b/../c/./d"), util.abspath("/.."), util.abspath("/a/../../b") }, { "/a/c/d", "/", "/b" })
+  local holes = {}
+  holes[1], holes[3] = 1, 3                      -- integer keys with a hole: not a JSON list
+  T.eq({ util.is_list({}), util.is_list({ 1, 2 }), util.is_list(holes), util.is_list({ 1, x = 2 }), util.is_list("s") },
+    { true, true, false, false, false })
+  T.eq({ util.is_object({}), util.is_object({ 1 }), util.is_object({ a = 1 }) }, { true, false, true })
+  T.eq({ util.finite(1), util.finite(0 / 0), util.finite(math.huge), util.finite(-math.huge), util.finite("1") },
+    { true, false, false, false, false })
+  -- sorted by text: "10" < "9" < "a" < "b"
+  T.eq(util.sorted_keys({ b = 1, a = 2, [10] = 3, [9] = 4 }), { 10, 9, "a", "b" })
+end }
+
 -- ---- a folder another run creates meanwhile -----------------------------------------------------
 -- Two s2s_strategies.lua runs sharing an output start together; each checks that it could create
 -- the folder, and the other may create it between two of those checks. util.can_create_dir took

@@ -38,12 +38,34 @@ end
 cases[#cases + 1] = { name = "parity with PyTorch: timm init, timm's no-decay groups, clipping, label smoothing", fn = function()
   check({ normalizer = "softmax", init = "timm", decay_all = false, clip_grad = 0.05, label_smoothing = 0.1, warmup = 3 })
 end }
+-- the schedule's defaults (no PyTorch needed): warmup max(1, steps // 10), total = steps
+cases[#cases + 1] = { name = "parity.config: warmup defaults to max(1, steps // 10), total to steps; explicit values kept", fn = function()
+  local function wt(o) local c = al.parity.config(o) return { c.warmup, c.total } end
+  T.eq({ wt({ steps = 6 }), wt({ steps = 25 }), wt({ steps = 25, warmup = 0, total = 40 }) }, { { 1, 6 }, { 2, 25 }, { 0, 40 } })
+  T.raises(function() al.parity.config({ num_classes = 1 }) end, "parity: num_classes must be an integer >= 2, got 1")
+  T.raises(function() al.parity.config({ min_lr = 0.1, lr = 0.01 }) end, "parity: min_lr 0.1 is above lr 0.01")
+  T.raises(function() al.parity.config({ beta1 = 1 }) end, "parity: beta1 must be a number in [0, 1), got 1")
+end }
 cases[#cases + 1] = { name = "parity harness detects a wrong recipe (PyTorch told another lr)", fn = function()
   if not available then T.skip(why .. "; parity with PyTorch NOT checked") end
   -- run attnlab at lr 1e-3, then rerun only the PyTorch side at lr 2e-3 from the same files
   local dir = T.tmpname()
   local r = al.parity.run({ steps = 4, batch_size = 16, dim = 16, heads = 2, image_size = 8, patch = 4, dir = dir, perturb = 0 })
   assert(r.max_rel_loss_diff < LOSS_RTOL)
+  -- qkv.bias (3D,) is laid out (3, heads, head_dim): the key part, rows D+1..2D (D = 16), is
+  -- reported apart (its gradient is 0 up to rounding); q and v count in max_param_diff.
+  -- Recomputed here from the two final weights (PyTorch's, as its side wrote them)
+  local final, sd = al.load(dir .. "/torch_final.safetensors"), r.model:state_dict()
+  local kd, qvd = 0, 0
+  for _, l in ipairs({ 0, 1 }) do
+    local key = ("blocks.%d.attn.qkv.bias"):format(l)
+    local d = al.abs(sd[key] - final[key]):totable()
+    for i = 1, 48 do
+      if i > 16 and i <= 32 then kd = math.max(kd, d[i]) else qvd = math.max(qvd, d[i]) end
+    end
+  end
+  T.eq(r.max_key_bias_diff, kd, 0, "max_key_bias_diff is the key part's")
+  assert(r.max_param_diff >= qvd, ("max_param_diff %.3g misses the q/v bias diff %.3g"):format(r.max_param_diff, qvd))
   local cfg = al.json.decode(T.read_file(dir .. "/config.json"))
   cfg.optim.lr = 2e-3
   T.write_file(dir .. "/config.json", al.json.encode(cfg))
