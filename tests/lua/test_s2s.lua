@@ -125,6 +125,48 @@ return {
     T.eq(H.config({}, 12).target_depth, 9)
   end },
 
+  { name = "halting: a token's score is sigmoid(gate_scale * its first channel - gate_center), 0 for the class token (by hand)", fn = function()
+    -- x (1, 2, 3): only channel 1 counts
+    local x = al.tensor({ { { 0.5, 9, -9 }, { -0.2, -9, 9 } } })
+    local sig = function(v) return 1 / (1 + math.exp(-v)) end
+    T.close(H.score(x, { gate_scale = 4, gate_center = 1 }):totable()[1], { sig(4 * 0.5 - 1), sig(4 * -0.2 - 1) }, 1e-6)
+    -- in the forward pass: info.scores[l] (B,N) from info.channel[l] = x_l[..., 1] after block l
+    local m = vit({ depth = 3 })
+    m:eval()
+    local _, info = al.no_grad(function()
+      return H.forward(m, al.randn({ 2, 3, 16, 16 }), { halting = { gate_scale = 5, gate_center = 1 } })
+    end)
+    for l = 1, 3 do
+      local ch, sc = info.channel[l]:totable(), info.scores[l]:totable()
+      for b = 1, 2 do
+        for j = 1, 17 do T.close(sc[b][j], j == 1 and 0 or sig(5 * ch[b][j] - 1), 1e-6, 0, ("layer %d [%d][%d]"):format(l, b, j)) end
+      end
+    end
+  end },
+
+
+  { name = "halting: the prior's std widens the Gaussian (closed form); the KL clamps a dominant layer's q at 0.99", fn = function()
+    -- p_l ~ exp(-(l - t)^2 / (2 std^2)), t = 4.5: p[4] / p[3] = exp((2.25 - 0.25) / (2 std^2))
+    local p2 = H.prior(6, 4.5, 2)
+    T.close(p2[4] / p2[3], math.exp(2 / 8), 1e-12)
+    local p1 = H.prior(6, 4.5)                       -- std 1 when not given
+    T.close(p1[4] / p1[3], math.exp(1), 1e-12)
+    -- layer means (1, 0.001, 0.001): q = (0.998, 0.000998, 0.000998) clamps to (0.99, 0.01, 0.01)
+    local p = H.prior(3, 1, 1)
+    local got = H.distr_loss({ al.tensor(1.0), al.tensor(0.001), al.tensor(0.001) }, p):item()
+    local want = p[1] * (math.log(p[1]) - math.log(0.99)) + p[2] * (math.log(p[2]) - math.log(0.01))
+      + p[3] * (math.log(p[3]) - math.log(0.01))
+    T.close(got, want / 3, 1e-6)
+  end },
+
+
+  { name = "halting: keep_rates is the running fraction of the B*N tokens per layer and their mean (by hand)", fn = function()
+    local r, mean = H.keep_rates({ batch = 2, tokens = 5, active = { 10, 6, 2 } })
+    T.close(r, { 1, 0.6, 0.2 }, 1e-15)
+    T.close(mean, 0.6, 1e-15)
+  end },
+
+
   { name = "halting: the class token never halts; halted tokens are masked in later layers", fn = function()
     local m = vit()
     m:eval()
@@ -195,6 +237,35 @@ return {
     loss:backward()
     assert(st.head.weight.grad and st.blocks["1"].attn.in_proj.weight.grad, "gradients reach the mixers")
   end },
+
+  { name = "masked and gathered modes agree under a key mask (padding never runs) and under a first forced mask that drops tokens", fn = function()
+    local m = vit({ depth = 3 })
+    m:eval()
+    local x = al.randn({ 4, 3, 16, 16 })
+    -- key mask (4, 17): sample b's last 2b tokens are padding; 68 - (2 + 4 + 6 + 8) = 48 real tokens
+    local km = {}
+    for b = 1, 4 do
+      km[b] = {}
+      for j = 1, 17 do km[b][j] = j <= 17 - 2 * b and 1 or 0 end
+    end
+    km = al.tensor(km)
+    local cfg = { gate_scale = 5, gate_center = 1 }
+    local l1, i1 = al.no_grad(function() return H.forward(m, x, { halting = cfg, key_mask = km }) end)
+    local l2, i2 = al.no_grad(function() return H.forward(m, x, { halting = cfg, key_mask = km, mode = "gather", min_group = 1 }) end)
+    T.eq(i1.active[1], 48, 0, "layer 1 runs the real tokens only")
+    T.eq(i2.active, i1.active)
+    T.truthy(i1.active[3] < 48, "the test needs some halting")
+    T.truthy(maxabs(l1, l2) < 1e-5, "logits differ")
+    T.close(i1.ponder:item(), i2.ponder:item(), 1e-5)
+    -- forced masks whose first one already drops tokens: 1 + round(rate * 16) tokens per sample
+    local masks = D.schedule_masks(4, 17, { 0.5, 0.5, 0.25 }, 7)
+    local l3, i3 = al.no_grad(function() return H.forward(m, x, { masks = masks }) end)
+    local l4, i4 = al.no_grad(function() return H.forward(m, x, { masks = masks, mode = "gather" }) end)
+    T.eq(i3.active, { 4 * 9, 4 * 9, 4 * 5 })
+    T.eq(i4.active, i3.active)
+    T.truthy(maxabs(l3, l4) < 1e-5, "logits differ under forced masks")
+  end },
+
 
   -- Speed itself is measured by the S2S benchmark (experiments/s2s/RESULTS.md), not asserted
   -- here: a wall-clock comparison fails on a loaded machine. What makes gathered mode faster
@@ -313,6 +384,101 @@ return {
     T.close(prof.layers[3].mean.entropy_norm, 0, 1e-6)
   end },
 
+  { name = "profile under halting: entropy, k90, nonzero, top-1 mass and the map by hand from the attention weights over running rows and keys", fn = function()
+    -- 10 examples, limit 8 in batches of 4: the statistics of the first 8, from one pass over
+    -- them with the attention weights kept (B,H,N,N) and each layer's keep mask (B,N)
+    local m = vit({ depth = 3 })
+    m:eval()
+    local cfg = { gate_scale = 5, gate_center = 1 }
+    local ds = s2s.synthetic_dataset({ n = 10, size = 16 })
+    local prof = s2s.profile(m, ds, { halting = cfg, limit = 8, batch_size = 4, topk = { 1 } })
+    T.eq(prof.n, 8)
+    for l = 1, 3 do m:block(l).attn.keep_attention = true end
+    local x = ds:batch(al.arange(8))
+    local _, info = al.no_grad(function() return H.forward(m, x, { halting = cfg }) end)
+    local halted = 0
+    for l = 1, 3 do
+      local a = m:block(l).attn
+      local p, keep = a.last_attention:totable(), info.keep[l]:totable()
+      a.keep_attention, a.last_attention = false, nil
+      local Hh = #p[1]
+      local sums = { entropy = 0, entropy_norm = 0, k90 = 0, k90_frac = 0, nonzero = 0, top1_mass = 0 }
+      local rows, map, map_rows = 0, {}, {}
+      for i = 1, 17 do
+        map[i], map_rows[i] = {}, 0
+        for j = 1, 17 do map[i][j] = 0 end
+      end
+      for b = 1, 8 do
+        local nk = 0
+        for j = 1, 17 do nk = nk + keep[b][j] end
+        halted = halted + 17 - nk
+        for h = 1, Hh do
+          for i = 1, 17 do
+            if keep[b][i] == 1 then
+              local w, e, nz = {}, 0, 0
+              for j = 1, 17 do
+                local v = p[b][h][i][j]
+                map[i][j] = map[i][j] + v
+                if keep[b][j] == 1 then
+                  w[#w + 1] = v
+                  if v > 0 then e, nz = e - v * math.log(v), nz + 1 end
+                end
+              end
+              table.sort(w, function(u, v) return u > v end)
+              local c, k90 = 0, 0
+              repeat k90 = k90 + 1; c = c + w[k90] until c >= 0.9 - 1e-6 or k90 == #w
+              sums.entropy = sums.entropy + e
+              sums.entropy_norm = sums.entropy_norm + (nk > 1 and e / math.log(nk) or 0)
+              sums.k90, sums.k90_frac = sums.k90 + k90, sums.k90_frac + k90 / nk
+              sums.nonzero, sums.top1_mass = sums.nonzero + nz / nk, sums.top1_mass + w[1]
+              rows = rows + 1
+              map_rows[i] = map_rows[i] + 1
+            end
+          end
+        end
+      end
+      local r = prof.layers[l]
+      for k, v in pairs(sums) do T.close(r.mean[k], v / rows, 1e-5, 1e-5, ("layer %d %s"):format(l, k)) end
+      for i = 1, 17 do
+        for j = 1, 17 do map[i][j] = map_rows[i] > 0 and map[i][j] / map_rows[i] or 0 end
+      end
+      T.close(prof.maps[l], map, 1e-6, 1e-5, "layer " .. l .. " map")
+    end
+    T.truthy(halted > 0, "no token halted: the masks are not tested")
+    T.raises(function() s2s.profile(m, ds, { topk = { 18 } }) end, "s2s.profile: topk 18 is more than the model's 17 tokens")
+  end },
+
+
+  { name = "profile with a key mask (padded sequences): uniform attention over the real keys has entropy log n_b and entropy/log n 1", fn = function()
+    local m = vit({ depth = 1 })
+    -- zero q/k weights: every score 0, softmax uniform over each sample's real keys
+    al.no_grad(function()
+      local b = m:block(1).attn.qkv
+      b.weight:narrow(1, 1, 32):zero_()
+      b.bias:zero_()
+    end)
+    -- 4 samples with n_b = 17, 15, 13, 11 real tokens (the rest padding)
+    local ds = s2s.synthetic_dataset({ n = 4, size = 16 })
+    function ds.make_batch(self, idx)
+      local B, km = idx:numel(), {}
+      local ids = idx:totable()
+      for r = 1, B do
+        km[r] = {}
+        for j = 1, 17 do km[r][j] = j <= 19 - 2 * ids[r] and 1 or 0 end
+      end
+      return al.index_select(self.inputs, 1, idx), al.index_select(self.labels, 1, idx), { key_mask = al.tensor(km) }
+    end
+    local prof = s2s.profile(m, ds, { batch_size = 4, topk = { 1 } })
+    -- the mean over the 56 real query rows: sum_b n_b * log n_b / 56
+    local want, rows = 0, 0
+    for _, n in ipairs({ 17, 15, 13, 11 }) do want, rows = want + n * math.log(n), rows + n end
+    local L1 = prof.layers[1]
+    T.eq(L1.rows, rows)
+    T.close(L1.mean.entropy, want / rows, 1e-5)
+    T.close(L1.mean.entropy_norm, 1, 1e-5)
+    T.close(L1.mean.nonzero, 1, 1e-6)
+  end },
+
   -- ---- replacement -----------------------------------------------------------------------------
   { name = "replace keeps every non-mixer tensor bit-identical and leaves the teacher alone", fn = function()
     local t = vit({ depth = 4 })
@@ -349,6 +515,119 @@ return {
     local x = al.randn({ 2, 3, 16, 16 })
     T.eq(maxabs(al.no_grad(function() return st(x) end), al.no_grad(function() return back(x) end)), 0)
   end },
+
+  { name = "evaluate: accuracy, keep rate and ponder over batches of 4, 3 equal one pass over the 7 examples (by hand); teacher masks; the mode is restored", fn = function()
+    local m = vit({ depth = 3 })
+    local ds = s2s.synthetic_dataset({ n = 10, size = 16 })
+    local cfg = { gate_scale = 5, gate_center = 1 }
+    m:train()
+    local ev = s2s.evaluate(m, ds, { halting = cfg, batch_size = 4, limit = 7 })
+    T.eq(m.training, true, 0, "a model in train mode is left in train mode")
+    T.eq(ev.n, 7)
+    -- one pass over the first 7 examples: accuracy, keep and rho summed by hand
+    m:eval()
+    local x, y = ds:batch(al.arange(7))
+    local logits, info = al.no_grad(function() return H.forward(m, x, { halting = cfg }) end)
+    local lt, yt, rho = logits:totable(), y:totable(), info.rho:totable()
+    local correct, rsum = 0, 0
+    for i = 1, 7 do
+      local best = 1
+      for c = 2, #lt[i] do if lt[i][c] > lt[i][best] then best = c end end
+      if best == yt[i] then correct = correct + 1 end
+      for j = 1, 17 do rsum = rsum + rho[i][j] end
+    end
+    local kr, mean = {}, 0
+    for l = 1, 3 do
+      local s = 0
+      for _, row in ipairs(info.keep[l]:totable()) do for _, v in ipairs(row) do s = s + v end end
+      kr[l] = s / (7 * 17)
+      mean = mean + kr[l] / 3
+    end
+    T.truthy(kr[3] < 1, "the test needs some halting")
+    T.close(ev.accuracy, correct / 7, 1e-12)
+    T.close(ev.keep_rate, kr, 1e-12)
+    T.close(ev.mean_keep_rate, mean, 1e-12)
+    T.close(ev.ponder, rsum / (7 * 17), 1e-5)
+    -- a student under the teacher's halting masks keeps the teacher's tokens; an eval-mode model stays so
+    local st = s2s.replace(m, { 3 }, "bimamba")
+    st:eval()
+    local es = s2s.evaluate(st, ds, { masks_from = { model = m, halting = cfg }, batch_size = 4, limit = 7 })
+    T.eq(st.training, false, 0, "a model in eval mode is left in eval mode")
+    T.close(es.keep_rate, kr, 1e-12)
+  end },
+
+
+  { name = "schedule_masks: 1 + round(rate * patches) tokens per layer, the class token always, a dropped token stays dropped", fn = function()
+    -- 17 tokens = class + 16 patches; rates 1, 0.5, 0.3, 0.6 -> 16, 8, 5 (4.8), min(5, 10) = 5 patches
+    local masks = D.schedule_masks(3, 17, { 1, 0.5, 0.3, 0.6 }, 4)
+    local prev
+    for l, want in ipairs({ 17, 9, 6, 6 }) do
+      local mt = masks[l]:totable()
+      for b = 1, 3 do
+        local s = 0
+        for j = 1, 17 do
+          s = s + mt[b][j]
+          if prev then T.truthy(mt[b][j] <= prev[b][j], ("layer %d sample %d token %d came back"):format(l, b, j)) end
+        end
+        T.eq({ s, mt[b][1] }, { want, 1 }, 0, ("layer %d sample %d"):format(l, b))
+      end
+      prev = mt
+    end
+  end },
+
+
+  { name = "estimate_flops: 2 flops per matrix weight per token in every block, plus 4 n^2 D for attention's scores and sum", fn = function()
+    local m = vit({ depth = 2, dim = 16, heads = 2, mlp_ratio = 2 })
+    local st = s2s.replace(m, { 2 }, { name = "bilstm", heads = 2 })
+    -- the weights of the matrix products: rank >= 2 and no bias (the LSTM's biases are (heads, 4 hd))
+    local function matrix_weights(block)
+      local s = 0
+      for name, p in pairs(block:state_dict()) do if #p:shape() >= 2 and not name:match("bias") then s = s + p:numel() end end
+      return s
+    end
+    local want = 2 * 17 * matrix_weights(st:block(1)) + 4 * 17 * 17 * 16 + 2 * 9 * matrix_weights(st:block(2))
+    T.eq(D.estimate_flops(st, { 17, 9 }), want)
+  end },
+
+
+  { name = "model files and replacement: classes, layers and halting metadata checked; a mixer's own heads; dt_rank at dim 24; load at another size", fn = function()
+    T.raises(function() D.check_pair(vit(), vit({ num_classes = 7 })) end, "s2s: teacher has 5 classes and student 7")
+    local d = T.tmpdir("s2s")
+    local m = vit({ depth = 2 })
+    D.save_model(d .. "/l9.safetensors", m, { s2s_mixers = '{"9": {"name": "bimamba"}}' })
+    T.raises(function() s2s.load_model(d .. "/l9.safetensors") end, "metadata s2s_mixers names layer 9; the model has layers 1..2")
+    D.save_model(d .. "/hl.safetensors", m, { halting = "[1, 2]" })
+    T.raises(function() s2s.load_model(d .. "/hl.safetensors") end, "metadata halting must be a JSON object, got [1, 2]")
+    -- each replaced layer's mixer has its own seed (seed * 1000 + layer): two layers do not start alike
+    local two = s2s.replace(m, { 1, 2 }, "bimamba")
+    T.truthy(maxabs(two:block(1).attn.in_proj.weight, two:block(2).attn.in_proj.weight) > 0, "layers 1 and 2 start alike")
+    -- a spec's heads is the mixer's, not the teacher's (2)
+    T.eq(s2s.replace(m, { 1 }, { name = "bilstm", heads = 4 }):block(1).attn.heads, 4)
+    -- dim 24: BiMamba's default dt_rank is ceil(24 / 16) = 2, and the file's check agrees
+    local st = s2s.replace(vit({ dim = 24, heads = 2, depth = 2 }), { 2 }, "bimamba")
+    st:eval()
+    D.save_model(d .. "/d24.safetensors", st)
+    local back = s2s.load_model(d .. "/d24.safetensors")
+    back:eval()
+    local x = al.randn({ 2, 3, 16, 16 })
+    T.eq(maxabs(al.no_grad(function() return st(x) end), al.no_grad(function() return back(x) end)), 0)
+    -- image_size: the position embedding resampled to 8 x 8 patches (65 tokens)
+    local big = s2s.load_model(d .. "/d24.safetensors", { image_size = 32 })
+    T.eq({ big.image_size, big.num_tokens }, { 32, 65 })
+    T.eq(big(al.randn({ 1, 3, 32, 32 })):shape(), { 1, 5 })
+    -- a checkpoint to fine-tune (init = file) loads strictly: a missing tensor is refused before any training
+    D.save_model(d .. "/plain.safetensors", m)
+    local sd, meta = al.load(d .. "/plain.safetensors")
+    sd["blocks.0.mlp.fc1.bias"] = nil
+    al.save(d .. "/miss.safetensors", sd, meta)
+    T.raises(function() s2s.train_teacher({ init = d .. "/miss.safetensors", dataset = "synthetic", epochs = 1, train_limit = 16,
+                                            test_limit = 8, batch_size = 8 }) end, "missing keys (1): blocks.0.mlp.fc1.bias")
+    -- clone keeps the training mode
+    m:eval()
+    T.eq(s2s.clone(m).training, false)
+    T.rm_rf(d)
+  end },
+
 
   -- ---- distillation -----------------------------------------------------------------------------
   { name = "one stage-1 distillation step decreases the loss (under a halting teacher's masks)", fn = function()
@@ -503,6 +782,60 @@ return {
     T.rm_rf(dir)
   end },
 
+  { name = "distill: stage2.keep_rate retargets the student's own halting (target depth keep_rate * depth, not the teacher's)", fn = function()
+    local dir, tpath = saved_teacher({ depth = 3, dim = 16 })
+    -- a student whose head always answers class 2 (bias 100): its accuracy is the share of 2s among the test labels
+    local st0 = s2s.replace(s2s.load_model(tpath), { 3 }, "bimamba")
+    al.no_grad(function() st0.head.bias:fill_(0); st0.head.bias:narrow(1, 2, 1):fill_(100) end)
+    local rec = s2s.distill({ teacher = tpath, student = st0, dataset = "synthetic", train_limit = 16, test_limit = 8, batch_size = 8,
+                              eval_limit = 8, teacher_halting = { gate_scale = 5, gate_center = 1 },
+                              stage1 = { epochs = 1 }, stage2 = { epochs = 1, keep_rate = 0.4 } })
+    T.close(rec.teacher_halting.target_depth, 0.75 * 3, 1e-12)
+    T.close(rec.student_halting.target_depth, 0.4 * 3, 1e-12)
+    T.eq(rec.student_halting.gate_center, 1)
+    -- the teacher's final numbers are under its halting
+    T.truthy(rec.teacher_mean_keep_rate < 1, "the teacher was evaluated without its halting")
+    local twos = 0
+    for _, v in ipairs(s2s.synthetic_dataset({ n = 8, size = 16, split = "test" }).labels:totable()) do if v == 2 then twos = twos + 1 end end
+    T.close(rec.test_accuracy, twos / 8, 1e-15)
+    T.truthy(rec.teacher_accuracy ~= twos / 8, "equal accuracies cannot tell the gap's sign")
+    T.close(rec.accuracy_gap, rec.teacher_accuracy - twos / 8, 1e-15)   -- teacher minus student
+    -- no layers and no strategy: layer_aware:3, here every layer; stage2.halting = false: a dense student;
+    -- stage1.train = "mixers": stage 1 trains the new mixers only, every other tensor stays the teacher's
+    local r2, st = s2s.distill({ teacher = tpath, dataset = "synthetic", train_limit = 16, test_limit = 8, batch_size = 8,
+                                 eval_limit = 8, teacher_halting = false, stop_after = 1,
+                                 stage1 = { epochs = 1, train = "mixers" }, stage2 = { epochs = 1, halting = false } })
+    T.eq(r2.layers, { 1, 2, 3 })
+    T.eq(r2.student_halting, nil)
+    local t, fresh = s2s.load_model(tpath), s2s.replace(s2s.load_model(tpath), { 1, 2, 3 }, "bimamba", { seed = 1 })
+    local tsd, ssd, fsd = t:state_dict(), st:state_dict(), fresh:state_dict()
+    local moved = 0
+    for k, v in pairs(ssd) do
+      if k:match("^blocks%.%d+%.attn%.") then moved = moved + maxabs(v, fsd[k]) else T.eq(maxabs(v, tsd[k]), 0, 0, k) end
+    end
+    T.truthy(moved > 0, "the mixer did not train")
+    T.rm_rf(dir)
+  end },
+
+  { name = "resolution_bench: the linear keep schedule has the asked mean; the FLOP estimate counts the tokens its masks keep", fn = function()
+    local out = s2s.resolution_bench({ sizes = { 16 }, patch = 8, dim = 16, depth = 3, heads = 2, batch = 1, iters = 1, keep_rate = 0.7,
+                                       num_classes = 5 })
+    -- from 1 at layer 1 down a straight line: 1, 0.7, 0.4 (mean 0.7)
+    T.close(out.keep_rates, { 1, 0.7, 0.4 }, 1e-12)
+    -- 16 / 8 = 2 x 2 patches + class = 5 tokens; each layer's masks keep 1 + round(rate * 4)
+    local masks = D.schedule_masks(1, 5, out.keep_rates, 3)
+    local ntok = {}
+    for l = 1, 3 do ntok[l] = al.sum(masks[l]):item() end
+    T.eq(ntok, { 5, 4, 3 })
+    local m = al.nn.ViT({ image_size = 16, patch_size = 8, channels = 3, num_classes = 5, dim = 16, depth = 3, heads = 2 })
+    local r = out.rows[1]
+    T.eq(r.tokens, 5)
+    T.close(r.gflops.avit, D.estimate_flops(m, ntok) / 1e9, 0, 1e-12)
+    T.close(r.gflops.dense, D.estimate_flops(m, { 5, 5, 5 }) / 1e9, 0, 1e-12)
+    -- the preset's main keep rate, else A-ViT's 0.75
+    T.eq({ s2s.main_keep_rate({ avit = { main_keep_rate = 0.6 } }), s2s.main_keep_rate({}) }, { 0.6, 0.75 })
+  end },
+
   { name = "presets: experiments/s2s/... from outside the checkout is the checkout's file; a missing one names the real folder", fn = function()
     T.raises(function() s2s.load_preset("experiments/s2s/no_such_preset.lua") end,
       "s2s: preset experiments/s2s/no_such_preset.lua: no such file (the presets are in " .. al.root() .. "/experiments/s2s/)")
@@ -540,6 +873,18 @@ return {
     T.eq(S.sparsest(prof, 2), { 2, 5 })
     T.eq(S.sparsest(prof, 3), { 2, 4, 5 })
     T.eq(S.select("sparsest:1", 5, prof), { 5 })     -- tie 0.3: the deeper layer
+  end },
+
+  { name = "strategy sparsest by top-k mass (higher = sparser); NaN layers are no candidates; k beyond them refused; groupwise defaults to deep", fn = function()
+    local nan = 0 / 0
+    local prof = { layers = { { mean = { top1_mass = 0.2, k90_frac = nan } }, { mean = { top1_mass = 0.7, k90_frac = 0.5 } },
+                              { mean = { top1_mass = 0.4, k90_frac = 0.2 } }, { mean = { top1_mass = nan, k90_frac = 0.9 } } } }
+    T.eq(S.sparsest(prof, 1, "top1_mass"), { 2 })
+    T.eq(S.sparsest(prof, 2, "top1_mass"), { 2, 3 })
+    T.eq(S.sparsest(prof, 2), { 2, 3 })
+    T.eq(S.sparsest(prof, 3), { 2, 3, 4 })               -- layer 1's NaN k90_frac is not ranked
+    T.raises(function() S.sparsest(prof, 4) end, "k must be in 1..3 (layers with attention), got 4")
+    T.eq(S.select("groupwise", 6), { 5, 6 })
   end },
 
   { name = "a sparsity profile of another model (layers, tokens, heads) is refused; the teacher's own is used", fn = function()
@@ -625,6 +970,13 @@ return {
       "1 masks given for a model of depth 4")
     T.raises(function() H.forward(t, al.randn({ 1, 3, 16, 16 }), { mode = "fast" }) end, "mode must be 'masked' or 'gather'")
     T.raises(function() H.forward(t, al.randn({ 1, 3, 8, 8 }), {}) end, "expected images (B,3,16,16)")
+  end },
+  { name = "halting config: eps in (0, 1) and depth a positive integer are checked", fn = function()
+    T.raises(function() H.config({ eps = 0 }, 4) end, "eps must be in (0, 1), got 0")
+    T.raises(function() H.config({ eps = 1 }, 4) end, "eps must be in (0, 1), got 1")
+    T.raises(function() H.config({ depth = 0 }) end, "depth must be a positive integer, got 0")
+    T.raises(function() H.config({ depth = 2.5 }) end, "depth must be a positive integer, got 2.5")
+    T.eq(H.config({ depth = 8 }).target_depth, 6)
   end },
   { name = "input validation: strategy arguments, profiles, keep schedules, model metadata, an unwritable summary", fn = function()
     T.raises(function() S.select("layer_aware:abc", 6) end, "k must be a positive integer, got 'abc'")
