@@ -201,6 +201,113 @@ return {
     -- d = {0.1, 0.15, 0.2}: mean 0.15, sd 0.05, t = 3 sqrt3 (df 2), p = 1 - t / sqrt(2 + t^2) = 0.0351
     T.eq(S.paired({ 0.5, 0.6, 0.8 }, { 0.4, 0.45, 0.6 }), "+15.00 (p 0.0351)")
   end },
+  { name = "s2s summary: every table's numbers from hand-made records (off target, drops, control, paired p, Spearman verdicts, speedups)", fn = function()
+    -- Two seeds with one degree of freedom: a paired t of t has p = 1 - 2 atan(|t|) / pi.
+    local function p1(t) return ("%.3g"):format(1 - 2 * math.atan(math.abs(t)) / math.pi) end
+    local recs = {
+      ["teacher.json"] = { test_accuracy = 0.8125, epochs = { { epoch = 1, lr = 1e-3, loss = 1.5, train_accuracy = 0.5, test_accuracy = 0.625 } } },
+      ["avit_k0.5.json"] = { mean_keep_rate = 0.55, test_accuracy = 0.75, keep_rate = { 1, 0.4, 0.25 }, history = { { mean_keep_rate = 0.6 } },
+                             halting = { gate_center = -1.25 } },
+      ["profile/profile.json"] = { trend = { k90_frac = -0.5, entropy_norm = -1 },
+        layers = { { mean = { entropy_norm = 0.9, k90_frac = 0.8, nonzero = 1, top1_mass = 0.1 } }, { mixer = "BiMamba" },
+                   { mean = { entropy_norm = 0.5, k90_frac = 0.4, nonzero = 0.75, top1_mass = 0.3 } } } },
+      -- groups whose sparsity rises as their drop falls (Spearman -1, the study's expectation)
+      ["exp1_groupwise.json"] = { seeds = { 1, 2 }, tables = { { teacher = "avit", keep_rate = 0.5,
+        rows = {
+          { group = "shallow", layers = { 1 }, token_sparsity = 0.1, sparsity = 0.1, dense_sparsity = 0.1, dense_entropy_sparsity = 0.1,
+            accuracy_seeds = { 0.5, 0.5 }, teacher_accuracy_seeds = { 0.8, 0.8 }, drop_seeds = { 0.3, 0.3 }, drop = 0.3 },
+          { group = "deep", layers = { 3 }, token_sparsity = 0.4, sparsity = 0.3, dense_sparsity = 0.2, dense_entropy_sparsity = 0.25,
+            accuracy_seeds = { 0.6, 0.7 }, teacher_accuracy_seeds = { 0.8, 0.8 }, drop_seeds = { 0.2, 0.1 }, drop = 0.15 },
+          { group = "middle", layers = { 2 }, token_sparsity = 0.2, sparsity = 0.2, dense_sparsity = 0.15, dense_entropy_sparsity = 0.2,
+            accuracy_seeds = { 0.55, 0.6 }, teacher_accuracy_seeds = { 0.8, 0.8 }, drop_seeds = { 0.25, 0.2 }, drop = 0.225 } },
+        control = { accuracy_seeds = { 0.5, 0.65 }, teacher_accuracy_seeds = { 0.8, 0.8 } } } } },
+      -- gaps 0.1, 0.05, 0.08 against the MEASURED teacher keep 0.5, 0.78, 0.85: ranks (1, 2, 3) and (3, 1, 2),
+      -- rho = 1 - 6 * 6 / 24 = -0.5 (against the targets 0.5, 0.8, 0.65 it would be -1)
+      ["exp2_keeprate.json"] = { strategy = "layer_aware:1", rows = {
+        { target_keep_rate = 0.5, teacher_keep_rate = 0.5, teacher_accuracy = 0.8, student_keep_rate = 0.55, student_accuracy = 0.7, gap = 0.1 },
+        { target_keep_rate = 0.8, teacher_keep_rate = 0.78, teacher_accuracy = 0.85, student_keep_rate = 0.8, student_accuracy = 0.8, gap = 0.05 },
+        { target_keep_rate = 0.65, teacher_keep_rate = 0.85, teacher_accuracy = 0.8, student_keep_rate = 0.7, student_accuracy = 0.72, gap = 0.08 } } },
+      ["exp3_layeraware.json"] = { seeds = { 1, 2 }, rows = {
+        { name = "A-ViT teacher (k0.5)", accuracy = 0.8, params = 100, ms = 1.6, keep_rate = 0.5 },
+        { name = "layer-aware k=1", accuracy_seeds = { 0.7, 0.75 }, params = 90, ms_seeds = { 0.8, 0.9 }, keep_rate = 0.5 },
+        { name = "control", control = true, accuracy_seeds = { 0.72, 0.74 }, params = 100, ms = 1.5, keep_rate = 0.5 } } },
+      ["exp3_latency.json"] = { repeats = 3, images = 16, threads = 1, rows = {
+        { name = "dense", mode = "dense", params = 100, ms = 2.0, accuracy = 0.8125 },
+        { name = "A-ViT", mode = "gather", params = 100, ms = 1.6, keep_rate = 0.5, accuracy = 0.75 },
+        { name = "S2S", mode = "gather", params = 90, ms = 0.8, keep_rate = 0.5, accuracy = 0.7 } } },
+    }
+    local d = T.tmpdir("s2s-summary")
+    local C = { out = d, preset = { name = "hand", avit = { keep_rates = { 0.5 } } }, opts = { preset = "p.lua" }, log = function() end,
+                read_json = function(p) return recs[p:sub(#d + 2)] end }
+    local sm = read(require("attnlab.s2s.summary").write(C))
+    T.rm_rf(d)
+    for _, line in ipairs({
+      "| 1 | 0.001 | 1.5000 | 50.00 | 62.50 |",
+      "| 0.50 | 0.550 | +0.050 | 75.00 | 1.00 0.40 0.25 | 0.600 | -1.25 |",          -- measured - target
+      "| 1 | 0.900 | 0.800 | 1.000 | 0.100 |", "| 3 | 0.500 | 0.400 | 0.750 | 0.300 |",
+      "with k90/N: -0.50, with entropy/log N: -1.00. The study's observation (shallow layers mix densely, deep layers are sparse) predicts strongly negative values; here: **agrees** (sparser with depth).",
+      -- deep vs control: d = (0.1, 0.05), t = 0.075 / (0.0354 / sqrt 2) = 3
+      "| deep | 3 | 0.400 | 0.300 | 0.200 | 0.250 | 65.00 ± 7.07 | 80.00 ± 0.00 | 15.00 ± 7.07 | +7.50 (p " .. p1(3) .. ") |",
+      -- the control's drop is teacher - student: (0.3, 0.15)
+      "| control: nothing replaced | - | - | - | - | - | 57.50 ± 10.61 | 80.00 ± 0.00 | 22.50 ± 10.61 | - |",
+      "Spearman(token_sparsity, mean drop) = -1.00; the study expects sparser groups to be replaced with a smaller drop (negative): **agrees** (monotone).",
+      "Spearman(dense_entropy_sparsity, mean drop) = -1.00;",
+      "| 0.50 | 0.500 | 80.00 | 0.550 | 70.00 | 10.00 |",
+      "Spearman(teacher keep, mean gap) = -0.50; the study expects a sparser teacher (lower keep) to give a smaller gap (positive): **does not agree** (leans the other way, not monotone).",
+      -- k=1 vs control: d = (-0.02, 0.01), t = -0.005 / (0.0212 / sqrt 2) = -1/3
+      "| layer-aware k=1 | 72.50 ± 3.54 | 90 | 0.850 ± 0.071 | 0.500 | -0.50 (p " .. p1(1 / 3) .. ") |",
+      "| A-ViT teacher (k0.5) | 80.00 | 100 | 1.600 | 0.500 | - |",
+      "| S2S | gather | 90 | 0.800 | 0.500 | 70.00 |",
+      "| S2S | gather | 0.800 | 2.50x | 2.00x | 70.00 |",                               -- dense 2.0 / 0.8, A-ViT 1.6 / 0.8
+      "| A-ViT | gather | 1.600 | 1.25x | 1.00x | 75.00 |" }) do
+      T.truthy(sm:find(line, 1, true), "summary lacks: " .. line .. "\n" .. sm)
+    end
+  end },
+  { name = "s2s study: a group's sparsity is the mean over its attention layers of 1 - k90/N, 1 - entropy/log N and 1 - keep (by hand)", fn = function()
+    local C = require("attnlab.s2s.study").context(s2s.load_preset("experiments/s2s/cifar_2core.lua"), "/tmp/unused",
+                                                  { preset = "p.lua" }, function(m) error(m, 0) end)
+    -- layer 2 is a BiMamba (no attention statistics): the group's mean is over layers 1 and 3
+    local prof = { keep_rate = { 1, 0.5, 0.25 }, layers = { { mean = { k90_frac = 0.8, entropy_norm = 0.9 } }, { mixer = "BiMamba" },
+                                                            { mean = { k90_frac = 0.4, entropy_norm = 0.5 } } } }
+    local s, e, t = C.group_sparsity(prof, { 1, 2, 3 })
+    T.close({ s, e, t }, { (0.2 + 0.6) / 2, (0.1 + 0.5) / 2, (0 + 0.75) / 2 }, 1e-15)
+    T.eq(C.group_sparsity(prof, { 2 }), nil)
+  end },
+
+  { name = "s2s study: a record stands for a command with no limit where it says false (all), and for a default it predates; another value is refused", fn = function()
+    local d = T.tmpdir("s2s-study")
+    local C = require("attnlab.s2s.study").context(s2s.load_preset("experiments/s2s/cifar_2core.lua"), d, { preset = "p.lua" },
+                                                  function(m) error(m, 0) end)
+    T.write_file(d .. "/step.json", al.json.encode({ config = { lr = 1e-3, train_limit = false }, finished = "x" }))
+    local ran = false
+    -- the command's config also has seed 1, a library default the record (made before it) lacks
+    local rec = C.cached_step("step", function() ran = true end,
+                              { section = "distill", config = { lr = 1e-3, seed = 1 }, defaults = { seed = 1 } })
+    T.eq({ ran, rec.config.lr }, { false, 1e-3 })
+    -- another lr is another run: refused, naming the key and both values
+    T.raises(function() C.cached_step("step", function() ran = true end, { section = "distill", config = { lr = 2e-3 }, defaults = {} }) end,
+      "was made with distill.lr = 0.001, this command gives 0.002")
+    T.eq(ran, false)
+    T.rm_rf(d)
+  end },
+
+  { name = "s2s study: a dense teacher's student is dense in stage 2 too; the preset's distill seed is the default; the replaced layers are compared", fn = function()
+    local d = T.tmpdir("s2s-study")
+    local C = require("attnlab.s2s.study").context({ name = "p", out = d, dataset = "synthetic", distill = { seed = 7 } }, d,
+                                                  { preset = "p.lua" }, function(m) error(m, 0) end)
+    T.eq({ C.default_seed(), C.seeds() }, { 7, { 7 } })
+    -- a record of a student whose stage 2 had its own halting: not the run this command makes
+    os.execute("mkdir -p " .. T.shquote(d .. "/students"))
+    T.write_file(d .. "/students/L1_dense_bimamba.json",
+      al.json.encode({ config = { dataset = "synthetic", teacher_halting = false, seed = 7, stage2 = { halting = true } } }))
+    T.raises(function() C.student(d .. "/t.safetensors", "dense", { 1 }) end,
+      "students/L1_dense_bimamba.json was made with distill.stage2.halting = true, this command gives false")
+    -- a record of other replaced layers is refused too
+    T.write_file(d .. "/step.json", al.json.encode({ layers = { 3 }, config = { lr = 1e-3 } }))
+    T.raises(function() C.cached_step("step", function() end, { section = "distill", config = { lr = 1e-3 }, layers = { 1, 2 } }) end,
+      "replaced layers [3], this command replaces [1,2]")
+    T.rm_rf(d)
+  end },
   { name = "s2s seeds: a seed given twice is refused in one line (preset, --seeds); a paired difference with no spread is n/a (no variance), never p 0", fn = function()
     local study = require "attnlab.s2s.study"
     local p = s2s.load_preset("experiments/s2s/cifar_2core.lua")
