@@ -456,4 +456,29 @@ case("s2s.check: kinds, nested keys, partial checks, lists of one; the committed
   end
 end)
 
+case("s2s.check: each kind's refusal by hand (strategy k, own keep control, mixer keys and sizes, keep rates, limits, a resolution's shape)", function()
+  local part = { partial = true }
+  T.eq({ K.check("distill", { strategy = "layer_aware:0" }, part) }, { "strategy",
+    "needs uniform | groupwise:shallow|middle|deep | layer_aware[:k] | sparsest[:k] (k a positive integer), got 'layer_aware:0'" })
+  T.eq(K.check("distill", { strategy = "sparsest:1", profile = "p.json" }), nil)
+  T.eq({ K.check("keeprate", { own_keep_control = 0 }) }, { "own_keep_control", "needs true, false or a keep rate in (0, 1], got '0'" })
+  T.eq(K.check("keeprate", { own_keep_control = 1 }), nil)
+  T.eq({ K.check("distill", { mixer = { name = "bimamba", expnd = 2 } }, part) }, { "mixer",
+    "has an unknown key 'expnd' (a bimamba takes d_conv, d_state, dt_max, dt_min, dt_rank, expand, heads, name, seed)" })
+  T.eq({ K.check("distill", { mixer = { name = "bilstm", heads = 0 } }, part) }, { "mixer.heads", "needs a positive integer, got '0'" })
+  -- min_lr at most lr (equal is fine)
+  T.eq({ K.check("distill", { lr = 1e-4, min_lr = 1.5e-4 }) }, { "lr", "is 0.0001, below min_lr 0.00015: the cosine schedule would rise instead of decay" })
+  T.eq(K.check("distill", { lr = 1e-4, min_lr = 1e-4 }), nil)
+  T.eq({ K.check("avit", { keep_rates = { 0.5, 0 } }) }, { "keep_rates[2]", "must be in (0, 1], got 0" })
+  T.eq(K.check("avit", { keep_rates = { 0.5, 1 } }), nil)
+  -- a limit is a positive integer or false (all examples)
+  T.eq(K.check("preset", { train_limit = false }, part), nil)
+  T.eq({ K.check("preset", { train_limit = 0 }, part) }, { "train_limit", "needs a positive integer (false: all), got '0'" })
+  T.eq({ K.check("distill", { batch_size = 1 << 31 }, part) }, { "batch_size", "needs a positive integer below 2^31, got '2147483648'" })
+  -- resolution_bench's own model (no file): heads divide dim, replaced layers exist
+  T.eq({ K.check("resolution", { dim = 16, heads = 3 }) }, { "heads", "3 does not divide dim 16" })
+  T.eq({ K.check("resolution", { depth = 2, layers = { 3 } }) }, { "layers", "[1] = 3 is not a layer of a depth-2 model" })
+  T.eq(K.check("resolution", { depth = 2, layers = { 2 }, dim = 16, heads = 2, sizes = { 32 } }), nil)
+end)
+
 return cases
