@@ -13,9 +13,10 @@
 --     ponder loss = mean over (batch, tokens) of rho, weighted by ponder_weight (5e-4).
 -- (A-ViT tests c > 1-eps and c < 1-eps, leaving c == 1-eps in neither; here "halted" is
 -- c >= 1-eps and "running" its complement.)
--- Distributional prior (A-ViT eq. 10): per layer, the mean halting score over the batch
--- and the (running, non-class) tokens, normalised over layers to a distribution q,
--- clamped to [0.01, 0.99]; KL(p || q) to a Gaussian p over layers 1..L centred at the
+-- Distributional prior (A-ViT eq. 10): per layer, the halting scores of the running
+-- non-class tokens summed over the batch and divided by B * (N - 1) (every non-class token,
+-- running or not: a constant over layers, which the next step cancels), normalised over
+-- layers to a distribution q, clamped to [0.01, 0.99]; KL(p || q) to a Gaussian p over layers 1..L centred at the
 -- target depth (std 1), divided by L as A-ViT's KLDivLoss(reduction="batchmean") over a
 -- 1-D input does; weight distr_weight (1e-3). A-ViT rescales its target so its first 8
 -- (of 12) entries sum to 0.98; here p is a proper distribution (sums to 1). The target
