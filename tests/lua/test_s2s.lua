@@ -14,6 +14,18 @@ end
 
 local function maxabs(a, b) return al.max(al.abs(a - b)):item() end
 
+-- A ViT (dim 16) whose first layer attends uniformly: its q and k weights and the qkv bias
+-- are zero, so every score is 0 and softmax spreads evenly over the keys it may see.
+local function uniform_first_layer_vit(depth)
+  local m = vit({ depth = depth })
+  al.no_grad(function()
+    local qkv = m:block(1).attn.qkv
+    qkv.weight:narrow(1, 1, 32):zero_()        -- rows 1-16 q, 17-32 k of the (48, 16) weight
+    qkv.bias:zero_()
+  end)
+  return m
+end
+
 -- The two losses' tests: a depth-4 teacher (eval mode) and its student with layers 2-4
 -- replaced by bimamba, so that the student's own halting differs from the teacher's at
 -- layers 3-4; a batch of 8 synthetic 16x16 images.
@@ -144,7 +156,6 @@ return {
     end
   end },
 
-
   { name = "halting: the prior's std widens the Gaussian (closed form); the KL clamps a dominant layer's q at 0.99", fn = function()
     -- p_l ~ exp(-(l - t)^2 / (2 std^2)), t = 4.5: p[4] / p[3] = exp((2.25 - 0.25) / (2 std^2))
     local p2 = H.prior(6, 4.5, 2)
@@ -159,13 +170,11 @@ return {
     T.close(got, want / 3, 1e-6)
   end },
 
-
   { name = "halting: keep_rates is the running fraction of the B*N tokens per layer and their mean (by hand)", fn = function()
     local r, mean = H.keep_rates({ batch = 2, tokens = 5, active = { 10, 6, 2 } })
     T.close(r, { 1, 0.6, 0.2 }, 1e-15)
     T.close(mean, 0.6, 1e-15)
   end },
-
 
   { name = "halting: the class token never halts; halted tokens are masked in later layers", fn = function()
     local m = vit()
@@ -266,7 +275,6 @@ return {
     T.truthy(maxabs(l3, l4) < 1e-5, "logits differ under forced masks")
   end },
 
-
   -- Speed itself is measured by the S2S benchmark (experiments/s2s/RESULTS.md), not asserted
   -- here: a wall-clock comparison fails on a loaded machine. What makes gathered mode faster
   -- is that it computes fewer token rows than masked mode, which computes all B*N at every
@@ -339,13 +347,7 @@ return {
   end },
 
   { name = "profile: uniform attention has entropy log N, k90 = ceil(0.9 N), nonzero 1; sparsemax is sparser", fn = function()
-    local m = vit({ depth = 2 })
-    -- zero q/k weights and biases: all scores 0, softmax uniform over the 17 keys
-    al.no_grad(function()
-      local b = m:block(1).attn.qkv
-      b.weight:narrow(1, 1, 32):zero_()
-      b.bias:zero_()
-    end)
+    local m = uniform_first_layer_vit(2)     -- softmax uniform over the 17 keys at layer 1
     local ds = s2s.synthetic_dataset({ n = 20, size = 16 })
     local prof = s2s.profile(m, ds, { batch_size = 10 })
     local L1 = prof.layers[1]
@@ -448,15 +450,8 @@ return {
     T.raises(function() s2s.profile(m, ds, { topk = { 18 } }) end, "s2s.profile: topk 18 is more than the model's 17 tokens")
   end },
 
-
   { name = "profile with a key mask (padded sequences): uniform attention over the real keys has entropy log n_b and entropy/log n 1", fn = function()
-    local m = vit({ depth = 1 })
-    -- zero q/k weights: every score 0, softmax uniform over each sample's real keys
-    al.no_grad(function()
-      local b = m:block(1).attn.qkv
-      b.weight:narrow(1, 1, 32):zero_()
-      b.bias:zero_()
-    end)
+    local m = uniform_first_layer_vit(1)     -- uniform over each sample's real keys
     -- 4 samples with n_b = 17, 15, 13, 11 real tokens (the rest padding)
     local ds = s2s.synthetic_dataset({ n = 4, size = 16 })
     function ds.make_batch(self, idx)
@@ -556,7 +551,6 @@ return {
     T.close(es.keep_rate, kr, 1e-12)
   end },
 
-
   { name = "schedule_masks: 1 + round(rate * patches) tokens per layer, the class token always, a dropped token stays dropped", fn = function()
     -- 17 tokens = class + 16 patches; rates 1, 0.5, 0.3, 0.6 -> 16, 8, 5 (4.8), min(5, 10) = 5 patches
     local masks = D.schedule_masks(3, 17, { 1, 0.5, 0.3, 0.6 }, 4)
@@ -575,7 +569,6 @@ return {
     end
   end },
 
-
   { name = "estimate_flops: 2 flops per matrix weight per token in every block, plus 4 n^2 D for attention's scores and sum", fn = function()
     local m = vit({ depth = 2, dim = 16, heads = 2, mlp_ratio = 2 })
     local st = s2s.replace(m, { 2 }, { name = "bilstm", heads = 2 })
@@ -588,7 +581,6 @@ return {
     local want = 2 * 17 * matrix_weights(st:block(1)) + 4 * 17 * 17 * 16 + 2 * 9 * matrix_weights(st:block(2))
     T.eq(D.estimate_flops(st, { 17, 9 }), want)
   end },
-
 
   { name = "model files and replacement: classes, layers and halting metadata checked; a mixer's own heads; dt_rank at dim 24; load at another size", fn = function()
     T.raises(function() D.check_pair(vit(), vit({ num_classes = 7 })) end, "s2s: teacher has 5 classes and student 7")
@@ -627,7 +619,6 @@ return {
     T.eq(s2s.clone(m).training, false)
     T.rm_rf(d)
   end },
-
 
   -- ---- distillation -----------------------------------------------------------------------------
   { name = "one stage-1 distillation step decreases the loss (under a halting teacher's masks)", fn = function()
