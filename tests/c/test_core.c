@@ -109,6 +109,55 @@ static void test_rng(void) {
   ok = 1;
   for (int i = 0; i < 1000; i++) ok &= u[i] >= 0 && u[i] < 1;
   CHECK("uniform_f64 in [0,1)", ok, "");
+
+  /* The distributions' moments, seed 2026, 20000 draws each; every bound is more than 5
+   * standard errors wide (a uniform's mean: SE sqrt(1/12/20000) = 0.002). */
+  enum { ND = 20000 };
+  static float fz[ND];
+  static double fd[ND];
+  al_rng gd;
+  al_rng_seed(&gd, 2026);
+  double s = 0, s2 = 0, sxy = 0;
+  al_rng_uniform(&gd, fz, ND, 0, 1);
+  for (int i = 0; i < ND; i++) s += fz[i];
+  CHECK("uniform [0,1): mean 1/2", fabs(s / ND - 0.5) < 0.012, "mean %.4f", s / ND);
+  al_rng_uniform_f64(&gd, fd, ND);
+  s = 0;
+  for (int i = 0; i < ND; i++) s += fd[i];
+  CHECK("uniform_f64 [0,1): mean 1/2", fabs(s / ND - 0.5) < 0.012, "mean %.4f", s / ND);
+  /* normal(3, 2): mean 3 (SE 0.014), variance 4 (SE 4 sqrt(2/N) = 0.04), and the two values
+   * of a Box-Muller pair (elements 2k, 2k+1) uncorrelated (SE of r: 1/sqrt(N/2) = 0.01) */
+  al_rng_normal(&gd, fz, ND, 3, 2);
+  s = 0;
+  for (int i = 0; i < ND; i++) s += fz[i];
+  double mean = s / ND;
+  for (int i = 0; i < ND; i++) s2 += (fz[i] - mean) * (fz[i] - mean);
+  for (int i = 0; i < ND; i += 2) sxy += (fz[i] - mean) * (fz[i + 1] - mean);
+  double var = s2 / ND, corr = sxy / (ND / 2) / var;
+  CHECK("normal(3, 2): mean 3, variance 4, a Box-Muller pair uncorrelated",
+        fabs(mean - 3) < 0.08 && fabs(var - 4) < 0.25 && fabs(corr) < 0.06, "mean %.4f var %.4f corr %.4f", mean, var, corr);
+  /* the counter moves by whole Philox blocks: 5 floats take 2 blocks (else the next draw
+   * would repeat the fifth value's block) */
+  uint64_t c0 = gd.counter;
+  al_rng_uniform(&gd, fz, 5, 0, 1);
+  al_rng_normal(&gd, fz, 5, 0, 1);
+  al_rng_uniform_f64(&gd, fd, 3);
+  CHECK("uniform(5), normal(5), uniform_f64(3) advance the counter by 2 + 2 + 2 blocks", gd.counter == c0 + 6,
+        "moved %llu", (unsigned long long)(gd.counter - c0));
+  /* permutation is uniform over all n! orders (Fisher-Yates): of 2 elements both orders come
+   * up (expected 300 each of 600), of 3 all six (expected 100 each) */
+  int n2[2] = {0}, n3[6] = {0};
+  for (int t = 0; t < 600; t++) {
+    int64_t p2[2], p3[3];
+    al_rng_permutation(&gd, p2, 2);
+    n2[p2[0]]++;
+    al_rng_permutation(&gd, p3, 3);
+    n3[p3[0] * 2 + (p3[1] > p3[2])]++;   /* first element and the order of the other two */
+  }
+  ok = n2[0] > 220 && n2[1] > 220;
+  for (int k = 0; k < 6; k++) ok &= n3[k] > 55;
+  CHECK("permutation: both orders of 2, all six of 3, about equally often", ok, "%d %d / %d %d %d %d %d %d",
+        n2[0], n2[1], n3[0], n3[1], n3[2], n3[3], n3[4], n3[5]);
 }
 
 /* Counts and pointers the generator cannot use: randint refuses them with nothing drawn (a

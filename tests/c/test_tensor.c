@@ -352,6 +352,18 @@ static void test_broadcast(void) {
   }
   CHECK("sum_to_shape of a strided gradient", ok, "status %d", st);
   al_tensor_release(r);
+  /* the same (4,3,2) view summed over its last dim only (to (4,3,1)): that dim has stride 12
+   * in g, and the one-sum-per-row path must walk it with that stride, not as contiguous */
+  int64_t ts4[3] = {4, 3, 1};
+  st = al_sum_to_shape(&r, gt, 3, ts4);
+  ok = !st && r->ndim == 3 && r->shape[2] == 1;
+  for (int k = 0; k < 4 && ok; k++)
+    for (int i = 0; i < 3 && ok; i++) {
+      double s = al_f32(g)[i * 4 + k] + al_f32(g)[12 + i * 4 + k];   /* g[0][i][k] + g[1][i][k] */
+      ok &= fabs(al_f32(r)[k * 3 + i] - s) < 1e-5;
+    }
+  CHECK("sum_to_shape of a strided gradient over its last dim", ok, "status %d", st);
+  al_tensor_release(r);
   int64_t ts3[1] = {5};
   st = al_sum_to_shape(&r, g, 1, ts3);
   CHECK("sum_to_shape to an incompatible shape is an error", st == AL_EINVAL, "status %d", st);
@@ -526,6 +538,44 @@ static void test_int64_select(void) {
   al_tensor_release(o);
   al_tensor_release(fzero); al_tensor_release(zero); al_tensor_release(cond); al_tensor_release(i);
   CHECK("int64 clamp, where and masked_fill leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
+
+  /* max_dim / min_dim of int64 (4): a tied extreme gives the FIRST index, as the float32
+   * path (and PyTorch) does; {3, 7, 7, 1}: max 7 at 1, {5, 2, 9, 2}: min 2 at 1 */
+  al_tensor *t = al_tensor_new(AL_I64, 1, s4), *ix = NULL;
+  int64_t *pt = al_i64(t);
+  pt[0] = 3; pt[1] = 7; pt[2] = 7; pt[3] = 1;
+  st = al_max_dim(&o, &ix, t, 0, 0);
+  CHECK("max_dim of int64 with a tie: the first index", !st && al_i64(o)[0] == 7 && al_i64(ix)[0] == 1,
+        "status %d, index %lld", (int)st, st ? -1LL : (long long)al_i64(ix)[0]);
+  al_tensor_release(o); al_tensor_release(ix);
+  pt[0] = 5; pt[1] = 2; pt[2] = 9; pt[3] = 2;
+  st = al_min_dim(&o, &ix, t, 0, 0);
+  CHECK("min_dim of int64 with a tie: the first index", !st && al_i64(o)[0] == 2 && al_i64(ix)[0] == 1,
+        "status %d, index %lld", (int)st, st ? -1LL : (long long)al_i64(ix)[0]);
+  al_tensor_release(o); al_tensor_release(ix); al_tensor_release(t);
+  /* float32 (4) {NaN, 1, NaN, 2}: NaN wins and the index is that of the first NaN (0), as in
+   * PyTorch; the scan stops there, a later NaN does not take over */
+  al_tensor *fx = al_tensor_new(AL_F32, 1, s4);
+  al_f32(fx)[0] = NAN; al_f32(fx)[1] = 1; al_f32(fx)[2] = NAN; al_f32(fx)[3] = 2;
+  st = al_max_dim(&o, &ix, fx, 0, 0);
+  CHECK("max_dim with NaN first and later: NaN at the first index", !st && isnan(al_f32(o)[0]) && al_i64(ix)[0] == 0,
+        "status %d, index %lld", (int)st, st ? -1LL : (long long)al_i64(ix)[0]);
+  al_tensor_release(o); al_tensor_release(ix);
+  /* float32 (2,4), reduced over dim 1: ties give the first index too */
+  int64_t s24[2] = {2, 4};
+  al_tensor *f2 = al_tensor_new(AL_F32, 2, s24);
+  const float v24[8] = {5, 2, 9, 2, 3, 7, 7, 1};
+  memcpy(al_f32(f2), v24, sizeof v24);
+  al_tensor *o2 = NULL, *ix2 = NULL;
+  st = al_min_dim(&o, &ix, f2, 1, 0);
+  if (!st) st = al_max_dim(&o2, &ix2, f2, -1, 1);
+  CHECK("min_dim / max_dim of float32 with ties: the first index",
+        !st && al_f32(o)[0] == 2 && al_i64(ix)[0] == 1 && al_f32(o)[1] == 1 && al_i64(ix)[1] == 3 &&
+        o2->ndim == 2 && o2->shape[1] == 1 && al_f32(o2)[1] == 7 && al_i64(ix2)[0] == 2 && al_i64(ix2)[1] == 1,
+        "status %d", (int)st);
+  al_tensor_release(o); al_tensor_release(ix); al_tensor_release(o2); al_tensor_release(ix2);
+  al_tensor_release(f2); al_tensor_release(fx);
+  CHECK("max_dim / min_dim ties leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 
   /* al_fill_i64: exact beyond 2^53 (al_fill's double rounds 2^53 + 1 to 2^53), into a strided
    * view too; into float32 it rounds as a float */
