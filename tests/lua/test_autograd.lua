@@ -409,6 +409,22 @@ case("linear with 0 input features gives the bias; with 0 outputs its backward r
   T.eq(b2.grad:shape(), { 0 })
 end)
 
+-- linear's backward reads the incoming gradient as a contiguous (R, OUT) block: a gradient
+-- that arrives as a strided view (here through a transpose of y) must be made contiguous first.
+-- y = x W^T + b, x (3,2), W (4,2); loss = sum(y^T .* c), c (4,3), so dL/dy = G = c^T (3,4):
+-- gx = G W, gW = G^T x = c x, gb = row sums of c.
+case("linear backward of a transposed (non-contiguous) gradient", function()
+  local x = P { { 1, 2 }, { 3, 4 }, { 5, 6 } }
+  local w = P { { 1, 0 }, { 0, 1 }, { 1, 1 }, { 2, -1 } }
+  local b = P { 0, 0, 0, 0 }
+  local c = al.tensor { { 1, 2, 3 }, { 4, 5, 6 }, { 7, 8, 9 }, { 10, 11, 12 } }
+  local y = al.linear(x, w, b)
+  al.sum(y:transpose(1, 2) * c):backward()
+  T.eq(x.grad:totable(), { { 28, 1 }, { 32, 2 }, { 36, 3 } }, 1e-5)
+  T.eq(w.grad:totable(), { { 22, 28 }, { 49, 64 }, { 76, 100 }, { 103, 136 } }, 1e-4)
+  T.eq(b.grad:totable(), { 6, 15, 24, 33 }, 1e-5)
+end)
+
 -- The backward of a batch (..., M, K) @ a matrix (K, N) folds the batch into rows with a
 -- reshape to (-1, K), which cannot be inferred when K or N is 0: a valid product's backward
 -- failed with "cannot view float32 (2,1,0) as (-1,0)".
@@ -443,6 +459,18 @@ case("gather of a 0-dim tensor by a 0-dim index, and its gradient", function()
   l:backward()
   T.eq(z.grad:item(), 3)
   T.raises(function() al.gather(z, 1, al.tensor(2, { dtype = "int64" })) end, "gather: index 2 (element 1) out of range 1..1")
+end)
+
+-- gather's backward scatters the incoming gradient element by element in the index's order; a
+-- gradient arriving as a strided view (a transpose of the result) must be read by its strides.
+-- x (2,3), index (2,2) along dim 2 picks x[1][3], x[1][1], x[2][2], x[2][2]; loss =
+-- sum(y^T .* c), so dL/dy = c^T = {{1,3},{2,4}}: x[1][3] gets 1, x[1][1] 3, x[2][2] 2 + 4.
+case("gather backward of a transposed (non-contiguous) gradient", function()
+  local x = P { { 1, 2, 3 }, { 4, 5, 6 } }
+  local y = al.gather(x, 2, al.tensor({ { 3, 1 }, { 2, 2 } }, { dtype = "int64" }))
+  T.eq(y:totable(), { { 3, 1 }, { 5, 5 } })
+  al.sum(y:transpose(1, 2) * al.tensor { { 1, 2 }, { 3, 4 } }):backward()
+  T.eq(x.grad:totable(), { { 3, 0, 1 }, { 0, 6, 0 } })
 end)
 
 -- max(x) and min(x) over all elements gave all of the gradient to the first of tied extremes;

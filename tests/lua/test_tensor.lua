@@ -273,6 +273,31 @@ case("cat, stack, index_select, gather, embedding values (1-based indices)", fun
   T.eq(al.index_select(I { 10, 20, 30 }, 1, I { 3, 1 }):totable(), { 30, 10 })
 end)
 
+-- sum/mean, max/min and index_select read a strided view through its strides and offset, not
+-- as if its elements were laid out in order: x (2,3) = {{1,2,3},{4,5,6}}, t = x^T (3,2) =
+-- {{1,4},{2,5},{3,6}}, n = x:narrow(2, 2, 2) = {{2,3},{5,6}} (offset 1, row stride 3)
+case("reductions and index_select of a transposed and a narrowed view", function()
+  local x = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  local t, n = x:transpose(1, 2), x:narrow(2, 2, 2)
+  T.eq(al.sum(t, 2):totable(), { 5, 7, 9 })
+  T.eq(t:mean(1):totable(), { 2, 5 })
+  T.eq(al.sum(n):item(), 16)
+  local v, i = al.max(t, 2)
+  T.eq(v:totable(), { 4, 5, 6 })
+  T.eq(i:totable(), { 2, 2, 2 })
+  v, i = al.min(t, 1)
+  T.eq(v:totable(), { 1, 4 })
+  T.eq(i:totable(), { 1, 1 })
+  T.eq(al.max(n):item(), 6)
+  T.eq(al.min(n):item(), 2)
+  local I = function(a) return al.tensor(a, { dtype = "int64" }) end
+  T.eq(al.index_select(t, 1, I { 3, 1 }):totable(), { { 3, 6 }, { 1, 4 } })
+  T.eq(t:index_select(2, I { 2 }):totable(), { { 4 }, { 5 }, { 6 } })
+  T.eq(al.index_select(n, 1, I { 2 }):totable(), { { 5, 6 } })
+  T.eq(al.clamp(t, 2, 5):totable(), { { 2, 4 }, { 2, 5 }, { 3, 5 } })
+  T.eq((t * 2 + 1):totable(), { { 3, 9 }, { 5, 11 }, { 7, 13 } })   -- affine
+end)
+
 -- ---------------------------------------------------------------------------------
 -- indexing and element access
 
@@ -366,6 +391,9 @@ case("int64 arithmetic: + - * stay int64 and exact; / is true division", functio
   T.eq(i:item(), 1)
   T.eq(al.min(I { 16777217, 16777216 }):item(), 16777216)
   T.eq(al.abs(I { -3, 4 }):totable(), { 3, 4 })
+  local sg = al.sign(I { -5, 0, 2 ^ 40 })   -- (3) int64: -1, 0, 1, still int64
+  T.eq(sg:dtype(), "int64")
+  T.eq(sg:totable(), { -1, 0, 1 })
 end)
 
 case("comparisons give float 0/1; maximum/minimum propagate NaN", function()
