@@ -44,7 +44,8 @@ void l_gc_pace(lua_State *L) {
    * experiments/classifier/THROUGHPUT.md). A wait left where it is stays at most
    * 2 (live + step), so the garbage alive before a young collection stays below
    * live + 2 step: about 1.5x the live bytes, or 16 MB over them for small live sets. */
-  if (live + gc_young_step(live) < gc_young_at / 2) gc_young_at = live + gc_young_step(live);
+  size_t young_wait = live + gc_young_step(live);
+  if (young_wait < gc_young_at / 2) gc_young_at = young_wait;
   if (live > gc_threshold) {
     lua_gc(L, LUA_GCCOLLECT);
     gc_full_runs++;

@@ -7,6 +7,16 @@ local function tmpname() return os.tmpname() end
 
 local function flat(t) return t:contiguous():reshape({ -1 }):totable() end
 
+-- A tensor's sample statistics in Lua doubles: mean, standard deviation (biased), largest
+-- |x|, min and max.
+local function stats(t)
+  local v = flat(t)
+  local s, s2, mn, mx = 0, 0, math.huge, -math.huge
+  for _, x in ipairs(v) do s, s2, mn, mx = s + x, s2 + x * x, math.min(mn, x), math.max(mx, x) end
+  local mean = s / #v
+  return mean, math.sqrt(s2 / #v - mean * mean), math.max(-mn, mx), mn, mx
+end
+
 return {
   { name = "Module registers parameters and children in order; state_dict names", fn = function()
     local m = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2, { bias = false }))
@@ -305,12 +315,6 @@ return {
   { name = "ViT init 'torch' (the default): PyTorch's module defaults, layer by layer", fn = function()
     local m = nn.ViT { image_size = 16, patch_size = 4, channels = 3, num_classes = 10, dim = 64, seed = 5 }
     T.eq(m.cfg.init, "torch")
-    local function stats(t)
-      local v = flat(t)
-      local s, s2, mx = 0, 0, 0
-      for _, x in ipairs(v) do s, s2, mx = s + x, s2 + x * x, math.max(mx, math.abs(x)) end
-      return s / #v, math.sqrt(s2 / #v - (s / #v) ^ 2), mx
-    end
     -- Linear and the patch Conv2d: U(-b, b), b = 1/sqrt(fan_in), weights and biases (sd b/sqrt(3))
     for _, c in ipairs({ { m.blocks._children["0"].mlp.fc1, 64 }, { m.blocks._children["1"].mlp.fc2, 256 },
                          { m.blocks._children["0"].attn.qkv, 64 }, { m.head, 64 }, { m.patch_embed.proj, 48 } }) do
@@ -895,25 +899,18 @@ end
   -- counted in both fans; Linear's bias U(-1/sqrt(fan_in), 1/sqrt(fan_in)), both signs;
   -- Embedding's N(0, 1).
   { name = "init: trunc_normal_ defaults, xavier bounds and std, Linear bias and Embedding draws by closed form", fn = function()
-    local function stats(t)
-      local v = flat(t)
-      local s, s2, mn, mx = 0, 0, math.huge, -math.huge
-      for _, x in ipairs(v) do s, s2, mn, mx = s + x, s2 + x * x, math.min(mn, x), math.max(mx, x) end
-      local mean = s / #v
-      return mean, math.sqrt(s2 / #v - mean * mean), mn, mx
-    end
     local t = al.zeros({ 20000 })
     nn.init.trunc_normal_(t, 1, nil, nil, nil, al.Generator(3))       -- mean 0, [a, b] = [-2, 2]
-    local _, sd, mn, mx = stats(t)
+    local _, sd, _, mn, mx = stats(t)
     T.close(sd, 0.87962, 0.015, 0, "trunc_normal_ std with the default bounds")
     T.truthy(mn >= -2 and mx <= 2 and mn < -1.9 and mx > 1.9, ("draws in [%g, %g], want to fill [-2, 2]"):format(mn, mx))
     -- (64, 32): fan_in 32, fan_out 64, bound sqrt(6/96) = 0.25, std sqrt(2/96) = 0.1443
     local w = al.zeros({ 64, 32 })
     nn.init.xavier_uniform_(w, nil, al.Generator(4))
-    _, sd, mn, mx = stats(w)
+    _, sd, _, mn, mx = stats(w)
     T.truthy(mn >= -0.25 and mx <= 0.25 and mn < -0.24 and mx > 0.24, ("xavier_uniform_ in [%g, %g], want [-0.25, 0.25]"):format(mn, mx))
     nn.init.xavier_uniform_(w, 2, al.Generator(4))                     -- gain 2: bound 0.5
-    _, _, mn, mx = stats(w)
+    _, _, _, mn, mx = stats(w)
     T.truthy(mx <= 0.5 and mx > 0.48, ("xavier_uniform_ gain 2: max %g, want bound 0.5"):format(mx))
     nn.init.xavier_normal_(w, nil, al.Generator(5))
     _, sd = stats(w)
@@ -922,11 +919,11 @@ end
     local cw = al.zeros({ 8, 4, 3, 3 })
     T.eq({ nn.init.fans(cw) }, { 36, 72 })
     nn.init.xavier_uniform_(cw, nil, al.Generator(6))
-    _, _, mn, mx = stats(cw)
+    _, _, _, mn, mx = stats(cw)
     T.truthy(mx <= math.sqrt(6 / 108) and mx > 0.9 * math.sqrt(6 / 108), ("conv xavier max %g"):format(mx))
     -- Linear(16, 4000): bias U(-0.25, 0.25)
     local lin = nn.Linear(16, 4000, { generator = al.Generator(7) })
-    local bmean, _, bmn, bmx = stats(lin.bias)
+    local bmean, _, _, bmn, bmx = stats(lin.bias)
     T.truthy(bmn >= -0.25 and bmx <= 0.25 and bmn < -0.24 and bmx > 0.24, ("bias in [%g, %g], want U(-0.25, 0.25)"):format(bmn, bmx))
     T.close(bmean, 0, 0.015, 0, "bias mean")
     local emean, esd = stats(nn.Embedding(500, 40, { generator = al.Generator(8) }).weight)

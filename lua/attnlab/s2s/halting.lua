@@ -16,13 +16,14 @@
 -- Distributional prior (A-ViT eq. 10): per layer, the halting scores of the running
 -- non-class tokens summed over the batch and divided by B * (N - 1) (every non-class token,
 -- running or not: a constant over layers, which the next step cancels), normalised over
--- layers to a distribution q, clamped to [0.01, 0.99]; KL(p || q) to a Gaussian p over layers 1..L centred at the
--- target depth (std 1), divided by L as A-ViT's KLDivLoss(reduction="batchmean") over a
--- 1-D input does; weight distr_weight (1e-3). A-ViT rescales its target so its first 8
--- (of 12) entries sum to 0.98; here p is a proper distribution (sums to 1). The target
--- depth is target_depth, or keep_rate * L (a token halting after layer l was processed by
--- l of L layers, so the mean keep rate is E[halting layer] / L); default 0.75 * L, which
--- is A-ViT's 0-based centre 8 of 12 = layer 9.
+-- layers to a distribution q, clamped to [0.01, 0.99]; KL(p || q) to a Gaussian p over
+-- layers 1..L centred at the target depth (std 1), divided by L as A-ViT's
+-- KLDivLoss(reduction="batchmean") over a 1-D input does; weight distr_weight (1e-3).
+-- A-ViT rescales its target so its first 8 (of 12) entries sum to 0.98; here p is a
+-- proper distribution (sums to 1). The target depth is target_depth, or keep_rate * L (a
+-- token halting after layer l was processed by l of L layers, so the mean keep rate is
+-- E[halting layer] / L); default 0.75 * L, which is A-ViT's 0-based centre 8 of 12 =
+-- layer 9.
 --
 -- Meeting the target keep rate (issue 20). With the losses above alone the measured keep
 -- rate does not follow the target: the prior's KL compares the layer profile of the MEAN
