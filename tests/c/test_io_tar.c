@@ -216,10 +216,177 @@ static void test_tar_handmade(void) {
              "ln.tar", list_cb, &t), "ln.tar", "not followed by a file", NULL);
 }
 
+/* The header checksum again after a field was edited: the unsigned byte sum with the checksum
+ * field read as 8 spaces (POSIX), or (old tars) the sum of signed chars. */
+static void resum(uint8_t *h, int signed_sum) {
+  memset(h + 148, ' ', 8);
+  int sum = 0;
+  for (int i = 0; i < 512; i++) sum += signed_sum ? (int)(int8_t)h[i] : (int)h[i];
+  snprintf((char *)h + 148, 8, "%06o", (unsigned)sum);
+}
+
+/* Numeric fields as other writers fill them, and corrupt ones: a size right-aligned with
+ * leading spaces (old tars) reads as its value; a digit 8 in it is corrupt, not a shorter
+ * number; a base-256 size of 2^62 is refused as truncated before anything is allocated. */
+static void test_tar_numeric_fields(void) {
+  static uint8_t buf[8 * 512];
+  size_t at = 0;
+  tar_list t;
+  memset(buf, 0, sizeof buf);
+  put_member(buf, &at, "spaced", '0', 11, "hello world", 11);
+  snprintf((char *)buf + 124, 12, "%11o", 11u);   /* "         13" + NUL */
+  resum(buf, 0);
+  memset(&t, 0, sizeof t);
+  al_status st = al_tar_foreach_memory(buf, at + 1024, "spaced.tar", list_cb, &t);
+  CHECK("tar: a size field padded with leading spaces reads as its octal value",
+        st == AL_OK && t.n == 1 && t.sizes[0] == 11 && !strcmp(t.names[0], "spaced"), "st=%d n=%" PRId64 " %s",
+        st, t.n, st ? al_errmsg() : "");
+  memcpy(buf + 124, "00000000018", 12);   /* octal 1 then a '8': corrupt */
+  resum(buf, 0);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: a size field with the digit 8 is a bad size field, not 1",
+             al_tar_foreach_memory(buf, at + 1024, "digit8.tar", list_cb, &t), "digit8.tar", "bad size field", NULL);
+  CHECK("tar: ... and no file was handed over", t.n == 0, "n=%" PRId64, t.n);
+  /* 2^62 in GNU base-256 (12 bytes big-endian, top bit of the first byte the flag): bit 62 is
+   * in byte 135 - 7 = 128 */
+  memset(buf + 124, 0, 12);
+  buf[124] = 0x80;
+  buf[128] = 0x40;
+  resum(buf, 0);
+  memset(&t, 0, sizeof t);
+  size_t peak0 = al_mem_peak();
+  expect_err("tar: a 2^62-byte member in a small archive is truncated, not out of memory",
+             al_tar_foreach_memory(buf, at + 1024, "huge.tar", list_cb, &t), "huge.tar", "truncated",
+             "says 4611686018427387904 bytes", NULL);
+  CHECK("tar: ... and the reader allocated nothing for it", al_mem_peak() - peak0 < (1u << 20), "peak grew by %zu",
+        al_mem_peak() - peak0);
+}
+
+/* Headers that old or other writers produce: a checksum summed over signed chars (a UTF-8
+ * name has bytes >= 0x80, so it differs from the unsigned sum by 512 per such byte), the
+ * contiguous-file type '7' (a regular file), a pax "size=0" overriding a nonzero ustar size
+ * field, and a pax header padded with NULs. */
+static void test_tar_other_writers(void) {
+  static uint8_t buf[16 * 512];
+  size_t at = 0;
+  tar_list t;
+  memset(buf, 0, sizeof buf);
+  put_member(buf, &at, "caf\xc3\xa9.txt", '0', 4, "menu", 4);
+  resum(buf, 1);
+  put_member(buf, &at, "contig", '7', 5, "12345", 5);
+  const char *x = "10 size=0\n";
+  put_member(buf, &at, "PaxHeaders/empty", 'x', strlen(x), x, strlen(x));
+  put_member(buf, &at, "empty", '0', 0, "", 0);
+  mk_hdr(buf + at - 512, "empty", '0', 700);   /* the ustar field says 700; pax says 0, no data block */
+  static const char padded[] = "16 path=nul.txt\n\0\0\0\0\0\0";
+  put_member(buf, &at, "PaxHeaders/nul", 'x', sizeof padded - 1, padded, sizeof padded - 1);
+  put_member(buf, &at, "short", '0', 3, "xyz", 3);
+  memset(&t, 0, sizeof t);
+  al_status st = al_tar_foreach_memory(buf, at + 1024, "writers.tar", list_cb, &t);
+  CHECK("tar: signed-char checksum, type '7', pax size=0 over a ustar size, NUL-padded pax header",
+        st == AL_OK && t.n == 4 && !strcmp(t.names[0], "caf\xc3\xa9.txt") && t.sizes[0] == 4 &&
+        !strcmp(t.names[1], "contig") && t.sizes[1] == 5 && !strcmp(t.names[2], "empty") && t.sizes[2] == 0 &&
+        !strcmp(t.names[3], "nul.txt") && t.sizes[3] == 3,
+        "st=%d n=%" PRId64 " names '%s' '%s' '%s' '%s' %s", st, t.n, t.names[0], t.names[1], t.names[2], t.names[3],
+        st ? al_errmsg() : "");
+  /* malformed pax records: the record's last byte is not '\n'; a size with trailing text */
+  at = 0;
+  memset(buf, 0, sizeof buf);
+  x = "13 path=abcdX";
+  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
+  put_member(buf, &at, "f", '0', 0, "", 0);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: a pax record not ending in a newline", al_tar_foreach_memory(buf, at + 1024, "nl.tar", list_cb, &t),
+             "nl.tar", "malformed pax record at byte 0", NULL);
+  at = 0;
+  memset(buf, 0, sizeof buf);
+  x = "13 size=12ab\n";
+  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
+  put_member(buf, &at, "f", '0', 0, "", 0);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: a pax size with trailing text", al_tar_foreach_memory(buf, at + 1024, "ps.tar", list_cb, &t),
+             "ps.tar", "bad pax size '12ab'", NULL);
+}
+
+/* Truncation the plain-memory tests cannot reach: the reader bounds a member by what the stream
+ * can still hold, which for gzip is 1032 x the compressed bytes left, so a big tar.gz cut inside
+ * a member gets past that bound and must be caught by the read itself (nothing handed to the
+ * callback); an archive cut inside a member's padding or inside a skipped member says so. */
+static void test_tar_truncation(void) {
+  size_t n;
+  uint8_t *raw = slurp("tests/fuzz/corpus/tar/ustar_prefix.tar", &n);
+  if (!raw) { check_report(0, "tar: tests/fuzz/corpus/tar/ustar_prefix.tar", "missing"); return; }
+  tar_list t;
+  /* a member saying 2,000,000 bytes over 1,000,000 incompressible ones, then the end of the
+   * stream: when its header is read only the first 256 KiB are inflated, and the compressed
+   * bytes left could hold far more than 2,000,000 */
+  enum { HAVE = 1000000 };
+  uint8_t *cut = malloc(512 + HAVE);
+  mk_hdr(cut, "cut.bin", '0', 2000000);
+  uint32_t s = 12345;
+  for (int i = 0; i < HAVE; i++) { s = s * 1664525u + 1013904223u; cut[512 + i] = (uint8_t)(s >> 24); }
+  const char *p = tmppath("cut-inside.tar.gz");
+  int made = write_gz(p, cut, 512 + HAVE);
+  free(cut);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: a tar.gz cut inside a file (complete gzip stream, past the size bound)",
+             made ? al_tar_foreach(p, list_cb, &t) : AL_EIO, "cut-inside.tar.gz", "truncated: entry 0 'cut.bin'",
+             "says 2000000 bytes", "after 1000000 of them", NULL);
+  CHECK("tar: ... and the cut file was not handed to the callback", t.n == 0, "n=%" PRId64, t.n);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: an archive cut inside a file's padding",
+             al_tar_foreach_memory(raw, 3 * 512 + 55 + 10, "cutpad.tar", list_cb, &t), "cutpad.tar",
+             "inside the padding of entry 2", NULL);
+  free(raw);
+  static uint8_t buf[8 * 512];
+  memset(buf, 0, sizeof buf);
+  mk_hdr(buf, "pax_global_header", 'g', 1000);
+  memcpy(buf + 512, "9 a=bcd\n", 8);
+  memset(&t, 0, sizeof t);
+  expect_err("tar: an archive cut inside a skipped member (pax global header)",
+             al_tar_foreach_memory(buf, 512 + 100, "cutg.tar", list_cb, &t), "cutg.tar", "truncated: entry 0",
+             "says 1000 bytes", "after 100 of them", NULL);
+}
+
+/* The gzip trailer (CRC-32 and length) is only read once inflate gets past the deflate data:
+ * the reader must read on after the end-of-archive block, or a tar.gz whose tar part ends
+ * before the last 256 KiB of output is never checked. A tar written with 1 MiB records
+ * (tar -b 2048) pads the end with zeros; its CRC or ISIZE corrupted must be an error. */
+static void test_tar_gzip_trailer(void) {
+  enum { REC = 1 << 20 };
+  uint8_t *tarb = calloc(REC, 1);
+  size_t at = 0;
+  put_member(tarb, &at, "a.txt", '0', 11, "hello world", 11);
+  const char *p = tmppath("rec1m.tar.gz");
+  size_t gn;
+  uint8_t *gz = write_gz(p, tarb, REC) ? slurp(p, &gn) : NULL;
+  if (!gz) { check_report(0, "tar: a 1 MiB-record tar.gz was written", ""); free(tarb); return; }
+  tar_list t;
+  memset(&t, 0, sizeof t);
+  al_status st = al_tar_foreach_memory(gz, gn, "rec1m.tar.gz", list_cb, &t);
+  CHECK("tar: a tar.gz with 1 MiB records reads", st == AL_OK && t.n == 1 && t.sizes[0] == 11,
+        "st=%d n=%" PRId64 " %s", st, t.n, st ? al_errmsg() : "");
+  gz[gn - 8] ^= 1;   /* CRC-32, little-endian, first of the 8 trailer bytes */
+  memset(&t, 0, sizeof t);
+  expect_err("tar: ... with its gzip CRC corrupted is an error", al_tar_foreach_memory(gz, gn, "crc.tar.gz", list_cb, &t),
+             "crc.tar.gz", "corrupt gzip data", "incorrect data check", NULL);
+  gz[gn - 8] ^= 1;
+  gz[gn - 1] ^= 1;   /* ISIZE's top byte */
+  memset(&t, 0, sizeof t);
+  expect_err("tar: ... with its gzip length corrupted is an error", al_tar_foreach_memory(gz, gn, "isize.tar.gz", list_cb, &t),
+             "isize.tar.gz", "corrupt gzip data", "incorrect length check", NULL);
+  free(gz);
+  free(tarb);
+}
+
 int main(void) {
   if (!io_begin("test_io_tar")) return 1;
   test_tar_fixtures();
   test_tar_handmade();
+  test_tar_numeric_fields();
+  test_tar_other_writers();
+  test_tar_truncation();
+  test_tar_gzip_trailer();
   io_end(0);
   CHECK_EXIT();
 }
