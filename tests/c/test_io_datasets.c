@@ -321,10 +321,83 @@ static void test_newsgroups(void) {
   else CHECK("tar: 20news reads in under 2 s", dt < 2.0, "%.3f s", dt);
 }
 
+/* Header fields the real files never exercise (their dims are below 2^16): every byte of a
+ * big-endian u32 dim, the second magic byte, ndim 5; and two gzip'ed files near the limits of
+ * the bound the reader checks sizes against (1032 x the compressed bytes left). */
+static void test_idx_header_fields(void) {
+  al_idx x;
+  uint8_t d2[12] = {0, 0, 8, 2, 0x01, 0x02, 0x03, 0x04, 0, 0, 0, 0};   /* 0x01020304 x 0: no data */
+  al_status st = al_idx_read_memory(d2, sizeof d2, "dims.idx", &x);
+  CHECK("idx: a dim with all four bytes set reads big-endian (0x01020304 = 16909060)",
+        st == AL_OK && x.ndim == 2 && x.dims[0] == 16909060 && x.dims[1] == 0 && x.size == 0,
+        "st=%d dims %" PRId64 " x %" PRId64 " %s", st, x.dims[0], x.dims[1], st ? al_errmsg() : "");
+  al_idx_free(&x);
+  uint8_t m1[9] = {0, 1, 8, 1, 0, 0, 0, 1, 5};
+  expect_err("idx: a nonzero second magic byte is not an IDX file", al_idx_read_memory(m1, sizeof m1, "m1.idx", &x),
+             "m1.idx", "not an IDX file: magic bytes 00 01 08 01", NULL);
+  uint8_t nd5[25] = {0, 0, 8, 5, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 9};
+  expect_err("idx: ndim 5 is refused (dims[] holds 4)", al_idx_read_memory(nd5, sizeof nd5, "nd5.idx", &x),
+             "nd5.idx", "ndim is 5, supported 1..4", NULL);
+  /* 2^31 x 2^31 x 4 = 2^64 wraps to 0 in 64 bits: an overflow, not an empty array */
+  uint8_t wrap[16] = {0, 0, 8, 3, 0x80, 0, 0, 0, 0x80, 0, 0, 0, 0, 0, 0, 4};
+  expect_err("idx: dims whose product wraps to 0 in 64 bits overflow", al_idx_read_memory(wrap, sizeof wrap, "wrap.idx", &x),
+             "wrap.idx", "2147483648 images of 2147483648x4", "overflows", NULL);
+
+  if (under_valgrind()) { check_skip("idx: gzip'ed files near the size bound", "8 MB deflated: skipped under valgrind; make test runs it"); return; }
+  /* 10000 all-black 28x28 images: 7.84 MB of zeros deflate at ~1024:1, just under deflate's
+   * 1032:1, so the size bound must not call the file truncated */
+  uint8_t hdr[16] = {0, 0, 8, 3, 0, 0, 0x27, 0x10, 0, 0, 0, 28, 0, 0, 0, 28};
+  enum { NIMG = 10000 * 28 * 28 };
+  uint8_t *img = calloc(16 + NIMG, 1);
+  memcpy(img, hdr, 16);
+  const char *p = tmppath("black-idx3-ubyte.gz");
+  st = write_gz(p, img, 16 + NIMG) ? al_idx_read(p, &x) : AL_EIO;
+  int zero = st == AL_OK && x.size == NIMG;
+  for (size_t i = 0; zero && i < x.size; i++) zero = x.data[i] == 0;
+  CHECK("idx: 10000 black images, gzip'ed at ~1024:1, decode", zero && x.dims[0] == 10000 && x.dims[2] == 28,
+        "st=%d size %zu %s", st, x.size, st ? al_errmsg() : "");
+  al_idx_free(&x);
+  /* the same header over 1,000,000 incompressible bytes: after the first 256 KiB are inflated,
+   * the compressed bytes left could still hold 7.84 MB by the bound, so the read itself must
+   * find that the data ends early */
+  img = realloc(img, 16 + 1000000);
+  uint32_t s = 12345;
+  for (int i = 0; i < 1000000; i++) { s = s * 1664525u + 1013904223u; img[16 + i] = (uint8_t)(s >> 24); }
+  p = tmppath("short-idx3-ubyte.gz");
+  st = write_gz(p, img, 16 + 1000000) ? al_idx_read(p, &x) : AL_EIO;
+  expect_err("idx: gzip'ed images short of the header's count (past the size bound)", st,
+             "short-idx3-ubyte.gz", "truncated", "7840000 data bytes", "has only 1000000", NULL);
+  free(img);
+}
+
+/* A last gzip member shorter than one record: the size hint (that member's ISIZE, 73 bytes)
+ * is 0 records, so the arrays start empty and must grow to what is read (4 records + 3000
+ * bytes in the first member, 73 in the second: 5 records in all). */
+static void test_cifar_small_last_member(void) {
+  uint8_t *recs = malloc(5 * 3073);
+  for (int i = 0; i < 5 * 3073; i++) recs[i] = (uint8_t)(i % 3073 ? i * 11 : 9 - i / 3073);
+  const char *ga = tmppath("sa.gz"), *gb = tmppath("sb.gz");
+  size_t na = 0, nb = 0;
+  int made = write_gz(ga, recs, 5 * 3073 - 73) && write_gz(gb, recs + 5 * 3073 - 73, 73);
+  uint8_t *a = made ? slurp(ga, &na) : NULL, *b = made ? slurp(gb, &nb) : NULL, *cat = malloc(na + nb + 1);
+  if (a && b) { memcpy(cat, a, na); memcpy(cat + na, b, nb); }
+  al_cifar c;
+  al_status st = a && b ? al_cifar_read_memory(cat, na + nb, "small-last.bin.gz", &c) : AL_EIO;
+  int ok = st == AL_OK && c.count == 5;
+  for (int r = 0; ok && r < 5; r++)
+    ok = c.labels[r] == 9 - r && memcmp(c.pixels + r * 3072, recs + r * 3073 + 1, 3072) == 0;
+  CHECK("cifar: a last gzip member under one record (size hint 0) decodes all 5 records", ok,
+        "st=%d count=%" PRId64 " %s", st, st ? 0 : c.count, st ? al_errmsg() : "");
+  if (st == AL_OK) al_cifar_free(&c);
+  free(a); free(b); free(cat); free(recs);
+}
+
 int main(void) {
   if (!io_begin("test_io_datasets")) return 1;
   test_idx();
+  test_idx_header_fields();
   test_cifar();
+  test_cifar_small_last_member();
   test_newsgroups();
   io_end(0);
   CHECK_EXIT();
