@@ -384,11 +384,154 @@ static void test_st_hand_entries(void) {
   expect_err("safetensors: NULL data for 2 values is refused", al_st_to_f32(&bad, out), "no data", NULL);
 }
 
+/* Write "<u64 N><header><data>" into a malloc'ed buffer. */
+static uint8_t *st_file(const char *header, const void *data, size_t dn, size_t *n) {
+  size_t hn = strlen(header);
+  uint8_t *b = malloc(8 + hn + dn + 1);
+  for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)hn >> (8 * i));
+  memcpy(b + 8, header, hn);
+  if (dn) memcpy(b + 8 + hn, data, dn);
+  *n = 8 + hn + dn;
+  return b;
+}
+
+/* The integer dtypes the torch fixtures lack (BOOL, I8, I16, U16, U32), each with the values
+ * where sign extension and width show: a file written by hand, values worked out by hand. */
+static void test_st_int_dtypes(void) {
+  const char *hj = "{\"b\":{\"dtype\":\"BOOL\",\"shape\":[2],\"data_offsets\":[0,2]},"
+                   "\"i8\":{\"dtype\":\"I8\",\"shape\":[2],\"data_offsets\":[2,4]},"
+                   "\"i16\":{\"dtype\":\"I16\",\"shape\":[2],\"data_offsets\":[4,8]},"
+                   "\"u16\":{\"dtype\":\"U16\",\"shape\":[2],\"data_offsets\":[8,12]},"
+                   "\"u32\":{\"dtype\":\"U32\",\"shape\":[2],\"data_offsets\":[12,20]}}";
+  static const uint8_t data[20] = {1, 0,  0xff, 0x80,  0xfe, 0xff, 0x00, 0x80,  0xfe, 0xff, 0x00, 0x80,
+                                   0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x80};
+  static const struct { const char *name; int64_t v[2]; } want[] = {
+    {"b", {1, 0}}, {"i8", {-1, -128}}, {"i16", {-2, -32768}}, {"u16", {65534, 32768}},
+    {"u32", {4294967295LL, 2147483648LL}}};
+  size_t n;
+  uint8_t *b = st_file(hj, data, sizeof data, &n);
+  al_st_file *f;
+  al_status st = al_st_open_memory(b, n, "ints.st", &f);
+  CHECK("safetensors: a hand-written file of BOOL/I8/I16/U16/U32 tensors parses", st == AL_OK && f->n == 5, "%s",
+        st ? al_errmsg() : "");
+  if (st == AL_OK) {
+    int ok = 1;
+    char why[200] = "";
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+      const al_st_entry *e = al_st_find(f, want[i].name);
+      int64_t out[2] = {7, 7};
+      al_status s2 = e ? al_st_to_i64(e, out) : AL_EINVAL;
+      if (s2 || e->nbytes != (i == 0 || i == 1 ? 2u : i == 4 ? 8u : 4u) || out[0] != want[i].v[0] ||
+          out[1] != want[i].v[1]) {
+        ok = 0;
+        snprintf(why, sizeof why, "'%s': %" PRId64 ", %" PRId64 " (st=%d)", want[i].name, out[0], out[1], s2);
+      }
+    }
+    CHECK("safetensors: ... and they convert to int64 with their signs and widths", ok, "%s", why);
+    al_st_close(f);
+  }
+  free(b);
+}
+
+/* UTF-8 the header must refuse (RFC 3629): an overlong 2-byte form, a surrogate, a code point
+ * past U+10FFFF, and a lead byte at the very end of the header (the data after it looks like a
+ * continuation byte, which must not be read as one). */
+static void test_st_utf8(void) {
+  static const struct { const char *what, *hdr; size_t at; } bad[] = {
+    {"an overlong encoding (C0 80)", "{\"\xc0\x80\":{}}", 2},
+    {"a UTF-16 surrogate (ED A0 80)", "{\"\xed\xa0\x80\":{}}", 2},
+    {"a code point past U+10FFFF (F4 90 80 80)", "{\"\xf4\x90\x80\x80\":{}}", 2},
+    {"a lead byte cut off by the end of the header", "{}     \xc3", 7},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    size_t n;
+    static const uint8_t cont[2] = {0xa9, 0xa9};
+    uint8_t *b = st_file(bad[i].hdr, cont, sizeof cont, &n);
+    al_st_file *f;
+    char nm[160], at[40];
+    snprintf(nm, sizeof nm, "safetensors: header UTF-8: rejects %s", bad[i].what);
+    snprintf(at, sizeof at, "not valid UTF-8 (byte %zu)", bad[i].at);
+    expect_err(nm, al_st_open_memory(b, n, "utf8.st", &f), "utf8.st", at, NULL);
+    free(b);
+  }
+  /* a valid 4-byte character (U+1F600) and 8 dims, the most a shape may have */
+  const char *hj = "{\"\xf0\x9f\x98\x80\":{\"dtype\":\"U8\",\"shape\":[1,1,1,1,1,1,1,2],\"data_offsets\":[0,2]}}";
+  size_t n;
+  uint8_t *b = st_file(hj, "ab", 2, &n);
+  al_st_file *f;
+  al_status st = al_st_open_memory(b, n, "ok8.st", &f);
+  CHECK("safetensors: a 4-byte UTF-8 name and a shape of 8 dims are read",
+        st == AL_OK && f->n == 1 && f->entries[0].ndim == 8 && f->entries[0].shape[7] == 2 &&
+        !strcmp(f->entries[0].name, "\xf0\x9f\x98\x80"), "%s", st ? al_errmsg() : "");
+  if (st == AL_OK) al_st_close(f);
+  free(b);
+}
+
+/* Control characters other than the named escapes are written \u00xx with lowercase hex, as
+ * serde_json (the reference writer) does: the header bytes written out by hand. */
+static void test_st_write_escapes(void) {
+  al_st_meta m = {"k\x01", "v\x1f\"\\"};
+  void *w = NULL;
+  size_t wn = 0;
+  al_status st = al_st_write_memory(NULL, 0, &m, 1, &w, &wn);
+  const char *want = "{\"__metadata__\":{\"k\\u0001\":\"v\\u001f\\\"\\\\\"}}      ";   /* 42 bytes + 6 spaces: 8 + 48 */
+  size_t hl = strlen(want);
+  int ok = st == AL_OK && wn == 8 + hl && ((uint8_t *)w)[0] == hl && memcmp((uint8_t *)w + 8, want, hl) == 0;
+  CHECK("safetensors: writer escapes \\x01 and \\x1f as \\u0001 and \\u001f (lowercase, as serde_json)", ok,
+        "st=%d size %zu: %.*s", st, wn, (int)(wn > 8 ? wn - 8 : 0), w ? (char *)w + 8 : "");
+  if (w) al_free(w, wn);
+}
+
+/* Headers other writers produce: JSON whitespace (tab, CR, LF) between tokens, "__metadata__":
+ * null, an escaped backslash before the text u0000 with no escaped quote earlier in the header
+ * (a lexer that did not skip the escaped character would take "\u0000" for a NUL escape), and
+ * F16 NaNs whose payload float32 must keep (h = 0x7E01: mantissa 0x201 -> 0x201 << 13, so
+ * 0x7FC02000; signalling h = 0x7C01 -> 0x7F802000). */
+static void test_st_other_writers(void) {
+  const char *hj = "{\n\t\"__metadata__\": null,\r\n\t\"h\": {\"dtype\": \"F16\", \"shape\": [2], \"data_offsets\": [0, 4]},"
+                   "\n\t\"m\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [4, 4], \"x\": \"\\\\u0000\"}\n}";
+  static const uint8_t data[4] = {0x01, 0x7e, 0x01, 0x7c};
+  size_t n;
+  uint8_t *b = st_file(hj, data, sizeof data, &n);
+  al_st_file *f;
+  al_status st = al_st_open_memory(b, n, "pretty.st", &f);
+  CHECK("safetensors: a pretty-printed header with \"__metadata__\": null and an escaped backslash parses",
+        st == AL_OK && f->n == 2 && f->nmeta == 0, "%s", st ? al_errmsg() : "");
+  if (st == AL_OK) {
+    float out[2];
+    uint32_t bits[2] = {0, 0};
+    st = al_st_to_f32(al_st_find(f, "h"), out);
+    memcpy(bits, out, sizeof bits);
+    CHECK("safetensors: F16 NaNs keep their payload in float32 (0x7E01 -> 0x7FC02000, 0x7C01 -> 0x7F802000)",
+          st == AL_OK && bits[0] == 0x7FC02000u && bits[1] == 0x7F802000u, "0x%08x 0x%08x", bits[0], bits[1]);
+    al_st_close(f);
+  }
+  free(b);
+  /* a metadata key given twice in the file (the writer refuses to write one) */
+  b = st_file("{\"__metadata__\":{\"k\":\"1\",\"k\":\"2\"}}", NULL, 0, &n);
+  expect_err("safetensors: rejects a metadata key given twice", al_st_open_memory(b, n, "dupmeta.st", &f), "dupmeta.st",
+             "duplicate __metadata__ key 'k'", NULL);
+  free(b);
+  /* the writer checks metadata keys and values for UTF-8 */
+  void *w = NULL;
+  size_t wn;
+  al_st_meta bk = {"k\xff", "v"}, bv = {"k", "v\xc3"};
+  al_status st2 = al_st_write_memory(NULL, 0, &bk, 1, &w, &wn);   /* (the message quotes the bad key: not printed) */
+  CHECK("safetensors: write rejects a metadata key that is not UTF-8", st2 == AL_EINVAL && strstr(al_errmsg(), "is not UTF-8"),
+        "st=%d", st2);
+  expect_err("safetensors: write rejects a metadata value that is not UTF-8", al_st_write_memory(NULL, 0, &bv, 1, &w, &wn),
+             "metadata 'k' is not UTF-8", NULL);
+}
+
 int main(void) {
   if (!io_begin("test_io_safetensors")) return 1;
   test_st_ref();
   test_st_malformed();
   test_st_hand_entries();
+  test_st_int_dtypes();
+  test_st_utf8();
+  test_st_write_escapes();
+  test_st_other_writers();
   io_end(0);
   CHECK_EXIT();
 }
