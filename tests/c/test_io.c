@@ -407,11 +407,79 @@ static void test_null_arguments(void) {
   expect_err("null: al_sha256_file hex", al_sha256_file(p, NULL, NULL), p, "hex is NULL", NULL);
 }
 
+/* The size hint is the trailer's ISIZE read little-endian (a 17,000,000-byte member, 0x01036640,
+ * sets all four of its bytes), for a file and a memory buffer, and exact for a plain file. */
+static void test_gz_size_hint(void) {
+  enum { N = 17000000 };
+  if (under_valgrind()) { check_skip("gz: size hint of a 17,000,000-byte gzip member", "17 MB deflated: skipped under valgrind; make test runs it"); return; }
+  uint8_t *src = malloc(N);
+  for (int i = 0; i < N; i++) src[i] = (uint8_t)(i / 1000 % 251);
+  const char *gz = tmppath("hint.bin.gz"), *plain = tmppath("hint.bin");
+  int made = write_gz(gz, src, N) && write_bytes(plain, src, 1000);
+  al_gz *f = NULL;
+  uint64_t hf = 0, hm = 0, hp = 0;
+  if (made && al_gz_open(gz, &f) == AL_OK) { hf = al_gz_size_hint(f); al_gz_close(f); }
+  size_t n = 0;
+  uint8_t *raw = made ? slurp(gz, &n) : NULL;
+  if (raw && al_gz_open_memory(raw, n, "hint.bin.gz", &f) == AL_OK) { hm = al_gz_size_hint(f); al_gz_close(f); }
+  if (made && al_gz_open(plain, &f) == AL_OK) { hp = al_gz_size_hint(f); al_gz_close(f); }
+  CHECK("gz: size hint of a 17,000,000-byte gzip member is its ISIZE (file and memory), of a plain file its size",
+        hf == N && hm == N && hp == 1000, "file %llu memory %llu plain %llu", (unsigned long long)hf,
+        (unsigned long long)hm, (unsigned long long)hp);
+  free(raw);
+  free(src);
+}
+
+/* A 3-byte file that is just the gzip magic is a truncated gzip stream, not 3 bytes of data. */
+static void test_gz_magic_only(void) {
+  static const uint8_t magic[3] = {0x1f, 0x8b, 8};
+  uint8_t b[8];
+  size_t got = 0;
+  al_gz *g = NULL;
+  al_status st = al_gz_open_memory(magic, 3, "magic-only.gz", &g);
+  int isgz = st == AL_OK && al_gz_is_gzip(g);
+  if (st == AL_OK) { st = al_gz_read(g, b, sizeof b, &got); al_gz_close(g); }
+  CHECK("gz: 3 bytes of gzip magic are a gzip stream", isgz, "");
+  expect_err("gz: ... cut short: an error, not 3 bytes of data", st, "magic-only.gz", "truncated gzip data", NULL);
+}
+
+/* A failed commit (the target turned into a folder between open and commit, so rename fails)
+ * removes its temporary file; a write after a failed one fails again with the first message. */
+static void test_atomic_failures(void) {
+  const char *p = tmppath("becomes-a-folder.json");
+  al_afile *a = NULL;
+  al_status st = al_afile_open(p, &a);
+  if (st == AL_OK) st = al_afile_write(a, "{}\n", 3);
+  int made = st == AL_OK && mkdir(p, 0700) == 0;
+  st = made ? al_afile_commit(a) : AL_EIO;
+  if (!made && a) al_afile_abort(a);
+  expect_err("atomic: a commit whose rename fails is an error naming the path", st, p, "cannot rename", NULL);
+  DIR *d = opendir(tmpdir);
+  int leftovers = 0;
+  struct dirent *de;
+  while (d && (de = readdir(d))) if (strstr(de->d_name, "becomes-a-folder.json.tmp.")) leftovers++;
+  if (d) closedir(d);
+  CHECK("atomic: ... and leaves no temporary file", made && leftovers == 0, "made=%d, %d left", made, leftovers);
+  rmdir(p);
+  const char *q = tmppath("sticky.json");
+  st = al_afile_open(q, &a);
+  if (st == AL_OK) {
+    al_afile_write(a, NULL, 5);
+    st = al_afile_write(a, "fine", 4);
+    expect_err("atomic: a write after a failed one fails too, with the first failure's message", st, q,
+               "data is NULL with size 5", NULL);
+    al_afile_abort(a);
+  }
+}
+
 int main(void) {
   if (!io_begin("test_io")) return 1;
   test_gz();
+  test_gz_size_hint();
+  test_gz_magic_only();
   test_atomic();
   test_atomic_symlinks();
+  test_atomic_failures();
   test_nonregular_reads();
   test_sha256();
   test_null_arguments();
