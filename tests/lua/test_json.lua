@@ -120,6 +120,66 @@ case("strings: escapes, control characters, unicode", function()
   T.eq(J.encode({ ["ключ"] = "значение" }), '{"ключ":"значение"}')
 end)
 
+-- UTF-8 lengths switch at U+0080, U+0800 and U+10000; the bytes are RFC 3629's table, written
+-- out by hand (U+0800 = 0000 1000 0000 0000 -> 1110 0000, 10 100000, 10 000000 = E0 A0 80)
+case("\\u escapes at the UTF-8 length boundaries; upper-case hex; U+10FFFF from its surrogate pair", function()
+  local want = {
+    { "\\u007f", "\x7f" }, { "\\u0080", "\xc2\x80" }, { "\\u07ff", "\xdf\xbf" }, { "\\u0800", "\xe0\xa0\x80" },
+    { "\\u0fff", "\xe0\xbf\xbf" }, { "\\uffff", "\xef\xbf\xbf" }, { "\\ud800\\udc00", "\xf0\x90\x80\x80" },
+    { "\\udbff\\udfff", "\xf4\x8f\xbf\xbf" }, { "\\u00ff", "\xc3\xbf" }, { "\\u00C9\\u00c9", "\xc3\x89\xc3\x89" },
+    { "\\uABCD", "\xea\xaf\x8d" },
+  }
+  for _, w in ipairs(want) do
+    local got = J.decode('"' .. w[1] .. '"')
+    T.eq(got:gsub(".", function(c) return ("%02x"):format(c:byte()) end), w[2]:gsub(".", function(c) return ("%02x"):format(c:byte()) end), w[1] .. ": ")
+    T.eq(J.decode(J.encode(got)), got, w[1] .. " round trip: ")
+  end
+  -- a surrogate half on its own, or a high one followed by what is not a low one, names it
+  T.raises(function() J.decode('"\\udfff"') end, "unpaired low surrogate")
+  T.raises(function() J.decode('"\\ud83d\\ue000"') end, "unpaired high surrogate")
+  T.raises(function() J.decode('"\\ud83d\\ud83d"') end, "unpaired high surrogate")
+end)
+
+-- what is not UTF-8 is refused both ways: a lone continuation byte, a code point above U+10FFFF
+-- (F4 90 80 80 would be U+110000), a UTF-16 surrogate written in UTF-8 (ED A0 80 = U+D800)
+case("invalid UTF-8 is refused in both directions: a lone 0x80, U+110000, an encoded surrogate", function()
+  for _, b in ipairs({ "\x80", "a\x80b", "\xf4\x90\x80\x80", "\xed\xa0\x80", "\xed\xbf\xbf" }) do
+    T.raises(function() J.decode('"' .. b .. '"') end, "invalid UTF-8")
+    T.raises(function() J.encode(b) end, "not valid UTF-8")
+  end
+  -- their neighbours are valid: U+10FFFF (F4 8F BF BF), U+D7FF (ED 9F BF), U+E000 (EE 80 80)
+  for _, b in ipairs({ "\xf4\x8f\xbf\xbf", "\xed\x9f\xbf", "\xee\x80\x80", "\xc2\x80" }) do
+    T.eq(J.decode(J.encode(b)), b)
+  end
+end)
+
+-- every byte below 0x20 is escaped (RFC 8259 section 7): 0x1f is the last of them, 0x20 is not
+case("control characters up to 0x1f are escaped, 0x20 is a space", function()
+  T.eq(J.encode("\x1f\x1e\x0b\x20"), '"\\u001f\\u001e\\u000b "')
+  T.eq(J.encode("\x7f"), '"\x7f"')
+end)
+
+-- the shortest text: %.15g already reads back for these, where %.16g would not be the shortest
+-- (1e23 is 9.999999999999999e+22 at 16 digits; the smallest subnormal reads back from 15)
+case("floats: the 15-digit text when it reads back (1e23, the smallest subnormal)", function()
+  T.eq(J.encode(1e23), "1e+23")
+  T.eq(J.encode(5e-324), "4.94065645841247e-324")
+  T.eq(J.encode(1e-310), "9.99999999999997e-311")
+  T.eq(J.decode(J.encode(1e-310)), 1e-310)
+end)
+
+-- keys that are prefixes of one another: byte order puts the shorter first (a record's
+-- test_accuracy before test_accuracy_exact), whatever the table's internal order
+case("object keys that are prefixes of one another: the shorter first", function()
+  T.eq(J.encode({ test_accuracy_exact = 1, test_accuracy = 2, test = 3, ["test_accuracy\0"] = 4 }),
+    '{"test":3,"test_accuracy":2,"test_accuracy\\u0000":4,"test_accuracy_exact":1}')
+  local t = {}
+  for i = 12, 1, -1 do t[("k"):rep(i)] = i end
+  local want = {}
+  for i = 1, 12 do want[i] = ('"%s":%d'):format(("k"):rep(i), i) end
+  T.eq(J.encode(t), "{" .. table.concat(want, ",") .. "}")
+end)
+
 case("literals and whitespace", function()
   T.eq(J.decode(" \n\t true \r\n"), true)
   T.eq(J.decode("false"), false)
