@@ -241,6 +241,36 @@ local cases = {
     assert(not msg:find("experiments//", 1, true) and not msg:find(".lua.lua", 1, true), msg)
     T.raises(function() sweep.resolve(sweep.validate(base()), { quick = true }) end, "has no quick preset")
   end },
+  -- refusals that would otherwise run fewer or other runs than the file lists, or refuse a valid one
+  { name = "empty or repeated seeds, a non-string normalizer, a name and label that differ: refused; a variant listed first is not a duplicate", fn = function()
+    local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } } end
+    local e = base(); e.seeds = {}
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: 'seeds' must be a non-empty list, got an empty table")
+    e = base(); e.seeds = { 1, 2, 1 }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: seed 1 is listed twice")
+    e = base(); e.normalizers = { "softmax", 5 }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: normalizers[2] = 5, want a string")
+    e = base(); e.datasets = { { name = "a", label = "b", dataset = "fashion_mnist" } }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: datasets[1]: name 'a' and label 'b' differ; give one")
+    e = base(); e.datasets = { "fashion_mnist", "fashion_mnist" }
+    T.raises(function() sweep.validate(e, "x.lua") end, "x.lua: dataset 'fashion_mnist' is listed twice")
+    -- the variant with its own epochs first, the plain dataset second: two different schedules
+    e = base(); e.datasets = { { name = "fm_e2", dataset = "fashion_mnist", epochs = 2 }, "fashion_mnist" }
+    local runs = sweep.runs(sweep.validate(e), { out = "/tmp/x" })
+    T.eq({ #runs, runs[1].config.epochs, runs[2].config.epochs }, { 2, 2, nil })
+  end },
+  -- experiment.json tells the report which datasets are the study's: a table entry is unless it says study = false
+  { name = "experiment.json: a dataset table entry is in the study unless it says study = false", fn = function()
+    local dir = tmpdir()
+    local exp = sweep.validate({ datasets = { "fashion_mnist", { name = "fm_e2", dataset = "fashion_mnist", epochs = 2 },
+      { name = "fm_e3", dataset = "fashion_mnist", epochs = 3, study = false } }, normalizers = { "softmax" }, seeds = { 1 } })
+    local path = sweep.write_experiment(exp, sweep.runs(exp, { out = dir }), dir)
+    local doc = al.json.decode(read(path))
+    local got = {}
+    for i, d in ipairs(doc.datasets) do got[i] = { d.name, d.study } end
+    T.eq(got, { { "fashion_mnist", true }, { "fm_e2", true }, { "fm_e3", false } })
+  end },
+
   -- ---- input validation: one line naming the file and the field, before any run ----------------
   { name = "every field of an experiment is type-checked (overrides = 5 is a message, not 'for iterator')", fn = function()
     local base = function() return { datasets = { "fashion_mnist" }, normalizers = { "softmax", "topk:0.5" }, seeds = { 1 } } end
@@ -410,6 +440,30 @@ local cases = {
     T.eq(math.type(cfg.epochs), "integer")
     local run = sweep.run_from_command(cmd)
     T.eq({ run.name, run.label, run.dir }, { "nm__topk-0.25__seed3", "nm", "/tmp/some dir" })
+  end },
+
+  -- the command line is what the run trains with: a value that needs 16 or 17 digits must come
+  -- back exactly (0.1 + 0.2 is 0.30000000000000004, not the 0.3 of 15 digits), and a whole float
+  -- is an integer there as train.lua's option parser reads it (1.0 -> 1: the checkpoint key the
+  -- sweep expects is the one train.lua computes, and 1 and 1.0 give two keys)
+  { name = "command line: 16- and 17-digit values round trip exactly; a whole float reads back as train.lua's integer", fn = function()
+    local cfg = { dataset = "fashion_mnist", normalizer = "softmax", seed = 1, lr = 0.1 + 0.2, weight_decay = 1 / 3,
+                  min_lr = 2 ^ -30 * 3, warmup_epochs = 1.0, out = "/tmp/x/r.json" }
+    local cmd = sweep.command({ config = cfg }, "h", "e")
+    print("# " .. cmd)
+    for _, part in ipairs({ "--lr 0.30000000000000004 ", "--weight_decay 0.3333333333333333 ",
+                            "--min_lr 2.7939677238464355e-09 ", "--warmup_epochs 1.0 " }) do
+      T.truthy(cmd:find(part, 1, true), "no '" .. part .. "' in " .. cmd)
+    end
+    local back = sweep.parse_command(cmd)
+    T.eq(string.format("%a %a %a", back.lr, back.weight_decay, back.min_lr),
+      string.format("%a %a %a", 0.30000000000000004, 0.3333333333333333, 2.7939677238464355e-09))
+    T.eq({ math.type(back.warmup_epochs), back.warmup_epochs }, { "integer", 1 })
+    T.eq({ math.type(back.seed), math.type(back.lr) }, { "integer", "float" })
+    -- a config without threads runs one thread per process, as sweep.runs gives by default
+    assert(cmd:find("^OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ATTNLAB_NUM_THREADS=1 h e "), cmd)
+    local exp = sweep.validate({ datasets = { "fashion_mnist" }, normalizers = { "softmax" }, seeds = { 1 } })
+    T.eq(sweep.runs(exp, { out = "/tmp/x" })[1].config.threads, 1)
   end },
 
   -- ---- corrupt and degenerate records: never finished, said in one line (no training) ----------
