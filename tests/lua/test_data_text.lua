@@ -133,6 +133,7 @@ local cases = {
   { "strip_header: up to the first empty line", dt.strip_header, { "From: a\nSubject: b\n\nBody\n\nmore" }, "Body\n\nmore" },
   { "strip_header: CRLF empty line", dt.strip_header, { "From: a\r\n\r\nbody" }, "body" },
   { "strip_header: empty first line = empty header", dt.strip_header, { "\nno header\n\nx" }, "no header\n\nx" },
+  { "strip_header: a first line holding only \\r is the blank line", dt.strip_header, { "\r\nbody\n\nx" }, "body\n\nx" },
   { "strip_header: a blank-looking line with a space is not empty", dt.strip_header, { "H: 1\n \nbody\n\nrest" }, "rest" },
   { "strip_header: no empty line -> all header", dt.strip_header, { "Only: header\nX: y\n" }, "" },
 
@@ -231,6 +232,41 @@ local cases = {
     old.strip_headers = "yes"
     T.raises(function() dt.newsgroups20 { path = fx, split = "test", vocab = old } end,
       "the given vocab's strip_headers must be true or false, got 'yes' (a string)")
+    T.rm_rf(d)
+  end },
+
+  { name = "newsgroups20: labels index the byte-sorted group names of both splits, whatever the archive's order", fn = function()
+    -- groups in the archive out of order (zeta before alpha), and one (mid) only in the test split:
+    -- classes = sorted union {alpha, mid, zeta}, so zeta is 3 and alpha 1 in both splits
+    local d = T.tmpdir("data-text")
+    local docs = {
+      { "20news-bydate-train/zeta/1", "zeta words here\n" },
+      { "20news-bydate-train/alpha/2", "alpha words\n" },
+      { "20news-bydate-train/zeta/5", "more zeta\n" },
+      { "20news-bydate-test/mid/3", "mid words\n" },
+      { "20news-bydate-test/alpha/4", "alpha again\n" },
+    }
+    local names = {}
+    for i, doc in ipairs(docs) do
+      os.execute("mkdir -p " .. T.shquote(d .. "/" .. doc[1]:match("^(.*)/")))
+      T.write_file(d .. "/" .. doc[1], doc[2])
+      names[i] = T.shquote(doc[1])
+    end
+    local fx = d .. "/fixture.tar.gz"
+    assert(os.execute(("tar -C %s -czf %s %s"):format(T.shquote(d), T.shquote(fx), table.concat(names, " "))), "tar")
+    local tr = dt.newsgroups20 { path = fx, seq_len = 4 }
+    local te = dt.newsgroups20 { path = fx, split = "test", vocab = tr.vocab, seq_len = 4 }
+    T.eq(tr.classes, { "alpha", "mid", "zeta" })
+    T.eq({ tr.num_classes, te.num_classes }, { 3, 3 })
+    T.eq(tr.doc_names, { "zeta/1", "alpha/2", "zeta/5" }, nil, "archive order kept")
+    T.eq(tr.labels:totable(), { 3, 1, 3 })
+    T.eq(te.labels:totable(), { 2, 1 })
+    -- rows: vocab by train count, ties in byte order (words 2, zeta 2; alpha, here, more 1 each);
+    -- "mid" and "again" are test-only words: <unk> = 2
+    T.eq(tr.vocab.words, { "<pad>", "<unk>", "words", "zeta", "alpha", "here", "more" })
+    T.eq(rows(tr.tokens), { { 4, 3, 6, 1 }, { 5, 3, 1, 1 }, { 7, 4, 1, 1 } })
+    T.eq(rows(te.tokens), { { 2, 3, 1, 1 }, { 5, 2, 1, 1 } })
+    T.eq({ tr.lengths:totable(), te.lengths:totable() }, { { 3, 2, 2 }, { 2, 2 } })
     T.rm_rf(d)
   end },
 
@@ -514,6 +550,35 @@ local cases = {
     local _, _, e = ds:batch(idx(sel))
     check_key_mask(e.key_mask, L, 40, "marker")
     T.eq(accuracy(oracle(ds), ds.clean_labels), 1.0)
+  end },
+  -- the ends of each documented range are allowed: min_len = seq_len (every row full), noise = 1
+  -- and distractor_rate = 1 (the dial's far ends), num_classes = 2, seq_len = gap + 1
+  { name = "marker: options at the ends of their ranges are accepted", fn = function()
+    local full = dt.marker { n = 20, seq_len = 12, min_len = 12, vocab_size = 20 }
+    T.eq(full.lengths:totable(), (function() local t = {} for i = 1, 20 do t[i] = 12 end return t end)())
+    local loud = dt.marker { n = 50, noise = 1, distractor_rate = 1, num_classes = 2, vocab_size = 6 }
+    T.eq(loud.perfect_accuracy, 0.5)                         -- 1 - 1 * (2 - 1) / 2
+    for _, row in ipairs(rows(loud.tokens)) do               -- no filler left: every other token is a marker
+      for _, v in ipairs(row) do T.truthy(v >= 3 and v <= 5, "id " .. v) end
+    end
+    local tight = dt.marker { n = 10, seq_len = 3, gap = 2, num_classes = 2, vocab_size = 6 }
+    T.eq(tight.cue_pos:totable(), { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 })
+    T.eq(tight.marker_pos:totable(), { 3, 3, 3, 3, 3, 3, 3, 3, 3, 3 })
+    T.eq(dt.marker { n = 1, seq_len = 2, num_classes = 2, vocab_size = 6 }.tokens:shape(), { 1, 2 })
+    -- lengths are uniform in [min_len, seq_len], both ends included (300 draws over 31 values: both occur)
+    local v = dt.marker { n = 300, min_len = 10, seq_len = 40 }
+    local lo, hi = math.huge, -math.huge
+    for _, l in ipairs(v.lengths:totable()) do lo, hi = math.min(lo, l), math.max(hi, l) end
+    T.eq({ lo, hi }, { 10, 40 })
+  end },
+  -- every default is the documented one: the defaults draw exactly what the spelt-out options draw
+  { name = "marker: the defaults are the documented values", fn = function()
+    local d = dt.marker { n = 200 }
+    local spelt = dt.marker { n = 200, split = "train", seq_len = 96, vocab_size = 1000, num_classes = 10,
+      distractor_rate = 0.1, noise = 0.05, seed = 0, gap = 1, min_len = 96, padding = "positions" }
+    T.eq({ d.distractor_rate, d.noise, d.seed, d.gap, d.min_len, d.padding }, { 0.1, 0.05, 0, 1, 96, "positions" })
+    T.eq(rows(d.tokens), rows(spelt.tokens))
+    T.eq(d.labels:totable(), spelt.labels:totable())
   end },
   { name = "marker: bad options give clear errors", fn = function()
     T.raises(function() dt.marker { seq_len = 0 } end, "seq_len must be >= 1, got 0")
