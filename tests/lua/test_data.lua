@@ -88,6 +88,9 @@ case("Fashion-MNIST: a label of 200 is refused at load, naming the file and the 
   local s = T.read_file(path)
   T.write_file(path, s:sub(1, 8 + 41) .. string.char(200) .. s:sub(8 + 43))   -- record 42
   load_fails(d, "al.data.fashion_mnist, {split = 'test'}", { path, "record 42 has label 200, outside 0..9" })
+  -- one past the last class (10 of 0..9) is outside too: as a 1-based label 11 of 10 classes
+  T.write_file(path, s:sub(1, 8 + 6) .. string.char(10) .. s:sub(8 + 8))   -- record 7
+  load_fails(d, "al.data.fashion_mnist, {split = 'test'}", { path, "record 7 has label 10, outside 0..9" })
 end)
 case("Fashion-MNIST: 27x28 images are refused at load, naming the file", function()
   if not find_real("fashion-mnist", "t10k-images-idx3-ubyte") then T.skip("Fashion-MNIST not found") end
@@ -275,6 +278,38 @@ case("kmnist: a bad protocol is worded as the sibling loaders' option errors (at
   T.eq(T.capture_error(al.data.kmnist, { protocol = 3 }),
     "attnlab.data.kmnist: protocol must be 'auto', 'canonical' or 'resplit', got 3")
 end)
+-- The pixels of a batch are (byte / 255 - mean) / std with the train split's mean and population
+-- std over every pixel; the expected statistics were computed once with numpy from the IDX files
+-- (float64: mean of byte/255, sqrt of the mean squared deviation) and are written here as numbers.
+case("Fashion-MNIST: a test batch is (byte/255 - train mean) / train std; normalize = false is byte/255", function()
+  local ds = T.need_data(al.data.fashion_mnist, { split = "test" }, "Fashion-MNIST")
+  local M, S = 0.28604059698879553, 0.35302424451492237
+  T.eq({ #ds.mean, #ds.std }, { 1, 1 })
+  T.close(ds.mean[1], M, 1e-12, 0, "train mean")
+  T.close(ds.std[1], S, 1e-12, 0, "train std")
+  -- test image 1 (x (1,1,28,28)): byte 0 at (1,1), 110 at (15,15), 255 at (21,18) (read with numpy)
+  local x = ds:batch(al.tensor({ 1 }, { dtype = "int64" }))
+  T.eq(x:shape(), { 1, 1, 28, 28 })
+  local img = x:totable()[1][1]
+  T.close({ img[1][1], img[15][15], img[21][18] }, { (0 - M) / S, (110 / 255 - M) / S, (1 - M) / S }, 1e-6, 0, "pixels")
+  local raw = al.data.fashion_mnist { split = "test", normalize = false }
+  T.eq({ raw.mean, raw.std }, { { 0 }, { 1 } })
+  local r = raw:batch(al.tensor({ 1 }, { dtype = "int64" })):totable()[1][1]
+  T.close({ r[1][1], r[15][15], r[21][18] }, { 0, 110 / 255, 1 }, 1e-7, 0, "raw pixels")
+end)
+-- KMNIST's re-split trains on records 1-8,000 of the test file: its statistics are those of
+-- these records alone (numpy: mean 0.184351230492, population std 0.341514835082; over all
+-- 10,000 they would be 0.18455702531 and 0.341611773299), and the two parts do not overlap
+case("KMNIST re-split: statistics of records 1-8,000 only; train and test parts are records 1-8,000 and 8,001-10,000", function()
+  if not find_real("kmnist", "t10k-images-idx3-ubyte") then T.skip("KMNIST not found") end
+  local tr, te = al.data.kmnist { split = "train" }, al.data.kmnist { split = "test" }
+  T.close({ tr.mean[1], tr.std[1] }, { 0.184351230492, 0.341514835082 }, 2e-7, 0, "train statistics")
+  T.eq({ te.mean[1], te.std[1] }, { tr.mean[1], tr.std[1] }, 0, "the test part uses the train part's statistics")
+  local full = al.data.kmnist { split = "test", protocol = "resplit", normalize = false }
+  T.eq({ full.n, full.index:totable()[1], full.index:totable()[2000] }, { 2000, 8001, 10000 })
+  T.eq({ tr.index:totable()[1], tr.index:totable()[8000] }, { 1, 8000 })
+end)
+
 case("(cleanup of the temporary folders)", function()
   for _, d in ipairs(TMP) do T.rm_rf(d) end
 end)

@@ -137,6 +137,60 @@ case("the fit loop's schedule: floor(warmup_epochs * steps) warmup steps, then c
   T.close(history[2].lr, 0, 1e-12)
 end)
 
+-- what a subset of a subset, its labels, and the documented defaults give, by example number
+case("a subset of a subset picks from its parent's examples; all_labels of a subset are its examples' labels", function()
+  local ds = al.data.from_tensors(numbered(12, 2))              -- labels (i - 1) % 3 + 1
+  local sub = ds:subset({ 11, 4, 7, 2 })                        -- examples 11, 4, 7, 2
+  local subsub = sub:subset({ 4, 1 })                           -- entries 4 and 1 of sub: examples 2, 11
+  local xb, yb = subsub:batch(al.tensor({ 1, 2 }, { dtype = "int64" }))
+  T.eq(al.max(xb, 2):totable(), { 2, 11 })
+  T.eq(yb:totable(), { 2, 2 })
+  T.eq(sub:all_labels():totable(), { 2, 1, 1, 2 })
+  T.eq(subsub:all_labels():totable(), { 2, 2 })
+  T.eq(subsub.n, 2)
+  -- a train_val_split of a subset (train.lua --val on KMNIST's re-split) stays within it
+  local a, b = al.data.train_val_split(sub, { val = 1, seed = 5 })
+  local got = {}
+  for _, part in ipairs({ a, b }) do
+    for _, v in ipairs(al.max(part:batch(al.arange(part.n)), 2):totable()) do got[#got + 1] = math.tointeger(v) end
+  end
+  table.sort(got)
+  T.eq(got, { 2, 4, 7, 11 })
+end)
+case("train_val_split refuses val = n (an empty training part) and val = 0", function()
+  local ds = al.data.from_tensors(numbered(10, 1))
+  T.raises(function() al.data.train_val_split(ds, { val = 10 }) end, "val must be an integer between 1 and n-1 = 9, got 10")
+  T.raises(function() al.data.train_val_split(ds, { val = 0 }) end, "val must be an integer between 1 and n-1 = 9, got 0")
+  local tr, val = al.data.train_val_split(ds, { val = 9 })
+  T.eq({ tr.n, val.n }, { 1, 9 })
+end)
+case("subset refuses an index of 0 or n + 1, in a list or a tensor", function()
+  local ds = al.data.from_tensors(numbered(5, 1))
+  T.raises(function() ds:subset({ 1, 6 }) end, "entry 2 is 6, outside 1..5")
+  T.raises(function() ds:subset(al.tensor({ 0, 1 }, { dtype = "int64" })) end, "entry 1 is 0, outside 1..5")
+  T.raises(function() ds:subset(al.tensor({ 2, 6 }, { dtype = "int64" })) end, "entry 2 is 6, outside 1..5")
+  T.eq(ds:subset({ 5, 1 }).n, 2)
+end)
+case("defaults: train_val_split holds out floor(n / 10) with seed 0; a Loader is unshuffled, batches of 128, seed 0", function()
+  local ds = al.data.from_tensors(numbered(300, 1))
+  local tr, val = al.data.train_val_split(al.data.from_tensors(numbered(15, 1)))
+  T.eq({ tr.n, val.n }, { 14, 1 }, nil, "floor(1.5) = 1 ")
+  -- seed 0: the val part is the first nval of randperm(n) under al.Generator(0) (the documented draw)
+  local perm = al.randperm(300, al.Generator(0)):totable()
+  local _, v30 = al.data.train_val_split(ds)
+  T.eq(al.max(v30:batch(al.arange(30)), 2):totable(), { table.unpack(perm, 1, 30) })
+  local plain = al.data.Loader(ds)
+  T.eq(plain:num_batches(), 3, nil, "ceil(300 / 128) ")
+  local sizes = {}
+  for xb in plain:iter() do sizes[#sizes + 1] = xb:shape()[1] end
+  T.eq(sizes, { 128, 128, 44 })
+  T.eq(plain:order(1):totable(), al.arange(300):totable(), nil, "no shuffle by default ")
+  -- shuffled, epoch e of seed s draws randperm(n) from al.Generator(s * 1000003 + e); no seed is seed 0
+  T.eq(al.data.Loader(ds, { shuffle = true }):order(2):totable(), al.randperm(300, al.Generator(2)):totable())
+  T.eq(al.data.Loader(ds, { shuffle = true, seed = 3 }):order(5):totable(),
+    al.randperm(300, al.Generator(3 * 1000003 + 5)):totable())
+end)
+
 local x10, y10 = numbered(10, 2)
 err("x not a tensor", function() return al.data.from_tensors({ 1, 2 }, y10) end,
   "al.data.from_tensors: x must be a tensor (N, ...), got a table")
@@ -159,5 +213,19 @@ err("no examples", function()
   return al.data.from_tensors(al.zeros({ 0, 2 }), al.zeros({ 0 }, { dtype = "int64" }))
 end, "hold no examples")
 err("options not a table", function() return al.data.from_tensors(x10, y10, 3) end, "options must be a table")
+-- the other direction of each check: more rows of x than labels, more class names than classes
+err("x longer than y", function() return al.data.from_tensors(x10, y10:narrow(1, 1, 4)) end,
+  "x is float32 (10,2), y is int64 (4) (10 vs 4 examples)")
+err("classes of one name too many", function() return al.data.from_tensors(x10, y10, { classes = { "a", "b", "c", "d" } }) end,
+  "classes must be a list of 3 names")
+-- a batch of 2^31 is refused as 2^63 - 1 is (the bound train.config has), 2^31 - 1 is not
+err("Loader with a batch_size of 2^31", function() return al.data.Loader(al.data.from_tensors(x10, y10), { batch_size = 1 << 31 }) end,
+  "Loader: batch_size must be below 2^31, got 2147483648")
+case("Loader takes a batch_size of 2^31 - 1 (one batch); train_val_split refuses fraction 0 and 1 by name", function()
+  local ds = al.data.from_tensors(x10, y10)
+  T.eq(al.data.Loader(ds, { batch_size = (1 << 31) - 1 }):num_batches(), 1)
+  T.raises(function() al.data.train_val_split(ds, { fraction = 1 }) end, "fraction must be a number in (0, 1), got 1")
+  T.raises(function() al.data.train_val_split(ds, { fraction = 0 }) end, "fraction must be a number in (0, 1), got 0")
+end)
 
 return cases
