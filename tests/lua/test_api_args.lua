@@ -348,6 +348,48 @@ cases[#cases + 1] = { name = "optim: good options are accepted and the classes a
   T.eq(al.optim.clip_grad_norm(P), al.optim.clip_grad_norm(P)) -- nil: measure only
 end }
 
+-- each optimizer option at the ends of its range: the end that is allowed is taken, the other
+-- end refused by name (a beta of 1 never updates a moment; a max_norm of 0 zeroes every gradient)
+cases[#cases + 1] = { name = "optim: options at the ends of their ranges; a group inherits momentum and dampening", fn = function()
+  local P = params()
+  -- allowed: momentum and dampening 1, betas 0, a frozen group (lr_scale 0)
+  al.optim.SGD(P, { lr = 0.1, momentum = 1, dampening = 1 })
+  al.optim.AdamW(P, { lr = 1e-3, betas = { 0, 0 } })
+  al.optim.AdamW({ { params = P, lr_scale = 0 } }, { lr = 1e-3 })
+  -- a group asking for Nesterov takes momentum 0.9 from the options: allowed; dampening 0.5 too: refused
+  al.optim.SGD({ { params = P, nesterov = true } }, { lr = 0.1, momentum = 0.9 })
+  T.raises(function() al.optim.SGD({ { params = P, nesterov = true } }, { lr = 0.1, momentum = 0.9, dampening = 0.5 }) end,
+    "SGD group 1: nesterov needs a momentum > 0 and dampening 0, got momentum 0.9, dampening 0.5")
+  T.raises(function() al.optim.SGD(P, { lr = 0.1, momentum = 0.9, dampening = 0.1, nesterov = true }) end,
+    "SGD: nesterov needs a momentum > 0 and dampening 0, got momentum 0.9, dampening 0.1")
+  T.raises(function() al.optim.SGD(P, { lr = 0.1, momentum = 1.5 }) end, "SGD: momentum must be a number in [0, 1], got 1.5")
+  T.raises(function() al.optim.AdamW(P, { betas = { 0.9, 1 } }) end, "AdamW: betas must be two numbers in [0, 1), got {0.9, 1}")
+  T.raises(function() al.optim.AdamW(P, { betas = { 0.9, 0.999, 0.5 } }) end, "AdamW: betas must be two numbers in [0, 1)")
+  T.raises(function() al.optim.AdamW(P, { eps = 0 }) end, "AdamW: eps must be a number > 0 (finite), got 0")
+  T.raises(function() al.optim.AdamW(P):set_lr(-0.5) end, "AdamW:set_lr: lr must be a finite number >= 0, got -0.5")
+  T.raises(function() al.optim.CosineWarmup(al.optim.AdamW(P), { total = 0 }) end,
+    "CosineWarmup: total must be a whole number of steps >= 1, got 0")
+  T.raises(function() al.optim.CosineWarmup(al.optim.AdamW(P, { lr = 1e-3 }), { total = 10, min_lr = 1.5e-3 }) end,
+    "CosineWarmup: min_lr 0.0015 is above the base lr 0.001")
+  local opt = al.optim.AdamW(P, { lr = 1e-3 })
+  opt.param_groups[1].lr = math.huge
+  T.raises(function() al.optim.CosineWarmup(opt, { total = 10 }) end, "CosineWarmup: group 1's lr must be a finite number >= 0, got inf")
+  for _, p in ipairs(P) do p.grad = al.full(p:shape(), 3) end
+  T.raises(function() al.optim.clip_grad_norm(P, 0) end, "clip_grad_norm: max_norm must be a number > 0 (or nil: no clipping), got 0")
+  T.raises(function() al.optim.clip_grad_norm(P, 1, 0) end, "clip_grad_norm: norm_type must be a number > 0 or math.huge")
+end }
+cases[#cases + 1] = { name = "optim state dicts: a negative step is refused; AdamW's per-parameter step may be absent", fn = function()
+  local P = params()
+  T.raises(function() al.optim.AdamW(P):load_state_dict({ step = al.tensor({ -1 }, { dtype = "int64" }) }) end,
+    "AdamW:load_state_dict: step must be a one-element int64 tensor >= 0, got int64 -1")
+  -- a state dict written before AdamW kept a step per parameter: moments only, and the optimizer's step
+  local opt = al.optim.AdamW(P)
+  opt:load_state_dict({ step = al.tensor({ 3 }, { dtype = "int64" }), ["state.1.exp_avg"] = al.zeros({ 2, 2 }),
+    ["state.1.exp_avg_sq"] = al.zeros({ 2, 2 }) })
+  T.raises(function() al.optim.SGD(P):load_state_dict({ ["state.1.exp_avg"] = al.zeros({ 2, 2 }) }) end,
+    "SGD:load_state_dict: unknown key 'state.1.exp_avg'")
+end }
+
 -- ---- option tables: a misspelt or unknown key is refused, not ignored (it would run another experiment) --
 -- nn layers
 err("Linear with a misspelt option (bais)", function() return al.nn.Linear(2, 3, { bais = false }) end,
