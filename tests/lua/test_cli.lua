@@ -74,6 +74,59 @@ case("cli.parse: \"count\" is a positive integer below 2^31; a name list has no 
   T.eq(e({ "--names", "a," }), "--names needs a comma-separated list of names (no empty one), got 'a,'")
   T.eq(e({ "--names", "a,b,a" }), "--names needs a comma-separated list of names, each once ('a' is given twice), got 'a,b,a'")
 end)
+-- every value type of the parser, at the values a user types: each is read as train.lua and the
+-- scripts need it (1e-3 is the float 0.001, -2 an integer, 2.0 the integer 2), and each bad one
+-- is a usage error naming the option, never a NaN, an infinity or a silently dropped entry
+case("cli.parse: each value type reads what a user types and refuses the rest", function()
+  local spec = { name = "z.lua", positional = { { "A", "a" }, { "B", "b" } }, positional_required = 1,
+    options = { { "i", "I", "int", type = "int" }, { "nn", "N", "nonneg", type = "nonneg" },
+      { "x", "X", "number", type = "number" }, { "p", "P", "posnum", type = "posnum" }, { "b", "B", "bool", type = "bool" },
+      { "l", "L", "ints", type = "ints" }, { "a", "A", "auto", type = "auto" }, { "dry-run", nil, "a flag" } },
+    on_error = SPEC.on_error }
+  local function p(argv) return (cli.parse(spec, argv)) end
+  local function e(argv)
+    local ok, m = pcall(cli.parse, spec, argv)
+    assert(not ok and type(m) == "table" and m.usage, "no usage error for " .. table.concat(argv, " ") .. ": " .. tostring(m))
+    return m.usage
+  end
+  T.eq(p({ "f", "--i", "-3", "--nn", "0", "--x", "-2.5", "--p", "1e-3", "--l", "3,1,2" }),
+    { i = -3, nn = 0, x = -2.5, p = 0.001, l = { 3, 1, 2 } })
+  for _, c in ipairs({ { "1", true }, { "yes", true }, { "true", true }, { "0", false }, { "no", false }, { "false", false } }) do
+    T.eq(p({ "f", "--b", c[1] }).b, c[2], nil, "--b " .. c[1] .. ": ")
+  end
+  -- auto (every train.lua key): booleans, integers (2.0 and 2e3 too), floats, else the string
+  for _, c in ipairs({ { "true", true }, { "false", false }, { "3", 3, "integer" }, { "-2", -2, "integer" },
+                       { "2.0", 2, "integer" }, { "2e3", 2000, "integer" }, { "1e-3", 0.001, "float" },
+                       { "0.5", 0.5, "float" }, { "-0.25", -0.25, "float" }, { "entmax:1.5", "entmax:1.5" } }) do
+    local v = p({ "f", "--a", c[1] }).a
+    T.eq(v, c[2], nil, "--a " .. c[1] .. ": ")
+    if c[3] then T.eq(math.type(v), c[3], nil, "--a " .. c[1] .. " type: ") end
+  end
+  -- a flag given a value takes it as a bool; its name with '_' for '-' is the same option
+  T.eq({ p({ "f", "--dry-run=false" }).dry_run, p({ "f", "--dry-run=1" }).dry_run, p({ "f", "--dry_run" }).dry_run },
+    { false, true, true })
+  -- a negative number is a value, or a positional argument, never an option
+  T.eq({ cli.parse(spec, { "-5", "--x", "-1e-2" }) }, { { x = -0.01 }, { "-5" } })
+  T.eq(e({ "f", "--x", "nan" }), "--x needs a number, got 'nan'")
+  T.eq(e({ "f", "--p", "0" }), "--p needs a number > 0, got '0'")
+  T.eq(e({ "f", "--p", "1e999" }), "--p needs a number > 0, got '1e999'")   -- tonumber gives inf
+  T.eq(e({ "f", "--p", "-1" }), "--p needs a number > 0, got '-1'")
+  T.eq(e({ "f", "--nn", "-1" }), "--nn needs an integer >= 0, got '-1'")
+  T.eq(e({ "f", "--i", "1.5" }), "--i needs an integer, got '1.5'")
+  T.eq(e({ "f", "--b", "maybe" }), "--b needs true or false, got 'maybe'")
+  T.eq(e({ "f", "--l", "1,0" }), "--l needs a comma-separated list of positive integers, got '1,0'")
+  T.eq(e({ "f", "--l", "1,,2" }), "--l needs a comma-separated list of positive integers, got '1,,2'")
+  T.eq(e({}), "missing A")
+  T.eq(e({ "f", "g", "h" }), "unexpected argument 'h'")
+end)
+-- parse_pairs (the S2S scripts' --a.b value form): nested keys add up, negative numbers are values
+case("cli.parse_pairs: nested keys merge, negative numbers and lists are values, false is false", function()
+  local o, words = cli.parse_pairs({ "run", "--a.b", "1", "--a.c", "-2", "--lr", "-0.5", "--l", "-1,2.5", "--f", "false",
+    "--t", "--s", "x", "--h", ".5", "--last" }, 1)
+  T.eq(o, { a = { b = 1, c = -2 }, lr = -0.5, l = { -1, 2.5 }, f = false, t = true, s = "x", h = 0.5, last = true })
+  T.eq(words, { "run" })
+  T.eq({ math.type(o.a.b), math.type(o.l[1]), math.type(o.l[2]) }, { "integer", "integer", "float" })
+end)
 case("cli.help lists usage, options and --help", function()
   local h = cli.help(SPEC)
   for _, w in ipairs({ "usage: bin/attnlab scripts/x.lua", "--n N", "a count", "--dry-run", "--help, -h", "FILE" }) do
@@ -269,6 +322,19 @@ case("train.lua --config: missing, not a table, raising, unknown key, syntax err
   train_err("--config " .. d .. "c.lua", { "unknown key 'epochz'" })
   train_err("--config " .. d .. "e.lua", { "--config " .. d .. "e.lua: ", "near <eof>" })
   for _, x in ipairs({ "", "a.lua", "b.lua", "c.lua", "e.lua" }) do os.remove(d .. x) end
+end)
+-- "command-line keys win" over the --config file's: the file's seed 0 (refused) is replaced by
+-- --seed 3, so the run gets as far as --out (also refused, before any data is read); a key only
+-- the file gives is taken (its epochs 0 is refused by name)
+case("train.lua --config: a key given on the command line wins over the file's; the file's other keys apply", function()
+  local d = T.tmpdir("cli")
+  T.write_file(d .. "/cfg.lua", "return { seed = 0, dataset = 'kmnist', progress = false }")
+  local out, err, code = run(("scripts/train.lua --config %s --seed 3 --out %s/missing/r.json"):format(d .. "/cfg.lua", d))
+  user_error(out, err, code, 2, "train.lua", { "--out " .. d .. "/missing/r.json" }, true)
+  T.write_file(d .. "/cfg2.lua", "return { seed = 2, epochs = 0 }")
+  out, err, code = run(("scripts/train.lua --config %s --dataset kmnist --out %s/missing/r.json"):format(d .. "/cfg2.lua", d))
+  user_error(out, err, code, 2, "train.lua", { "epochs must be a positive integer, got 0" }, true)
+  T.rm_rf(d)
 end)
 case("train.lua --config raising a table / giving normalizer = {}, --embed_std on images, --adam_eps 0: one line, exit 2, no record", function()
   local d = T.tmpdir("cli")
