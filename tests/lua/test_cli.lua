@@ -107,7 +107,9 @@ case("cli.parse: each value type reads what a user types and refuses the rest", 
     { false, true, true })
   -- a negative number is a value, or a positional argument, never an option
   T.eq({ cli.parse(spec, { "-5", "--x", "-1e-2" }) }, { { x = -0.01 }, { "-5" } })
-  T.eq(e({ "f", "--x", "nan" }), "--x needs a number, got 'nan'")
+  T.eq(e({ "f", "--x", "nan" }), "--x needs a finite number, got 'nan'")
+  T.eq(e({ "f", "--x", "1e999" }), "--x needs a finite number, got '1e999'")   -- inf
+  T.eq(e({ "f", "--x", "-inf" }), "--x needs a finite number, got '-inf'")
   T.eq(e({ "f", "--p", "0" }), "--p needs a number > 0, got '0'")
   T.eq(e({ "f", "--p", "1e999" }), "--p needs a number > 0, got '1e999'")   -- tonumber gives inf
   T.eq(e({ "f", "--p", "-1" }), "--p needs a number > 0, got '-1'")

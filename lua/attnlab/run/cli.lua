@@ -20,8 +20,8 @@
 -- unknown option, a missing or malformed value gets one line naming it plus the usage line
 -- (exit 2). Options are --key value or --key=value; '-' in a name is '_' in opts. Value types:
 -- "string" (default), "int", "posint" (>= 1), "count" (a size or a count: 1 <= n < 2^31), "nonneg"
--- (integer >= 0), "number", "posnum" (> 0), "bool" (true|false|1|0|yes|no), "ints" / "names" (comma
--- lists; a name list has no empty or repeated entry), "auto" (true/false, a number
+-- (integer >= 0), "number" (finite), "posnum" (> 0), "bool" (true|false|1|0|yes|no), "ints" /
+-- "names" (comma lists; a name list has no empty or repeated entry), "auto" (true/false, a number
 -- or the string), or a function(value_string) -> value | nil, why. A flag (no value
 -- placeholder) is true when given. `repeat = true` collects every occurrence in a list; `raw = true`
 -- takes the next argument as the value even when it starts with "--" (--sbatch --partition=x).
@@ -80,7 +80,8 @@ local TYPES = {
     return nil, (n and n > cli.MAX_COUNT) and "a positive integer below 2^31" or "a positive integer"
   end,
   nonneg = function(s) local n = int_of(s) if n and n >= 0 then return n end return nil, "an integer >= 0" end,
-  number = function(s) local n = tonumber(s) if n and n == n then return n end return nil, "a number" end,
+  -- finite: no option means inf ("1e999" reads as inf), so a script need not check for it itself
+  number = function(s) local n = tonumber(s) if n and math.abs(n) < math.huge then return n end return nil, "a finite number" end,
   posnum = function(s) local n = tonumber(s) if n and n > 0 and n < math.huge then return n end return nil, "a number > 0" end,
   bool = function(s)
     if s == "true" or s == "1" or s == "yes" then return true end
