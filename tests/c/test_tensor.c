@@ -110,6 +110,15 @@ static void test_lifetime(void) {
   n = al_tensor_new(AL_F32, 3, empty_huge);
   CHECK("an empty shape whose nonzero sizes multiply past 2^60 is refused, named", !n &&
         strstr(al_errmsg(), "tensor: shape (0,1099511627776,1099511627776) is too large"), "%s", al_errmsg());
+  /* the cap itself, AL_MAX_SPAN = 2^60 - 1 = 3 * 384307168202282325, is allowed */
+  int64_t at_cap[3] = {0, 3, AL_MAX_SPAN / 3};
+  n = al_tensor_new(AL_F32, 3, at_cap);
+  CHECK("an empty shape whose nonzero sizes multiply to exactly AL_MAX_SPAN is made", n && al_numel(n) == 0 &&
+        AL_MAX_SPAN % 3 == 0, "%s", n ? "" : al_errmsg());
+  al_tensor_release(n);
+  int64_t past_cap[3] = {0, 3, AL_MAX_SPAN / 3 + 1};
+  n = al_tensor_new(AL_F32, 3, past_cap);
+  CHECK("... and one step past it is refused", !n && strstr(al_errmsg(), "too large"), "%s", n ? "made" : al_errmsg());
   int64_t empty_ok[3] = {(int64_t)1 << 30, 0, (int64_t)1 << 29};
   n = al_tensor_new(AL_F32, 3, empty_ok);
   CHECK("an empty shape within the cap is made (numel 0)", n && al_numel(n) == 0, "%s", n ? "" : al_errmsg());
@@ -204,6 +213,49 @@ static void test_copy_into(void) {
   al_tensor *empty_t = al_tensor_view(a, 2, sh0, st0, 0);
   CHECK("al_is_contiguous: an empty view with any strides is contiguous", empty_t && al_is_contiguous(empty_t), "");
   al_tensor_release(empty_t);
+
+  /* overlapping views of one storage that share exactly one element: u = 1..9 (9), src the
+   * elements 1,3,5 (offset 0, stride 2), dst 5,7,9 (offset 4, stride 2): dst's first element is
+   * src's last. Copied as if src were read first: 1 2 3 4 1 6 3 8 5 (an element-by-element copy
+   * in place wrote u[5] = 1 before reading it as src's third: ... 8 1). */
+  int64_t s9[1] = {9}, s3[1] = {3}, by2[1] = {2};
+  al_tensor *u = al_tensor_new(AL_F32, 1, s9);
+  for (int k = 0; k < 9; k++) al_f32(u)[k] = (float)(k + 1);
+  al_tensor *us = al_tensor_view(u, 1, s3, by2, 0), *ud = al_tensor_view(u, 1, s3, by2, 4);
+  st = al_copy_into(ud, us);
+  const float uw[9] = {1, 2, 3, 4, 1, 6, 3, 8, 5};
+  CHECK("copy_into: stride-2 views of one storage touching at one element read src first",
+        !st && !memcmp(al_f32(u), uw, sizeof uw), "status %d: u[9] = %g", (int)st, al_f32(u)[8]);
+  /* same offset and shape, other strides: a square matrix copied from its own transpose is
+   * transposed (2x2 {1,2;3,4} -> {1,3;2,4}), not taken for x:copy_(x) and left as it was */
+  int64_t s22[2] = {2, 2}, tr[2] = {1, 2};
+  al_tensor *sq = al_tensor_new(AL_F32, 2, s22);
+  for (int k = 0; k < 4; k++) al_f32(sq)[k] = (float)(k + 1);
+  al_tensor *sqt = al_tensor_view(sq, 2, s22, tr, 0);
+  st = al_copy_into(sq, sqt);
+  const float sqw[4] = {1, 3, 2, 4};
+  CHECK("copy_into: a 2x2 matrix from its own transpose (same offset, other strides) is transposed",
+        !st && !memcmp(al_f32(sq), sqw, sizeof sqw), "status %d: %g %g %g %g", (int)st, al_f32(sq)[0], al_f32(sq)[1],
+        al_f32(sq)[2], al_f32(sq)[3]);
+  /* the general walker (dtypes or shapes differ) with 3 dims, so that the odometer wraps an
+   * inner dim: int64 (2,3,2) = 0..11 into float32 (2,3,2), into float32 (3,4), and into a
+   * float32 (2,3,2) view whose every stride is reversed in order (dst[i,j,k] at k*6 + j*2 + i,
+   * a (2,3,2) permuted view of a contiguous (2,3,2)... laid out as storage index k*6+j*2+i) */
+  int64_t s232[3] = {2, 3, 2}, s34[2] = {3, 4}, rev[3] = {1, 2, 6};
+  al_tensor *iv = al_tensor_new(AL_I64, 3, s232), *f3 = al_tensor_new(AL_F32, 3, s232), *f34 = al_tensor_new(AL_F32, 2, s34);
+  al_tensor *fb = al_tensor_zeros(AL_F32, 1, (int64_t[]){12}), *frev = al_tensor_view(fb, 3, s232, rev, 0);
+  for (int k = 0; k < 12; k++) al_i64(iv)[k] = k;
+  st = al_copy_into(f3, iv);
+  al_status st2 = al_copy_into(f34, iv), st3 = al_copy_into(frev, iv);
+  int okw = !st && !st2 && !st3;
+  for (int k = 0; k < 12 && okw; k++) okw &= al_f32(f3)[k] == (float)k && al_f32(f34)[k] == (float)k;
+  for (int i0 = 0; i0 < 2 && okw; i0++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 2; k++) okw &= al_f32(fb)[k * 6 + j * 2 + i0] == (float)(i0 * 6 + j * 2 + k);
+  CHECK("copy_into int64 (2,3,2) -> float32 (2,3,2), (3,4) and a stride-reversed view: element k is k",
+        okw, "status %d %d %d", (int)st, (int)st2, (int)st3);
+  al_tensor *rels2[] = {u, us, ud, sq, sqt, iv, f3, f34, fb, frev};
+  for (size_t k = 0; k < sizeof rels2 / sizeof *rels2; k++) al_tensor_release(rels2[k]);
 
   al_tensor *rels[] = {a, p, c, big, nv, tv, src, q6, q6t, d6, f, i, odd};
   for (size_t k = 0; k < sizeof rels / sizeof *rels; k++) al_tensor_release(rels[k]);
@@ -479,6 +531,77 @@ static void test_backward(void) {
   al_tensor_release(b);
   CHECK("backward tests leave no bytes (graphs, saved tensors, grads freed)", al_mem_live() == m0,
         "live %zu vs %zu", al_mem_live(), m0);
+}
+
+/* ---------------------------------------------------------------- hand-made nodes */
+/* Backward functions for nodes made with al_node_new, to reach the engine's own checks without
+ * a buggy op: bw_pass hands gout on to every input that needs it (inputs of gout's shape),
+ * bw_fails fails while fail_now is set and passes otherwise, bw_bad_shape answers a (2,3)
+ * input with a (3,2) gradient of ones. */
+static int fail_now;
+static al_status bw_pass(al_node *n, al_tensor *g, al_tensor **gin) {
+  for (int i = 0; i < n->ninputs; i++) if (n->in[i].needs) gin[i] = al_tensor_retain(g);
+  return AL_OK;
+}
+static al_status bw_fails(al_node *n, al_tensor *g, al_tensor **gin) {
+  if (fail_now) return al_seterr(AL_ENUM, "made to fail");
+  return bw_pass(n, g, gin);
+}
+static al_status bw_bad_shape(al_node *n, al_tensor *g, al_tensor **gin) {
+  int64_t s32[2] = {3, 2};
+  gin[0] = al_tensor_new(AL_F32, 2, s32);
+  if (!gin[0]) return AL_ENOMEM;
+  al_fill(gin[0], 1.0);
+  return AL_OK;
+}
+/* out = a new tensor of the given shape recorded as node `name` over ins (n of them) */
+static al_tensor *hand_node(const char *name, al_backward_fn bw, int n, al_tensor **ins, int ndim, const int64_t *shape) {
+  al_status st;
+  al_node *nd = al_node_new(name, bw, n, ins, &st);
+  al_tensor *out = al_tensor_zeros(AL_F32, ndim, shape);
+  if (nd && out) al_node_attach(nd, out);
+  else al_node_release(nd);
+  return out;
+}
+
+static void test_hand_nodes(void) {
+  size_t m0 = al_mem_live();
+  /* a backward whose gradient has the input's ndim but not its shape is refused: the leaf
+   * (2,3) would otherwise take a (3,2) .grad */
+  int64_t s23[2] = {2, 3};
+  al_tensor *x = al_tensor_zeros(AL_F32, 2, s23);
+  x->requires_grad = 1;
+  al_tensor *y = hand_node("bad_shape", bw_bad_shape, 1, &x, 2, s23);
+  al_tensor *g = al_tensor_new(AL_F32, 2, s23);
+  al_fill(g, 1.0);
+  al_status st = al_backward(y, g, 0);
+  CHECK("backward: a (3,2) gradient for a (2,3) input is AL_ESTATE naming both, the leaf gets no .grad",
+        st == AL_ESTATE && strstr(al_errmsg(), "(3,2)") && strstr(al_errmsg(), "(2,3)") && !x->grad,
+        "status %d: %s; grad %s", (int)st, al_errmsg(), x->grad ? "set" : "none");
+  al_tensor_release(y); al_tensor_release(g); al_tensor_release(x);
+
+  /* root = join(A(x), C(x)), x of shape (2): the reverse pass runs join (A and C each receive
+   * the seed), then C, which fails. A's pending gradient must be dropped with the failure, or
+   * the retry adds it again: dx = 1 (via A) + 1 (via C) = 2, not 3. */
+  int64_t s2[1] = {2};
+  al_tensor *w = al_tensor_zeros(AL_F32, 1, s2);
+  w->requires_grad = 1;
+  al_tensor *A = hand_node("A", bw_pass, 1, &w, 1, s2), *C = hand_node("C", bw_fails, 1, &w, 1, s2);
+  al_tensor *ins[2] = {A, C};
+  al_tensor *root = hand_node("join", bw_pass, 2, ins, 1, s2);
+  al_tensor *seed = al_tensor_new(AL_F32, 1, s2);
+  al_fill(seed, 1.0);
+  fail_now = 1;
+  st = al_backward(root, seed, 1);
+  CHECK("backward: a failing node's error names it, and no gradient reached the leaf",
+        st == AL_ENUM && strstr(al_errmsg(), "backward of C") && !w->grad, "status %d: %s", (int)st, al_errmsg());
+  fail_now = 0;
+  st = al_backward(root, seed, 0);
+  CHECK("backward retried after a failure: dx = 2 per element (no gradient left over from the failed pass)",
+        st == AL_OK && w->grad && al_f32(w->grad)[0] == 2 && al_f32(w->grad)[1] == 2, "status %d: %s; %g",
+        (int)st, al_errmsg(), w->grad ? al_f32(w->grad)[0] : -1.0);
+  al_tensor_release(root); al_tensor_release(A); al_tensor_release(C); al_tensor_release(seed); al_tensor_release(w);
+  CHECK("hand-made node tests leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 }
 
 /* ---------------------------------------------------------------- empty tensors */
@@ -788,6 +911,18 @@ static void test_argument_edges(void) {
         "status %d: %g %g %g %g %g", (int)st, pb[0], pb[1], pb[2], pb[3], pb[4]);
   st = al_accumulate(b, b);
   CHECK("accumulate: a tensor into itself doubles it", st == AL_OK && pb[4] == 18, "status %d: %g", (int)st, pb[4]);
+  /* into a transposed (non-contiguous) dst, element by element: dst = {{1,3},{2,4}} (storage
+   * 1 2 3 4) += {{10,20},{30,40}} gives {{11,23},{32,44}}, storage 11 32 23 44 (adding in
+   * storage order gave 11 22 33 44) */
+  int64_t s22a[2] = {2, 2}, trs[2] = {1, 2};
+  al_tensor *gb = al_tensor_new(AL_F32, 2, s22a), *gs = al_tensor_new(AL_F32, 2, s22a);
+  for (int k = 0; k < 4; k++) { al_f32(gb)[k] = (float)(k + 1); al_f32(gs)[k] = (float)(10 * (k + 1)); }
+  al_tensor *gt = al_tensor_view(gb, 2, s22a, trs, 0);
+  st = al_accumulate(gt, gs);
+  const float gw[4] = {11, 32, 23, 44};
+  CHECK("accumulate: into a transposed view, by position", st == AL_OK && !memcmp(al_f32(gb), gw, sizeof gw),
+        "status %d: storage %g %g %g %g", (int)st, al_f32(gb)[0], al_f32(gb)[1], al_f32(gb)[2], al_f32(gb)[3]);
+  al_tensor_release(gt); al_tensor_release(gb); al_tensor_release(gs);
   al_tensor_release(dst); al_tensor_release(src); al_tensor_release(b);
 
   /* where and masked_fill read cond/mask: a contiguous float32 one was mapped to 0/1 in place */
@@ -840,6 +975,7 @@ int main(void) {
   test_copy_into();
   test_broadcast();
   test_backward();
+  test_hand_nodes();
   test_empty();
   test_int64_select();
   CHECK_EXIT();

@@ -24,6 +24,51 @@ case("diamond: y = 2x used twice, z = y*y + y -> dz/dx = 2(2y + 1)", function()
   T.eq(x.grad:totable(), { 2 * (4 + 1), 2 * (8 + 1), 2 * (12 + 1) }, 1e-5)
 end)
 
+case("add hands one gradient to both inputs: a node's accumulator is never summed into in place while shared", function()
+  -- s = u + v, y = sum((s + u) * w) with u = 2x, v = 3x, x and w of shape (2): the outer add
+  -- gives the same tensor to s and to u, and s's add gives it on to u and v. dy/du = 2w,
+  -- dy/dv = w, so dx = 2*2w + 3*w = 7w. Adding s's share into u's accumulator in place
+  -- also changed what v received (dx = 10w).
+  local x = P { 1, 2 }
+  local u, v = x * 2, x * 3
+  local w = al.tensor { 1, 10 }
+  local y = (((u + v) + u) * w):sum()
+  y:backward()
+  T.eq(x.grad:totable(), { 7, 70 }, 1e-6)
+end)
+
+case("a node's accumulator that is a view of another's gradient is copied before a second share is added", function()
+  -- z = (q + p:reshape{6}) + p:reshape{6}, y = sum(z * w), p = 2 u with u (2,3), q = 3 v with
+  -- v (6): both adds and both reshapes pass on the same gradient g = w, reshape's backward as a
+  -- view of it. p's accumulator starts as such a view; adding the second share into it in place
+  -- would double g itself before q's backward reads it (v.grad = 6w instead of 3w).
+  local u, v = P { { 1, 2, 3 }, { 4, 5, 6 } }, P { 1, 2, 3, 4, 5, 6 }
+  local p, q = u * 2, v * 3
+  local w = al.tensor { 1, 2, 3, 4, 5, 6 }
+  local z = (q + p:reshape { 6 }) + p:reshape { 6 }
+  al.sum(z * w):backward()
+  T.eq(u.grad:totable(), { { 4, 8, 12 }, { 16, 20, 24 } })
+  T.eq(v.grad:totable(), { 3, 6, 9, 12, 15, 18 })
+end)
+
+case("leaf gradients never share memory: a later backward into one leaves the other as it was", function()
+  -- sum((a + b) * w): mul's backward makes one fresh contiguous gradient g = w, add hands that
+  -- same tensor to a and b, and reshape's backward a view of it; each .grad must be its own
+  -- copy, or the second backward's a += 5 shows up in b.grad too. Shapes (2), and (6) -> (2,3).
+  local a, b = P { 1, 2 }, P { 3, 4 }
+  local w = al.tensor { 1, 2 }
+  al.sum((a + b) * w):backward()
+  al.sum(a * 5):backward()
+  T.eq(a.grad:totable(), { 6, 7 })
+  T.eq(b.grad:totable(), { 1, 2 })
+  local c, d = P { 1, 2, 3, 4, 5, 6 }, P { 1, 2, 3, 4, 5, 6 }
+  local w23 = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  al.sum((c:reshape { 2, 3 } + d:reshape { 2, 3 }) * w23):backward()
+  al.sum(c * 5):backward()
+  T.eq(c.grad:totable(), { 6, 7, 8, 9, 10, 11 })
+  T.eq(d.grad:totable(), { 1, 2, 3, 4, 5, 6 })
+end)
+
 case("a view used twice (narrow and select of the same tensor)", function()
   local x = P { { 1, 2, 3 }, { 4, 5, 6 } }
   local v = x:narrow(2, 2, 2)          -- {{2,3},{5,6}}
@@ -149,6 +194,16 @@ case("changing a saved tensor in place after its use: backward refuses, names th
     T.eq(x.grad, nil, 0, what .. ": x.grad after the refusal")
     T.eq(w.grad, nil, 0, what .. ": w.grad after the refusal (checked before any backward ran)")
   end
+end)
+
+case("the root op's own saved tensor is checked too (the backward starts at the op that saved it)", function()
+  -- y = x * c with x, c of shape (1): mul is the root and saved c = 3. Changed to 5 after the
+  -- mul, a backward that skipped the root's check returned dy/dx = 5 instead of refusing.
+  local x, c = P { 2 }, al.tensor { 3 }
+  local y = x * c
+  c:fill_(5)
+  T.raises(function() y:backward() end, "changed in place")
+  T.eq(x.grad, nil, 0, "x.grad after the refusal")
 end)
 
 case("in-place changes that leave what a backward needs intact are allowed", function()

@@ -607,6 +607,26 @@ case("a strided copy moves every element to its place (rows split across threads
   al.set_num_threads(prev)
 end)
 
+case("a strided copy whose row count does not divide by the thread count copies the last rows too", function()
+  -- x = 1..(257*129) as (257,129); x:transpose(1, 2):contiguous() copies 129 rows of 257 (33,153
+  -- elements: enough to split): 2 threads take 65 + 64 rows, and y[i][j] = x[j][i] = (j-1)*129 + i.
+  local R, C = 257, 129
+  local x = al.arange(R * C):reshape { R, C }
+  T.need_cores(2)
+  local prev = al.get_num_threads()
+  for _, nt in ipairs { 1, 2 } do
+    al.set_num_threads(nt)
+    local y = x:transpose(1, 2):contiguous():reshape({ C * R }):totable()
+    for i = 1, C do for j = 1, R do
+      if y[(i - 1) * R + j] ~= (j - 1) * C + i then
+        al.set_num_threads(prev)
+        error(("%d threads: y[%d][%d] = %s, want %d"):format(nt, i, j, tostring(y[(i - 1) * R + j]), (j - 1) * C + i), 0)
+      end
+    end end
+  end
+  al.set_num_threads(prev)
+end)
+
 case("normal_/uniform_ fill in place from a generator", function()
   local t = al.zeros { 1000 }
   t:uniform_(-2, -1, al.Generator(3))
