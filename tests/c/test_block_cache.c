@@ -100,6 +100,23 @@ static void test_limit(void) {
   void *t = al_malloc(6 * MB);
   al_free(t, 6 * MB);
   CHECK("limit 0 keeps nothing", al_mem_cached() == 0, "%zu kept", al_mem_cached());
+
+  /* a limit of exactly one block's size keeps that block (cached + cap == limit is within
+   * it): with the cache empty there is nothing to evict first. The block's size (6 MB plus
+   * al_malloc's alignment header) is read off al_mem_cached. */
+  al_mem_set_cache_limit(old);
+  void *u = al_malloc(6 * MB);
+  al_free(u, 6 * MB);
+  size_t cap = al_mem_cached();
+  al_mem_set_cache_limit(cap);
+  u = al_malloc(6 * MB);
+  CHECK("a limit of exactly one block: the kept block is handed out", al_mem_cached() == 0 && cap > 6 * MB,
+        "%zu kept, cap %zu", al_mem_cached(), cap);
+  al_free(u, 6 * MB);
+  CHECK("... and kept again when freed", al_mem_cached() == cap, "%zu kept, cap %zu", al_mem_cached(), cap);
+  al_mem_set_cache_limit(cap - 1);
+  CHECK("a limit one byte below the kept bytes drops the block", al_mem_cached() == 0, "%zu kept", al_mem_cached());
+  al_mem_empty_cache();
   al_mem_set_cache_limit(old);
 }
 

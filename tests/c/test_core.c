@@ -228,6 +228,9 @@ static void test_errors(void) {
   int dn = -1;
   al_status st2 = al_wrap_dim(&dn, 3, "x");
   CHECK("al_wrap_dim: out of range is an error, -1 is the last", st == AL_EINVAL && !st2 && dn == 2, "");
+  /* printf spells a NaN with its sign bit set "-nan": every one in a message reads "nan" */
+  al_seterr(AL_ENUM, "x = %g, y = %g", -(double)NAN, -(double)NAN);
+  CHECK("al_seterr: two negative NaNs both read \"nan\"", !strcmp(al_errmsg(), "x = nan, y = nan"), "%s", al_errmsg());
   al_tensor_release(a); al_tensor_release(b); al_tensor_release(lab);
   CHECK("error paths leave no bytes", al_mem_live() == m0, "live %zu vs %zu", al_mem_live(), m0);
 }
@@ -247,6 +250,10 @@ static void test_malloc(void) {
     sum += sizes[i];
   }
   counted &= al_mem_live() == live0 + sum;
+  /* the high-water mark is at least what is live with all of them allocated (the peak was
+   * never raised at all when its update loop tested the wrong direction) */
+  CHECK("al_mem_peak: at least the bytes live at their highest", al_mem_peak() >= live0 + sum && live0 + sum > 17305600,
+        "peak %zu, live %zu", al_mem_peak(), live0 + sum);
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) al_free(p[i], sizes[i]);
   counted &= al_mem_live() == live0;
   CHECK("al_malloc: 64-byte aligned (0 B .. 17 MB), writable, counted and uncounted", aligned && counted,
@@ -270,6 +277,30 @@ static void test_cpu_dispatch(void) {
   al_cpu_level start = al_cpu_active();
   CHECK("cpu: the level in use is the best the CPU runs, capped by ATTNLAB_CPU", start == want,
         "active %s, expected %s (ATTNLAB_CPU=%s)", al_cpu_level_name(start), al_cpu_level_name(want), cap ? cap : "");
+  /* the detected level against the kernel's own account of the CPU (Linux /proc/cpuinfo, whose
+   * flags already leave out what the OS does not enable): avx512 with F, DQ, CD, BW and VL,
+   * avx2 with AVX2, FMA, BMI1/2, MOVBE and F16C (x86-64-v3; every such CPU has LZCNT) */
+  FILE *ci = fopen("/proc/cpuinfo", "r");
+  char line[8192];
+  int have_flags = 0;
+  while (ci && fgets(line, sizeof line, ci))
+    if (!strncmp(line, "flags", 5)) { have_flags = 1; break; }
+  if (ci) fclose(ci);
+  if (have_flags) {
+    const char *v3[] = {" avx2", " fma", " bmi1", " bmi2", " movbe", " f16c"},
+               *v4[] = {" avx512f", " avx512dq", " avx512cd", " avx512bw", " avx512vl"};
+    char *nl = strchr(line, '\n');
+    if (nl) *nl = ' ';   /* every flag is then followed by a space */
+    int n3 = 0, n4 = 0;
+    char want_flag[32];
+    for (int k = 0; k < 6; k++) { snprintf(want_flag, sizeof want_flag, "%s ", v3[k]); n3 += strstr(line, want_flag) != NULL; }
+    for (int k = 0; k < 5; k++) { snprintf(want_flag, sizeof want_flag, "%s ", v4[k]); n4 += strstr(line, want_flag) != NULL; }
+    al_cpu_level expect = n3 < 6 ? AL_CPU_GENERIC : n4 < 5 ? AL_CPU_AVX2 : AL_CPU_AVX512;
+    CHECK("cpu: the detected level is what /proc/cpuinfo's flags allow", al_cpu_detect() == expect,
+          "detected %s, cpuinfo says %s", al_cpu_level_name(al_cpu_detect()), al_cpu_level_name(expect));
+  } else {
+    check_skip("cpu: the detected level is what /proc/cpuinfo's flags allow", "no /proc/cpuinfo flags line");
+  }
   al_status st = al_cpu_set_level("sse9");
   CHECK("cpu: an unknown level is refused with a message naming it",
         st == AL_EINVAL && strstr(al_errmsg(), "sse9") && al_cpu_active() == start, "status %d: %s", st, al_errmsg());
@@ -312,6 +343,13 @@ static void test_thread_cap(void) {
   al_set_num_threads(1);
   CHECK("threads: a count above AL_MAX_THREADS is capped, and a parallel loop runs", got == AL_MAX_THREADS && s == 499500.0,
         "got %d threads, sum %.1f", got, s);
+  /* and one below 1 (the C API has no error return here) is 1 */
+  al_set_num_threads(0);
+  int got0 = al_get_num_threads();
+  al_set_num_threads(-3);
+  int gotn = al_get_num_threads();
+  al_set_num_threads(1);
+  CHECK("threads: a count of 0 or -3 is raised to 1", got0 == 1 && gotn == 1, "got %d and %d", got0, gotn);
 }
 
 int main(void) {
