@@ -48,8 +48,11 @@ static int l_manual_seed(lua_State *L) {
 }
 
 static int l_generator(lua_State *L) {
+  /* the seed is read before the userdata is pushed: with no argument, al.Generator() saw the
+   * new userdata as its argument 1 and raised "number expected, got userdata" */
+  uint64_t seed = lua_isnoneornil(L, 1) ? 0x5eed : check_seed(L, 1);
   al_rng *g = lua_newuserdatauv(L, sizeof *g, 0);
-  al_rng_seed(g, lua_isnoneornil(L, 1) ? 0x5eed : check_seed(L, 1));
+  al_rng_seed(g, seed);
   luaL_setmetatable(L, GEN_MT);
   return 1;
 }
