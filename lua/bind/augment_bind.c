@@ -59,11 +59,13 @@ static int l_random_crop_flip(lua_State *L) {
   al_tensor *x = l_checktensor(L, 1);
   check_batch(L, x);
   luaL_checktype(L, 2, LUA_TTABLE);
+  /* a misspelt key ({hlfip = true}) ran without flips, silently; hflip = "no" flipped */
+  static const char *const keys[] = {"pad", "hflip", "generator", NULL};
+  l_check_keys(L, 2, "random_crop_flip", keys);
+  int hflip = l_optbool_field(L, 2, "hflip", 0, "random_crop_flip");
   lua_getfield(L, 2, "pad");
   lua_Integer pad = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
-  lua_getfield(L, 2, "hflip");
-  int hflip = lua_toboolean(L, -1);
-  lua_pop(L, 2);
+  lua_pop(L, 1);
   if (pad < 0) return luaL_error(L, "random_crop_flip: pad must be >= 0, got %d", (int)pad);
   al_rng *g = l_optrng(L, 2);
   int64_t B = x->shape[0];
