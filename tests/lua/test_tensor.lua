@@ -876,4 +876,207 @@ case("linear names a weight that is not (out, in)", function()
   T.raises(function() al.linear(al.ones { 2, 4 }, al.ones { 3, 5 }) end, "want input (..., 5)")
 end)
 
+-- ---------------------------------------------------------------------------------
+-- the binding's arguments passed through exactly (mutation round over lua/bind: each case
+-- fails on a one-line change of the binding that ran every earlier test green)
+
+case("constructors: an int64 scalar beyond 2^53, nesting deeper than 8 dims, 9 sizes", function()
+  local big = (1 << 53) + 1
+  T.eq(al.tensor(big, { dtype = "int64" }):item(), big)   -- through a double it is 2^53
+  T.raises(function() al.tensor { { { { { { { { { 1 } } } } } } } } } end, "attnlab.tensor: nested deeper than 8")
+  T.raises(function() al.zeros(1, 1, 1, 1, 1, 1, 1, 1, 1) end, "too many dims")
+  T.eq(#al.tensor(3), 0, "#t of a 0-dim tensor")
+end)
+
+-- arange's count: inclusive bounds, a float step whose quotient falls just below a whole
+-- number ((0.3 - 0) / 0.1 = 2.9999999999999996), an empty range, a NaN start
+case("arange: a one-element range, a float count just below a whole number, empty and NaN ranges", function()
+  T.eq(al.arange(3, 3):totable(), { 3 })
+  T.eq(al.arange(1):totable(), { 1 })
+  T.eq(al.arange(0, 0.3, 0.1):totable(), { 0, f32(0.1), f32(0.2), f32(0.3) })
+  T.eq(al.arange(2.5, 1, 0.5):numel(), 0, "start above the end with a positive step: empty")
+  -- value i is a + i * step in double, rounded once to float32: 0.9 + ... differs from the
+  -- float32 product 9 * 0.1f in the last bit
+  local want = {}
+  for i = 0, 10 do want[i + 1] = f32(i * 0.1) end
+  T.eq(al.arange(0, 1, 0.1):totable(), want)
+  T.raises(function() al.arange(0 / 0, 3) end, "attnlab.arange: the start is nan")
+  T.raises(function() al.arange(1, 3, 1 / 0) end, "attnlab.arange: the step is inf")
+end)
+
+case("arithmetic with a fraction: x / 0.5 and 5 - x (float32)", function()
+  local x = al.tensor { 1, 2 }
+  T.eq((x / 0.5):totable(), { 2, 4 })
+  T.eq(al.div(x, 0.25):totable(), { 4, 8 })
+  T.eq((5 - x):totable(), { 4, 3 })
+  T.eq((0.5 - x):totable(), { -0.5, -1.5 })
+end)
+
+-- (2,3): t[0] = v wrote row 1 when the check was gone; t[-1] = v must write the last row
+case("t[i] = v: index 0 refused, negative indices write from the end; 0-dim views keep their offset", function()
+  local t = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  T.raises(function() t[0] = 9 end, "index 0 is invalid")
+  T.eq(t:totable(), { { 1, 2, 3 }, { 4, 5, 6 } })
+  t[-1] = { 7, 8, 9 }
+  T.eq(t:totable(), { { 1, 2, 3 }, { 7, 8, 9 } })
+  T.eq(t[2][3]:totable(), 9, "totable of a 0-dim view at offset 5")
+  T.eq(t:select(2, -1):totable(), { 3, 9 })
+  T.eq(t:select(1, -2):totable(), { 1, 2, 3 })
+end)
+
+case("transpose() of a 3-dim tensor swaps the last two dims; permute with negative dims", function()
+  local x = al.arange(24):reshape(2, 3, 4)
+  local y = x:transpose()
+  T.eq(y:shape(), { 2, 4, 3 })
+  T.eq(y[2][4][3]:item(), 24)   -- x[2][3][4]
+  T.eq(y[1][2][3]:item(), 10)   -- x[1][3][2] = (1-1)*12 + (3-1)*4 + 2
+  local p = x:permute(-1, -3, -2)   -- = permute(3, 1, 2)
+  T.eq(p:shape(), { 4, 2, 3 })
+  T.eq(p[2][1][3]:item(), 10)    -- x[1][3][2]
+  T.raises(function() x:permute(2, 1) end, "attnlab.permute: got 2 dims for a 3-dim tensor")
+  T.raises(function() x:permute(-4, 1, 2) end, "attnlab.permute: dim -4 out of range")
+  T.raises(function() x:narrow(1, 0, 1) end, "start is 1-based")
+end)
+
+case("backward: an empty options table keeps the default (no retain), an int64 gradient is refused", function()
+  local x = al.tensor({ 1, 2 }, { requires_grad = true })
+  local y = (x * x):sum()
+  y:backward({})
+  T.eq(x.grad:totable(), { 2, 4 })
+  T.raises(function() y:backward() end, "second time")
+  local z = x * x
+  T.raises(function() z:backward(al.tensor({ 1, 1 }, { dtype = "int64" })) end, "attnlab.backward: the gradient must be float32")
+end)
+
+case("in-place data methods: add_ into int64 refused; normal_ and uniform_ default to N(0,1) and [0,1)", function()
+  T.raises(function() al.tensor({ 1, 2 }, { dtype = "int64" }):add_(1) end, "attnlab.add_: float32 tensors only")
+  T.raises(function() al.zeros(3):normal_(0 / 0, 1) end, "attnlab.normal_: needs a finite mean")
+  al.manual_seed(11)
+  local n = al.zeros(20000):normal_()
+  T.close(al.mean(n):item(), 0, 0.05)
+  T.close(al.var(n):item(), 1, 0.05, 0, "normal_() has std 1")
+  local u = al.zeros(20000):uniform_()
+  T.truthy(al.min(u):item() >= 0 and al.max(u):item() < 1, "uniform_() in [0, 1)")
+  T.close(al.mean(u):item(), 0.5, 0.02)
+end)
+
+-- sumsq, has_nonfinite and sha256 read a view's own elements (its offset and strides), and
+-- sumsq sums exact double products: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 (float32 drops 2^-24)
+case("sumsq, has_nonfinite and sha256 of views; exact squares; int64 and infinities", function()
+  local x = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  local v = x:narrow(2, 2, 2)   -- {{2, 3}, {5, 6}}, offset 1
+  T.eq(v:sumsq(), 4 + 9 + 25 + 36)
+  T.eq(x:transpose():sumsq(), 91)
+  T.eq(al.tensor({ 1 + 2 ^ -12 }):sumsq(), 1 + 2 ^ -11 + 2 ^ -24)
+  -- hashlib.sha256(np.array(..., '<f4').tobytes()) of [2, 3, 5, 6], [[1, 4], [2, 5], [3, 6]], [4, 5, 6]
+  T.eq(v:sha256(), "cde9c2ea28f4215336cff1a557214a52e2600c3f6167b30b35c54020fa2643dd")
+  T.eq(x:transpose():sha256(), "b05183b256a48062521a4beb24c91079d1b94dfdef9ca4edcb76d28f69ee7fcd")
+  T.eq(x[2]:sha256(), "3928b70927b41c1097fc750dc2759c182b37246ba79c1dfef52e7d96a86c944b", "row 2: contiguous, offset 3")
+  T.eq(al.tensor({ 1, 2 }, { dtype = "int64" }):has_nonfinite(), false)
+  T.eq(al.tensor({ 1, math.huge }):has_nonfinite(), true)
+  T.eq(al.tensor({ -math.huge, 0 }):has_nonfinite(), true)
+  T.eq(al.tensor({ 1, 0 / 0 }):has_nonfinite(), true)
+  T.eq(al.tensor({ 1, 3e38 }):has_nonfinite(), false)
+end)
+
+case("ops' defaults: clamp without a lower bound, log_softmax along the last dim, dropout training", function()
+  T.eq(al.clamp(al.tensor { -3, 0.5, 2 }, nil, 1):totable(), { -3, 0.5, 1 })
+  local x = al.tensor { { 0, 0 }, { 0, math.log(3) } }   -- (2, 2): rows, not columns
+  T.close(al.log_softmax(x):totable(), { { math.log(0.5), math.log(0.5) }, { math.log(0.25), math.log(0.75) } }, 1e-6)
+  al.manual_seed(5)
+  local d = al.dropout(al.ones { 1000 }, 0.5):totable()
+  local zeros = 0
+  for _, v in ipairs(d) do
+    T.truthy(v == 0 or v == 2, "dropout keeps 1 / (1 - p) or drops: " .. v)
+    if v == 0 then zeros = zeros + 1 end
+  end
+  T.truthy(zeros > 400 and zeros < 600, "about half dropped: " .. zeros)
+  T.raises(function() al.dropout(al.ones { 3 }, 1, false) end, "p must be in [0, 1), got 1")
+end)
+
+case("var(x, {}) is unbiased; cross_entropy with ignore_index only is not smoothed", function()
+  T.close(al.var(al.tensor { 1, 2, 3, 4 }, {}):item(), 5 / 3, 1e-6)
+  -- logits (2, 3), labels {1, 3}; row 2 ignored: -log softmax(row 1)[1]
+  local x = al.tensor { { 1, 2, 3 }, { 0, 0, 5 } }
+  local loss = al.cross_entropy(x, al.tensor({ 1, 3 }, { dtype = "int64" }), { ignore_index = 3 })
+  T.close(loss:item(), -math.log(math.exp(1) / (math.exp(1) + math.exp(2) + math.exp(3))), 1e-5)
+end)
+
+case("argument checks: stack dim 0, a nil dim, dims beyond int range, masked_fill below -2^53", function()
+  local a = al.ones { 2 }
+  T.raises(function() al.stack({ a, a }, 0) end, "dim 0 is invalid")
+  T.raises(function() al.index_select(al.ones { 2, 2 }, nil, al.tensor({ 1 }, { dtype = "int64" })) end, "number expected, got nil")
+  T.raises(function() al.sum(al.ones { 2, 2 }, 1 << 32) end, "dim 4294967296 out of range")
+  T.raises(function() al.masked_fill(al.tensor({ 1 }, { dtype = "int64" }), al.tensor { 1 }, -(1 << 53) - 1) end, "is beyond 2^53")
+  T.raises(function() al.randint(5, 4, { 3 }) end, "hi must be >= lo")
+  T.raises(function() al.randint(0, math.maxinteger, { 2 }) end, "more than 2^63 - 1 values")
+end)
+
+case("fill_ with -2^63 as a float is int64's minimum", function()
+  T.eq(al.tensor({ 1 }, { dtype = "int64" }):fill_(-2.0 ^ 63):item(), math.mininteger)
+end)
+
+-- softmax(x, {dim = -1}) rows of x (2, 2); {dim = -2} columns
+case("a normalizer's option dim is 1-based or negative from the end", function()
+  local x = al.tensor { { 0, math.log(3) }, { math.log(3), math.log(3) } }
+  T.close(al.softmax(x, { dim = -1 }):totable(), { { 0.25, 0.75 }, { 0.5, 0.5 } }, 1e-6)
+  T.close(al.softmax(x, { dim = -2 }):totable(), { { 0.25, 0.5 }, { 0.75, 0.5 } }, 1e-6)
+end)
+
+-- al.attention with only heads: softmax, scale (D / heads)^-0.5. qkv (1, 3, 12): D = 4, two
+-- heads of 2; the last dim is (3, heads, 2) as timm lays it out. Computed here by loops.
+case("attention's defaults: softmax over keys, scale (D / heads)^-0.5", function()
+  local N, D, H, hd = 3, 4, 2, 2
+  local q = {}
+  for n = 1, N do
+    q[n] = {}
+    for c = 1, 3 * D do q[n][c] = ((n * 7 + c * 3) % 11 - 5) / 5 end
+  end
+  local out, w = al.attention(al.tensor { q }, { heads = H })
+  local scale = 1 / math.sqrt(D / H)
+  local want_out, want_w = {}, {}
+  for n = 1, N do want_out[n] = {} end
+  for h = 1, H do
+    want_w[h] = {}
+    for i = 1, N do
+      local s, z = {}, 0
+      for j = 1, N do
+        local dot = 0
+        for c = 1, hd do dot = dot + q[i][(h - 1) * hd + c] * q[j][D + (h - 1) * hd + c] end
+        s[j] = math.exp(scale * dot)
+        z = z + s[j]
+      end
+      for j = 1, N do s[j] = s[j] / z end
+      want_w[h][i] = s
+      for c = 1, hd do
+        local acc = 0
+        for j = 1, N do acc = acc + s[j] * q[j][2 * D + (h - 1) * hd + c] end
+        want_out[i][(h - 1) * hd + c] = acc
+      end
+    end
+  end
+  T.close(out:totable(), { want_out }, 1e-5)
+  T.close(w:totable(), { want_w }, 1e-5)
+end)
+
+-- seeds go to the generator as all 64 bits; al.Generator() (no seed) starts at 0x5eed, as the
+-- default generator does
+case("seeds pass through exactly; Generator() without a seed is seed 0x5eed", function()
+  local s = (1 << 40) + 1
+  al.manual_seed(s)
+  T.eq(al.get_rng_state().seed, s)
+  local g = al.Generator(1)
+  g:seed((1 << 53) + 1)
+  T.eq(g:get_state().seed, (1 << 53) + 1)
+  T.eq(al.Generator():get_state(), { seed = 0x5eed, counter = 0 })
+  T.eq(al.Generator():get_state(), al.Generator(0x5eed):get_state())
+  -- randint with the shape as numbers still takes the Generator after it
+  local a = al.randint(1, 1000, 6, al.Generator(3)):totable()
+  local b = al.randint(1, 1000, { 6 }, al.Generator(3)):totable()
+  al.manual_seed(3)
+  local c = al.randint(1, 1000, 6, al.Generator(4)):totable()
+  T.eq(a, b)
+  T.truthy(table.concat(a, ",") ~= table.concat(c, ","), "a different generator gives different draws")
+end)
+
 return cases
