@@ -183,6 +183,7 @@ case("changing a saved tensor in place after its use: backward refuses, names th
     -- (a view made with grad on has a grad_fn: changing it is refused at once, see below)
     ["through a view"] = function(x) al.no_grad(function() x:narrow(1, 2, 1):fill_(7) end) end,
     ["an optimizer step"] = function(x) x.grad = al.ones { 2 }; al.optim.SGD({ x }, { lr = 0.1 }):step(); x.grad = nil end,
+    ["an AdamW step"] = function(x) x.grad = al.ones { 2 }; al.optim.AdamW({ x }, { lr = 0.1 }):step(); x.grad = nil end,
   }
   for what, change in pairs(changes) do
     local x, w = P { 1, 2 }, P { 3, 4 }

@@ -199,6 +199,24 @@ end, 'attnlab.save: the metadata value "v\\0w" contains a NUL byte (at byte 2)')
 err("sgd_step with a NaN lr", function()
   return al.sgd_step(al.zeros { 3 }, al.ones { 3 }, al.zeros { 3 }, 0 / 0, 0, 0, 0, false, true)
 end, "sgd_step", "lr")
+-- the raw steps read al_numel(p) elements of each buffer: a gradient of another shape (3 for
+-- (2,3)) was read past its end; step 0 divides by 1 - beta^0 = 0; eps 0, a negative weight decay
+-- and a NaN dampening turn the parameters into garbage
+local function adamw(g, eps, wd, step)
+  return al.adamw_step(al.zeros { 2, 3 }, g, al.zeros { 2, 3 }, al.zeros { 2, 3 }, 1e-3, 0.9, 0.999, eps, wd, step)
+end
+err("adamw_step with a gradient of another shape", function() return adamw(al.ones { 3 }, 1e-8, 0, 1) end,
+  "attnlab.optim: gradient is float32 (3), want a contiguous float32 tensor of shape float32 (2,3)")
+err("adamw_step at step 0", function() return adamw(al.ones { 2, 3 }, 1e-8, 0, 0) end, "step must be >= 1")
+err("adamw_step with eps 0", function() return adamw(al.ones { 2, 3 }, 0, 0, 1) end, "adamw_step", "eps 0.0")
+err("adamw_step with eps NaN", function() return adamw(al.ones { 2, 3 }, 0 / 0, 0, 1) end, "adamw_step", "eps NaN")
+err("adamw_step with weight_decay -1", function() return adamw(al.ones { 2, 3 }, 1e-8, -1, 1) end, "adamw_step", "weight_decay -1.0")
+err("sgd_step with a NaN dampening", function()
+  return al.sgd_step(al.zeros { 3 }, al.ones { 3 }, al.zeros { 3 }, 0.1, 0.9, 0 / 0, 0, false, true)
+end, "sgd_step", "dampening", "NaN")
+err("sgd_step with a NaN weight decay", function()
+  return al.sgd_step(al.zeros { 3 }, al.ones { 3 }, al.zeros { 3 }, 0.1, 0, 0, 0 / 0, false, true)
+end, "sgd_step", "weight_decay NaN")
 err("dropout p = 1", function() return al.dropout(al.ones { 2 }, 1) end, "dropout", "[0, 1)")
 err("dropout p NaN", function() return al.dropout(al.ones { 2 }, 0 / 0) end, "dropout", "[0, 1)", "got nan")
 err("var of one element", function() return al.var(al.ones { 1 }) end, "var", "at least 2")
