@@ -310,6 +310,65 @@ case("KMNIST re-split: statistics of records 1-8,000 only; train and test parts 
   T.eq({ tr.index:totable()[1], tr.index:totable()[8000] }, { 1, 8000 })
 end)
 
+-- The Bytes of a dataset file, through the binding itself (lua/bind/io_bind.c): a 4-D IDX file
+-- (N, C, H, W) = (2, 2, 1, 2) made here, record 1 = bytes 10 20 30 40, record 2 = 50 60 70 80.
+local function bytes_fixture(dir, name, dims, data)
+  local path = dir .. "/" .. name
+  T.write_file(path, idx_header(dims) .. string.char(table.unpack(data)))
+  return assert(al.read_idx(path))
+end
+local function I(t) return al.tensor(t, { dtype = "int64" }) end
+
+case("Bytes:batch: records by 1-based number, per-channel mean and std, scale 1 by default; bad indices and std refused", function()
+  local b = bytes_fixture(tmpdir(), "x-idx4-ubyte", { 2, 2, 1, 2 }, { 10, 20, 30, 40, 50, 60, 70, 80 })
+  T.eq(b:shape(), { 2, 2, 1, 2 })
+  T.eq(b:batch(I { 2, 1 }):totable(), { { { { 50, 60 } }, { { 70, 80 } } }, { { { 10, 20 } }, { { 30, 40 } } } })
+  -- channel 1: (v - 10) / 2, channel 2: (v - 30) / 5, of record 1
+  T.eq(b:batch(I { 1 }, { mean = { 10, 30 }, std = { 2, 5 } }):totable(), { { { { 0, 5 } }, { { 0, 2 } } } })
+  T.eq(b:batch(I { 1 }, { scale = 0.5, mean = 5, std = 5 }):totable(), { { { { 0, 1 } }, { { 2, 3 } } } })
+  T.raises(function() b:batch(I { 0 }) end, "attnlab.batch: record 0 out of range 1..2")
+  T.raises(function() b:batch(I { 3 }) end, "attnlab.batch: record 3 out of range 1..2")
+  T.raises(function() b:batch(I { { 1 } }) end, "expected a 1-D int64 tensor")
+  T.raises(function() b:batch(I { 1 }, { std = 0 }) end, "attnlab.batch: std must be > 0")
+end)
+
+-- channel_stats(0.5): channel 1 holds 10 20 50 60 -> 5 10 25 30 (mean 17.5, deviations +-7.5,
+-- +-12.5: std sqrt(106.25)); channel 2 holds 30 40 70 80 -> 15 20 35 40 (mean 27.5, same std)
+case("Bytes:channel_stats scales the bytes; bytes_cat counts the records and refuses other record shapes", function()
+  local d = tmpdir()
+  local b = bytes_fixture(d, "x-idx4-ubyte", { 2, 2, 1, 2 }, { 10, 20, 30, 40, 50, 60, 70, 80 })
+  local m, s = b:channel_stats(0.5)
+  T.close(m, { 17.5, 27.5 }, 1e-12)
+  T.close(s, { math.sqrt(106.25), math.sqrt(106.25) }, 1e-12)
+  local one = bytes_fixture(d, "y-idx4-ubyte", { 1, 2, 1, 2 }, { 1, 2, 3, 4 })
+  local c = al.bytes_cat({ b, one })
+  T.eq(c:shape(), { 3, 2, 1, 2 })
+  T.eq(c:batch(I { 3, 1 }):totable(), { { { { 1, 2 } }, { { 3, 4 } } }, { { { 10, 20 } }, { { 30, 40 } } } })
+  local wide = bytes_fixture(d, "z-idx4-ubyte", { 1, 2, 1, 3 }, { 1, 2, 3, 4, 5, 6 })
+  T.raises(function() al.bytes_cat({ b, wide }) end, "attnlab.bytes_cat: part 2 records differ in shape from part 1")
+end)
+
+-- a CIFAR-10 binary batch: per record a label byte (0..9) and 3072 pixel bytes
+case("read_cifar: labels are 1-based, pixels in (N, 3, 32, 32)", function()
+  local path = tmpdir() .. "/batch.bin"
+  T.write_file(path, string.char(3) .. string.rep("\7", 3072) .. string.char(9) .. string.rep("\200", 3072))
+  local b, labels = al.read_cifar(path)
+  T.eq(b:shape(), { 2, 3, 32, 32 })
+  T.eq(labels:totable(), { 4, 10 })
+  T.eq(al.max(b:batch(I { 2 })):item(), 200)
+end)
+
+case("save writes a view's own elements (a transpose); read_file gunzips only when asked", function()
+  local d = tmpdir()
+  local x = al.tensor { { 1, 2, 3 }, { 4, 5, 6 } }
+  al.save(d .. "/t.safetensors", { w = x:transpose() })
+  T.eq(al.load(d .. "/t.safetensors").w:totable(), { { 1, 4 }, { 2, 5 }, { 3, 6 } })
+  T.write_file(d .. "/s.txt", "hello attnlab\n")
+  assert(os.execute("gzip -k " .. q(d .. "/s.txt")))
+  local raw = al.read_file(d .. "/s.txt.gz")
+  T.eq(raw:sub(1, 2), "\31\139", "the gzip magic: not decompressed")
+  T.eq(al.read_file(d .. "/s.txt.gz", true), "hello attnlab\n")
+end)
 case("(cleanup of the temporary folders)", function()
   for _, d in ipairs(TMP) do T.rm_rf(d) end
 end)
