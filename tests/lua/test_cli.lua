@@ -726,6 +726,29 @@ case("ATTNLAB_NUM_THREADS=1000 and al.set_num_threads(1000): clamped to the core
   T.raises(function() al.set_num_threads("abc") end, "got abc")
   T.eq(al.get_num_threads(), prev)
 end)
+-- at the edge: the core count itself is taken as it is, one more is clamped; ATTNLAB_NUM_THREADS=1
+-- and =cores are those counts (a valid count went in as count - 1 without a test noticing)
+case("ATTNLAB_NUM_THREADS and al.set_num_threads at the core count: taken; one more: clamped with a warning", function()
+  local cores = al.config().cores
+  for _, n in ipairs({ 1, cores }) do
+    local out, err = run([[-e "print(al.get_num_threads())"]], "ATTNLAB_NUM_THREADS=" .. n)
+    T.eq(tonumber(out), n, 0, "ATTNLAB_NUM_THREADS=" .. n)
+    T.eq(err, "", "no warning for " .. n)
+  end
+  local out, err = run([[-e "print(al.get_num_threads())"]], "ATTNLAB_NUM_THREADS=" .. (cores + 1))
+  T.eq(tonumber(out), cores)
+  assert(err:find(("ATTNLAB_NUM_THREADS=%d but this machine has"):format(cores + 1), 1, true), err)
+  out, err = run(("-e %s"):format(T.shquote(("al.set_num_threads(%d) print(al.get_num_threads())"):format(cores + 1))))
+  T.eq(tonumber(out), cores)
+  assert(err:find(("set_num_threads(%d): this machine has"):format(cores + 1), 1, true), err)
+end)
+case("al.set_grad_enabled returns the previous mode", function()
+  local was = al.set_grad_enabled(false)
+  T.eq(was, true)
+  T.eq(al.set_grad_enabled(false), false)
+  T.eq(al.set_grad_enabled(true), false)
+  T.eq(al.is_grad_enabled(), true)
+end)
 case("al.set_num_threads: a float with an integer value is that count; strings and huge negatives named as they are", function()
   -- 2.0 (n / 2) was refused as not "a positive integer", though al.zeros{2.0} takes it; "2"
   -- was refused as "got 2"; -3e9 was reported as -1000000

@@ -45,6 +45,19 @@ case("host: a relative script path missing from the current folder runs from the
   T.truthy(out:match("^/.*/tests/lua/host_arg0_probe%.lua 2$"), "arg[0] is the resolved path: " .. out)
 end)
 
+-- the lookup in the checkout is for paths missing here only: a scripts/train.lua of the
+-- current folder is the one that runs, not the checkout's file of that name
+case("host: a relative script path present in the current folder runs that file, not the checkout's", function()
+  local abs = HOST:sub(1, 1) == "/" and HOST or (os.getenv("PWD") .. "/" .. HOST)
+  local d = T.tmpdir("host-local")
+  os.execute("mkdir -p " .. q(d .. "/scripts"))
+  T.write_file(d .. "/scripts/train.lua", "io.write('local copy ', arg[0])")
+  local out, err, code = run("sh -c " .. q("cd " .. q(d) .. " && exec " .. q(abs) .. " scripts/train.lua"))
+  T.rm_rf(d)
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(out, "local copy scripts/train.lua")
+end)
+
 case("host: an installed tree inside a checkout runs its own modules, not the checkout's", function()
   -- make install PREFIX=$PWD/_install: the checkout is two levels above <prefix>/bin/attnlab;
   -- the installed host used to take the checkout's lua/ and scripts/ (al.root() = the checkout)
