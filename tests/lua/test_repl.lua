@@ -120,6 +120,15 @@ case("host: Tab completion offers a tensor's fields (x.grad, x.requires_grad) be
   T.eq(out, "x.grad x.grad_fn\nx.requires_grad x.requires_grad_(\nx.is_leaf\t\n")
 end)
 
+-- after ':' only functions are offered (t:n( is no method call); names starting "__" only when
+-- the typed part does (t.<Tab> listed metamethod-like keys)
+case("host: Tab completion after ':' offers functions only; '__' names only for a typed '_'", function()
+  local out, err, code = host([[-e "local c = debug.getregistry()['attnlab.host'].complete; t = {n = 1, f = print, __x = 2}; ]]
+    .. [[print(table.concat(c('t:'), ' ')); print(table.concat(c('t.'), ' ')); print(table.concat(c('t.__'), ' '))"]])
+  T.eq(code, 0, nil, "exit status (stderr: " .. err .. ")")
+  T.eq(out, "t:f(\nt.f( t.n\nt.__x\n")
+end)
+
 -- readline behaviour needs a terminal: tmux provides one when installed.
 case("host: terminal REPL (tmux): banner, completion, Ctrl-C at the prompt and while running, history", function()
   if os.execute("command -v tmux >/dev/null 2>&1") ~= true then T.skip("tmux not installed") end
