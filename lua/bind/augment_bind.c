@@ -18,26 +18,26 @@ static int64_t *int_list(lua_State *L, int idx, int64_t B, const char *what) {
   }
   luaL_checktype(L, idx, LUA_TTABLE);
   if ((int64_t)lua_rawlen(L, idx) != B)
-    luaL_error(L, "crop_flip: %s has %d entries for a batch of %d images", what, (int)lua_rawlen(L, idx), (int)B);
+    luaL_error(L, "attnlab.crop_flip: %s has %d entries for a batch of %d images", what, (int)lua_rawlen(L, idx), (int)B);
   for (int64_t b = 0; b < B; b++) {
     lua_rawgeti(L, idx, b + 1);
     if (lua_isboolean(L, -1)) v[b] = lua_toboolean(L, -1);
     else if (lua_isinteger(L, -1)) v[b] = lua_tointeger(L, -1);
-    else luaL_error(L, "crop_flip: %s[%d] is not an integer", what, (int)b + 1);
+    else luaL_error(L, "attnlab.crop_flip: %s[%d] is not an integer", what, (int)b + 1);
     lua_pop(L, 1);
   }
   return v;
 }
 
-static int check_batch(lua_State *L, al_tensor *x) {
-  if (x->ndim != 4) luaL_error(L, "crop_flip: expected a (B, C, H, W) tensor, got %d dims", x->ndim);
+static int check_batch(lua_State *L, al_tensor *x, const char *fname) {
+  if (x->ndim != 4) luaL_error(L, "attnlab.%s: expected a (B, C, H, W) tensor, got %d dims", fname, x->ndim);
   return 0;
 }
 
 static int l_crop_flip(lua_State *L) {
   lua_settop(L, 5);   /* the draw buffers go above the arguments */
   al_tensor *x = l_checktensor(L, 1);
-  check_batch(L, x);
+  check_batch(L, x, "crop_flip");
   lua_Integer pad = luaL_checkinteger(L, 2);
   int64_t B = x->shape[0];
   int64_t *top = int_list(L, 3, B, "top"), *left = int_list(L, 4, B, "left"), *flip = int_list(L, 5, B, "flip");
@@ -57,7 +57,7 @@ static void push_list(lua_State *L, const int64_t *v, int64_t B, int as_bool) {
 static int l_random_crop_flip(lua_State *L) {
   lua_settop(L, 2);
   al_tensor *x = l_checktensor(L, 1);
-  check_batch(L, x);
+  check_batch(L, x, "random_crop_flip");
   luaL_checktype(L, 2, LUA_TTABLE);
   /* a misspelt key ({hlfip = true}) ran without flips, silently; hflip = "no" flipped */
   static const char *const keys[] = {"pad", "hflip", "generator", NULL};
@@ -66,7 +66,7 @@ static int l_random_crop_flip(lua_State *L) {
   lua_getfield(L, 2, "pad");
   lua_Integer pad = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
   lua_pop(L, 1);
-  if (pad < 0) return luaL_error(L, "random_crop_flip: pad must be >= 0, got %d", (int)pad);
+  if (pad < 0) return luaL_error(L, "attnlab.random_crop_flip: pad must be >= 0, got %d", (int)pad);
   al_rng *g = l_optrng(L, 2);
   int64_t B = x->shape[0];
   size_t n = (size_t)(B > 0 ? B : 1);

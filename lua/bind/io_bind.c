@@ -60,6 +60,9 @@ static int bytes_tostring(lua_State *L) {
   return 1;
 }
 
+/* printf spells a NaN with its sign bit "-nan" */
+static const char *nonfinite_name(double v) { return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
+
 /* bytes:batch(idx [, {scale=, mean={..}, std={..}}]) -> float32 (B, shape[2..]).
  * idx: int64 tensor of 1-based record numbers. Value = (byte*scale - mean_c) / std_c
  * where c is dim 2 (channels) for 4-D records (N,C,H,W), else a single channel. */
@@ -72,22 +75,35 @@ static int bytes_batch(lua_State *L) {
   int nch = b->ndim == 4 ? (int)b->shape[1] : 1;
   if (nch > 64) return luaL_error(L, "attnlab.batch: at most 64 channels");
   for (int c = 0; c < nch; c++) { mean[c] = 0; stdv[c] = 1; }
-  if (lua_istable(L, 3)) {
+  if (!lua_isnoneornil(L, 3)) {
+    /* a misspelt key ({mena = ...}) or a mean of the wrong type was ignored: the batch came
+     * back unnormalised without a word */
+    if (!lua_istable(L, 3)) return luaL_error(L, "attnlab.batch: options must be a table, got a %s", luaL_typename(L, 3));
+    static const char *const keys[] = {"scale", "mean", "std", NULL};
+    l_check_keys(L, 3, "batch", keys);
     lua_getfield(L, 3, "scale");
     scale = luaL_optnumber(L, -1, 1.0);
     lua_pop(L, 1);
+    if (!isfinite(scale)) return luaL_error(L, "attnlab.batch: scale must be finite, got %s", nonfinite_name(scale));
     for (int k = 0; k < 2; k++) {
-      lua_getfield(L, 3, k ? "std" : "mean");
+      const char *name = k ? "std" : "mean";
+      lua_getfield(L, 3, name);
       if (lua_istable(L, -1)) {
-        if (luaL_len(L, -1) != nch) return luaL_error(L, "attnlab.batch: %s has %d entries, want one per channel (%d)", k ? "std" : "mean", (int)luaL_len(L, -1), nch);
+        if (luaL_len(L, -1) != nch) return luaL_error(L, "attnlab.batch: %s has %d entries, want one per channel (%d)", name, (int)luaL_len(L, -1), nch);
         for (int c = 0; c < nch; c++) { lua_geti(L, -1, c + 1); (k ? stdv : mean)[c] = luaL_checknumber(L, -1); lua_pop(L, 1); }
       } else if (lua_isnumber(L, -1)) {
         for (int c = 0; c < nch; c++) (k ? stdv : mean)[c] = lua_tonumber(L, -1);
+      } else if (!lua_isnil(L, -1)) {
+        return luaL_error(L, "attnlab.batch: %s must be a number or a table of one per channel, got a %s", name, luaL_typename(L, -1));
       }
       lua_pop(L, 1);
     }
   }
-  for (int c = 0; c < nch; c++) if (!(stdv[c] > 0)) return luaL_error(L, "attnlab.batch: std must be > 0");
+  for (int c = 0; c < nch; c++) {
+    if (!isfinite(mean[c])) return luaL_error(L, "attnlab.batch: mean must be finite, got %s", nonfinite_name(mean[c]));
+    if (!(stdv[c] > 0)) return luaL_error(L, "attnlab.batch: std must be > 0");
+    if (!isfinite(stdv[c])) return luaL_error(L, "attnlab.batch: std must be finite, got %s", nonfinite_name(stdv[c]));
+  }
   if (al_contiguous_ref(&ic, idx)) return l_raise(L, "batch");
   int64_t B = idx->shape[0], N = b->shape[0], rec = N ? (int64_t)b->size / N : 0, plane = rec / nch;
   int64_t shape[AL_MAXDIM];
@@ -147,6 +163,8 @@ static int bytes_to_tensor(lua_State *L) {
   l_bytes *b = check_bytes(L, 1);
   const char *dt = luaL_optstring(L, 2, "float32");
   int as_int = !strcmp(dt, "int64");
+  /* any other name ("int32") gave float32 without a word */
+  if (!as_int && strcmp(dt, "float32")) return luaL_error(L, "attnlab.to_tensor: unknown dtype '%s' (float32 or int64)", dt);
   al_tensor *t = al_tensor_new(as_int ? AL_I64 : AL_F32, b->ndim, b->shape);
   if (!t) return l_raise(L, "to_tensor");
   for (size_t i = 0; i < b->size; i++) {

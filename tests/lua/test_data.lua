@@ -332,6 +332,26 @@ case("Bytes:batch: records by 1-based number, per-channel mean and std, scale 1 
   T.raises(function() b:batch(I { 1 }, { std = 0 }) end, "attnlab.batch: std must be > 0")
 end)
 
+-- Options that would leave a batch silently unnormalised or NaN are refused by name: a misspelt
+-- key, a mean or std of another type, non-finite values, options that are not a table; and
+-- to_tensor names a dtype it does not make instead of giving float32.
+case("Bytes:batch refuses a misspelt option, a mean of another type, non-finite values; to_tensor an unknown dtype", function()
+  local b = bytes_fixture(tmpdir(), "x-idx4-ubyte", { 2, 2, 1, 2 }, { 10, 20, 30, 40, 50, 60, 70, 80 })
+  local function refused(opts, want) T.eq(T.capture_error(b.batch, b, I { 1 }, opts), want) end
+  refused({ mena = 10 }, "attnlab.batch: unknown option 'mena' (known: scale, mean, std)")
+  refused({ mean = true }, "attnlab.batch: mean must be a number or a table of one per channel, got a boolean")
+  refused({ std = "x" }, "attnlab.batch: std must be a number or a table of one per channel, got a string")
+  refused({ mean = { 1, 0 / 0 } }, "attnlab.batch: mean must be finite, got nan")
+  refused({ mean = -(0 / 0) }, "attnlab.batch: mean must be finite, got nan")
+  refused({ std = { 1, 1 / 0 } }, "attnlab.batch: std must be finite, got inf")
+  refused({ scale = -1 / 0 }, "attnlab.batch: scale must be finite, got -inf")
+  refused(5, "attnlab.batch: options must be a table, got a number")
+  T.eq(T.capture_error(b.to_tensor, b, "int32"), "attnlab.to_tensor: unknown dtype 'int32' (float32 or int64)")
+  -- what is accepted still computes: (10 - 10) / 2 and (20 - 10) / 2; nil options are none
+  T.eq(b:batch(I { 1 }, { mean = 10, std = 2 }):totable()[1][1], { { 0, 5 } })
+  T.eq(b:batch(I { 1 }, nil):totable()[1][1], { { 10, 20 } })
+end)
+
 -- channel_stats(0.5): channel 1 holds 10 20 50 60 -> 5 10 25 30 (mean 17.5, deviations +-7.5,
 -- +-12.5: std sqrt(106.25)); channel 2 holds 30 40 70 80 -> 15 20 35 40 (mean 27.5, same std)
 case("Bytes:channel_stats scales the bytes; bytes_cat counts the records and refuses other record shapes", function()
