@@ -152,6 +152,21 @@ static void put_member(uint8_t *buf, size_t *at, const char *name, char type, ui
   *at += (dn + 511) / 512 * 512;
 }
 
+/* A tar of one pax header holding `record` (then an empty file "f" when with_file) is refused,
+ * its message naming the archive and holding `want`. */
+static void expect_pax_refused(const char *what, const char *record, int with_file, const char *archive,
+                               const char *want) {
+  static uint8_t buf[8 * 512];
+  size_t at = 0;
+  tar_list t;
+  size_t n = strnlen(record, 512);   /* one block: records here are short */
+  memset(buf, 0, sizeof buf);
+  put_member(buf, &at, "x", 'x', n, record, n);
+  if (with_file) put_member(buf, &at, "f", '0', 0, "", 0);
+  memset(&t, 0, sizeof t);
+  expect_err(what, al_tar_foreach_memory(buf, at + 1024, archive, list_cb, &t), archive, want, NULL);
+}
+
 static void test_tar_handmade(void) {
   static uint8_t buf[64 * 512];
   size_t at = 0;
@@ -186,21 +201,8 @@ static void test_tar_handmade(void) {
   memset(&t, 0, sizeof t);
   expect_err("tar: GNU sparse files are rejected", al_tar_foreach_memory(buf, at + 1024, "sp.tar",
              list_cb, &t), "sp.tar", "sparse", NULL);
-  at = 0;
-  memset(buf, 0, sizeof buf);
-  x = "11 size=-5\n";
-  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
-  put_member(buf, &at, "f", '0', 0, "", 0);
-  memset(&t, 0, sizeof t);
-  expect_err("tar: bad pax size", al_tar_foreach_memory(buf, at + 1024, "px.tar", list_cb, &t),
-             "px.tar", "bad pax size", NULL);
-  at = 0;
-  memset(buf, 0, sizeof buf);
-  x = "99 path=a\n";
-  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
-  memset(&t, 0, sizeof t);
-  expect_err("tar: pax record longer than its header", al_tar_foreach_memory(buf, at + 1024,
-             "px2.tar", list_cb, &t), "px2.tar", "malformed pax record", NULL);
+  expect_pax_refused("tar: bad pax size", "11 size=-5\n", 1, "px.tar", "bad pax size");
+  expect_pax_refused("tar: pax record longer than its header", "99 path=a\n", 0, "px2.tar", "malformed pax record");
   at = 0;
   memset(buf, 0, sizeof buf);
   put_member(buf, &at, "big", '0', (1ull << 33) - 1, "", 0);   /* the largest octal size */
@@ -290,22 +292,9 @@ static void test_tar_other_writers(void) {
         "st=%d n=%" PRId64 " names '%s' '%s' '%s' '%s' %s", st, t.n, t.names[0], t.names[1], t.names[2], t.names[3],
         st ? al_errmsg() : "");
   /* malformed pax records: the record's last byte is not '\n'; a size with trailing text */
-  at = 0;
-  memset(buf, 0, sizeof buf);
-  x = "13 path=abcdX";
-  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
-  put_member(buf, &at, "f", '0', 0, "", 0);
-  memset(&t, 0, sizeof t);
-  expect_err("tar: a pax record not ending in a newline", al_tar_foreach_memory(buf, at + 1024, "nl.tar", list_cb, &t),
-             "nl.tar", "malformed pax record at byte 0", NULL);
-  at = 0;
-  memset(buf, 0, sizeof buf);
-  x = "13 size=12ab\n";
-  put_member(buf, &at, "x", 'x', strlen(x), x, strlen(x));
-  put_member(buf, &at, "f", '0', 0, "", 0);
-  memset(&t, 0, sizeof t);
-  expect_err("tar: a pax size with trailing text", al_tar_foreach_memory(buf, at + 1024, "ps.tar", list_cb, &t),
-             "ps.tar", "bad pax size '12ab'", NULL);
+  expect_pax_refused("tar: a pax record not ending in a newline", "13 path=abcdX", 1, "nl.tar",
+                     "malformed pax record at byte 0");
+  expect_pax_refused("tar: a pax size with trailing text", "13 size=12ab\n", 1, "ps.tar", "bad pax size '12ab'");
 }
 
 /* Truncation the plain-memory tests cannot reach: the reader bounds a member by what the stream

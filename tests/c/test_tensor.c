@@ -239,8 +239,8 @@ static void test_copy_into(void) {
         al_f32(sq)[2], al_f32(sq)[3]);
   /* the general walker (dtypes or shapes differ) with 3 dims, so that the odometer wraps an
    * inner dim: int64 (2,3,2) = 0..11 into float32 (2,3,2), into float32 (3,4), and into a
-   * float32 (2,3,2) view whose every stride is reversed in order (dst[i,j,k] at k*6 + j*2 + i,
-   * a (2,3,2) permuted view of a contiguous (2,3,2)... laid out as storage index k*6+j*2+i) */
+   * float32 (2,3,2) view with strides (1,2,6), the reverse of the contiguous order: its element
+   * [d0,d1,d2] is storage index d2*6 + d1*2 + d0 */
   int64_t s232[3] = {2, 3, 2}, s34[2] = {3, 4}, rev[3] = {1, 2, 6};
   al_tensor *iv = al_tensor_new(AL_I64, 3, s232), *f3 = al_tensor_new(AL_F32, 3, s232), *f34 = al_tensor_new(AL_F32, 2, s34);
   al_tensor *fb = al_tensor_zeros(AL_F32, 1, (int64_t[]){12}), *frev = al_tensor_view(fb, 3, s232, rev, 0);
@@ -249,9 +249,9 @@ static void test_copy_into(void) {
   al_status st2 = al_copy_into(f34, iv), st3 = al_copy_into(frev, iv);
   int okw = !st && !st2 && !st3;
   for (int k = 0; k < 12 && okw; k++) okw &= al_f32(f3)[k] == (float)k && al_f32(f34)[k] == (float)k;
-  for (int i0 = 0; i0 < 2 && okw; i0++)
-    for (int j = 0; j < 3; j++)
-      for (int k = 0; k < 2; k++) okw &= al_f32(fb)[k * 6 + j * 2 + i0] == (float)(i0 * 6 + j * 2 + k);
+  for (int d0 = 0; d0 < 2 && okw; d0++)
+    for (int d1 = 0; d1 < 3; d1++)
+      for (int d2 = 0; d2 < 2; d2++) okw &= al_f32(fb)[d2 * 6 + d1 * 2 + d0] == (float)(d0 * 6 + d1 * 2 + d2);
   CHECK("copy_into int64 (2,3,2) -> float32 (2,3,2), (3,4) and a stride-reversed view: element k is k",
         okw, "status %d %d %d", (int)st, (int)st2, (int)st3);
   al_tensor *rels2[] = {u, us, ud, sq, sqt, iv, f3, f34, fb, frev};

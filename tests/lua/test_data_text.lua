@@ -10,6 +10,19 @@ local dt = require "attnlab.data.text"
 local I64 = { dtype = "int64" }
 local function tok(s, opts) return dt.tokenize(s, opts) end
 local function rows(t) return t:contiguous():totable() end
+-- A 20 Newsgroups-shaped tar.gz in folder d of docs = {{"20news-bydate-train/GROUP/N", text}, ...},
+-- given to tar in that order (the rows keep the archive's order); returns its path.
+local function news_fixture(d, docs)
+  local names = {}
+  for i, doc in ipairs(docs) do
+    os.execute("mkdir -p " .. T.shquote(d .. "/" .. doc[1]:match("^(.*)/")))
+    T.write_file(d .. "/" .. doc[1], doc[2])
+    names[i] = T.shquote(doc[1])
+  end
+  local fx = d .. "/fixture.tar.gz"
+  assert(os.execute(("tar -C %s -czf %s %s"):format(T.shquote(d), T.shquote(fx), table.concat(names, " "))), "tar")
+  return fx
+end
 
 local REF = al.json.decode(assert(al.read_file("tests/ref/data_text.json")))
 
@@ -188,14 +201,7 @@ local cases = {
       { "20news-bydate-test/alpha/3", "From: hdrword\nSubject: Alpha\n\nalpha body\n" },
       { "20news-bydate-test/beta/4", "From: hdrword\nSubject: zeta\n\nbeta\n" },
     }
-    local names = {}
-    for i, doc in ipairs(docs) do
-      os.execute("mkdir -p " .. T.shquote(d .. "/" .. doc[1]:match("^(.*)/")))
-      T.write_file(d .. "/" .. doc[1], doc[2])
-      names[i] = T.shquote(doc[1])
-    end
-    local fx = d .. "/fixture.tar.gz"
-    assert(os.execute(("tar -C %s -czf %s %s"):format(T.shquote(d), T.shquote(fx), table.concat(names, " "))), "tar")
+    local fx = news_fixture(d, docs)
     local function first_row(ds) return ds.vocab:decode(ds.tokens:select(1, 1)) end
 
     -- built with stripped headers: the test split given that vocab is stripped too (it kept its
@@ -246,14 +252,7 @@ local cases = {
       { "20news-bydate-test/mid/3", "mid words\n" },
       { "20news-bydate-test/alpha/4", "alpha again\n" },
     }
-    local names = {}
-    for i, doc in ipairs(docs) do
-      os.execute("mkdir -p " .. T.shquote(d .. "/" .. doc[1]:match("^(.*)/")))
-      T.write_file(d .. "/" .. doc[1], doc[2])
-      names[i] = T.shquote(doc[1])
-    end
-    local fx = d .. "/fixture.tar.gz"
-    assert(os.execute(("tar -C %s -czf %s %s"):format(T.shquote(d), T.shquote(fx), table.concat(names, " "))), "tar")
+    local fx = news_fixture(d, docs)
     local tr = dt.newsgroups20 { path = fx, seq_len = 4 }
     local te = dt.newsgroups20 { path = fx, split = "test", vocab = tr.vocab, seq_len = 4 }
     T.eq(tr.classes, { "alpha", "mid", "zeta" })
