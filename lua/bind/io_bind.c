@@ -60,9 +60,6 @@ static int bytes_tostring(lua_State *L) {
   return 1;
 }
 
-/* printf spells a NaN with its sign bit "-nan" */
-static const char *nonfinite_name(double v) { return isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"; }
-
 /* bytes:batch(idx [, {scale=, mean={..}, std={..}}]) -> float32 (B, shape[2..]).
  * idx: int64 tensor of 1-based record numbers. Value = (byte*scale - mean_c) / std_c
  * where c is dim 2 (channels) for 4-D records (N,C,H,W), else a single channel. */
@@ -84,7 +81,7 @@ static int bytes_batch(lua_State *L) {
     lua_getfield(L, 3, "scale");
     scale = luaL_optnumber(L, -1, 1.0);
     lua_pop(L, 1);
-    if (!isfinite(scale)) return luaL_error(L, "attnlab.batch: scale must be finite, got %s", nonfinite_name(scale));
+    if (!isfinite(scale)) return luaL_error(L, "attnlab.batch: scale must be finite, got %s", l_numstr(L, scale));
     for (int k = 0; k < 2; k++) {
       const char *name = k ? "std" : "mean";
       lua_getfield(L, 3, name);
@@ -100,9 +97,9 @@ static int bytes_batch(lua_State *L) {
     }
   }
   for (int c = 0; c < nch; c++) {
-    if (!isfinite(mean[c])) return luaL_error(L, "attnlab.batch: mean must be finite, got %s", nonfinite_name(mean[c]));
+    if (!isfinite(mean[c])) return luaL_error(L, "attnlab.batch: mean must be finite, got %s", l_numstr(L, mean[c]));
     if (!(stdv[c] > 0)) return luaL_error(L, "attnlab.batch: std must be > 0");
-    if (!isfinite(stdv[c])) return luaL_error(L, "attnlab.batch: std must be finite, got %s", nonfinite_name(stdv[c]));
+    if (!isfinite(stdv[c])) return luaL_error(L, "attnlab.batch: std must be finite, got %s", l_numstr(L, stdv[c]));
   }
   if (al_contiguous_ref(&ic, idx)) return l_raise(L, "batch");
   int64_t B = idx->shape[0], N = b->shape[0], rec = N ? (int64_t)b->size / N : 0, plane = rec / nch;

@@ -37,9 +37,9 @@ local SPEC = {
   positional = { { "FILE", "a file" } },
   on_error = function(msg) error({ usage = msg }) end,
 }
-local function perr(argv)
-  local ok, e = pcall(cli.parse, SPEC, argv)
-  assert(not ok and type(e) == "table" and e.usage, "no usage error for " .. table.concat(argv, " "))
+local function perr(argv, spec)
+  local ok, e = pcall(cli.parse, spec or SPEC, argv)
+  assert(not ok and type(e) == "table" and e.usage, "no usage error for " .. table.concat(argv, " ") .. ": " .. tostring(e))
   return e.usage
 end
 cases[#cases + 1] = { "cli.parse: defaults, --k v, --k=v, flags, lists, repeats, positionals", function()
@@ -60,11 +60,7 @@ end)
 case("cli.parse: \"count\" is a positive integer below 2^31; a name list has no empty or repeated entry", function()
   local spec = { name = "y.lua", options = { { "b", "B", "a batch", type = "count" }, { "names", "A,B", "names", type = "names" } },
                  on_error = SPEC.on_error }
-  local function e(argv)
-    local ok, m = pcall(cli.parse, spec, argv)
-    assert(not ok and type(m) == "table" and m.usage, "no usage error for " .. table.concat(argv, " ") .. ": " .. tostring(m))
-    return m.usage
-  end
+  local function e(argv) return perr(argv, spec) end
   T.eq(cli.parse(spec, { "--b", "2147483647" }).b, 2147483647)
   T.eq(e({ "--b", "2147483648" }), "--b needs a positive integer below 2^31, got '2147483648'")
   T.eq(e({ "--b", "9223372036854775807" }), "--b needs a positive integer below 2^31, got '9223372036854775807'")
@@ -84,11 +80,7 @@ case("cli.parse: each value type reads what a user types and refuses the rest", 
       { "l", "L", "ints", type = "ints" }, { "a", "A", "auto", type = "auto" }, { "dry-run", nil, "a flag" } },
     on_error = SPEC.on_error }
   local function p(argv) return (cli.parse(spec, argv)) end
-  local function e(argv)
-    local ok, m = pcall(cli.parse, spec, argv)
-    assert(not ok and type(m) == "table" and m.usage, "no usage error for " .. table.concat(argv, " ") .. ": " .. tostring(m))
-    return m.usage
-  end
+  local function e(argv) return perr(argv, spec) end
   T.eq(p({ "f", "--i", "-3", "--nn", "0", "--x", "-2.5", "--p", "1e-3", "--l", "3,1,2" }),
     { i = -3, nn = 0, x = -2.5, p = 0.001, l = { 3, 1, 2 } })
   for _, c in ipairs({ { "1", true }, { "yes", true }, { "true", true }, { "0", false }, { "no", false }, { "false", false } }) do

@@ -37,6 +37,7 @@ local function gunzip_to(src, dst, nbytes)   -- the first nbytes of the decompre
   assert(os.execute(cmd), cmd)
 end
 
+local function I(t) return al.tensor(t, { dtype = "int64" }) end   -- 1-based record numbers
 local function idx_header(dims)   -- big-endian IDX header of uint8 data
   local h = string.char(0, 0, 8, #dims)
   for _, d in ipairs(dims) do h = h .. string.pack(">I4", d) end
@@ -288,13 +289,13 @@ case("Fashion-MNIST: a test batch is (byte/255 - train mean) / train std; normal
   T.close(ds.mean[1], M, 1e-12, 0, "train mean")
   T.close(ds.std[1], S, 1e-12, 0, "train std")
   -- test image 1 (x (1,1,28,28)): byte 0 at (1,1), 110 at (15,15), 255 at (21,18) (read with numpy)
-  local x = ds:batch(al.tensor({ 1 }, { dtype = "int64" }))
+  local x = ds:batch(I { 1 })
   T.eq(x:shape(), { 1, 1, 28, 28 })
   local img = x:totable()[1][1]
   T.close({ img[1][1], img[15][15], img[21][18] }, { (0 - M) / S, (110 / 255 - M) / S, (1 - M) / S }, 1e-6, 0, "pixels")
   local raw = al.data.fashion_mnist { split = "test", normalize = false }
   T.eq({ raw.mean, raw.std }, { { 0 }, { 1 } })
-  local r = raw:batch(al.tensor({ 1 }, { dtype = "int64" })):totable()[1][1]
+  local r = raw:batch(I { 1 }):totable()[1][1]
   T.close({ r[1][1], r[15][15], r[21][18] }, { 0, 110 / 255, 1 }, 1e-7, 0, "raw pixels")
 end)
 -- KMNIST's re-split trains on records 1-8,000 of the test file: its statistics are those of
@@ -317,7 +318,6 @@ local function bytes_fixture(dir, name, dims, data)
   T.write_file(path, idx_header(dims) .. string.char(table.unpack(data)))
   return assert(al.read_idx(path))
 end
-local function I(t) return al.tensor(t, { dtype = "int64" }) end
 
 case("Bytes:batch: records by 1-based number, per-channel mean and std, scale 1 by default; bad indices and std refused", function()
   local b = bytes_fixture(tmpdir(), "x-idx4-ubyte", { 2, 2, 1, 2 }, { 10, 20, 30, 40, 50, 60, 70, 80 })
@@ -341,8 +341,8 @@ case("Bytes:batch refuses a misspelt option, a mean of another type, non-finite 
   refused({ mena = 10 }, "attnlab.batch: unknown option 'mena' (known: scale, mean, std)")
   refused({ mean = true }, "attnlab.batch: mean must be a number or a table of one per channel, got a boolean")
   refused({ std = "x" }, "attnlab.batch: std must be a number or a table of one per channel, got a string")
-  refused({ mean = { 1, 0 / 0 } }, "attnlab.batch: mean must be finite, got nan")
-  refused({ mean = -(0 / 0) }, "attnlab.batch: mean must be finite, got nan")
+  refused({ mean = { 1, 0 / 0 } }, "attnlab.batch: mean must be finite, got NaN")
+  refused({ mean = -(0 / 0) }, "attnlab.batch: mean must be finite, got NaN")
   refused({ std = { 1, 1 / 0 } }, "attnlab.batch: std must be finite, got inf")
   refused({ scale = -1 / 0 }, "attnlab.batch: scale must be finite, got -inf")
   refused(5, "attnlab.batch: options must be a table, got a number")
