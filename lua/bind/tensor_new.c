@@ -226,7 +226,7 @@ static int l_arange(lua_State *L) {
   if (!isfinite(a) || !isfinite(b) || !isfinite(step)) {
     const double v = !isfinite(a) ? a : !isfinite(b) ? b : step;
     return luaL_error(L, "attnlab.arange: the %s is %s; bounds and step must be finite numbers",
-                      !isfinite(a) ? "start" : !isfinite(b) ? "end" : "step", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+                      !isfinite(a) ? "start" : !isfinite(b) ? "end" : "step", l_numstr(L, v));
   }
   int allint = lua_isinteger(L, 1) && (one_arg || (lua_isinteger(L, 2) && (lua_isnone(L, 3) || lua_isinteger(L, 3))));
   int64_t ia = 0, istep = 1, n;

@@ -527,7 +527,7 @@ err("EncoderBlock with a mixer that is not a module", function() return al.nn.En
   "EncoderBlock: mixer must be a module", "got number")
 err("cross_entropy of an empty batch", function() return al.cross_entropy(al.zeros { 0, 3 }, I({})) end,
   "cross_entropy: empty batch", "(0,3)")
-err("arange to nan", function() return al.arange(0 / 0) end, "attnlab.arange: the end is nan")
+err("arange to nan", function() return al.arange(0 / 0) end, "attnlab.arange: the end is NaN")
 err("arange with an infinite step", function() return al.arange(1, 5, 1 / 0) end, "the step is inf")
 err("entmax_bisect with iters = -5", function() return al.entmax_bisect(al.ones { 2, 3 }, 1.5, { iters = -5 }) end,
   "iters must be an integer in 1..", "got -5")

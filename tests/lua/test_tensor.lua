@@ -900,7 +900,7 @@ case("arange: a one-element range, a float count just below a whole number, empt
   local want = {}
   for i = 0, 10 do want[i + 1] = f32(i * 0.1) end
   T.eq(al.arange(0, 1, 0.1):totable(), want)
-  T.raises(function() al.arange(0 / 0, 3) end, "attnlab.arange: the start is nan")
+  T.raises(function() al.arange(0 / 0, 3) end, "attnlab.arange: the start is NaN")
   -- 2^61 + 1 int64 elements are 2^64 + 8 bytes: refused by count before any size is computed
   T.raises(function() al.arange(0, 1 << 61) end, "attnlab.arange: 2305843009213693953 elements is too many")
   T.raises(function() al.arange(1, 3, 1 / 0) end, "attnlab.arange: the step is inf")
