@@ -200,7 +200,8 @@ static int l_config_tostring(lua_State *L) {
 static void process_init(void) {
   /* Tensor buffers of a training step are freed and re-allocated every step. glibc
    * serves large blocks with fresh mmaps, so every step would page-fault its whole
-   * working set again; keeping them in the heap makes the reuse free. */
+   * working set again; keeping them in the heap makes the reuse free. The PyTorch side of
+   * the benchmarks runs with the same two settings (lua/attnlab/torch/torch_ref_bench.py). */
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
   al_blas_init();

@@ -25,6 +25,13 @@ PyTorch at its best (what a PyTorch user would tune; the anchors' RESULTS.md did
     fastest (parts train, infer, attn, norms; the mixers part keeps the environment as
     given at T > 1). --config inherit keeps the environment as given. The info line says
     what ran.
+  * glibc's allocator keeps large blocks in the heap, as attnlab's own process does
+    (mallopt in lua/bind/module.c's process_init): MALLOC_MMAP_THRESHOLD_ 256 MiB and
+    MALLOC_TRIM_THRESHOLD_ 512 MiB, unless the caller's environment sets them (glibc reads
+    them at start-up, so they go into the re-executed environment, every --config included).
+    With glibc's defaults every step frees its activations back to the kernel and faults them
+    in again: on the AMD VMs of 2026-12 that halved PyTorch's training img/s at 65 tokens,
+    a cost attnlab does not pay, so a ratio measured so would not compare the libraries.
 """
 import argparse
 import json
@@ -39,6 +46,18 @@ def _argval(flag, default=None):
     return sys.argv[sys.argv.index(flag) + 1] if flag in sys.argv else default
 
 
+# The allocator policy of attnlab's process (lua/bind/module.c, process_init), for PyTorch's.
+_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)}
+
+
+def _with_allocator(env):
+    """env with attnlab's allocator policy where the caller set none; the config names it."""
+    for k, v in _MALLOC_ENV.items():
+        env.setdefault(k, v)
+    env["ATTNLAB_TORCH_CONFIG"] = env.get("ATTNLAB_TORCH_CONFIG", "") + " malloc_mmap_threshold=%s" % env["MALLOC_MMAP_THRESHOLD_"]
+    return env
+
+
 def _env_for(policy, blas_threads):
     env = dict(os.environ)
     env["ATTNLAB_TORCH_ENV"] = "1"
@@ -48,7 +67,7 @@ def _env_for(policy, blas_threads):
         env["OMP_WAIT_POLICY"] = policy
     env["OPENBLAS_NUM_THREADS"] = str(blas_threads)
     env["ATTNLAB_TORCH_CONFIG"] = "omp_wait_policy=%s openblas_threads=%s" % (policy, blas_threads)
-    return env
+    return _with_allocator(env)
 
 
 def _probe(env):
@@ -83,7 +102,7 @@ def _reexec_with_torch_env():
     config = _argval("--config", "auto")
     probed = sys.argv[1] in ("train", "infer", "attn", "norms")
     if config == "inherit" or (threads > 1 and not probed):
-        env = dict(os.environ, ATTNLAB_TORCH_ENV="1", ATTNLAB_TORCH_CONFIG="inherited")
+        env = _with_allocator(dict(os.environ, ATTNLAB_TORCH_ENV="1", ATTNLAB_TORCH_CONFIG="inherited"))
         env.pop("ATTNLAB_TORCH_PROBE_BEST", None)
     elif threads <= 1:
         env = _env_for("default", _argval("--blas-threads", threads))
