@@ -5,10 +5,14 @@ local al = require "attnlab"
 local bench = {}
 
 -- Median seconds per call of fn over `repeats` timed repeats (after `warmup` calls),
--- each repeat running enough calls to last at least min_time seconds.
+-- each repeat running enough calls to last at least min_time seconds. A full collection
+-- first: the garbage of whatever ran before (another model's phase, with a larger live set)
+-- would otherwise be collected during fn's calls, and the collector's pacing after a phase
+-- change (lua/bind/tensor.c, l_gc_pace) would be timed as fn's cost.
 function bench.time(fn, opts)
   opts = opts or {}
   local warmup, repeats, min_time = opts.warmup or 2, opts.repeats or 7, opts.min_time or 0.2
+  collectgarbage()
   for _ = 1, warmup do fn() end
   local t0 = al.clock(); fn(); local t1 = al.clock() - t0
   local inner = math.max(1, math.min(50, math.floor(min_time / math.max(t1, 1e-6))))

@@ -29,9 +29,9 @@ PyTorch at its best (what a PyTorch user would tune; the anchors' RESULTS.md did
     (mallopt in lua/bind/module.c's process_init): MALLOC_MMAP_THRESHOLD_ 256 MiB and
     MALLOC_TRIM_THRESHOLD_ 512 MiB, unless the caller's environment sets them (glibc reads
     them at start-up, so they go into the re-executed environment, every --config included).
-    With glibc's defaults every step frees its activations back to the kernel and faults them
-    in again: on the AMD VMs of 2026-12 that halved PyTorch's training img/s at 65 tokens,
-    a cost attnlab does not pay, so a ratio measured so would not compare the libraries.
+    With glibc's defaults every step hands its activations back to the kernel and faults them
+    in again, a cost attnlab does not pay (experiments/classifier/THROUGHPUT.md measures it),
+    so a ratio measured so would not compare the libraries.
 """
 import argparse
 import json
