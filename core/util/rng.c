@@ -23,11 +23,11 @@ void al_rng_philox(uint32_t out[4], uint64_t seed, uint64_t counter) {
   out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
 }
 
-/* One default generator per OS thread (C11 _Thread_local), seeded 0x5eed: C programs that
- * run attnlab on several threads get independent, reproducible streams instead of a shared
- * counter advanced in whatever order the threads happen to run. The Lua binding does not
+/* One default generator per OS thread (C11 _Thread_local), seeded AL_RNG_DEFAULT_SEED: C
+ * programs that run attnlab on several threads get independent, reproducible streams instead
+ * of a shared counter advanced in whatever order the threads happen to run. The Lua binding does not
  * use it: each lua_State has its own default generator (lua/bind/rng.c). */
-static _Thread_local al_rng default_rng = {0x5eed, 0};
+static _Thread_local al_rng default_rng = {AL_RNG_DEFAULT_SEED, 0};
 al_rng *al_rng_default(void) { return &default_rng; }
 
 void al_rng_seed(al_rng *g, uint64_t seed) {

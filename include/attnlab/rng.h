@@ -20,7 +20,10 @@ typedef struct al_rng {
 } al_rng;
 
 void al_rng_seed(al_rng *g, uint64_t seed);
-/* The calling OS thread's generator (seed 0x5eed at first use); each thread has its own. */
+/* The seed of every default generator: al_rng_default()'s, a Lua state's, al.Generator()'s. */
+#define AL_RNG_DEFAULT_SEED 0x5eed
+/* The calling OS thread's generator (seed AL_RNG_DEFAULT_SEED at first use); each thread has
+ * its own. */
 al_rng *al_rng_default(void);
 void al_rng_philox(uint32_t out[4], uint64_t seed, uint64_t counter);   /* the raw block */
 /* The draws of n values: n <= 0 draws nothing and leaves the counter. */

@@ -29,9 +29,8 @@ static int64_t *int_list(lua_State *L, int idx, int64_t B, const char *what) {
   return v;
 }
 
-static int check_batch(lua_State *L, al_tensor *x, const char *fname) {
+static void check_batch(lua_State *L, al_tensor *x, const char *fname) {
   if (x->ndim != 4) luaL_error(L, "attnlab.%s: expected a (B, C, H, W) tensor, got %d dims", fname, x->ndim);
-  return 0;
 }
 
 static int l_crop_flip(lua_State *L) {

@@ -96,6 +96,13 @@ void l_check_no_more_args(lua_State *L, int first, int shift, const char *fname,
     if (!lua_isnil(L, i)) l_unexpected_arg(L, i, shift, fname, expected);
 }
 
+al_dtype l_dtype_named(lua_State *L, const char *s, const char *fname) {
+  if (!strcmp(s, "float32") || !strcmp(s, "float")) return AL_F32;
+  if (!strcmp(s, "int64") || !strcmp(s, "long")) return AL_I64;
+  luaL_error(L, "attnlab.%s: unknown dtype '%s' (float32 or int64)", fname, s);
+  return AL_F32;   /* not reached */
+}
+
 const char *l_numstr(lua_State *L, double v) {
   return v != v ? "NaN" : lua_pushfstring(L, "%f", v);
 }

@@ -55,6 +55,9 @@ void l_check_inplace_grad(lua_State *L, const al_tensor *t, const al_tensor *src
  * key ({dtyp = "int64"}, {lable_smoothing = 0.1}) would otherwise be ignored and a different
  * computation run. Raises "attnlab.<fname>: unknown option 'k' (known: ...)". */
 void l_check_keys(lua_State *L, int idx, const char *fname, const char *const *known);
+/* A dtype's name ("float32" or "float", "int64" or "long"); anything else raises
+ * "attnlab.<fname>: unknown dtype '<s>' (float32 or int64)". */
+al_dtype l_dtype_named(lua_State *L, const char *s, const char *fname);
 /* opts[key] as a boolean, def when absent; anything else ("no", 0) raises. */
 int l_optbool_field(lua_State *L, int opts, const char *key, int def, const char *fname);
 /* Argument idx as a boolean flag (keepdim, training): true or false, def when nil or absent;

@@ -158,10 +158,8 @@ static int bytes_channel_stats(lua_State *L) {
 /* bytes:to_tensor([dtype]) -> all records as float32 (or int64 with "int64") */
 static int bytes_to_tensor(lua_State *L) {
   l_bytes *b = check_bytes(L, 1);
-  const char *dt = luaL_optstring(L, 2, "float32");
-  int as_int = !strcmp(dt, "int64");
   /* any other name ("int32") gave float32 without a word */
-  if (!as_int && strcmp(dt, "float32")) return luaL_error(L, "attnlab.to_tensor: unknown dtype '%s' (float32 or int64)", dt);
+  int as_int = l_dtype_named(L, luaL_optstring(L, 2, "float32"), "to_tensor") == AL_I64;
   al_tensor *t = al_tensor_new(as_int ? AL_I64 : AL_F32, b->ndim, b->shape);
   if (!t) return l_raise(L, "to_tensor");
   for (size_t i = 0; i < b->size; i++) {

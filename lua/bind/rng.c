@@ -50,7 +50,7 @@ static int l_manual_seed(lua_State *L) {
 static int l_generator(lua_State *L) {
   /* the seed is read before the userdata is pushed: with no argument, al.Generator() saw the
    * new userdata as its argument 1 and raised "number expected, got userdata" */
-  uint64_t seed = lua_isnoneornil(L, 1) ? 0x5eed : check_seed(L, 1);
+  uint64_t seed = lua_isnoneornil(L, 1) ? AL_RNG_DEFAULT_SEED : check_seed(L, 1);
   al_rng *g = lua_newuserdatauv(L, sizeof *g, 0);
   al_rng_seed(g, seed);
   luaL_setmetatable(L, GEN_MT);
@@ -171,11 +171,11 @@ void l_open_rng(lua_State *L) {
   lua_pushcfunction(L, g_tostring);
   lua_setfield(L, -2, "__tostring");
   lua_pop(L, 1);
-  /* the state's default generator: seed 0x5eed, as al_rng_default() starts; kept if the
+  /* the state's default generator: seeded as al_rng_default() starts; kept if the
    * module is opened again in the same state */
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &DEFAULT_RNG_KEY) != LUA_TUSERDATA) {
     al_rng *g = lua_newuserdatauv(L, sizeof *g, 0);
-    al_rng_seed(g, 0x5eed);
+    al_rng_seed(g, AL_RNG_DEFAULT_SEED);
     luaL_setmetatable(L, GEN_MT);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &DEFAULT_RNG_KEY);
   }

@@ -95,10 +95,7 @@ static al_dtype opt_dtype(lua_State *L, int opts, al_dtype def, const char *fnam
   lua_getfield(L, opts, "dtype");
   al_dtype dt = def;
   if (!lua_isnil(L, -1)) {
-    const char *s = luaL_checkstring(L, -1);
-    if (!strcmp(s, "float32") || !strcmp(s, "float")) dt = AL_F32;
-    else if (!strcmp(s, "int64") || !strcmp(s, "long")) dt = AL_I64;
-    else luaL_error(L, "attnlab.%s: unknown dtype '%s' (float32 or int64)", fname, s);
+    dt = l_dtype_named(L, luaL_checkstring(L, -1), fname);
   }
   lua_pop(L, 1);
   return dt;
