@@ -13,6 +13,7 @@
 #include "attnlab/base.h"
 #include "attnlab/version.h"
 #include "block_cache.h"
+#include "huge_pages.h"
 
 static _Thread_local char errbuf[1024];
 static atomic_size_t mem_live, mem_peak;   /* relaxed: they order nothing else */
@@ -67,12 +68,14 @@ void *al_malloc(size_t nbytes) {
   if (rounded == 0) rounded = AL_ALIGN;
   block_header h = {NULL, rounded + AL_ALIGN + sizeof h};
   h.raw = al_block_cache_take(h.cap, &h.cap);
+  int taken = h.raw != NULL;
   if (!h.raw) h.raw = malloc(h.cap);
   if (!h.raw && h.cap >= AL_CACHE_MIN_BYTES && al_mem_cached() > 0) {
     al_mem_empty_cache();   /* kept blocks of other sizes may be what the system is missing */
     h.raw = malloc(h.cap);
   }
   if (!h.raw) return NULL;
+  if (!taken) al_huge_pages_advise(h.raw, h.cap);   /* before the header below touches the block */
   /* p is at most sizeof h + 63 bytes in, whatever malloc's own alignment: inside */
   char *p = (char *)(((uintptr_t)h.raw + sizeof h + AL_ALIGN - 1) & ~(uintptr_t)(AL_ALIGN - 1));
   memcpy(p - sizeof h, &h, sizeof h);

@@ -52,6 +52,14 @@ void al_mem_empty_cache(void);                /* give every kept block back to t
 size_t al_mem_set_cache_limit(size_t bytes);  /* 0 keeps nothing; returns the old limit */
 size_t al_mem_cache_limit(void);
 
+/* Transparent huge pages (2 MB) under the heap that holds the large tensor buffers
+ * (core/tensor/huge_pages.c says why and how; ATTNLAB_HUGE_PAGES=0 turns it off). Where
+ * bytes live, never what is computed. al_huge_pages says what holds on this machine, e.g.
+ * "madvise (attnlab advises its heap)" or "never (the kernel's setting)"; al_huge_pages_advised
+ * gives the bytes of heap advised so far. */
+const char *al_huge_pages(void);
+size_t al_huge_pages_advised(void);
+
 #define AL_MAXDIM 8
 /* The most elements a tensor's shape may span: the product of its nonzero sizes (its numel
  * unless it is empty), so that numel, every stride and the byte count of 8-byte elements fit

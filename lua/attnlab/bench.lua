@@ -76,10 +76,10 @@ end
 function bench.header(title)
   local cfg = al.config()
   local cpu = io.popen("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2"):read("l") or "?"
-  print(("# %s\nmachine: %s, %d cores; BLAS: %s (%s, %s); attnlab GEMM: %s; attnlab threads: %d; %s"):format(title,
+  print(("# %s\nmachine: %s, %d cores; BLAS: %s (%s, %s); attnlab GEMM: %s; huge pages: %s; attnlab threads: %d; %s"):format(title,
     cpu:gsub("^%s+", ""), cfg.cores, cfg.blas, cfg.blas_backend, cfg.blas_coretype_source,
     (cfg.gemm or "-") .. ((cfg.gemm_rule or ""):find("ATTNLAB_SGEMM", 1, true) and " (" .. cfg.gemm_rule .. ")" or ""),
-    al.get_num_threads(),
+    (cfg.huge_pages or "-"):match("^%S+"), al.get_num_threads(),
     os.date("!%Y-%m-%d %H:%M UTC")))
 end
 

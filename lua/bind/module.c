@@ -161,6 +161,7 @@ static int l_config(lua_State *L) {
   set_string(L, "cpu_best", al_cpu_level_name(al_cpu_detect()));
   set_string(L, "cpu_levels_built", al_cpu_levels_built());
   set_string(L, "cpu_note", al_cpu_note());
+  set_string(L, "huge_pages", al_huge_pages());
   luaL_setmetatable(L, "attnlab.Config");
   return 1;
 }
@@ -204,6 +205,10 @@ static void process_init(void) {
    * the benchmarks runs with the same two settings (lua/attnlab/torch/torch_ref_bench.py). */
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  /* The heap grows by at least 64 MB at a time, so that the transparent huge pages
+   * attnlab asks for over it (core/tensor/huge_pages.c) cover a new block before glibc
+   * writes its headers there. Address space, not memory: untouched pages cost nothing. */
+  mallopt(M_TOP_PAD, 64 << 20);
   al_blas_init();
 }
 

@@ -31,7 +31,11 @@ PyTorch at its best (what a PyTorch user would tune; the anchors' RESULTS.md did
     them at start-up, so they go into the re-executed environment, every --config included).
     With glibc's defaults every step hands its activations back to the kernel and faults them
     in again, a cost attnlab does not pay (experiments/classifier/THROUGHPUT.md measures it),
-    so a ratio measured so would not compare the libraries.
+    so a ratio measured so would not compare the libraries. Likewise transparent huge pages:
+    attnlab advises its heap for them (core/tensor/huge_pages.c; M_TOP_PAD 64 MiB), PyTorch
+    gets glibc's equivalent, GLIBC_TUNABLES=glibc.malloc.hugetlb=1 and MALLOC_TOP_PAD_ 64 MiB,
+    unless the caller sets GLIBC_TUNABLES. PyTorch's step was measured not to change with it
+    (experiments/classifier/THROUGHPUT.md, "Huge pages"); it is given for the same policy.
 """
 import argparse
 import json
@@ -47,14 +51,16 @@ def _argval(flag, default=None):
 
 
 # The allocator policy of attnlab's process (lua/bind/module.c, process_init), for PyTorch's.
-_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20)}
+_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(512 << 20),
+               "MALLOC_TOP_PAD_": str(64 << 20), "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}
 
 
 def _with_allocator(env):
     """env with attnlab's allocator policy where the caller set none; the config names it."""
     for k, v in _MALLOC_ENV.items():
         env.setdefault(k, v)
-    env["ATTNLAB_TORCH_CONFIG"] = env.get("ATTNLAB_TORCH_CONFIG", "") + " malloc_mmap_threshold=%s" % env["MALLOC_MMAP_THRESHOLD_"]
+    env["ATTNLAB_TORCH_CONFIG"] = env.get("ATTNLAB_TORCH_CONFIG", "") + " malloc_mmap_threshold=%s glibc_tunables=%s" % (
+        env["MALLOC_MMAP_THRESHOLD_"], env["GLIBC_TUNABLES"])
     return env
 
 
