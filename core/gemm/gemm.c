@@ -377,6 +377,29 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   if (!A || !B || lda < lda_min || ldb < ldb_min)
     return al_seterr(AL_EINVAL, "gemm: A %s lda=%lld (want >= %lld), B %s ldb=%lld (want >= %lld)", A ? "set" : "NULL",
                      (long long)lda, (long long)lda_min, B ? "set" : "NULL", (long long)ldb, (long long)ldb_min);
+  /* A^T B whose rows of B lie further apart than those of A^T (the MLP's second weight
+   * gradient, 64 x 256 over the batch's rows: B's rows 1 KB apart): a K x 32 panel of B is
+   * read by every tile, and rows that far apart share a few L1 sets, so the panel came from
+   * L2 again and again. Its transpose B^T A has the same chains (fmaf(b, a, acc) is
+   * fmaf(a, b, acc), bit for bit) with the near rows in the panel: it is computed into T
+   * (N x M, alpha = 1 and beta = 0, so T holds each chain's acc exactly) and C is then
+   * alpha T^T (+ beta Cin), the kernel's own last step. Without memory for T, the direct way. */
+  if (transA && !transB && ldb > lda && N > M && (uint64_t)M <= SIZE_MAX / sizeof(float) / (uint64_t)N) {
+    size_t t_bytes = sizeof(float) * (size_t)M * (size_t)N;
+    float *t = al_malloc(t_bytes);
+    if (t) {
+      al_status st = gemm(1, 0, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, t, M, t, M);
+      if (st == AL_OK)
+        for (int64_t i = 0; i < M; i++)
+          for (int64_t j = 0; j < N; j++) {
+            float v = alpha * t[j * M + i];
+            if (beta != 0) v = v + beta * ci[i * ldci + j];
+            C[i * ldc + j] = v;
+          }
+      al_free(t, t_bytes);
+      return st;
+    }
+  }
   const float *b = B;
   int64_t bld = ldb;
   float *pack = NULL;
