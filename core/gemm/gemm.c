@@ -26,7 +26,10 @@
  * in a float buffer between blocks (an exact store and reload), so every chain still runs
  * k = 0..K-1 in order. M is cut into blocks of ~64K floats of A, so a block of A stays in L2
  * while every 32-column panel of B passes over it; a K x 32 panel of B is 8 KB at K = 64
- * and 32 KB at K = 256 (L1). */
+ * and 32 KB at K = 256 (L1). Across K blocks the next block's lines of op(A) and row-major B
+ * are prefetched while the current one computes (the weight gradients read both from memory
+ * once). A^T B with B's rows further apart than A^T's is computed as (B^T A)^T (gemm() says
+ * why): the same chains, bit for bit. */
 #include <string.h>
 
 #include "attnlab/gemm.h"
@@ -57,7 +60,7 @@
 GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const float *a, int64_t lda,
                      const float *b, int64_t ldb, __mmask16 m0, __mmask16 m1, float alpha, float beta,
                      const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win, float *wout,
-                     int64_t ldw) {
+                     int64_t ldw, const char *const *pfl, int64_t npf) {
   __m512 acc0[MR], acc1[MR];
 #pragma GCC unroll 16
   for (int r = 0; r < mr; r++) {
@@ -68,6 +71,7 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
     const float *bk = b + k * ldb;
     __m512 b0 = _mm512_maskz_loadu_ps(m0, bk);
     __m512 b1 = nv > 1 ? _mm512_maskz_loadu_ps(m1, bk + 16) : _mm512_setzero_ps();
+    if (k < npf) _mm_prefetch(pfl[k], _MM_HINT_T0);
 #pragma GCC unroll 16
     for (int r = 0; r < mr; r++) {
       __m512 av = _mm512_set1_ps(ta ? a[k * lda + r] : a[r * lda + k]);
@@ -102,18 +106,18 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int ta, int64_t K, const 
 /* one tile of h <= MR rows (h from tile_rows) and nr <= NR columns */
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
-                 float *wout, int64_t ldw) {
+                 float *wout, int64_t ldw, const char *const *pfl, int64_t npf) {
   __mmask16 m0 = nr >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << nr) - 1);
   __mmask16 m1 = nr >= 32 ? (__mmask16)0xFFFF : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : (__mmask16)0;
   int nv = nr > 16 ? 2 : 1;
 #define UK(H)                                                                                       \
   do {                                                                                              \
     if (ta) {                                                                                       \
-      if (nv > 1) ukr(H, 2, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);     \
-      else ukr(H, 1, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);            \
+      if (nv > 1) ukr(H, 2, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf);     \
+      else ukr(H, 1, 1, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf);            \
     } else {                                                                                        \
-      if (nv > 1) ukr(H, 2, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);     \
-      else ukr(H, 1, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);            \
+      if (nv > 1) ukr(H, 2, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf);     \
+      else ukr(H, 1, 0, K, a, lda, b, ldb, m0, m1, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf);            \
     }                                                                                               \
   } while (0)
   switch (h) {
@@ -150,7 +154,7 @@ static const int32_t lane_mask[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0
 GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, int64_t K, const float *a, int64_t lda,
                      const float *b, int64_t ldb, int nr, float alpha, float beta,
                      const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win, float *wout,
-                     int64_t ldw) {
+                     int64_t ldw, const char *const *pfl, int64_t npf) {
   /* masks made here, not by the caller: live across the full form's loop, GCC kept them
    * in two ymm and spilled an accumulator */
   __m256i m0 = _mm256_setzero_si256(), m1 = _mm256_setzero_si256();
@@ -170,6 +174,7 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, i
     const float *bk = b + k * ldb;
     __m256 b0 = full ? _mm256_loadu_ps(bk) : _mm256_maskload_ps(bk, m0);
     __m256 b1 = nv < 2 ? _mm256_setzero_ps() : full ? _mm256_loadu_ps(bk + 8) : _mm256_maskload_ps(bk + 8, m1);
+    if (k < npf) _mm_prefetch(pfl[k], _MM_HINT_T0);
 #pragma GCC unroll 8
     for (int r = 0; r < mr; r++) {
       __m256 av = _mm256_broadcast_ss(ta ? &a[k * lda + r] : &a[r * lda + k]);
@@ -212,13 +217,13 @@ GEMM_INLINE void ukr(const int mr, const int nv, const int full, const int ta, i
 
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
-                 float *wout, int64_t ldw) {
+                 float *wout, int64_t ldw, const char *const *pfl, int64_t npf) {
   int nv = nr > 8 ? 2 : 1;
 #define UK1(H, TA)                                                                                  \
   do {                                                                                              \
-    if (nr == 16) ukr(H, 2, 1, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw); \
-    else if (nv > 1) ukr(H, 2, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw); \
-    else ukr(H, 1, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw);         \
+    if (nr == 16) ukr(H, 2, 1, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf); \
+    else if (nv > 1) ukr(H, 2, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf); \
+    else ukr(H, 1, 0, TA, K, a, lda, b, ldb, nr, alpha, beta, ci, ldci, c, ldc, win, wout, ldw, pfl, npf);         \
   } while (0)
 #define UK(H)                                                                                       \
   do {                                                                                              \
@@ -250,7 +255,9 @@ static int tile_rows(int64_t left) { (void)left; return 1; }
 
 static void tile(int h, int nr, int ta, int64_t K, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float alpha, float beta, const float *ci, int64_t ldci, float *c, int64_t ldc, const float *win,
-                 float *wout, int64_t ldw) {
+                 float *wout, int64_t ldw, const char *const *pfl, int64_t npf) {
+  (void)pfl;   /* no prefetching in plain C */
+  (void)npf;
   float acc[NR];
   for (int j = 0; j < nr; j++) acc[j] = win ? win[j] : 0;
   for (int64_t k = 0; k < K; k++) {
@@ -358,6 +365,20 @@ static void pack_bt(float *dst, const float *src, int64_t N, int64_t K, int64_t 
 }
 #endif
 
+/* The 64-byte lines of `rows` rows of `cols` floats, row r at base + r*ld, into out (in
+ * order); returns how many. */
+static int64_t row_lines(const char **out, const float *base, int64_t rows, int64_t ld, int64_t cols) {
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; r++) {
+    uintptr_t s = (uintptr_t)(base + r * ld) & ~(uintptr_t)63, e = (uintptr_t)(base + r * ld + cols - 1);
+    for (uintptr_t q = s; q <= e; q += 64) out[n++] = (const char *)q;
+  }
+  return n;
+}
+
+/* Lines of one row: at most this many for `cols` floats, wherever the row starts. */
+static int64_t lines_max(int64_t cols) { return (cols + 15) / 16 + 1; }
+
 /* C = alpha op(A) op(B) + beta Cin, where Cin[i,j] = ci[i*ldci + j]: C itself (ci = C,
  * ldci = ldc) or a row broadcast to every row (ldci = 0, al_gemm_f32_bias) */
 static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
@@ -438,23 +459,47 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
       return al_seterr(AL_ENOMEM, "gemm: no memory for the K-block accumulators (%lld x %lld)", (long long)mc, (long long)N);
     }
   }
+  /* With K blocks (the weight gradients: K = the batch's rows) op(A) and B stream from memory
+   * once, block by block. The next block's lines of both are listed (pfl) and shared out over
+   * this block's tiles, one prefetch per k step, so that they arrive while this block computes.
+   * Row-major B only: B^T was packed above and is in cache. Without memory for the list, no
+   * prefetching. Touches no result. */
+  const char **pfl = NULL;
+  size_t pfl_bytes = 0;
+  if (kc < K) {
+    int64_t a_lines = transA ? kc * lines_max(mc) : mc * lines_max(kc), b_lines = transB ? 0 : kc * lines_max(N);
+    pfl_bytes = sizeof *pfl * (size_t)(a_lines + b_lines);
+    pfl = al_malloc(pfl_bytes);
+  }
   for (int64_t i0 = 0; i0 < M; i0 += mc) {
     int64_t i1 = i0 + mc < M ? i0 + mc : M;
+    int64_t tiles = 0;   /* tile calls per K block */
+    for (int64_t i = i0; i < i1; i += tile_rows(i1 - i)) tiles++;
+    tiles *= (N + NR - 1) / NR;
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       int64_t kb = K - k0 < kc ? K - k0 : kc;
       int first = k0 == 0, last = k0 + kb == K;
+      int64_t npf = 0, t = 0;
+      if (pfl && !last) {
+        int64_t k1 = k0 + kb, kbn = K - k1 < kc ? K - k1 : kc;
+        npf = transA ? row_lines(pfl, A + k1 * lda + i0, kbn, lda, i1 - i0) : row_lines(pfl, A + i0 * lda + k1, i1 - i0, lda, kbn);
+        if (!transB) npf += row_lines(pfl + npf, B + k1 * ldb, kbn, ldb, N);
+      }
       for (int64_t j0 = 0; j0 < N; j0 += NR) {
         int nr = N - j0 < NR ? (int)(N - j0) : NR;
-        for (int64_t i = i0; i < i1;) {
+        for (int64_t i = i0; i < i1; t++) {
           int h = tile_rows(i1 - i);
           float *wi = w ? w + (i - i0) * N + j0 : NULL;
+          int64_t p0 = t * npf / tiles, p1 = (t + 1) * npf / tiles;   /* this tile's share of the list */
           tile(h, nr, transA, kb, transA ? A + k0 * lda + i : A + i * lda + k0, lda, transB ? b + j0 * K + k0 * NR : b + k0 * bld + j0, bld, alpha,
-               beta, ci + i * ldci + j0, ldci, C + i * ldc + j0, ldc, first ? NULL : wi, last ? NULL : wi, N);
+               beta, ci + i * ldci + j0, ldci, C + i * ldc + j0, ldc, first ? NULL : wi, last ? NULL : wi, N,
+               pfl ? pfl + p0 : NULL, p1 - p0);
           i += h;
         }
       }
     }
   }
+  if (pfl) al_free(pfl, pfl_bytes);
   if (w) al_free(w, w_bytes);
   if (pack && pack != pack_stack) al_free(pack, pack_bytes);
   return AL_OK;

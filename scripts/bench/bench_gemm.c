@@ -1,21 +1,25 @@
 /* scripts/bench/bench_gemm.c -- attnlab's own sgemm against OpenBLAS, one thread, same run:
  * the crossover al_sgemm uses (experiments/core/RESULTS.md).
  *
- *   build/release/bench/bench_gemm [reps=9] [model | attention]
+ *   build/release/bench/bench_gemm [reps=9] [model | stream | attention]
  *
  * Each figure is the best of `reps` samples (one call, or enough calls of a tiny product
  * for 2e7 multiply-adds) timed in thread CPU time
  * (CLOCK_THREAD_CPUTIME_ID): on a shared machine a call that loses the core for a while
  * does not count that time, so the figure is the kernel's speed, not the load's. The two
  * kernels alternate call by call. "model" times the compact classifier's shapes instead of
- * the larger ones; "attention" times the six products al_attention makes per (example, head)
+ * the larger ones; "stream" times them at N = 65 (8,320 rows) with every cache flushed before
+ * each call (64 MB written, not timed), so operands and output come from memory as in a
+ * training step, where a product's inputs and output are 2-9 MB each; "attention" times the six products al_attention makes per (example, head)
  * (core/ops/attention.c), with its operands' real strides, at N = 17 and 65 tokens: each
  * sample is one sweep over a batch of 128 examples x 4 heads, the figure ns per call. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "attnlab/base.h"
 #include "attnlab/blas.h"
 #include "attnlab/threads.h"
 
@@ -79,7 +83,7 @@ static void bench_attention(int reps) {
 
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 9;
-  int model = argc > 2 && strcmp(argv[2], "model") == 0;
+  int model = argc > 2 && strcmp(argv[2], "model") == 0, stream = argc > 2 && strcmp(argv[2], "stream") == 0;
   if (argc > 2 && strcmp(argv[2], "attention") == 0) {
     al_set_num_threads(1);
     const al_blas_info_t *bi = al_blas_info();
@@ -87,8 +91,8 @@ int main(int argc, char **argv) {
     bench_attention(reps);
     return 0;
   }
-  if (argc > 2 && !model) {
-    fprintf(stderr, "bench_gemm: unknown mode '%s' (model or attention)\n", argv[2]);
+  if (argc > 2 && !model && !stream) {
+    fprintf(stderr, "bench_gemm: unknown mode '%s' (model, stream or attention)\n", argv[2]);
     return 2;
   }
   static const int big[][4] = {   /* M, N, K, transposes (bit 0: A, bit 1: B) */
@@ -101,17 +105,32 @@ int main(int argc, char **argv) {
     {2176, 192, 64, 2}, {2176, 64, 64, 2}, {2176, 256, 64, 2}, {2176, 64, 256, 2}, {2176, 64, 192, 0},
     {2176, 64, 256, 0}, {2176, 256, 64, 0}, {192, 64, 2176, 1}, {64, 192, 2176, 1}, {256, 64, 2176, 1},
     {64, 256, 2176, 1}, {17, 17, 16, 2}, {17, 16, 17, 0}};
-  const int (*sh)[4] = model ? small : big;
-  int ns = model ? (int)(sizeof small / sizeof small[0]) : (int)(sizeof big / sizeof big[0]);
+  static const int streamed[][4] = {   /* N = 65: 128 x 65 = 8320 rows */
+    {8320, 192, 64, 2}, {8320, 64, 64, 2}, {8320, 256, 64, 2}, {8320, 64, 256, 2}, {8320, 64, 192, 0},
+    {8320, 64, 64, 0}, {8320, 64, 256, 0}, {8320, 256, 64, 0}, {192, 64, 8320, 1}, {64, 64, 8320, 1},
+    {256, 64, 8320, 1}, {64, 256, 8320, 1}};
+  if (stream) {   /* the Lua binding's heap (lua/bind/module.c), so the operands get its huge pages */
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_TOP_PAD, 64 << 20);
+  }
+  size_t nflush = stream ? (size_t)16 << 20 : 0;   /* floats: 64 MB */
+  float *flush = nflush ? malloc(sizeof(float) * nflush) : NULL;
+  if (nflush && !flush) return 1;
+  if (flush) memset(flush, 0, sizeof(float) * nflush);
+  const int (*sh)[4] = stream ? streamed : model ? small : big;
+  int ns = stream ? (int)(sizeof streamed / sizeof streamed[0])
+           : model ? (int)(sizeof small / sizeof small[0]) : (int)(sizeof big / sizeof big[0]);
   al_set_num_threads(1);
   const al_blas_info_t *bi = al_blas_info();
   printf("OpenBLAS core %s (%s), attnlab kernel %s; al_sgemm: attnlab when %s\n", bi->core, bi->coretype_source, bi->gemm,
          bi->gemm_rule);
+  if (stream) printf("caches flushed before every call; huge pages: %s\n", al_huge_pages());
   printf("| M x N x K | op | attnlab GFLOP/s | OpenBLAS GFLOP/s | attnlab/OpenBLAS | al_sgemm uses |\n|---|---|---|---|---|---|\n");
   for (int s = 0; s < ns; s++) {
     int M = sh[s][0], N = sh[s][1], K = sh[s][2], ta = sh[s][3] & 1, tb = sh[s][3] >> 1;
-    float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)K * N),
-          *C = malloc(sizeof(float) * (size_t)M * N);
+    size_t na = sizeof(float) * (size_t)M * K, nb = sizeof(float) * (size_t)K * N, nc = sizeof(float) * (size_t)M * N;
+    float *A = al_malloc(na), *B = al_malloc(nb), *C = al_malloc(nc);
     if (!A || !B || !C) return 1;
     for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((int)(i % 7) - 3) * 0.1f;
     for (size_t i = 0; i < (size_t)K * N; i++) B[i] = (float)((int)(i % 5) - 2) * 0.1f;
@@ -120,6 +139,7 @@ int main(int argc, char **argv) {
     for (int r = 0; r < reps + 1; r++)
       for (int p = 0; p < 2; p++) {
         al_sgemm_force_path(p ? AL_SGEMM_BLAS : AL_SGEMM_OWN);
+        for (size_t f = 0; f < nflush; f += 16) flush[f] += 1.0f;   /* one write per line */
         double t0 = cpu_s();
         for (long q = 0; q < inner; q++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
         double t = (cpu_s() - t0) / (double)inner;
@@ -130,7 +150,8 @@ int main(int argc, char **argv) {
     printf("| %d x %d x %d | %c%c | %.0f | %.0f | %.2f | %s |\n", M, N, K, ta ? 'T' : 'N', tb ? 'T' : 'N', f / best[0],
            f / best[1], best[1] / best[0], al_sgemm_path(M, N, K) == AL_SGEMM_OWN ? "attnlab" : "OpenBLAS");
     fflush(stdout);
-    free(A); free(B); free(C);
+    al_free(A, na); al_free(B, nb); al_free(C, nc);
   }
+  free(flush);
   return 0;
 }
