@@ -51,7 +51,7 @@ static atomic_uintptr_t advised_lo, advised_hi;
 static pthread_mutex_t advise_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int disabled;   /* ATTNLAB_HUGE_PAGES=0 */
-static int advise_failed;   /* madvise said no (a kernel without THP): stop asking */
+static atomic_int advise_failed;   /* madvise said no (a kernel without THP): stop asking */
 
 static void read_env(void) {
   const char *e = getenv("ATTNLAB_HUGE_PAGES");
@@ -61,7 +61,7 @@ static void read_env(void) {
 void al_huge_pages_advise(void *raw, size_t cap) {
   if (cap < AL_HUGE_MIN_BYTES) return;
   pthread_once(&env_once, read_env);
-  if (disabled || advise_failed) return;
+  if (disabled || atomic_load_explicit(&advise_failed, memory_order_relaxed)) return;
   uintptr_t start = (uintptr_t)raw, end = start + cap;
   if (end < start) return;
   void *brk_now = sbrk(0);   /* glibc's cached break: no system call */
@@ -80,7 +80,7 @@ void al_huge_pages_advise(void *raw, size_t cap) {
   if (lo > hi) lo = hi;
   if (top > hi) {
     if (madvise((void *)hi, top - hi, MADV_HUGEPAGE) == 0) hi = top;
-    else advise_failed = 1;   /* a kernel without THP (EINVAL): stop asking */
+    else atomic_store_explicit(&advise_failed, 1, memory_order_relaxed);   /* no THP in this kernel (EINVAL) */
   }
   atomic_store_explicit(&advised_lo, lo, memory_order_relaxed);
   atomic_store_explicit(&advised_hi, hi, memory_order_relaxed);
@@ -118,7 +118,7 @@ const char *al_huge_pages(void) {
   if (strcmp(mode, "never") == 0) return "never (the kernel's setting)";
   if (strcmp(mode, "always") == 0) return "always (the kernel's setting)";
   if (disabled) return "off (ATTNLAB_HUGE_PAGES=0; the kernel's mode is madvise)";
-  if (advise_failed) return "off (madvise refused MADV_HUGEPAGE)";
+  if (atomic_load_explicit(&advise_failed, memory_order_relaxed)) return "off (madvise refused MADV_HUGEPAGE)";
   return "madvise (attnlab advises its heap)";
 }
 #else
