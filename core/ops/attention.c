@@ -38,6 +38,17 @@ static int use_threads(int64_t items) { return al_get_num_threads() > 1 && items
 static float *scratch_new(int nt, int64_t each) { return al_malloc(sizeof(float) * (size_t)(nt * (each > 0 ? each : 1))); }
 static void scratch_free(float *p, int nt, int64_t each) { al_free(p, sizeof(float) * (size_t)(nt * (each > 0 ? each : 1))); }
 
+/* Prefetch share i of n of the floats p[0..len): the 64-byte lines of that part. The
+ * attention loops over examples call it once per head for the next example's blocks (its
+ * rows of qkv, of the weights P and of the output or its gradient, each contiguous): the
+ * per-head products read those rows 64 bytes of every 256-768, which came from memory one
+ * line at a time (the products ran at half their rate with the same operands in cache;
+ * experiments/classifier/THROUGHPUT.md, "Huge pages"). Touches no result. */
+static void prefetch_share(const float *p, int64_t len, int64_t i, int64_t n) {
+  int64_t a = len * i / n, e = len * (i + 1) / n;
+  for (int64_t q = a; q < e; q += 16) __builtin_prefetch(p + q, 0, 3);
+}
+
 /* The nodes' constants (both nodes, below): k = {B, N, H, D, kind}, d = {scale, alpha_value, ratio};
  * saved = {qkv (B,N,3D) contiguous, P (B,H,N,N)[, alpha (H)]}. */
 
@@ -140,6 +151,11 @@ static al_status backward(al_node *n, al_tensor *g, al_tensor **gin, int of_weig
     } else {
       const float *Gb = G + b * N * D;
       for (int64_t h = 0; h < H; h++) {
+        if (b + 1 < B) {   /* the next example's blocks, a head's share at a time */
+          prefetch_share(pP + (b + 1) * HNN, HNN, h, H);
+          prefetch_share(X + (b + 1) * N * L3, N * L3, h, H);
+          prefetch_share(G + (b + 1) * N * D, N * D, h, H);
+        }
         const float *V = Xb + 2 * D + h * dh;
         al_sgemm(0, 1, N, N, dh, 1.0f, Gb + h * dh, D, V, L3, 0.0f, mine + h * NN, N);          /* dP = dO V^T */
         if (GXb) al_sgemm(1, 0, N, dh, N, 1.0f, Pb + h * NN, N, Gb + h * dh, D, 0.0f, GXb + 2 * D + h * dh, L3);   /* dV = P^T dO */
@@ -250,8 +266,10 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
       float *Pb = pP ? pP + b * HNN : ar + HN;
       const float *Xb = X + b * N * L3;
       const uint8_t *kb = keep ? keep + b * N : NULL;   /* one key mask row for all H*N rows */
-      for (int64_t h = 0; h < H; h++)   /* S_h = scale Q_h K_h^T (N, N) */
+      for (int64_t h = 0; h < H; h++) {   /* S_h = scale Q_h K_h^T (N, N) */
+        if (b + 1 < B) prefetch_share(X + (b + 1) * N * L3, N * L3, h, H);   /* the next example's rows */
         al_sgemm(0, 1, N, N, dh, sc, Xb + h * dh, L3, Xb + D + h * dh, L3, 0.0f, S + h * NN, N);
+      }
       al_status s = AL_OK;
       /* all heads' rows in one call: fewer short row batches in the kernels */
       al_norm_params prm = {.ratio = o->ratio, .max_iter = max_iter};
@@ -268,8 +286,13 @@ al_status al_attention(al_tensor **out, al_tensor **probs, al_tensor *qkv, const
         if (!st) st = s;
         continue;
       }
-      for (int64_t h = 0; h < H; h++)   /* O_h = P_h V_h into columns h*dh.. of (B, N, D) */
+      for (int64_t h = 0; h < H; h++) {   /* O_h = P_h V_h into columns h*dh.. of (B, N, D) */
+        if (b + 1 < B) {   /* the next example's outputs */
+          if (pP) prefetch_share(pP + (b + 1) * HNN, HNN, h, H);
+          prefetch_share(Y + (b + 1) * N * D, N * D, h, H);
+        }
         al_sgemm(0, 0, N, dh, N, 1.0f, Pb + h * NN, N, Xb + 2 * D + h * dh, L3, 0.0f, Y + b * N * D + h * dh, D);
+      }
     }
     if (st) st = al_seterr(st, "attention: %s failed on scores (%lld,%lld,%lld,%lld)", d->name, (long long)B, (long long)H, (long long)N, (long long)N);
   }
