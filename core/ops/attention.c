@@ -40,10 +40,11 @@ static void scratch_free(float *p, int nt, int64_t each) { al_free(p, sizeof(flo
 
 /* Prefetch share i of n of the floats p[0..len): the 64-byte lines of that part. The
  * attention loops over examples call it once per head for the next example's blocks (its
- * rows of qkv, of the weights P and of the output or its gradient, each contiguous): the
- * per-head products read those rows 64 bytes of every 256-768, which came from memory one
- * line at a time (the products ran at half their rate with the same operands in cache;
- * experiments/classifier/THROUGHPUT.md, "Huge pages"). Touches no result. */
+ * rows of qkv, its weights P, its rows of the output or its gradient, each contiguous): the
+ * per-head products read the rows of qkv and of the output 64 bytes of every 256-768, and
+ * those lines, like P's, came from memory one at a time (the products ran at half their
+ * rate with the same operands in cache; experiments/classifier/THROUGHPUT.md, "Huge pages").
+ * Touches no result. */
 static void prefetch_share(const float *p, int64_t len, int64_t i, int64_t n) {
   int64_t a = len * i / n, e = len * (i + 1) / n;
   for (int64_t q = a; q < e; q += 16) __builtin_prefetch(p + q, 0, 3);

@@ -53,11 +53,22 @@ static atomic_uintptr_t advised_lo, advised_hi;
 static pthread_mutex_t advise_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int disabled;   /* ATTNLAB_HUGE_PAGES=0 */
+static char kernel_mode[16];   /* the kernel's THP mode, "" when it has none (read_env) */
 static atomic_int advise_failed;   /* madvise said no (a kernel without THP): stop asking */
 
+/* Once per process: the switch, and the kernel's mode (the bracketed word of
+ * /sys/kernel/mm/transparent_hugepage/enabled). */
 static void read_env(void) {
   const char *e = getenv("ATTNLAB_HUGE_PAGES");
   disabled = e && strcmp(e, "0") == 0;
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  if (!f) return;
+  char line[128];
+  if (fgets(line, sizeof line, f)) {
+    char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+    if (a && b && (size_t)(b - a - 1) < sizeof kernel_mode) memcpy(kernel_mode, a + 1, (size_t)(b - a - 1));
+  }
+  fclose(f);
 }
 
 void al_huge_pages_advise(void *raw, size_t cap) {
@@ -94,31 +105,11 @@ size_t al_huge_pages_advised(void) {
                   atomic_load_explicit(&advised_lo, memory_order_relaxed));
 }
 
-/* The kernel's mode: the bracketed word of /sys/kernel/mm/transparent_hugepage/enabled. */
-static const char *kernel_mode(void) {
-  static char mode[16];
-  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-  if (!f) return NULL;
-  char line[128];
-  const char *r = NULL;
-  if (fgets(line, sizeof line, f)) {
-    char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
-    if (a && b && (size_t)(b - a - 1) < sizeof mode) {
-      memcpy(mode, a + 1, (size_t)(b - a - 1));
-      mode[b - a - 1] = 0;
-      r = mode;
-    }
-  }
-  fclose(f);
-  return r;
-}
-
 const char *al_huge_pages(void) {
   pthread_once(&env_once, read_env);
-  const char *mode = kernel_mode();
-  if (!mode) return "unavailable (no transparent huge pages in this kernel)";
-  if (strcmp(mode, "never") == 0) return "never (the kernel's setting)";
-  if (strcmp(mode, "always") == 0) return "always (the kernel's setting)";
+  if (!kernel_mode[0]) return "unavailable (no transparent huge pages in this kernel)";
+  if (strcmp(kernel_mode, "never") == 0) return "never (the kernel's setting)";
+  if (strcmp(kernel_mode, "always") == 0) return "always (the kernel's setting)";
   if (disabled) return "off (ATTNLAB_HUGE_PAGES=0; the kernel's mode is madvise)";
   if (atomic_load_explicit(&advise_failed, memory_order_relaxed)) return "off (madvise refused MADV_HUGEPAGE)";
   return "madvise (attnlab advises its heap)";

@@ -158,12 +158,11 @@ static int bytes_channel_stats(lua_State *L) {
 /* bytes:to_tensor([dtype]) -> all records as float32 (or int64 with "int64") */
 static int bytes_to_tensor(lua_State *L) {
   l_bytes *b = check_bytes(L, 1);
-  /* any other name ("int32") gave float32 without a word */
-  int as_int = l_dtype_named(L, luaL_optstring(L, 2, "float32"), "to_tensor") == AL_I64;
-  al_tensor *t = al_tensor_new(as_int ? AL_I64 : AL_F32, b->ndim, b->shape);
+  al_dtype dt = l_dtype_named(L, luaL_optstring(L, 2, "float32"), "to_tensor");   /* another name raises */
+  al_tensor *t = al_tensor_new(dt, b->ndim, b->shape);
   if (!t) return l_raise(L, "to_tensor");
   for (size_t i = 0; i < b->size; i++) {
-    if (as_int) al_i64(t)[i] = b->data[i]; else al_f32(t)[i] = b->data[i];
+    if (dt == AL_I64) al_i64(t)[i] = b->data[i]; else al_f32(t)[i] = b->data[i];
   }
   return l_pushtensor(L, t);
 }
