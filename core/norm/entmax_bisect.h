@@ -31,12 +31,12 @@ typedef struct {
   int64_t more[AL_NORM_BATCH];
 } bis_lanes;
 
-/* The decisions after an evaluation (entmax_bisect_step.c): the Newton rows' lanes q .. q+7
- * (al_bisect_step_newton_, alpha <= 2). A row with alpha > 2 is solved whole, in double, by
- * al_bisect_solve_big_: its k candidates' x c (the max among them), am1 = alpha - 1, scratch for
- * 2k floats; o gets p for each candidate (zero padded to whole blocks); returns the evaluations
- * used. */
-void al_bisect_step_newton_(bis_lanes *L, int q, int max_iter);
+/* The decisions after an evaluation (entmax_bisect_step.c): the Newton rows' lanes 0 .. nr-1
+ * (nr <= 16) marked live (al_bisect_step_newton_, alpha <= 2). A row with alpha > 2 is solved
+ * whole, in double, by al_bisect_solve_big_: its k candidates' x c (the max among them), am1 =
+ * alpha - 1, scratch for 2k floats; o gets p for each candidate (zero padded to whole blocks);
+ * returns the evaluations used. */
+void al_bisect_step_newton_(bis_lanes *L, int nr, int max_iter);
 int al_bisect_solve_big_(float *o, const float *c, int64_t k, double am1, float *scratch);
 
 /* Rows up to BIS_TR_MAX_N columns run with rows in lanes, forward and backward. */

@@ -351,6 +351,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
   al_vf *T = NULL, *TO = NULL, *TP = NULL, *TP2 = NULL;
   int64_t kcn = 0, kbn = 0;   /* the Newton rows' largest candidate count; its blocks */
   int32_t lane_newton[AL_NORM_BATCH] = {0};
+  int64_t going[AL_NORM_BATCH] = {0};   /* -1 in the lanes (rows) still iterating */
   float finv_l[AL_NORM_BATCH], fim1_l[AL_NORM_BATCH];
   if (tr) {
     T = ws + AL_NORM_BATCH * per;   /* (past 16 rows: a batch has 16 rows of room here) */
@@ -359,6 +360,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
     TP2 = TP + AL_V * nb;
     for (int64_t i = 0; i < AL_NORM_BATCH; i++) {
       lane_newton[i] = i < nr && st[i].state == BIS_NEWTON;
+      going[i] = -(int64_t)lane_newton[i];
       finv_l[i] = lane_newton[i] ? st[i].finv : 2.0f;
       fim1_l[i] = lane_newton[i] ? st[i].finvm1 : 1.0f;
       kcn = lane_newton[i] && st[i].k > kcn ? st[i].k : kcn;
@@ -376,11 +378,18 @@ static inline __attribute__((always_inline)) int bisect_batch(
     } else {
       bis_items(ws, per, nb, st, L, act, na, kbm);
     }
-    for (int64_t j = 0; j < na; j++) {
-      const int64_t i = act[j];
-      L->live[i] = -(int64_t)(st[i].state == BIS_NEWTON);
+    if (tr) {   /* the lanes' rows still iterating are live, the decisions as vectors */
+      memcpy(L->live, going, sizeof going);
+      al_bisect_step_newton_(L, nr, max_iter);
+      na = 0;
+      for (int64_t i = 0; i < AL_NORM_BATCH; i++) {   /* a lane that stops keeps its last evaluation */
+        going[i] = i < nr ? L->more[i] : 0;   /* (more: live and not stopped) */
+        na += going[i] != 0;
+      }
+      continue;
     }
-    for (int q = 0; q < nr; q += 8) al_bisect_step_newton_(L, q, max_iter);
+    for (int64_t j = 0; j < na; j++) L->live[act[j]] = -1;
+    al_bisect_step_newton_(L, nr, max_iter);
     int64_t na2 = 0;
     for (int64_t j = 0; j < na; j++) {
       const int64_t i = act[j];
@@ -391,7 +400,7 @@ static inline __attribute__((always_inline)) int bisect_batch(
       na2 += more;
     }
     na = na2;
-    if (round == 1 && !tr) {   /* the support lies in y > -hi (H(hi) >= 1): fewer candidates */
+    if (round == 1) {   /* the support lies in y > -hi (H(hi) >= 1): fewer candidates */
       km = 0;
       for (int64_t j = 0; j < na; j++) {
         bis_row *r = &st[act[j]];

@@ -52,13 +52,13 @@ AL_VI al_vd one_minus_pow_neg(al_vd h, al_vd a) {
 }
 
 /* The decisions after an evaluation (h, D, D2, dmin) at s, for the Newton rows of a batch (the
- * lanes marked live; eight at a time): the next s (more = -1) or done (more = 0).
+ * lanes marked live; eight a vector): the next s (more = -1) or done (more = 0).
  * alpha <= 2: Newton on the convex H(s) = h^(alpha-1) = 1 from the right, never overshooting:
  *   H'(s) = h^(alpha-2) D, step = (H - 1) h / (H D) = (1 - h^(1-alpha)) h / D;
  *   done when the first-order update p_j -= step inv d_j^(inv-1) is exact to float precision
  *   (its error is ~ (inv step / d)^2 relative for the entry nearest the support boundary).
  * (alpha > 2: al_bisect_step_rf_.) */
-void al_bisect_step_newton_(bis_lanes *L, int q, int max_iter) {
+AL_VI void step_newton8(bis_lanes *L, int q, int max_iter) {
   const bis_vl live = bis_lld(L->live + q);
   const al_vd h = bis_dld(L->h + q), D = bis_dld(L->D + q), D2 = bis_dld(L->D2 + q);
   const al_vd dmin = bis_dld(L->dm + q), am1 = bis_dld(L->am1 + q), inv = bis_dld(L->inv + q);
@@ -97,6 +97,14 @@ void al_bisect_step_newton_(bis_lanes *L, int q, int max_iter) {
   bis_dst(L->corr2 + q, bis_dsel(live, corr2, bis_dld(L->corr2 + q)));
   const bis_vl more = live & ~stop;
   memcpy(L->more + q, &more, sizeof more);
+}
+
+/* Lanes 0 .. nr-1 (nr <= 16), eight a vector, the two vectors in one body: each one's decision
+ * is a long chain of dependent double operations, and with both inlined the CPU runs the
+ * second alongside the first. */
+void al_bisect_step_newton_(bis_lanes *L, int nr, int max_iter) {
+  step_newton8(L, 0, max_iter);
+  if (nr > 8) step_newton8(L, 8, max_iter);
 }
 
 /* ---- alpha > 2: al_bisect_solve_big_ ----
