@@ -1,7 +1,7 @@
 /* scripts/bench/bench_gemm.c -- attnlab's own sgemm against OpenBLAS, one thread, same run:
  * the crossover al_sgemm uses (experiments/core/RESULTS.md).
  *
- *   build/release/bench/bench_gemm [reps=9] [model | stream | attention]
+ *   build/release/bench/bench_gemm [reps=9] [model | stream | attention | threads]
  *
  * Each figure is the best of `reps` samples (one call, or enough calls of a tiny product
  * for 2e7 multiply-adds) timed in thread CPU time
@@ -12,7 +12,10 @@
  * each call (64 MB written, not timed), so operands and output come from memory as in a
  * training step, where a product's inputs and output are 2-9 MB each; "attention" times the six products al_attention makes per (example, head)
  * (core/ops/attention.c), with its operands' real strides, at N = 17 and 65 tokens: each
- * sample is one sweep over a batch of 128 examples x 4 heads, the figure ns per call. */
+ * sample is one sweep over a batch of 128 examples x 4 heads, the figure ns per call;
+ * "threads" times al_sgemm itself (the own kernel, cut into panels over the OpenMP team) on the
+ * N = 65 shapes at 1 and at 2 threads, alternating, in wall time (a 2-thread call's CPU time
+ * counts both threads), operands in cache: the figure is what the second thread adds. */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +84,41 @@ static void bench_attention(int reps) {
   }
 }
 
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* al_sgemm at 1 and 2 threads on the shapes sh[0..ns) (M, N, K, transposes as in main) */
+static void bench_threads(int reps, const int (*sh)[4], int ns) {
+  printf("| M x N x K | op | 1 thread GFLOP/s | 2 threads GFLOP/s | 2 threads / 1 |\n|---|---|---|---|---|\n");
+  for (int s = 0; s < ns; s++) {
+    int M = sh[s][0], N = sh[s][1], K = sh[s][2], ta = sh[s][3] & 1, tb = sh[s][3] >> 1;
+    size_t na = sizeof(float) * (size_t)M * K, nb = sizeof(float) * (size_t)K * N, nc = sizeof(float) * (size_t)M * N;
+    float *A = al_malloc(na), *B = al_malloc(nb), *C = al_malloc(nc);
+    if (!A || !B || !C) exit(1);
+    for (size_t i = 0; i < (size_t)M * K; i++) A[i] = (float)((int)(i % 7) - 3) * 0.1f;
+    for (size_t i = 0; i < (size_t)K * N; i++) B[i] = (float)((int)(i % 5) - 2) * 0.1f;
+    double best[2] = {1e30, 1e30};
+    long inner = 1 + 500000000L / ((long)M * N * K);   /* several calls a sample: the first wakes the team */
+    for (int r = 0; r < reps + 1; r++)
+      for (int t = 0; t < 2; t++) {
+        al_set_num_threads(t + 1);
+        double t0 = wall_s();
+        for (long q = 0; q < inner; q++) al_sgemm(ta, tb, M, N, K, 1.0f, A, ta ? M : K, B, tb ? K : N, 0.0f, C, N);
+        double dt = (wall_s() - t0) / (double)inner;
+        if (r > 0 && dt < best[t]) best[t] = dt;   /* r = 0: warm-up */
+      }
+    al_set_num_threads(1);
+    double f = 2.0 * M * N * K / 1e9;
+    printf("| %d x %d x %d | %c%c | %.0f | %.0f | %.2f |\n", M, N, K, ta ? 'T' : 'N', tb ? 'T' : 'N', f / best[0],
+           f / best[1], best[0] / best[1]);
+    fflush(stdout);
+    al_free(A, na); al_free(B, nb); al_free(C, nc);
+  }
+}
+
 int main(int argc, char **argv) {
   int reps = argc > 1 ? atoi(argv[1]) : 9;
   int model = argc > 2 && strcmp(argv[2], "model") == 0, stream = argc > 2 && strcmp(argv[2], "stream") == 0;
@@ -91,8 +129,9 @@ int main(int argc, char **argv) {
     bench_attention(reps);
     return 0;
   }
-  if (argc > 2 && !model && !stream) {
-    fprintf(stderr, "bench_gemm: unknown mode '%s' (model, stream or attention)\n", argv[2]);
+  int threads = argc > 2 && strcmp(argv[2], "threads") == 0;
+  if (argc > 2 && !model && !stream && !threads) {
+    fprintf(stderr, "bench_gemm: unknown mode '%s' (model, stream, attention or threads)\n", argv[2]);
     return 2;
   }
   static const int big[][4] = {   /* M, N, K, transposes (bit 0: A, bit 1: B) */
@@ -109,6 +148,13 @@ int main(int argc, char **argv) {
     {8320, 192, 64, 2}, {8320, 64, 64, 2}, {8320, 256, 64, 2}, {8320, 64, 256, 2}, {8320, 64, 192, 0},
     {8320, 64, 64, 0}, {8320, 64, 256, 0}, {8320, 256, 64, 0}, {192, 64, 8320, 1}, {64, 64, 8320, 1},
     {256, 64, 8320, 1}, {64, 256, 8320, 1}};
+  if (threads) {
+    al_set_num_threads(1);
+    const al_blas_info_t *bi = al_blas_info();
+    printf("attnlab kernel %s; al_sgemm at 1 and 2 threads, the N = 65 shapes, operands in cache\n", bi->gemm);
+    bench_threads(reps, streamed, (int)(sizeof streamed / sizeof streamed[0]));
+    return 0;
+  }
   if (stream) {   /* the Lua binding's heap (lua/bind/module.c), so the operands get its huge pages */
     mallopt(M_MMAP_THRESHOLD, 256 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
