@@ -367,11 +367,11 @@ static void sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float
 /* A^T B (M x N, K deep) whose B rows lie further apart than A^T's, on the threads: the own
  * kernel computes such a product as (B^T A)^T (core/gemm/gemm.c says why), but only when it
  * gets the whole product; cut into column panels (N > M is the cut), each panel has N < M and
- * ran the slow way (the MLP's 64 x 256 weight gradient at 2 threads: 228 GFLOP/s against 299
- * for its 256 x 64 twin). So the swap is made here, before the cut: T = B^T A (N x M, alpha 1,
- * beta 0: the chains' exact sums) over the threads, cut by rows, then C = alpha T^T (+ beta C),
- * the kernel's own last step -- the same bits as at 1 thread. Returns 0 (nothing written)
- * without memory for T. */
+ * ran the slow way (the MLP's 64 x 256 weight gradient at 2 threads, well below its 256 x 64
+ * twin: experiments/core/RESULTS.md, "Two threads"). So the swap is made here, before the cut:
+ * T = B^T A (N x M, alpha 1, beta 0: the chains' exact sums) over the threads, cut by rows, then
+ * C = alpha T^T (+ beta C), the kernel's own last step -- the same bits as at 1 thread. Returns
+ * 0 (nothing written) without memory for T. */
 static int sgemm_tn_swapped(int64_t M, int64_t N, int64_t K, float alpha, const float *A, int64_t lda,
                             const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
   if ((uint64_t)M > SIZE_MAX / sizeof(float) / (uint64_t)N) return 0;
@@ -379,12 +379,7 @@ static int sgemm_tn_swapped(int64_t M, int64_t N, int64_t K, float alpha, const 
   float *t = al_malloc(t_bytes);
   if (!t) return 0;
   sgemm(1, 0, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, NULL, t, M);   /* (lda < ldb: no second swap) */
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++) {
-      float v = alpha * t[j * M + i];
-      if (beta != 0) v = v + beta * C[i * ldc + j];
-      C[i * ldc + j] = v;
-    }
+  al_gemm_f32_finish_transposed(M, N, alpha, t, beta, C, ldc, C, ldc);
   al_free(t, t_bytes);
   return 1;
 }

@@ -410,13 +410,7 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     float *t = al_malloc(t_bytes);
     if (t) {
       al_status st = gemm(1, 0, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, t, M, t, M);
-      if (st == AL_OK)
-        for (int64_t i = 0; i < M; i++)
-          for (int64_t j = 0; j < N; j++) {
-            float v = alpha * t[j * M + i];
-            if (beta != 0) v = v + beta * ci[i * ldci + j];
-            C[i * ldc + j] = v;
-          }
+      if (st == AL_OK) al_gemm_f32_finish_transposed(M, N, alpha, t, beta, ci, ldci, C, ldc);
       al_free(t, t_bytes);
       return st;
     }
@@ -503,6 +497,16 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   if (w) al_free(w, w_bytes);
   if (pack && pack != pack_stack) al_free(pack, pack_bytes);
   return AL_OK;
+}
+
+void al_gemm_f32_finish_transposed(int64_t M, int64_t N, float alpha, const float *t, float beta,
+                                   const float *ci, int64_t ldci, float *C, int64_t ldc) {
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++) {
+      float v = alpha * t[j * M + i];
+      if (beta != 0) v = v + beta * ci[i * ldci + j];   /* (no fma: -std=c11 contracts nothing) */
+      C[i * ldc + j] = v;
+    }
 }
 
 al_status al_gemm_f32(int transA, int transB, int64_t M, int64_t N, int64_t K, float alpha, const float *A,

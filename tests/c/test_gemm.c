@@ -9,7 +9,8 @@
  *     bitwise equal to each other: checked in-process by switching the dispatched kernels
  *     (al_cpu_set_level) over a fixed set of products; `make test-levels` also runs this
  *     whole file compiled for, and dispatched to, each level;
- *   - bitwise independence of how M and N are cut into panels;
+ *   - bitwise independence of how M and N are cut into panels, and A^T B formed as (B^T A)^T
+ *     (al_gemm_f32_finish_transposed) bitwise equal to the direct product;
  *   - al_sgemm at 1 and 2 threads, bitwise, on model shapes in all four transposes, with
  *     attnlab's kernel and with OpenBLAS forced (al_sgemm_force_path);
  *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1, and
@@ -258,6 +259,34 @@ static void test_panels(void) {
   }
 }
 
+/* al_gemm_f32_finish_transposed: A^T B formed as T = B^T A (alpha 1, beta 0) and then
+ * alpha T^T + beta C has al_gemm_f32's own bits for A^T B (the same chains, fmaf being
+ * symmetric, and the same last step), K within one block and past it; beta = 0 leaves C unread
+ * (NaN there does not show). Shapes where al_gemm_f32 computes A^T B directly (N < M). */
+static void test_finish_transposed(void) {
+  static const int64_t ks[2] = {67, 700};
+  for (int c = 0; c < 4; c++) {
+    int64_t M = 40, N = 24, K = ks[c & 1];
+    float beta = c < 2 ? 0.5f : 0.0f;
+    prob p = prob_new(1, 0, M, N, K, 0);   /* A: K x M, B: K x N */
+    if (beta == 0) for (int64_t i = 0; i < M * p.ldc; i++) p.C0[i] = NAN;
+    prob_reset(&p);
+    al_status s1 = al_gemm_f32(1, 0, M, N, K, 1.25f, p.A, p.lda, p.B, p.ldb, beta, p.C, p.ldc);
+    float *direct = malloc(sizeof(float) * (size_t)M * p.ldc), *t = malloc(sizeof(float) * (size_t)N * M);
+    memcpy(direct, p.C, sizeof(float) * (size_t)M * p.ldc);
+    al_status s2 = al_gemm_f32(1, 0, N, M, K, 1.0f, p.B, p.ldb, p.A, p.lda, 0.0f, t, M);   /* B^T A */
+    prob_reset(&p);
+    al_gemm_f32_finish_transposed(M, N, 1.25f, t, beta, p.C, p.ldc, p.C, p.ldc);
+    char name[160];
+    snprintf(name, sizeof name, "al_gemm_f32_finish_transposed: (B^T A)^T bitwise al_gemm_f32's A^T B, %lldx%lldx%lld, beta %g",
+             (long long)M, (long long)N, (long long)K, beta);
+    CHECK(name, s1 == AL_OK && s2 == AL_OK && memcmp(direct, p.C, sizeof(float) * (size_t)M * p.ldc) == 0, "differs");
+    free(direct);
+    free(t);
+    prob_free(&p);
+  }
+}
+
 /* al_sgemm at 1 and 2 threads, bitwise, on the model's shapes; path: AL_SGEMM_* */
 static void test_threads(int path, const char *label) {
   static const int64_t shapes[][3] = {{1088, 192, 64}, {2176, 64, 256}, {64, 192, 2176}, {2176, 256, 64}, {200, 300, 100}};
@@ -473,6 +502,7 @@ int main(void) {
   test_alpha_beta_edges();
   test_errors();
   test_panels();
+  test_finish_transposed();
   test_threads(AL_SGEMM_AUTO, "auto");
   test_threads(AL_SGEMM_OWN, "attnlab kernel");
   test_threads(AL_SGEMM_BLAS, al_blas_info()->backend);
