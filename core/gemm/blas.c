@@ -48,6 +48,7 @@
 
 #include "attnlab/blas.h"
 #include "attnlab/gemm.h"
+#include "internal.h"
 
 typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha, const float *a,
                          int lda, const float *b, int ldb, float beta, float *c, int ldc);
@@ -379,7 +380,7 @@ static int sgemm_tn_swapped(int64_t M, int64_t N, int64_t K, float alpha, const 
   float *t = al_malloc(t_bytes);
   if (!t) return 0;
   sgemm(1, 0, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, NULL, t, M);   /* (lda < ldb: no second swap) */
-  al_gemm_f32_finish_transposed(M, N, alpha, t, beta, C, ldc, C, ldc);
+  al_gemm_f32_finish_transposed_(M, N, alpha, t, beta, C, ldc, C, ldc);
   al_free(t, t_bytes);
   return 1;
 }

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "attnlab/gemm.h"
+#include "internal.h"
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #include <immintrin.h>
@@ -410,7 +411,7 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
     float *t = al_malloc(t_bytes);
     if (t) {
       al_status st = gemm(1, 0, N, M, K, 1.0f, B, ldb, A, lda, 0.0f, t, M, t, M);
-      if (st == AL_OK) al_gemm_f32_finish_transposed(M, N, alpha, t, beta, ci, ldci, C, ldc);
+      if (st == AL_OK) al_gemm_f32_finish_transposed_(M, N, alpha, t, beta, ci, ldci, C, ldc);
       al_free(t, t_bytes);
       return st;
     }
@@ -499,8 +500,8 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
   return AL_OK;
 }
 
-void al_gemm_f32_finish_transposed(int64_t M, int64_t N, float alpha, const float *t, float beta,
-                                   const float *ci, int64_t ldci, float *C, int64_t ldc) {
+void al_gemm_f32_finish_transposed_(int64_t M, int64_t N, float alpha, const float *t, float beta,
+                                    const float *ci, int64_t ldci, float *C, int64_t ldc) {
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
       float v = alpha * t[j * M + i];

@@ -48,15 +48,6 @@ al_status al_gemm_f32_bias(int transA, int transB, int64_t M, int64_t N, int64_t
                            const float *A, int64_t lda, const float *B, int64_t ldb,
                            const float *bias, float *C, int64_t ldc);
 
-/* The last step of a product whose chains were summed transposed: C[i,j] = alpha t[j*M + i]
- * (+ beta ci[i*ldci + j] when beta != 0), i < M, j < N, where t (N x M) holds each chain's
- * exact sum (a product made with alpha = 1 and beta = 0). It rounds as the kernel's own last
- * step does, so (B^T A)^T formed this way has the bits al_gemm_f32 gives A^T B (the MLP's
- * weight gradient takes that way: core/gemm/gemm.c, and al_sgemm at 2 threads). ci may be C
- * (ldci = ldc). */
-void al_gemm_f32_finish_transposed(int64_t M, int64_t N, float alpha, const float *t, float beta,
-                                   const float *ci, int64_t ldci, float *C, int64_t ldc);
-
 /* The code path this file was compiled with: "avx512", "avx2" or "generic". */
 const char *al_gemm_level(void);
 

@@ -10,7 +10,7 @@
  *     (al_cpu_set_level) over a fixed set of products; `make test-levels` also runs this
  *     whole file compiled for, and dispatched to, each level;
  *   - bitwise independence of how M and N are cut into panels, and A^T B formed as (B^T A)^T
- *     (al_gemm_f32_finish_transposed) bitwise equal to the direct product;
+ *     (al_gemm_f32_finish_transposed_, core/gemm/internal.h) bitwise equal to the direct product;
  *   - al_sgemm at 1 and 2 threads, bitwise, on model shapes in all four transposes, with
  *     attnlab's kernel and with OpenBLAS forced (al_sgemm_force_path);
  *   - the bias form (al_gemm_f32_bias, al_sgemm_bias) bitwise equal to bias rows + beta = 1, and
@@ -30,6 +30,7 @@
 #include "attnlab/cpu.h"
 #include "attnlab/gemm.h"
 #include "attnlab/threads.h"
+#include "../../core/gemm/internal.h"   /* al_gemm_f32_finish_transposed_ */
 #include "check.h"
 
 static uint64_t rs = 0x9E3779B97F4A7C15ull;
@@ -259,10 +260,10 @@ static void test_panels(void) {
   }
 }
 
-/* al_gemm_f32_finish_transposed: A^T B formed as T = B^T A (alpha 1, beta 0) and then
- * alpha T^T + beta C has al_gemm_f32's own bits for A^T B (the same chains, fmaf being
- * symmetric, and the same last step), K within one block and past it; beta = 0 leaves C unread
- * (NaN there does not show). Shapes where al_gemm_f32 computes A^T B directly (N < M). */
+/* al_gemm_f32_finish_transposed_: A^T B formed as T = B^T A (alpha 1, beta 0) and then alpha
+ * T^T + beta C has al_gemm_f32's own bits for A^T B (the same chains, fmaf being symmetric, and
+ * the same last step), K within one block and past it; beta = 0 leaves C unread (NaN there
+ * does not show). Shapes where al_gemm_f32 computes A^T B directly (N < M). */
 static void test_finish_transposed(void) {
   static const int64_t ks[2] = {67, 700};
   for (int c = 0; c < 4; c++) {
@@ -276,9 +277,9 @@ static void test_finish_transposed(void) {
     memcpy(direct, p.C, sizeof(float) * (size_t)M * p.ldc);
     al_status s2 = al_gemm_f32(1, 0, N, M, K, 1.0f, p.B, p.ldb, p.A, p.lda, 0.0f, t, M);   /* B^T A */
     prob_reset(&p);
-    al_gemm_f32_finish_transposed(M, N, 1.25f, t, beta, p.C, p.ldc, p.C, p.ldc);
+    al_gemm_f32_finish_transposed_(M, N, 1.25f, t, beta, p.C, p.ldc, p.C, p.ldc);
     char name[160];
-    snprintf(name, sizeof name, "al_gemm_f32_finish_transposed: (B^T A)^T bitwise al_gemm_f32's A^T B, %lldx%lldx%lld, beta %g",
+    snprintf(name, sizeof name, "al_gemm_f32_finish_transposed_: (B^T A)^T bitwise al_gemm_f32's A^T B, %lldx%lldx%lld, beta %g",
              (long long)M, (long long)N, (long long)K, beta);
     CHECK(name, s1 == AL_OK && s2 == AL_OK && memcmp(direct, p.C, sizeof(float) * (size_t)M * p.ldc) == 0, "differs");
     free(direct);
