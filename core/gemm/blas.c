@@ -400,7 +400,7 @@ static void sgemm(int transA, int transB, int64_t M, int64_t N, int64_t K, float
   int nt = want_threads > 1 ? want_threads : 1;
   int par = nt > 1 && !omp_in_parallel() && (double)M * (double)N * (double)K >= PAR_MIN_MACS;
   if (own && !par) { sgemm_one(1, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, bias, C, ldc); return; }
-  if (own && par && !bias && alpha != 0 && transA && !transB && ldb > lda && N > M && use_own(N, M, K) &&
+  if (own && par && !bias && alpha != 0 && al_gemm_tn_swaps_(transA, transB, M, N, lda, ldb) && use_own(N, M, K) &&
       sgemm_tn_swapped(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
     return;
   /* cut the longer of M, N (the operand every panel then reads in full is the smaller one).

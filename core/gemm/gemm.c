@@ -406,7 +406,7 @@ static al_status gemm(int transA, int transB, int64_t M, int64_t N, int64_t K, f
    * fmaf(a, b, acc), bit for bit) with the near rows in the panel: it is computed into T
    * (N x M, alpha = 1 and beta = 0, so T holds each chain's acc exactly) and C is then
    * alpha T^T (+ beta Cin), the kernel's own last step. Without memory for T, the direct way. */
-  if (transA && !transB && ldb > lda && N > M && (uint64_t)M <= SIZE_MAX / sizeof(float) / (uint64_t)N) {
+  if (al_gemm_tn_swaps_(transA, transB, M, N, lda, ldb) && (uint64_t)M <= SIZE_MAX / sizeof(float) / (uint64_t)N) {
     size_t t_bytes = sizeof(float) * (size_t)M * (size_t)N;
     float *t = al_malloc(t_bytes);
     if (t) {
